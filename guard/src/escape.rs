@@ -1,0 +1,77 @@
+//! Escaping of diff-derived text for the sinks it reaches. Paths from a diff are attacker bytes: a
+//! terminal must not see escape sequences, a GitHub annotation must not see its own delimiters.
+
+/// Render raw path bytes for display: valid UTF-8 stays as is except for characters that could
+/// fool a terminal or a reader (controls, bidi and zero-width format characters), which become
+/// `\u{..}`; invalid bytes become `\xNN`; a backslash becomes `\\`. The result is printable and
+/// unambiguous: two different byte strings never render the same.
+pub fn display_bytes(raw: &[u8]) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for chunk in raw.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            push_char(&mut out, c);
+        }
+        for b in chunk.invalid() {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+/// Escape already-valid text for a terminal (same rules as [`display_bytes`]).
+pub fn terminal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        push_char(&mut out, c);
+    }
+    out
+}
+
+fn push_char(out: &mut String, c: char) {
+    if c == '\\' {
+        out.push_str("\\\\");
+    } else if is_suspicious(c) {
+        out.push_str(&format!("\\u{{{:x}}}", c as u32));
+    } else {
+        out.push(c);
+    }
+}
+
+/// Characters that are invisible or reorder text: C0/C1 controls, DEL, bidi controls, zero-width
+/// and other format characters, and the code points HFS+ ignores.
+pub fn is_suspicious(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00ad}'
+                | '\u{034f}'
+                | '\u{061c}'
+                | '\u{115f}'..='\u{1160}'
+                | '\u{17b4}'..='\u{17b5}'
+                | '\u{180b}'..='\u{180e}'
+                | '\u{200b}'..='\u{200f}'
+                | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}'
+                | '\u{3164}'
+                | '\u{fe00}'..='\u{fe0f}'
+                | '\u{feff}'
+                | '\u{ffa0}'
+                | '\u{fff0}'..='\u{fffb}'
+                | '\u{e0000}'..='\u{e0fff}'
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_terminal_controls_and_invalid_bytes() {
+        assert_eq!(display_bytes(b"a\x1b[31mb"), "a\\u{1b}[31mb");
+        assert_eq!(display_bytes(b"caf\xc3\xa9 x"), "caf\u{e9} x");
+        assert_eq!(display_bytes(b"bad\xff"), "bad\\xff");
+        assert_eq!(display_bytes("rtl\u{202e}txt".as_bytes()), "rtl\\u{202e}txt");
+        assert_eq!(display_bytes(b"a\\xff"), "a\\\\xff");
+        assert_eq!(terminal("line\nbreak"), "line\\u{a}break");
+    }
+}

@@ -1,0 +1,9 @@
+//! The guard's core: a strict reader of git's canonical diff form, path rules, the policy, and the
+//! checks that turn a candidate diff into a [`verdict::Verdict`]. No process I/O here except the
+//! explicit git cross-check in [`git`].
+#![forbid(unsafe_code)]
+
+pub mod escape;
+pub mod hash;
+pub mod rules;
+pub mod verdict;

@@ -1,0 +1,44 @@
+//! `guard`: validate a candidate diff as data, apply it, verify the tree, run the build isolated.
+#![forbid(unsafe_code)]
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cli;
+
+/// Exit codes, as documented: 0 accept, 1 reject, 2 usage/configuration/I/O error.
+pub const EXIT_ACCEPT: u8 = 0;
+pub const EXIT_REJECT: u8 = 1;
+pub const EXIT_ERROR: u8 = 2;
+
+#[derive(Parser)]
+#[command(name = "guard", version, about = "Validate an untrusted diff as data before anything runs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Validate a candidate diff against the policy (and, with --repo, against git's own reading).
+    Check(cli::check::CheckArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            // --help and --version are successes; every other parse failure is a usage error.
+            return match err.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => ExitCode::SUCCESS,
+                _ => ExitCode::from(EXIT_ERROR),
+            };
+        }
+    };
+    let code = match cli.command {
+        Command::Check(args) => cli::check::run(args),
+    };
+    ExitCode::from(code)
+}
