@@ -5,5 +5,6 @@
 
 pub mod escape;
 pub mod hash;
+pub mod output;
 pub mod rules;
 pub mod verdict;
