@@ -1,0 +1,286 @@
+//! git's own reading of a diff, obtained without touching the worktree: the diff is applied with
+//! `git apply --cached` to a throwaway index (`GIT_INDEX_FILE`) whose new objects go to a throwaway
+//! object directory, and the result is read back with `git diff-index --raw -z --no-renames`.
+//!
+//! git runs with a fixed environment: no system or global configuration, no inherited `GIT_*`
+//! variables, `C` locale, and the NTFS/HFS path protections on. Nothing here applies with libgit2,
+//! which was measured writing through symlinks.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::diff::MODE_GITLINK;
+
+/// How git failed to run at all (as opposed to git refusing the diff, which is a finding).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GitError {
+    #[error("could not run git: {0}")]
+    Spawn(#[source] std::io::Error),
+    #[error("could not create a temporary directory: {0}")]
+    TempDir(#[source] std::io::Error),
+    #[error("`git {command}` failed: {stderr}")]
+    Failed { command: String, stderr: String },
+    #[error("{dir} is not a git repository: {stderr}")]
+    NotARepository { dir: String, stderr: String },
+    #[error("base revision {rev:?} does not name a commit in the repository: {stderr}")]
+    UnknownBase { rev: String, stderr: String },
+    #[error("unexpected output from `git {command}`")]
+    BadOutput { command: String },
+}
+
+/// One entry of `git diff-index --raw -z --no-renames`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RawChange {
+    pub status: char,
+    pub old_mode: u32,
+    pub new_mode: u32,
+    pub path: Vec<u8>,
+}
+
+/// A repository checkout consulted read-only.
+#[derive(Debug, Clone)]
+pub struct GitRepo {
+    dir: PathBuf,
+    objects: PathBuf,
+}
+
+fn base_command(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.env_clear();
+    for key in ["PATH", "SYSTEMROOT"] {
+        if let Some(v) = std::env::var_os(key) {
+            cmd.env(key, v);
+        }
+    }
+    cmd.env("LC_ALL", "C")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_LITERAL_PATHSPECS", "1")
+        .env("HOME", "/nonexistent")
+        .arg("-c")
+        .arg("core.protectNTFS=true")
+        .arg("-c")
+        .arg("core.protectHFS=true")
+        .arg("-c")
+        .arg("core.quotePath=true")
+        .arg("-C")
+        .arg(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cmd
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    crate::escape::display_bytes(bytes.trim_ascii_end())
+}
+
+fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Result<std::process::Output, GitError> {
+    if stdin.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
+    let mut child = cmd.spawn().map_err(GitError::Spawn)?;
+    if let (Some(input), Some(mut pipe)) = (stdin, child.stdin.take()) {
+        // Write from a thread so a large diff cannot deadlock against git's full stderr pipe.
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || pipe.write_all(&input));
+        let out = child.wait_with_output().map_err(GitError::Spawn)?;
+        // git may exit early (refusing the diff) and close its stdin: a broken pipe is not an error.
+        let _ = writer.join();
+        return Ok(out);
+    }
+    child.wait_with_output().map_err(GitError::Spawn)
+}
+
+fn failed(command: &str, out: &std::process::Output) -> GitError {
+    GitError::Failed { command: command.to_string(), stderr: lossy(&out.stderr) }
+}
+
+impl GitRepo {
+    /// Open the repository at `dir` (its worktree or bare directory).
+    pub fn open(dir: &Path) -> Result<GitRepo, GitError> {
+        let mut cmd = base_command(dir);
+        cmd.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+        let out = run(cmd, None)?;
+        if !out.status.success() {
+            return Err(GitError::NotARepository { dir: dir.display().to_string(), stderr: lossy(&out.stderr) });
+        }
+        let common = String::from_utf8(out.stdout.trim_ascii_end().to_vec())
+            .map_err(|_| GitError::BadOutput { command: "rev-parse".into() })?;
+        Ok(GitRepo { dir: dir.to_path_buf(), objects: PathBuf::from(common).join("objects") })
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn command(&self) -> Command {
+        base_command(&self.dir)
+    }
+
+    /// The full commit id `rev` names.
+    pub fn resolve_commit(&self, rev: &str) -> Result<String, GitError> {
+        let mut cmd = self.command();
+        cmd.args(["rev-parse", "--verify", "--quiet", "--end-of-options"]).arg(format!("{rev}^{{commit}}"));
+        let out = run(cmd, None)?;
+        let id = String::from_utf8_lossy(out.stdout.trim_ascii_end()).to_string();
+        if !out.status.success() || id.is_empty() {
+            return Err(GitError::UnknownBase { rev: rev.to_string(), stderr: lossy(&out.stderr) });
+        }
+        Ok(id)
+    }
+
+    /// Every entry of the commit's tree, trees included, as path → mode.
+    pub fn tree_modes(&self, commit: &str) -> Result<HashMap<Vec<u8>, u32>, GitError> {
+        let mut cmd = self.command();
+        cmd.args(["ls-tree", "-r", "-t", "-z", "--full-tree", "--end-of-options", commit]);
+        let out = run(cmd, None)?;
+        if !out.status.success() {
+            return Err(failed("ls-tree", &out));
+        }
+        let mut modes = HashMap::new();
+        for record in out.stdout.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+            // "<mode> SP <type> SP <object> TAB <path>"
+            let bad = || GitError::BadOutput { command: "ls-tree".into() };
+            let tab = record.iter().position(|&b| b == b'\t').ok_or_else(bad)?;
+            let mode_text = record.split(|&b| b == b' ').next().ok_or_else(bad)?;
+            let mode = parse_octal(mode_text).ok_or_else(bad)?;
+            modes.insert(record[tab + 1..].to_vec(), mode);
+        }
+        Ok(modes)
+    }
+
+    /// Apply `diff` to a throwaway index holding `commit`'s tree. The worktree, the real index and
+    /// the repository's object store are left untouched.
+    pub fn apply_cached(&self, commit: &str, diff: &[u8]) -> Result<Applied, GitError> {
+        let tmp = tempfile::Builder::new().prefix("guard-index-").tempdir().map_err(GitError::TempDir)?;
+        let index = ThrowawayIndex { repo: self.clone(), commit: commit.to_string(), tmp };
+        std::fs::create_dir_all(index.tmp.path().join("objects")).map_err(GitError::TempDir)?;
+
+        let mut cmd = index.command();
+        cmd.args(["read-tree", "--end-of-options", commit]);
+        let out = run(cmd, None)?;
+        if !out.status.success() {
+            return Err(failed("read-tree", &out));
+        }
+
+        let mut cmd = index.command();
+        cmd.args(["-c", "apply.whitespace=nowarn", "apply", "--cached", "-"]);
+        let out = run(cmd, Some(diff))?;
+        if !out.status.success() {
+            return Ok(Applied::Refused(lossy(&out.stderr)));
+        }
+        Ok(Applied::Applied(index))
+    }
+}
+
+/// The outcome of `git apply --cached` on a throwaway index.
+#[derive(Debug)]
+pub enum Applied {
+    /// git refused the diff; its message.
+    Refused(String),
+    Applied(ThrowawayIndex),
+}
+
+/// A temporary index (and object directory) holding the base tree with the diff applied.
+#[derive(Debug)]
+pub struct ThrowawayIndex {
+    repo: GitRepo,
+    commit: String,
+    tmp: tempfile::TempDir,
+}
+
+impl ThrowawayIndex {
+    fn command(&self) -> Command {
+        let mut cmd = self.repo.command();
+        // The inherited environment was cleared, so the repository's own objects are the only
+        // alternate; objects git writes while applying land in the temporary directory.
+        let alternates = OsString::from(self.repo.objects.as_os_str());
+        cmd.env("GIT_INDEX_FILE", self.tmp.path().join("index"))
+            .env("GIT_OBJECT_DIRECTORY", self.tmp.path().join("objects"))
+            .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", alternates);
+        cmd
+    }
+
+    /// What the index now differs in from the base commit, renames not detected.
+    pub fn changes(&self) -> Result<Vec<RawChange>, GitError> {
+        let mut cmd = self.command();
+        cmd.args(["diff-index", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--end-of-options"])
+            .arg(&self.commit);
+        let out = run(cmd, None)?;
+        if !out.status.success() {
+            return Err(failed("diff-index", &out));
+        }
+        parse_raw(&out.stdout).ok_or(GitError::BadOutput { command: "diff-index".into() })
+    }
+
+    /// The content of `path` as staged in the throwaway index.
+    pub fn staged_blob(&self, path: &[u8]) -> Result<Vec<u8>, GitError> {
+        let mut cmd = self.command();
+        let mut spec = b":".to_vec();
+        spec.extend_from_slice(path);
+        let spec = String::from_utf8(spec).map_err(|_| GitError::BadOutput { command: "cat-file".into() })?;
+        cmd.args(["cat-file", "blob", "--end-of-options"]).arg(spec);
+        let out = run(cmd, None)?;
+        if !out.status.success() {
+            return Err(failed("cat-file", &out));
+        }
+        Ok(out.stdout)
+    }
+}
+
+fn parse_octal(text: &[u8]) -> Option<u32> {
+    if text.is_empty() || text.len() > 7 {
+        return None;
+    }
+    text.iter().try_fold(0u32, |acc, &b| if (b'0'..=b'7').contains(&b) { Some(acc * 8 + u32::from(b - b'0')) } else { None })
+}
+
+/// `:<old mode> <new mode> <old id> <new id> <status>\0<path>\0` records.
+fn parse_raw(out: &[u8]) -> Option<Vec<RawChange>> {
+    let mut changes = Vec::new();
+    let mut fields = out.split(|&b| b == 0);
+    while let Some(meta) = fields.next() {
+        if meta.is_empty() {
+            break;
+        }
+        let meta = meta.strip_prefix(b":")?;
+        let parts: Vec<&[u8]> = meta.split(|&b| b == b' ').collect();
+        let [old_mode, new_mode, _, _, status] = parts.as_slice() else { return None };
+        let path = fields.next()?.to_vec();
+        let status = match *status {
+            b"A" => 'A',
+            b"D" => 'D',
+            b"M" => 'M',
+            b"T" => 'T',
+            _ => return None,
+        };
+        changes.push(RawChange { status, old_mode: parse_octal(old_mode)?, new_mode: parse_octal(new_mode)?, path });
+    }
+    Some(changes)
+}
+
+/// Whether `mode` is a gitlink or a symlink: a path beneath one escapes the tree.
+pub fn is_link(mode: u32) -> bool {
+    mode == crate::diff::MODE_SYMLINK || mode == MODE_GITLINK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_raw_records() {
+        let out = b":100644 100755 aaaa bbbb M\0src/a b\0:000000 120000 0000 cccc A\0l\0";
+        let changes = parse_raw(out).unwrap_or_default();
+        assert_eq!(changes.len(), 2);
+        assert_eq!(changes[0], RawChange { status: 'M', old_mode: 0o100644, new_mode: 0o100755, path: b"src/a b".to_vec() });
+        assert_eq!(changes[1].new_mode, 0o120000);
+        assert_eq!(parse_raw(b":100644 X\0p\0"), None);
+    }
+}
