@@ -1,0 +1,368 @@
+//! Validation of one path taken from a diff.
+//!
+//! A path is attacker bytes until every check here passes. The checks run on the raw `/`-separated
+//! components and never on a normalised form: normalising `a/../../b` to `../b` (or worse, to `b`)
+//! would hide exactly the traversal we must reject.
+//!
+//! `.git` is rejected in every disguise git itself refuses (`verify_path`, `verify_dotfile` in
+//! git's `read-cache.c`; `is_ntfs_dotgit`, `is_ntfs_dotgitmodules` in `path.c`; `is_hfs_dotgit`,
+//! `is_hfs_dotgitmodules` and `next_hfs_char` in `utf8.c`), on every platform: the guard runs on
+//! Linux, but the tree it approves may later be checked out on Windows or macOS, where those
+//! disguises name the real `.git`. Where git's rule is narrow for a reason that does not hold for
+//! us, we are stricter; each such place says so.
+
+use std::borrow::Cow;
+
+use crate::escape;
+use crate::rules::RuleId;
+
+/// Length limits for one path, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathLimits {
+    /// Longest accepted path, whole.
+    pub max_path_bytes: usize,
+    /// Longest accepted single component.
+    pub max_component_bytes: usize,
+}
+
+impl Default for PathLimits {
+    /// Linux's `PATH_MAX` and `NAME_MAX`.
+    fn default() -> Self {
+        Self {
+            max_path_bytes: 4096,
+            max_component_bytes: 255,
+        }
+    }
+}
+
+/// Why a path was rejected. Checks run in a fixed order (see [`validate_path`]); the first failure
+/// is reported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PathError {
+    #[error("path is empty")]
+    Empty,
+    #[error("path is {len} bytes long, over the limit of {max}")]
+    TooLong { len: usize, max: usize },
+    #[error("path is not valid UTF-8 (byte 0x{byte:02x} at offset {offset})")]
+    NotUtf8 { offset: usize, byte: u8 },
+    #[error("path contains control character U+{:04X}", u32::from(*.ch))]
+    ControlChar { ch: char },
+    #[error("path contains a backslash")]
+    Backslash,
+    #[error("path contains bidirectional control character U+{:04X}", u32::from(*.ch))]
+    BidiControl { ch: char },
+    #[error("path is absolute (starts with `/`)")]
+    Absolute,
+    #[error("path ends with `/`")]
+    TrailingSlash,
+    #[error("path has an empty component (`//`)")]
+    EmptyComponent,
+    #[error("path has a `.` component")]
+    CurrentDir,
+    #[error("path has a `..` component")]
+    ParentDir,
+    #[error("path component is {len} bytes long, over the limit of {max}")]
+    ComponentTooLong { len: usize, max: usize },
+    #[error("path component `{}` names `.git`", escape::terminal(.component))]
+    GitDir { component: String },
+    #[error("path component `{}` is a disguised `.gitmodules`", escape::terminal(.component))]
+    DisguisedGitmodules { component: String },
+}
+
+impl PathError {
+    /// [`RuleId::GitDir`] for `.git` / `.gitmodules` in any case or disguise; [`RuleId::UnsafePath`]
+    /// otherwise.
+    pub fn rule(&self) -> RuleId {
+        match self {
+            Self::GitDir { .. } | Self::DisguisedGitmodules { .. } => RuleId::GitDir,
+            _ => RuleId::UnsafePath,
+        }
+    }
+}
+
+/// Validate raw path bytes (already unquoted from the diff, no `a/`/`b/` prefix).
+/// Returns the path as `&str` when every check passes.
+///
+/// Order of checks, first failure wins: empty; total length; UTF-8; per character, left to right:
+/// control character, backslash, bidi control; leading `/`; trailing `/`; then per component, left
+/// to right: empty, `.`, `..`, component length, `.git`, disguised `.gitmodules`.
+pub fn validate_path<'a>(raw: &'a [u8], limits: &PathLimits) -> Result<&'a str, PathError> {
+    if raw.is_empty() {
+        return Err(PathError::Empty);
+    }
+    if raw.len() > limits.max_path_bytes {
+        return Err(PathError::TooLong {
+            len: raw.len(),
+            max: limits.max_path_bytes,
+        });
+    }
+    let path = std::str::from_utf8(raw).map_err(|e| {
+        let offset = e.valid_up_to();
+        PathError::NotUtf8 {
+            offset,
+            byte: raw.get(offset).copied().unwrap_or_default(),
+        }
+    })?;
+    for ch in path.chars() {
+        if is_control(ch) {
+            return Err(PathError::ControlChar { ch });
+        }
+        if ch == '\\' {
+            return Err(PathError::Backslash);
+        }
+        if is_bidi_control(ch) {
+            return Err(PathError::BidiControl { ch });
+        }
+    }
+    if path.starts_with('/') {
+        return Err(PathError::Absolute);
+    }
+    if path.ends_with('/') {
+        return Err(PathError::TrailingSlash);
+    }
+    for component in path.split('/') {
+        validate_component(component, limits)?;
+    }
+    Ok(path)
+}
+
+fn validate_component(component: &str, limits: &PathLimits) -> Result<(), PathError> {
+    match component {
+        "" => return Err(PathError::EmptyComponent),
+        "." => return Err(PathError::CurrentDir),
+        ".." => return Err(PathError::ParentDir),
+        _ => {}
+    }
+    if component.len() > limits.max_component_bytes {
+        return Err(PathError::ComponentTooLong {
+            len: component.len(),
+            max: limits.max_component_bytes,
+        });
+    }
+    // git checks HFS+ (ignorable code points) and NTFS (trailing dots and spaces, streams, short
+    // names) separately; we check the NTFS forms of the HFS-stripped name, which is their union and
+    // a little more (`.g\u{200c}it.`). No legitimate name is lost to the extra strictness.
+    let folded = strip_hfs_ignorable(component);
+    if is_ntfs_dotgit(folded.as_bytes()) {
+        return Err(PathError::GitDir {
+            component: component.to_owned(),
+        });
+    }
+    // Plain `.gitmodules` (exactly that name, any ASCII case) is a legitimate file; whether a diff
+    // may touch it is the policy's call (its denied surface matches it case-insensitively). Only
+    // the disguised forms are path errors: a denylist matching the name would miss them, yet on
+    // Windows or macOS they would read or write the real `.gitmodules`.
+    if is_ntfs_dotgitmodules(folded.as_bytes()) && !component.eq_ignore_ascii_case(".gitmodules") {
+        return Err(PathError::DisguisedGitmodules {
+            component: component.to_owned(),
+        });
+    }
+    Ok(())
+}
+
+/// C0 controls, DEL and the C1 range U+0080–U+009F (tab and newline included).
+fn is_control(ch: char) -> bool {
+    matches!(ch, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+}
+
+/// Bidi embeddings, overrides and isolates: they reorder how a path is displayed, so a reviewer
+/// could read a different path from the one git writes.
+fn is_bidi_control(ch: char) -> bool {
+    matches!(ch, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// The code points HFS+ ignores in file names, exactly the list of git's `next_hfs_char`.
+fn is_hfs_ignorable(ch: char) -> bool {
+    matches!(
+        ch,
+        '\u{200c}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{206a}'..='\u{206f}' | '\u{feff}'
+    )
+}
+
+fn strip_hfs_ignorable(component: &str) -> Cow<'_, str> {
+    if component.chars().any(is_hfs_ignorable) {
+        Cow::Owned(
+            component
+                .chars()
+                .filter(|&c| !is_hfs_ignorable(c))
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(component)
+    }
+}
+
+/// NTFS trims trailing dots and spaces from a name, and `name:stream` addresses an alternate data
+/// stream of `name` (`.git::$INDEX_ALLOCATION` is the directory `.git` itself). True when `rest`,
+/// what follows a matched name, leaves that name intact.
+fn ntfs_trailer_keeps_name(rest: &[u8]) -> bool {
+    for &b in rest {
+        match b {
+            b':' => return true,
+            b' ' | b'.' => {}
+            _ => return false,
+        }
+    }
+    true
+}
+
+fn strip_prefix_ascii_ci<'a>(name: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
+    let head = name.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| name.get(prefix.len()..))
+        .flatten()
+}
+
+/// After a short name's `~`: the numeric tail, one or more ASCII digits not starting with `0`.
+/// Returns what follows it.
+fn strip_short_name_tail(rest: &[u8]) -> Option<&[u8]> {
+    let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+    match rest.first() {
+        Some(b'1'..=b'9') => rest.get(digits..),
+        _ => None,
+    }
+}
+
+/// `.git` as NTFS may resolve it: `.git` in any case, then dots/spaces, then the end or a stream;
+/// or the 8.3 short name `git~N`.
+///
+/// Stricter than git: git only rejects `git~1`, reasoning that `.git` is the first entry it creates
+/// so it always gets `~1`. That fails when another name squats `git~1` first (git's own
+/// "prevent git~1 squatting" test), so we reject any numeric tail (`git~2`, `git~10`).
+fn is_ntfs_dotgit(name: &[u8]) -> bool {
+    if let Some(rest) = strip_prefix_ascii_ci(name, b".git") {
+        return ntfs_trailer_keeps_name(rest);
+    }
+    strip_prefix_ascii_ci(name, b"git~")
+        .and_then(strip_short_name_tail)
+        .is_some_and(ntfs_trailer_keeps_name)
+}
+
+/// `.gitmodules` as NTFS may resolve it, after git's `is_ntfs_dotgitmodules`: the long name with
+/// dots/spaces/stream after it, the short name `gitmod~N`, or the hashed short name Windows falls
+/// back to (`gi7eba~N` and shorter prefixes of `gi7eba` with longer tails, 8 bytes in all).
+///
+/// This matches plain `.gitmodules` too; the caller exempts it. Stricter than git on the tail of
+/// `gitmod~N` (git: `1`..=`4`, we: any numeric tail), for the same squatting reason as `git~N`.
+fn is_ntfs_dotgitmodules(name: &[u8]) -> bool {
+    if let Some(rest) = strip_prefix_ascii_ci(name, b".gitmodules") {
+        return ntfs_trailer_keeps_name(rest);
+    }
+    if let Some(rest) = strip_prefix_ascii_ci(name, b"gitmod~") {
+        return strip_short_name_tail(rest).is_some_and(ntfs_trailer_keeps_name);
+    }
+    is_ntfs_hashed_short_name(name, b"gi7eba")
+}
+
+/// git's fall-back short-name rule from `is_ntfs_dot_generic`: exactly 8 bytes made of a (possibly
+/// empty) prefix of `prefix` in any ASCII case, `~`, a digit `1`..=`9`, and digits up to 8 bytes;
+/// then dots/spaces and the end or a stream. (An empty prefix, `~1000000`, matches in git too.)
+fn is_ntfs_hashed_short_name(name: &[u8], prefix: &[u8; 6]) -> bool {
+    let (Some(head), Some(rest)) = (name.get(..8), name.get(8..)) else {
+        return false;
+    };
+    let Some(tilde) = head.iter().position(|&b| b == b'~') else {
+        return false;
+    };
+    let (Some(stem), Some(wanted)) = (head.get(..tilde), prefix.get(..tilde)) else {
+        return false;
+    };
+    let Some(tail) = head.get(tilde + 1..) else {
+        return false;
+    };
+    stem.eq_ignore_ascii_case(wanted)
+        && matches!(tail.first(), Some(b'1'..=b'9'))
+        && tail.iter().all(u8::is_ascii_digit)
+        && ntfs_trailer_keeps_name(rest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ntfs_dotgit_matches_git_and_squatted_short_names() {
+        for name in [
+            ".git",
+            ".GiT",
+            ".git. .",
+            ".git::$INDEX_ALLOCATION",
+            "git~1",
+            "GIT~2",
+            "git~10 .",
+        ] {
+            assert!(is_ntfs_dotgit(name.as_bytes()), "{name:?}");
+        }
+        for name in [
+            ".gitx", ".git x", "git~", "git~0", "git~1x", "git~01", "xgit~1", "git",
+        ] {
+            assert!(!is_ntfs_dotgit(name.as_bytes()), "{name:?}");
+        }
+    }
+
+    #[test]
+    fn ntfs_dotgitmodules_follows_gits_own_test_list() {
+        // From git's t0060-path-utils.sh, "match .gitmodules".
+        for name in [
+            ".gitmodules",
+            ".Gitmodules . ",
+            "GITMOD~1",
+            "gitmod~4. ",
+            "GI7EBA~1",
+            "gi7eba~9",
+            "GI7EB~10",
+            "GI7E~999",
+            "~1000000",
+            "~9999999",
+            ".gitmodules:$DATA",
+            "gitmod~4 . :$DATA",
+        ] {
+            assert!(is_ntfs_dotgitmodules(name.as_bytes()), "{name:?}");
+        }
+        for name in [
+            ".gitmodules x",
+            ".gitmodules .x",
+            " .gitmodules",
+            "..gitmodules",
+            "gitmodules",
+            ".gitmodule",
+            "GI7EBA~",
+            "GI7EBA~0",
+            "GI7EBA~~1",
+            "GI7EBA~X",
+            "Gx7EBA~1",
+            "GI7EBX~1",
+            "GI7EB~1",
+            "GI7EB~01",
+            "GI7EB~1X",
+        ] {
+            assert!(!is_ntfs_dotgitmodules(name.as_bytes()), "{name:?}");
+        }
+    }
+
+    #[test]
+    fn hfs_stripping_removes_only_gits_ignorables() {
+        assert_eq!(strip_hfs_ignorable(".g\u{200c}i\u{feff}t"), ".git");
+        assert_eq!(strip_hfs_ignorable(".g\u{200b}it"), ".g\u{200b}it");
+        assert!(matches!(
+            strip_hfs_ignorable("plain"),
+            Cow::Borrowed("plain")
+        ));
+    }
+
+    #[test]
+    fn display_escapes_the_component() {
+        let err = PathError::GitDir {
+            component: ".g\u{200c}it".to_owned(),
+        };
+        assert_eq!(
+            err.to_string(),
+            "path component `.g\\u{200c}it` names `.git`"
+        );
+        assert_eq!(
+            PathError::ControlChar { ch: '\u{1b}' }.to_string(),
+            "path contains control character U+001B"
+        );
+    }
+}
