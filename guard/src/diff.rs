@@ -82,7 +82,9 @@ pub enum ParseErrorKind {
     Empty,
     #[error("the diff does not end with a newline")]
     NoFinalNewline,
-    #[error("expected a `diff --git` header, found {found:?}; text outside file patches is not accepted")]
+    #[error(
+        "expected a `diff --git` header, found {found:?}; text outside file patches is not accepted"
+    )]
     ExpectedDiffHeader { found: String },
     #[error("carriage return in a header line")]
     CarriageReturn,
@@ -101,7 +103,11 @@ pub enum ParseErrorKind {
     #[error("inconsistent headers: {0}")]
     Inconsistent(&'static str),
     #[error("the {which} name {found:?} does not agree with {with:?} from the `diff --git` header")]
-    NameMismatch { which: &'static str, found: String, with: String },
+    NameMismatch {
+        which: &'static str,
+        found: String,
+        with: String,
+    },
     #[error("malformed hunk header {found:?}")]
     BadHunkHeader { found: String },
     #[error("hunk body does not match its header's line counts")]
@@ -121,7 +127,10 @@ pub enum ParseErrorKind {
 impl ParseErrorKind {
     /// Header disagreements are `ambiguous-diff`; everything else is `malformed-diff`.
     pub fn is_ambiguity(&self) -> bool {
-        matches!(self, ParseErrorKind::NameMismatch { .. } | ParseErrorKind::Inconsistent(_))
+        matches!(
+            self,
+            ParseErrorKind::NameMismatch { .. } | ParseErrorKind::Inconsistent(_)
+        )
     }
 }
 
@@ -169,20 +178,35 @@ pub fn parse(input: &[u8], max_line_bytes: usize) -> Result<CandidateDiff, Parse
     let mut raw_lines = Vec::with_capacity(input.len() / 32);
     for (i, l) in body.split(|&b| b == b'\n').enumerate() {
         if l.len() > max_line_bytes {
-            return Err(err(i + 1, ParseErrorKind::LineTooLong { len: l.len(), max: max_line_bytes }));
+            return Err(err(
+                i + 1,
+                ParseErrorKind::LineTooLong {
+                    len: l.len(),
+                    max: max_line_bytes,
+                },
+            ));
         }
         longest_line = longest_line.max(l.len());
         raw_lines.push(l);
     }
-    let mut lines = Lines { lines: raw_lines, pos: 0 };
+    let mut lines = Lines {
+        lines: raw_lines,
+        pos: 0,
+    };
     let mut patches = Vec::new();
     while let Some(line) = lines.peek() {
         if !line.starts_with(b"diff --git ") {
-            return Err(err(lines.number(), ParseErrorKind::ExpectedDiffHeader { found: show(line) }));
+            return Err(err(
+                lines.number(),
+                ParseErrorKind::ExpectedDiffHeader { found: show(line) },
+            ));
         }
         patches.push(parse_file_patch(&mut lines)?);
     }
-    Ok(CandidateDiff { patches, longest_line })
+    Ok(CandidateDiff {
+        patches,
+        longest_line,
+    })
 }
 
 /// Extended header values collected for one file patch.
@@ -201,7 +225,12 @@ struct Headers {
     index: Option<Option<u32>>,
 }
 
-fn set_once<T>(slot: &mut Option<T>, value: T, name: &'static str, line: usize) -> Result<(), ParseError> {
+fn set_once<T>(
+    slot: &mut Option<T>,
+    value: T,
+    name: &'static str,
+    line: usize,
+) -> Result<(), ParseError> {
     if slot.is_some() {
         return Err(err(line, ParseErrorKind::RepeatedHeader(name)));
     }
@@ -215,13 +244,17 @@ fn parse_file_patch(lines: &mut Lines<'_>) -> Result<FilePatch, ParseError> {
     if header.contains(&b'\r') {
         return Err(err(header_line, ParseErrorKind::CarriageReturn));
     }
-    let header_names = parse_diff_git_names(&header[b"diff --git ".len()..]).map_err(|k| err(header_line, k))?;
+    let header_names =
+        parse_diff_git_names(&header[b"diff --git ".len()..]).map_err(|k| err(header_line, k))?;
     lines.advance();
 
     let mut h = Headers::default();
     while let Some(line) = lines.peek() {
         let n = lines.number();
-        if line.starts_with(b"diff --git ") || line.starts_with(b"--- ") || line.starts_with(b"Binary files ") {
+        if line.starts_with(b"diff --git ")
+            || line.starts_with(b"--- ")
+            || line.starts_with(b"Binary files ")
+        {
             break;
         }
         if line == b"GIT binary patch" {
@@ -235,13 +268,28 @@ fn parse_file_patch(lines: &mut Lines<'_>) -> Result<FilePatch, ParseError> {
         } else if let Some(v) = line.strip_prefix(b"new mode ") {
             set_once(&mut h.new_mode, parse_mode(v, n)?, "new mode", n)?;
         } else if let Some(v) = line.strip_prefix(b"deleted file mode ") {
-            set_once(&mut h.deleted_mode, parse_mode(v, n)?, "deleted file mode", n)?;
+            set_once(
+                &mut h.deleted_mode,
+                parse_mode(v, n)?,
+                "deleted file mode",
+                n,
+            )?;
         } else if let Some(v) = line.strip_prefix(b"new file mode ") {
             set_once(&mut h.new_file_mode, parse_mode(v, n)?, "new file mode", n)?;
         } else if let Some(v) = line.strip_prefix(b"similarity index ") {
-            set_once(&mut h.similarity, parse_percent(v, "similarity index", n)?, "similarity index", n)?;
+            set_once(
+                &mut h.similarity,
+                parse_percent(v, "similarity index", n)?,
+                "similarity index",
+                n,
+            )?;
         } else if let Some(v) = line.strip_prefix(b"dissimilarity index ") {
-            set_once(&mut h.dissimilarity, parse_percent(v, "dissimilarity index", n)?, "dissimilarity index", n)?;
+            set_once(
+                &mut h.dissimilarity,
+                parse_percent(v, "dissimilarity index", n)?,
+                "dissimilarity index",
+                n,
+            )?;
         } else if let Some(v) = line.strip_prefix(b"rename from ") {
             set_once(&mut h.rename_from, parse_bare_name(v, n)?, "rename from", n)?;
         } else if let Some(v) = line.strip_prefix(b"rename to ") {
@@ -291,8 +339,15 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
     let is_copy = h.copy_from.is_some() || h.copy_to.is_some();
     let is_new = h.new_file_mode.is_some();
     let is_deleted = h.deleted_mode.is_some();
-    if [is_rename, is_copy, is_new, is_deleted].iter().filter(|&&b| b).count() > 1 {
-        return Err(inconsistent("more than one of new file, deleted file, rename and copy"));
+    if [is_rename, is_copy, is_new, is_deleted]
+        .iter()
+        .filter(|&&b| b)
+        .count()
+        > 1
+    {
+        return Err(inconsistent(
+            "more than one of new file, deleted file, rename and copy",
+        ));
     }
     if h.old_mode.is_some() != h.new_mode.is_some() {
         return Err(inconsistent("`old mode` without `new mode` or the reverse"));
@@ -301,20 +356,28 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
         return Err(inconsistent("`old mode` equals `new mode`"));
     }
     if (is_new || is_deleted) && h.old_mode.is_some() {
-        return Err(inconsistent("`old mode`/`new mode` on a created or deleted file"));
+        return Err(inconsistent(
+            "`old mode`/`new mode` on a created or deleted file",
+        ));
     }
     if h.similarity.is_some() != (is_rename || is_copy) {
-        return Err(inconsistent("`similarity index` goes with exactly a rename or a copy"));
+        return Err(inconsistent(
+            "`similarity index` goes with exactly a rename or a copy",
+        ));
     }
     if h.dissimilarity.is_some() && (is_rename || is_copy || is_new || is_deleted) {
-        return Err(inconsistent("`dissimilarity index` on a rename, copy, creation or deletion"));
+        return Err(inconsistent(
+            "`dissimilarity index` on a rename, copy, creation or deletion",
+        ));
     }
     let index_mode = match h.index {
         Some(mode) => mode,
         None => None,
     };
     if index_mode.is_some() && (is_new || is_deleted || h.old_mode.is_some()) {
-        return Err(inconsistent("a mode on the `index` line where the mode is given elsewhere"));
+        return Err(inconsistent(
+            "a mode on the `index` line where the mode is given elsewhere",
+        ));
     }
 
     // Resolve the names. The `diff --git` line must agree with every other name source.
@@ -325,7 +388,9 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
             (&h.copy_from, &h.copy_to, "copy from", "copy to")
         };
         let (Some(from), Some(to)) = (from, to) else {
-            return Err(inconsistent("a rename or copy needs both its `from` and `to` lines"));
+            return Err(inconsistent(
+                "a rename or copy needs both its `from` and `to` lines",
+            ));
         };
         if from == to {
             return Err(inconsistent("a rename or copy onto the same name"));
@@ -344,12 +409,20 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
                 if *rest != expected {
                     return Err(err(
                         line,
-                        ParseErrorKind::NameMismatch { which: which_from, found: show(rest), with: show(&expected) },
+                        ParseErrorKind::NameMismatch {
+                            which: which_from,
+                            found: show(rest),
+                            with: show(&expected),
+                        },
                     ));
                 }
             }
         }
-        let status = if is_rename { Status::Renamed } else { Status::Copied };
+        let status = if is_rename {
+            Status::Renamed
+        } else {
+            Status::Copied
+        };
         (status, Some(from.clone()), Some(to.clone()))
     } else {
         let name = match header {
@@ -358,13 +431,20 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
                     // git would treat this as an unannounced rename (or read another name).
                     return Err(err(
                         line,
-                        ParseErrorKind::NameMismatch { which: "new", found: show(&new), with: show(&old) },
+                        ParseErrorKind::NameMismatch {
+                            which: "new",
+                            found: show(&new),
+                            with: show(&old),
+                        },
                     ));
                 }
                 old
             }
             HeaderNames::Unsplit(_) => {
-                return Err(err(line, ParseErrorKind::BadDiffHeader("the two names differ without a rename or copy")));
+                return Err(err(
+                    line,
+                    ParseErrorKind::BadDiffHeader("the two names differ without a rename or copy"),
+                ));
             }
         };
         if is_new {
@@ -397,11 +477,23 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
     })
 }
 
-fn expect_same(header: &[u8], other: &[u8], which: &'static str, line: usize) -> Result<(), ParseError> {
+fn expect_same(
+    header: &[u8],
+    other: &[u8],
+    which: &'static str,
+    line: usize,
+) -> Result<(), ParseError> {
     if header == other {
         Ok(())
     } else {
-        Err(err(line, ParseErrorKind::NameMismatch { which, found: show(other), with: show(header) }))
+        Err(err(
+            line,
+            ParseErrorKind::NameMismatch {
+                which,
+                found: show(other),
+                with: show(header),
+            },
+        ))
     }
 }
 
@@ -411,16 +503,24 @@ fn check_shape(p: &FilePatch) -> Result<(), ParseError> {
     let has_content = p.binary.is_some() || !p.hunks.is_empty();
     let mode_change = p.old_mode.is_some() && p.new_mode.is_some() && p.old_mode != p.new_mode;
     match p.status {
-        Status::Modified if !has_content && !mode_change => Err(err(line, ParseErrorKind::NoChange)),
+        Status::Modified if !has_content && !mode_change => {
+            Err(err(line, ParseErrorKind::NoChange))
+        }
         Status::Added => {
             if p.hunks.iter().any(|h| h.old_count != 0 || h.old_start != 0) || p.hunks.len() > 1 {
-                return Err(err(line, ParseErrorKind::Inconsistent("a created file's hunk must be `-0,0`")));
+                return Err(err(
+                    line,
+                    ParseErrorKind::Inconsistent("a created file's hunk must be `-0,0`"),
+                ));
             }
             Ok(())
         }
         Status::Deleted => {
             if p.hunks.iter().any(|h| h.new_count != 0 || h.new_start != 0) || p.hunks.len() > 1 {
-                return Err(err(line, ParseErrorKind::Inconsistent("a deleted file's hunk must be `+0,0`")));
+                return Err(err(
+                    line,
+                    ParseErrorKind::Inconsistent("a deleted file's hunk must be `+0,0`"),
+                ));
             }
             Ok(())
         }
@@ -442,19 +542,26 @@ fn parse_diff_git_names(rest: &[u8]) -> Result<HeaderNames, ParseErrorKind> {
         let (old, used) = unquote(rest)?;
         let after = &rest[used..];
         let Some(after) = after.strip_prefix(b" ") else {
-            return Err(ParseErrorKind::BadDiffHeader("expected a space after the quoted old name"));
+            return Err(ParseErrorKind::BadDiffHeader(
+                "expected a space after the quoted old name",
+            ));
         };
         let new = if after.first() == Some(&b'"') {
             let (new, used) = unquote(after)?;
             if used != after.len() {
-                return Err(ParseErrorKind::BadDiffHeader("text after the quoted new name"));
+                return Err(ParseErrorKind::BadDiffHeader(
+                    "text after the quoted new name",
+                ));
             }
             new
         } else {
             check_unquoted(after)?;
             after.to_vec()
         };
-        return Ok(HeaderNames::Pair(strip_prefix(old, b"a/")?, strip_prefix(new, b"b/")?));
+        return Ok(HeaderNames::Pair(
+            strip_prefix(old, b"a/")?,
+            strip_prefix(new, b"b/")?,
+        ));
     }
     // Old name unquoted. A quoted new name is introduced by ` "b/` and closes the line.
     if rest.last() == Some(&b'"') {
@@ -464,7 +571,10 @@ fn parse_diff_git_names(rest: &[u8]) -> Result<HeaderNames, ParseErrorKind> {
             if let Ok((new, used)) = unquote(quoted) {
                 if used == quoted.len() {
                     check_unquoted(old)?;
-                    return Ok(HeaderNames::Pair(strip_prefix(old.to_vec(), b"a/")?, strip_prefix(new, b"b/")?));
+                    return Ok(HeaderNames::Pair(
+                        strip_prefix(old.to_vec(), b"a/")?,
+                        strip_prefix(new, b"b/")?,
+                    ));
                 }
             }
         }
@@ -474,12 +584,18 @@ fn parse_diff_git_names(rest: &[u8]) -> Result<HeaderNames, ParseErrorKind> {
     if rest.len() >= 5 && (rest.len() - 5) % 2 == 0 {
         let len = (rest.len() - 5) / 2;
         let (old, new) = (&rest[..2 + len], &rest[3 + len..]);
-        if rest[2 + len] == b' ' && old.starts_with(b"a/") && new.starts_with(b"b/") && old[2..] == new[2..] {
+        if rest[2 + len] == b' '
+            && old.starts_with(b"a/")
+            && new.starts_with(b"b/")
+            && old[2..] == new[2..]
+        {
             return Ok(HeaderNames::Pair(old[2..].to_vec(), new[2..].to_vec()));
         }
     }
     if !rest.starts_with(b"a/") || find(rest, b" b/").is_none() {
-        return Err(ParseErrorKind::BadDiffHeader("names must be `a/<old> b/<new>`"));
+        return Err(ParseErrorKind::BadDiffHeader(
+            "names must be `a/<old> b/<new>`",
+        ));
     }
     Ok(HeaderNames::Unsplit(rest.to_vec()))
 }
@@ -487,7 +603,9 @@ fn parse_diff_git_names(rest: &[u8]) -> Result<HeaderNames, ParseErrorKind> {
 fn strip_prefix(name: Vec<u8>, prefix: &[u8]) -> Result<Vec<u8>, ParseErrorKind> {
     match name.strip_prefix(prefix) {
         Some(rest) => Ok(rest.to_vec()),
-        None => Err(ParseErrorKind::BadDiffHeader("names must carry the `a/` and `b/` prefixes")),
+        None => Err(ParseErrorKind::BadDiffHeader(
+            "names must carry the `a/` and `b/` prefixes",
+        )),
     }
 }
 
@@ -500,8 +618,13 @@ fn check_unquoted(name: &[u8]) -> Result<(), ParseErrorKind> {
     if name.first() == Some(&b'"') {
         return Err(ParseErrorKind::BadQuoting("unbalanced quote"));
     }
-    if name.iter().any(|&b| b < 0x20 || b == 0x7f || b == b'"' || b == b'\\') {
-        return Err(ParseErrorKind::BadQuoting("an unquoted name holds a byte git always quotes"));
+    if name
+        .iter()
+        .any(|&b| b < 0x20 || b == 0x7f || b == b'"' || b == b'\\')
+    {
+        return Err(ParseErrorKind::BadQuoting(
+            "an unquoted name holds a byte git always quotes",
+        ));
     }
     Ok(())
 }
@@ -533,7 +656,9 @@ pub fn unquote(s: &[u8]) -> Result<(Vec<u8>, usize), ParseErrorKind> {
                     b'\\' => b'\\',
                     b'"' => b'"',
                     b'0'..=b'3' => {
-                        let digits = s.get(i..i + 2).ok_or(ParseErrorKind::BadQuoting("short octal escape"))?;
+                        let digits = s
+                            .get(i..i + 2)
+                            .ok_or(ParseErrorKind::BadQuoting("short octal escape"))?;
                         if !digits.iter().all(|d| (b'0'..=b'7').contains(d)) {
                             return Err(ParseErrorKind::BadQuoting("bad octal escape"));
                         }
@@ -544,7 +669,9 @@ pub fn unquote(s: &[u8]) -> Result<(Vec<u8>, usize), ParseErrorKind> {
                 };
                 out.push(byte);
             }
-            b if b < 0x20 || b == 0x7f => return Err(ParseErrorKind::BadQuoting("raw control byte")),
+            b if b < 0x20 || b == 0x7f => {
+                return Err(ParseErrorKind::BadQuoting("raw control byte"));
+            }
             b => {
                 out.push(b);
                 i += 1;
@@ -559,7 +686,10 @@ fn parse_bare_name(v: &[u8], line: usize) -> Result<Vec<u8>, ParseError> {
     if v.first() == Some(&b'"') {
         let (name, used) = unquote(v).map_err(|k| err(line, k))?;
         if used != v.len() {
-            return Err(err(line, ParseErrorKind::BadQuoting("text after a quoted name")));
+            return Err(err(
+                line,
+                ParseErrorKind::BadQuoting("text after a quoted name"),
+            ));
         }
         Ok(name)
     } else {
@@ -577,14 +707,22 @@ fn parse_marker_name(v: &[u8], prefix: &[u8], line: usize) -> Result<Option<Vec<
     let name = if v.first() == Some(&b'"') {
         let (name, used) = unquote(v).map_err(|k| err(line, k))?;
         if used != v.len() {
-            return Err(err(line, ParseErrorKind::BadQuoting("text after a quoted name")));
+            return Err(err(
+                line,
+                ParseErrorKind::BadQuoting("text after a quoted name"),
+            ));
         }
         name
     } else {
         let name = match v.strip_suffix(b"\t") {
             Some(name) if name.contains(&b' ') => name,
-            Some(_) => return Err(err(line, ParseErrorKind::BadHeaderValue("---/+++ (trailing tab)"))),
-            None if v.contains(&b' ') => return Err(err(line, ParseErrorKind::BadHeaderValue("---/+++ (a name with a space ends with a tab)"))),
+            Some(_) => {
+                return Err(err(
+                    line,
+                    ParseErrorKind::BadHeaderValue("---/+++ (trailing tab)"),
+                ));
+            }
+            // `git diff` appends the TAB; other git-style writers omit it, and git reads both alike.
             None => v,
         };
         check_unquoted(name).map_err(|k| err(line, k))?;
@@ -592,7 +730,10 @@ fn parse_marker_name(v: &[u8], prefix: &[u8], line: usize) -> Result<Option<Vec<
     };
     match name.strip_prefix(prefix) {
         Some(rest) => Ok(Some(rest.to_vec())),
-        None => Err(err(line, ParseErrorKind::BadHeaderValue("---/+++ (missing a/ or b/ prefix)"))),
+        None => Err(err(
+            line,
+            ParseErrorKind::BadHeaderValue("---/+++ (missing a/ or b/ prefix)"),
+        )),
     }
 }
 
@@ -607,7 +748,12 @@ fn parse_old_new_lines(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(
     let n2 = lines.number();
     let plus = match lines.peek() {
         Some(l) if l.starts_with(b"+++ ") => l,
-        _ => return Err(err(n2, ParseErrorKind::Inconsistent("`---` must be followed by `+++`"))),
+        _ => {
+            return Err(err(
+                n2,
+                ParseErrorKind::Inconsistent("`---` must be followed by `+++`"),
+            ));
+        }
     };
     if plus.contains(&b'\r') {
         return Err(err(n2, ParseErrorKind::CarriageReturn));
@@ -636,7 +782,10 @@ fn parse_old_new_lines(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(
     }
     match lines.peek() {
         Some(l) if l.starts_with(b"@@ ") => Ok(()),
-        _ => Err(err(lines.number(), ParseErrorKind::Inconsistent("`+++` must be followed by a hunk"))),
+        _ => Err(err(
+            lines.number(),
+            ParseErrorKind::Inconsistent("`+++` must be followed by a hunk"),
+        )),
     }
 }
 
@@ -650,8 +799,8 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
             break;
         }
         let n = lines.number();
-        let mut hunk =
-            parse_hunk_header(line).ok_or_else(|| err(n, ParseErrorKind::BadHunkHeader { found: show(line) }))?;
+        let mut hunk = parse_hunk_header(line)
+            .ok_or_else(|| err(n, ParseErrorKind::BadHunkHeader { found: show(line) }))?;
         hunk.line = n;
         if old_ended || new_ended || (hunk.old_count > 0 && hunk.old_start < next_old_min.max(1)) {
             return Err(err(n, ParseErrorKind::HunkOrder));
@@ -686,9 +835,12 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
                 Some(b' ') | None => (true, true),
                 Some(b'-') => (true, false),
                 Some(b'+') => (false, true),
-                Some(_) => return Err(err(ln, ParseErrorKind::BadHunkLine { found: show(l) })),
+                // Lines remain by the header's count, but the body has ended.
+                Some(_) => return Err(err(ln, ParseErrorKind::HunkCount)),
             };
-            if (old_side && (old_left == 0 || old_ended)) || (new_side && (new_left == 0 || new_ended)) {
+            if (old_side && (old_left == 0 || old_ended))
+                || (new_side && (new_left == 0 || new_ended))
+            {
                 return Err(err(ln, ParseErrorKind::HunkCount));
             }
             if old_side {
@@ -723,7 +875,10 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
     match lines.peek() {
         None => Ok(()),
         Some(l) if l.starts_with(b"diff --git ") => Ok(()),
-        Some(l) => Err(err(lines.number(), ParseErrorKind::BadHunkLine { found: show(l) })),
+        Some(l) => Err(err(
+            lines.number(),
+            ParseErrorKind::BadHunkLine { found: show(l) },
+        )),
     }
 }
 
@@ -744,7 +899,13 @@ fn parse_hunk_header(line: &[u8]) -> Option<Hunk> {
     if old.1 == 0 && new.1 == 0 {
         return None;
     }
-    Some(Hunk { line: 0, old_start: old.0, old_count: old.1, new_start: new.0, new_count: new.1 })
+    Some(Hunk {
+        line: 0,
+        old_start: old.0,
+        old_count: old.1,
+        new_start: new.0,
+        new_count: new.1,
+    })
 }
 
 fn split_range(s: &[u8]) -> Option<((u64, u64), &[u8])> {
@@ -795,7 +956,11 @@ fn parse_index(v: &[u8], line: usize) -> Result<Option<u32>, ParseError> {
     };
     let sep = find(ids, b"..").ok_or_else(bad)?;
     let (a, b) = (&ids[..sep], &ids[sep + 2..]);
-    let hex = |s: &[u8]| (4..=64).contains(&s.len()) && s.iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c));
+    let hex = |s: &[u8]| {
+        (4..=64).contains(&s.len())
+            && s.iter()
+                .all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+    };
     if !hex(a) || !hex(b) {
         return Err(bad());
     }
@@ -822,7 +987,9 @@ mod tests {
 
     #[test]
     fn modification_with_index_mode() {
-        let d = parse_ok("diff --git a/src/x.rs b/src/x.rs\nindex 1234567..89abcde 100644\n--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n");
+        let d = parse_ok(
+            "diff --git a/src/x.rs b/src/x.rs\nindex 1234567..89abcde 100644\n--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n",
+        );
         let p = &d.patches[0];
         assert_eq!(p.status, Status::Modified);
         assert_eq!(p.old_path.as_deref(), Some(&b"src/x.rs"[..]));
@@ -832,7 +999,9 @@ mod tests {
 
     #[test]
     fn rename_with_spaces_and_trailing_tab() {
-        let d = parse_ok("diff --git a/sp ace.txt b/sp ace2.txt\nsimilarity index 66%\nrename from sp ace.txt\nrename to sp ace2.txt\nindex 422c2b7..de98044 100644\n--- a/sp ace.txt\t\n+++ b/sp ace2.txt\t\n@@ -1,2 +1,3 @@\n a\n b\n+c\n");
+        let d = parse_ok(
+            "diff --git a/sp ace.txt b/sp ace2.txt\nsimilarity index 66%\nrename from sp ace.txt\nrename to sp ace2.txt\nindex 422c2b7..de98044 100644\n--- a/sp ace.txt\t\n+++ b/sp ace2.txt\t\n@@ -1,2 +1,3 @@\n a\n b\n+c\n",
+        );
         let p = &d.patches[0];
         assert_eq!(p.status, Status::Renamed);
         assert_eq!(p.new_path.as_deref(), Some(&b"sp ace2.txt"[..]));
@@ -840,9 +1009,13 @@ mod tests {
 
     #[test]
     fn quoted_names_are_decoded_byte_exactly() {
-        let d = parse_ok("diff --git \"a/ta\\tb\" \"b/ta\\tb\"\nindex bca70f3..d169a2f 100644\n--- \"a/ta\\tb\"\n+++ \"b/ta\\tb\"\n@@ -1 +1 @@\n-q\n+q2\n");
+        let d = parse_ok(
+            "diff --git \"a/ta\\tb\" \"b/ta\\tb\"\nindex bca70f3..d169a2f 100644\n--- \"a/ta\\tb\"\n+++ \"b/ta\\tb\"\n@@ -1 +1 @@\n-q\n+q2\n",
+        );
         assert_eq!(d.patches[0].new_path.as_deref(), Some(&b"ta\tb"[..]));
-        let d = parse_ok("diff --git \"a/caf\\303\\251\" \"b/caf\\303\\251\"\nindex bca70f3..d169a2f 100644\n--- \"a/caf\\303\\251\"\n+++ \"b/caf\\303\\251\"\n@@ -1 +1 @@\n-q\n+q2\n");
+        let d = parse_ok(
+            "diff --git \"a/caf\\303\\251\" \"b/caf\\303\\251\"\nindex bca70f3..d169a2f 100644\n--- \"a/caf\\303\\251\"\n+++ \"b/caf\\303\\251\"\n@@ -1 +1 @@\n-q\n+q2\n",
+        );
         assert_eq!(d.patches[0].new_path.as_deref(), Some("café".as_bytes()));
     }
 
@@ -856,29 +1029,46 @@ mod tests {
     #[test]
     fn rejects_leniencies_git_would_accept() {
         // Traditional patch.
-        assert!(matches!(parse_err(b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"), ParseErrorKind::ExpectedDiffHeader { .. }));
+        assert!(matches!(
+            parse_err(b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"),
+            ParseErrorKind::ExpectedDiffHeader { .. }
+        ));
         // Garbage after a complete hunk.
         assert!(matches!(
             parse_err(b"diff --git a/x b/x\nindex 1234567..89abcde 100644\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n+c\n"),
             ParseErrorKind::BadHunkLine { .. }
         ));
         // No prefix.
-        assert!(matches!(parse_err(b"diff --git foo/x foo/x\nold mode 100644\nnew mode 100755\n"), ParseErrorKind::BadDiffHeader(_)));
+        assert!(matches!(
+            parse_err(b"diff --git foo/x foo/x\nold mode 100644\nnew mode 100755\n"),
+            ParseErrorKind::BadDiffHeader(_)
+        ));
         // CR in a header.
-        assert_eq!(parse_err(b"diff --git a/x b/x\r\nold mode 100644\nnew mode 100755\n"), ParseErrorKind::CarriageReturn);
+        assert_eq!(
+            parse_err(b"diff --git a/x b/x\r\nold mode 100644\nnew mode 100755\n"),
+            ParseErrorKind::CarriageReturn
+        );
         // Unknown header.
-        assert!(matches!(parse_err(b"diff --git a/x b/x\nrename old x\nrename new y\n"), ParseErrorKind::UnknownHeader { .. }));
+        assert!(matches!(
+            parse_err(b"diff --git a/x b/x\nrename old x\nrename new y\n"),
+            ParseErrorKind::UnknownHeader { .. }
+        ));
         // Hunk count off by one.
         assert_eq!(
             parse_err(b"diff --git a/x b/x\nindex 1234567..89abcde 100644\n--- a/x\n+++ b/x\n@@ -1,2 +1 @@\n-a\n+b\n"),
             ParseErrorKind::HunkCount
         );
-        assert_eq!(parse_err(b"diff --git a/x b/x\nold mode 100644\nnew mode 100755"), ParseErrorKind::NoFinalNewline);
+        assert_eq!(
+            parse_err(b"diff --git a/x b/x\nold mode 100644\nnew mode 100755"),
+            ParseErrorKind::NoFinalNewline
+        );
     }
 
     #[test]
     fn no_newline_marker_and_header_lookalike_content() {
-        let d = parse_ok("diff --git a/n b/n\nnew file mode 100644\nindex 0000000..ef073cc\n--- /dev/null\n+++ b/n\n@@ -0,0 +1,3 @@\n+diff --git a/x b/x\n+--- a/y\n++++ b/z\n\\ No newline at end of file\n");
+        let d = parse_ok(
+            "diff --git a/n b/n\nnew file mode 100644\nindex 0000000..ef073cc\n--- /dev/null\n+++ b/n\n@@ -0,0 +1,3 @@\n+diff --git a/x b/x\n+--- a/y\n++++ b/z\n\\ No newline at end of file\n",
+        );
         assert_eq!(d.patches[0].status, Status::Added);
         assert_eq!(
             parse_err(b"diff --git a/n b/n\nnew file mode 100644\nindex 0000000..ef073cc\n--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+a\n\\ No newline at end of file\n+b\n"),

@@ -18,11 +18,17 @@ pub fn display_bytes(raw: &[u8]) -> String {
     out
 }
 
-/// Escape already-valid text for a terminal (same rules as [`display_bytes`]).
+/// Make text safe for a terminal: controls, bidi and invisible format characters become `\u{..}`.
+/// Unlike [`display_bytes`] it leaves backslashes alone, so text already in display form passes
+/// through unchanged.
 pub fn terminal(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        push_char(&mut out, c);
+        if is_suspicious(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
     }
     out
 }
@@ -70,8 +76,13 @@ mod tests {
         assert_eq!(display_bytes(b"a\x1b[31mb"), "a\\u{1b}[31mb");
         assert_eq!(display_bytes(b"caf\xc3\xa9 x"), "caf\u{e9} x");
         assert_eq!(display_bytes(b"bad\xff"), "bad\\xff");
-        assert_eq!(display_bytes("rtl\u{202e}txt".as_bytes()), "rtl\\u{202e}txt");
+        assert_eq!(
+            display_bytes("rtl\u{202e}txt".as_bytes()),
+            "rtl\\u{202e}txt"
+        );
         assert_eq!(display_bytes(b"a\\xff"), "a\\\\xff");
         assert_eq!(terminal("line\nbreak"), "line\\u{a}break");
+        let shown = display_bytes(b"tab\there\\");
+        assert_eq!(terminal(&shown), shown);
     }
 }

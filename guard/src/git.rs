@@ -98,7 +98,10 @@ fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Result<std::process::Output, G
 }
 
 fn failed(command: &str, out: &std::process::Output) -> GitError {
-    GitError::Failed { command: command.to_string(), stderr: lossy(&out.stderr) }
+    GitError::Failed {
+        command: command.to_string(),
+        stderr: lossy(&out.stderr),
+    }
 }
 
 impl GitRepo {
@@ -108,11 +111,20 @@ impl GitRepo {
         cmd.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
         let out = run(cmd, None)?;
         if !out.status.success() {
-            return Err(GitError::NotARepository { dir: dir.display().to_string(), stderr: lossy(&out.stderr) });
+            return Err(GitError::NotARepository {
+                dir: dir.display().to_string(),
+                stderr: lossy(&out.stderr),
+            });
         }
-        let common = String::from_utf8(out.stdout.trim_ascii_end().to_vec())
-            .map_err(|_| GitError::BadOutput { command: "rev-parse".into() })?;
-        Ok(GitRepo { dir: dir.to_path_buf(), objects: PathBuf::from(common).join("objects") })
+        let common = String::from_utf8(out.stdout.trim_ascii_end().to_vec()).map_err(|_| {
+            GitError::BadOutput {
+                command: "rev-parse".into(),
+            }
+        })?;
+        Ok(GitRepo {
+            dir: dir.to_path_buf(),
+            objects: PathBuf::from(common).join("objects"),
+        })
     }
 
     pub fn dir(&self) -> &Path {
@@ -126,11 +138,15 @@ impl GitRepo {
     /// The full commit id `rev` names.
     pub fn resolve_commit(&self, rev: &str) -> Result<String, GitError> {
         let mut cmd = self.command();
-        cmd.args(["rev-parse", "--verify", "--quiet", "--end-of-options"]).arg(format!("{rev}^{{commit}}"));
+        cmd.args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
+            .arg(format!("{rev}^{{commit}}"));
         let out = run(cmd, None)?;
         let id = String::from_utf8_lossy(out.stdout.trim_ascii_end()).to_string();
         if !out.status.success() || id.is_empty() {
-            return Err(GitError::UnknownBase { rev: rev.to_string(), stderr: lossy(&out.stderr) });
+            return Err(GitError::UnknownBase {
+                rev: rev.to_string(),
+                stderr: lossy(&out.stderr),
+            });
         }
         Ok(id)
     }
@@ -138,7 +154,15 @@ impl GitRepo {
     /// Every entry of the commit's tree, trees included, as path → mode.
     pub fn tree_modes(&self, commit: &str) -> Result<HashMap<Vec<u8>, u32>, GitError> {
         let mut cmd = self.command();
-        cmd.args(["ls-tree", "-r", "-t", "-z", "--full-tree", "--end-of-options", commit]);
+        cmd.args([
+            "ls-tree",
+            "-r",
+            "-t",
+            "-z",
+            "--full-tree",
+            "--end-of-options",
+            commit,
+        ]);
         let out = run(cmd, None)?;
         if !out.status.success() {
             return Err(failed("ls-tree", &out));
@@ -146,7 +170,9 @@ impl GitRepo {
         let mut modes = HashMap::new();
         for record in out.stdout.split(|&b| b == 0).filter(|r| !r.is_empty()) {
             // "<mode> SP <type> SP <object> TAB <path>"
-            let bad = || GitError::BadOutput { command: "ls-tree".into() };
+            let bad = || GitError::BadOutput {
+                command: "ls-tree".into(),
+            };
             let tab = record.iter().position(|&b| b == b'\t').ok_or_else(bad)?;
             let mode_text = record.split(|&b| b == b' ').next().ok_or_else(bad)?;
             let mode = parse_octal(mode_text).ok_or_else(bad)?;
@@ -158,8 +184,15 @@ impl GitRepo {
     /// Apply `diff` to a throwaway index holding `commit`'s tree. The worktree, the real index and
     /// the repository's object store are left untouched.
     pub fn apply_cached(&self, commit: &str, diff: &[u8]) -> Result<Applied, GitError> {
-        let tmp = tempfile::Builder::new().prefix("guard-index-").tempdir().map_err(GitError::TempDir)?;
-        let index = ThrowawayIndex { repo: self.clone(), commit: commit.to_string(), tmp };
+        let tmp = tempfile::Builder::new()
+            .prefix("guard-index-")
+            .tempdir()
+            .map_err(GitError::TempDir)?;
+        let index = ThrowawayIndex {
+            repo: self.clone(),
+            commit: commit.to_string(),
+            tmp,
+        };
         std::fs::create_dir_all(index.tmp.path().join("objects")).map_err(GitError::TempDir)?;
 
         let mut cmd = index.command();
@@ -210,13 +243,23 @@ impl ThrowawayIndex {
     /// What the index now differs in from the base commit, renames not detected.
     pub fn changes(&self) -> Result<Vec<RawChange>, GitError> {
         let mut cmd = self.command();
-        cmd.args(["diff-index", "--cached", "--raw", "-z", "--no-renames", "--no-abbrev", "--end-of-options"])
-            .arg(&self.commit);
+        cmd.args([
+            "diff-index",
+            "--cached",
+            "--raw",
+            "-z",
+            "--no-renames",
+            "--no-abbrev",
+            "--end-of-options",
+        ])
+        .arg(&self.commit);
         let out = run(cmd, None)?;
         if !out.status.success() {
             return Err(failed("diff-index", &out));
         }
-        parse_raw(&out.stdout).ok_or(GitError::BadOutput { command: "diff-index".into() })
+        parse_raw(&out.stdout).ok_or(GitError::BadOutput {
+            command: "diff-index".into(),
+        })
     }
 
     /// The content of `path` as staged in the throwaway index.
@@ -224,7 +267,9 @@ impl ThrowawayIndex {
         let mut cmd = self.command();
         let mut spec = b":".to_vec();
         spec.extend_from_slice(path);
-        let spec = String::from_utf8(spec).map_err(|_| GitError::BadOutput { command: "cat-file".into() })?;
+        let spec = String::from_utf8(spec).map_err(|_| GitError::BadOutput {
+            command: "cat-file".into(),
+        })?;
         cmd.args(["cat-file", "blob", "--end-of-options"]).arg(spec);
         let out = run(cmd, None)?;
         if !out.status.success() {
@@ -238,7 +283,13 @@ fn parse_octal(text: &[u8]) -> Option<u32> {
     if text.is_empty() || text.len() > 7 {
         return None;
     }
-    text.iter().try_fold(0u32, |acc, &b| if (b'0'..=b'7').contains(&b) { Some(acc * 8 + u32::from(b - b'0')) } else { None })
+    text.iter().try_fold(0u32, |acc, &b| {
+        if (b'0'..=b'7').contains(&b) {
+            Some(acc * 8 + u32::from(b - b'0'))
+        } else {
+            None
+        }
+    })
 }
 
 /// `:<old mode> <new mode> <old id> <new id> <status>\0<path>\0` records.
@@ -251,7 +302,9 @@ fn parse_raw(out: &[u8]) -> Option<Vec<RawChange>> {
         }
         let meta = meta.strip_prefix(b":")?;
         let parts: Vec<&[u8]> = meta.split(|&b| b == b' ').collect();
-        let [old_mode, new_mode, _, _, status] = parts.as_slice() else { return None };
+        let [old_mode, new_mode, _, _, status] = parts.as_slice() else {
+            return None;
+        };
         let path = fields.next()?.to_vec();
         let status = match *status {
             b"A" => 'A',
@@ -260,7 +313,12 @@ fn parse_raw(out: &[u8]) -> Option<Vec<RawChange>> {
             b"T" => 'T',
             _ => return None,
         };
-        changes.push(RawChange { status, old_mode: parse_octal(old_mode)?, new_mode: parse_octal(new_mode)?, path });
+        changes.push(RawChange {
+            status,
+            old_mode: parse_octal(old_mode)?,
+            new_mode: parse_octal(new_mode)?,
+            path,
+        });
     }
     Some(changes)
 }
@@ -279,7 +337,15 @@ mod tests {
         let out = b":100644 100755 aaaa bbbb M\0src/a b\0:000000 120000 0000 cccc A\0l\0";
         let changes = parse_raw(out).unwrap_or_default();
         assert_eq!(changes.len(), 2);
-        assert_eq!(changes[0], RawChange { status: 'M', old_mode: 0o100644, new_mode: 0o100755, path: b"src/a b".to_vec() });
+        assert_eq!(
+            changes[0],
+            RawChange {
+                status: 'M',
+                old_mode: 0o100644,
+                new_mode: 0o100755,
+                path: b"src/a b".to_vec()
+            }
+        );
         assert_eq!(changes[1].new_mode, 0o120000);
         assert_eq!(parse_raw(b":100644 X\0p\0"), None);
     }

@@ -3,7 +3,10 @@
 //! explicit git cross-check in [`git`].
 #![forbid(unsafe_code)]
 
+pub mod check;
+pub mod diff;
 pub mod escape;
+pub mod git;
 pub mod hash;
 pub mod output;
 pub mod path;

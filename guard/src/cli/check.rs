@@ -1,8 +1,141 @@
-use clap::Args;
+//! `guard check`: validate a candidate diff as data.
+
+use std::io::Read;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use guard::check::{CheckRequest, RepoBase, check};
+use guard::output::{json_v1::VerdictDoc, text};
+use guard::policy::Policy;
+
+/// The sample the README's first command checks: a diff that must be accepted.
+const SAMPLE_DIFF: &[u8] = include_bytes!("../../../fixtures/sample/accept.diff");
+const SAMPLE_SCOPE: &[&str] = &["src/**", "docs/**"];
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
 
 #[derive(Args)]
-pub struct CheckArgs {}
+pub struct CheckArgs {
+    /// The candidate diff: a file, or `-` for standard input.
+    #[arg(long, value_name = "FILE|-", required_unless_present = "sample")]
+    diff: Option<String>,
+    /// SHA-256 (hex) the diff bytes must hash to.
+    #[arg(long, value_name = "HEX", required_unless_present = "sample")]
+    expected_sha256: Option<String>,
+    /// A declared scope glob (repeatable); every touched path must match one. Required.
+    #[arg(long = "scope", value_name = "GLOB")]
+    scope: Vec<String>,
+    /// A YAML policy that extends or tightens the embedded default.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// A checkout of the base: enables base-tree rules and the cross-check against git.
+    #[arg(long, value_name = "DIR")]
+    repo: Option<PathBuf>,
+    /// The base revision in --repo (default HEAD).
+    #[arg(long, value_name = "REV", requires = "repo")]
+    base: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Also write the JSON verdict to this file.
+    #[arg(long, value_name = "FILE")]
+    verdict_out: Option<PathBuf>,
+    /// Check the bundled sample diff (with its own hash and scope) instead of --diff.
+    #[arg(long, conflicts_with_all = ["diff", "expected_sha256", "scope"])]
+    sample: bool,
+}
 
-pub fn run(_args: CheckArgs) -> u8 {
-    crate::EXIT_ERROR
+/// Load the policy named on the command line, or the embedded default.
+pub fn load_policy(path: Option<&PathBuf>) -> Result<Policy, String> {
+    match path {
+        None => Policy::embedded_default().map_err(|e| format!("embedded default policy: {e}")),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read policy {}: {e}", path.display()))?;
+            Policy::from_yaml(&text).map_err(|e| format!("policy {}: {e}", path.display()))
+        }
+    }
+}
+
+/// Read the diff from a file or standard input, at most `limit + 1` bytes: anything longer is
+/// over the limit whatever follows.
+pub fn read_diff(source: &str, limit: u64) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    let result = if source == "-" {
+        std::io::stdin()
+            .lock()
+            .take(limit.saturating_add(1))
+            .read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(source)
+            .and_then(|f| f.take(limit.saturating_add(1)).read_to_end(&mut bytes))
+    };
+    result.map_err(|e| format!("cannot read diff {}: {e}", guard::escape::terminal(source)))?;
+    Ok(bytes)
+}
+
+pub fn run(args: CheckArgs) -> u8 {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("guard: error: {message}");
+            crate::EXIT_ERROR
+        }
+    }
+}
+
+fn run_inner(args: CheckArgs) -> Result<u8, String> {
+    let policy = load_policy(args.policy.as_ref())?;
+    let (diff, expected, scope) = if args.sample {
+        let scope = SAMPLE_SCOPE.iter().map(|s| s.to_string()).collect();
+        (
+            SAMPLE_DIFF.to_vec(),
+            guard::hash::sha256_hex(SAMPLE_DIFF),
+            scope,
+        )
+    } else {
+        let source = args.diff.as_deref().unwrap_or("-");
+        let diff = read_diff(source, policy.limits.max_diff_bytes)?;
+        (
+            diff,
+            args.expected_sha256.clone().unwrap_or_default(),
+            args.scope.clone(),
+        )
+    };
+    if args.sample && matches!(args.format, Format::Text) {
+        println!(
+            "Checking the bundled sample diff (fixtures/sample/accept.diff) with scope {}",
+            SAMPLE_SCOPE.join(", ")
+        );
+    }
+    let base = args.base.clone().unwrap_or_else(|| "HEAD".to_string());
+    let request = CheckRequest {
+        diff: &diff,
+        expected_sha256: &expected,
+        scope: &scope,
+        policy: &policy,
+        repo: args
+            .repo
+            .as_deref()
+            .map(|dir| RepoBase { dir, base: &base }),
+    };
+    let verdict = check(&request).map_err(|e| e.to_string())?;
+    let doc = VerdictDoc::from_verdict(&verdict);
+    if let Some(path) = &args.verdict_out {
+        std::fs::write(path, doc.to_json())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    match args.format {
+        Format::Text => print!("{}", text::render(&verdict)),
+        Format::Json => print!("{}", doc.to_json()),
+    }
+    Ok(if verdict.accepted() {
+        crate::EXIT_ACCEPT
+    } else {
+        crate::EXIT_REJECT
+    })
 }

@@ -1,0 +1,661 @@
+//! The check pipeline: integrity, the strict parse, the policy rules, and (with a base checkout)
+//! base-tree rules and the cross-check against git's own reading. Every finding is collected; the
+//! verdict accepts only when there is none.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
+
+use crate::diff::{
+    self, CandidateDiff, ContentIssueKind, FilePatch, MODE_EXEC, MODE_GITLINK, MODE_SYMLINK,
+};
+use crate::escape::display_bytes;
+use crate::git::{self, Applied, GitRepo, RawChange, ThrowawayIndex};
+use crate::hash;
+use crate::path::{self, PathLimits};
+use crate::policy::{Policy, PolicyError, Scope};
+use crate::rules::RuleId;
+use crate::verdict::{CheckMode, FileEntry, Status, Verdict, Violation};
+
+/// A base checkout to cross-check against.
+#[derive(Debug, Clone, Copy)]
+pub struct RepoBase<'a> {
+    pub dir: &'a Path,
+    /// A revision naming the commit the diff applies to (`HEAD` when not given).
+    pub base: &'a str,
+}
+
+/// What to check.
+#[derive(Debug, Clone, Copy)]
+pub struct CheckRequest<'a> {
+    pub diff: &'a [u8],
+    /// Hex SHA-256 the diff bytes must hash to.
+    pub expected_sha256: &'a str,
+    pub scope: &'a [String],
+    pub policy: &'a Policy,
+    pub repo: Option<RepoBase<'a>>,
+}
+
+/// Errors that stop the check from reaching any verdict (exit 2): bad arguments or configuration,
+/// or a base checkout git cannot read. Never an acceptance.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CheckError {
+    #[error("--expected-sha256 must be 64 hexadecimal digits, got {0:?}")]
+    BadExpectedHash(String),
+    #[error("invalid declared scope: {0}")]
+    Scope(#[from] PolicyError),
+    #[error(transparent)]
+    Git(#[from] git::GitError),
+}
+
+/// A verdict together with the throwaway index git produced, for callers that go on to use git's
+/// result (publication reads the new contents from it).
+#[derive(Debug)]
+pub struct Checked {
+    pub verdict: Verdict,
+    pub index: Option<ThrowawayIndex>,
+}
+
+/// Run every check and return the verdict.
+pub fn check(req: &CheckRequest<'_>) -> Result<Verdict, CheckError> {
+    check_keeping_index(req).map(|c| c.verdict)
+}
+
+/// Like [`check`], keeping the throwaway index when git applied the diff.
+pub fn check_keeping_index(req: &CheckRequest<'_>) -> Result<Checked, CheckError> {
+    let expected = hash::parse_sha256(req.expected_sha256)
+        .ok_or_else(|| CheckError::BadExpectedHash(req.expected_sha256.to_string()))?;
+    let scope = Scope::new(req.scope)?;
+    let mut verdict = Verdict {
+        diff_sha256: hash::sha256_hex(req.diff),
+        mode: if req.repo.is_some() {
+            CheckMode::GitCrossChecked
+        } else {
+            CheckMode::ParserOnly
+        },
+        files: Vec::new(),
+        violations: Vec::new(),
+        scope: scope.globs(),
+    };
+    let limits = &req.policy.limits;
+    // Size is known without reading the content; integrity comes before any parsing.
+    if req.diff.len() as u64 > limits.max_diff_bytes {
+        verdict.violations.push(
+            Violation::new(
+                RuleId::LimitExceeded,
+                format!(
+                    "the diff has more than the limit of {} bytes",
+                    limits.max_diff_bytes
+                ),
+            )
+            .with_entry("limits.diff-bytes"),
+        );
+        return Ok(Checked {
+            verdict,
+            index: None,
+        });
+    }
+    if !hash::matches(req.diff, &expected) {
+        verdict.violations.push(Violation::new(
+            RuleId::HashMismatch,
+            format!(
+                "diff sha256 is {} but {} was expected",
+                verdict.diff_sha256,
+                req.expected_sha256.to_ascii_lowercase()
+            ),
+        ));
+        return Ok(Checked {
+            verdict,
+            index: None,
+        });
+    }
+    if scope.is_empty() {
+        verdict.violations.push(Violation::new(
+            RuleId::NoScope,
+            "no declared scope: at least one --scope glob is required",
+        ));
+    }
+    let parsed = match diff::parse(req.diff, limits.max_line_bytes) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            let rule = match e.kind {
+                diff::ParseErrorKind::Empty => RuleId::EmptyDiff,
+                diff::ParseErrorKind::LineTooLong { .. } => RuleId::LimitExceeded,
+                ref k if k.is_ambiguity() => RuleId::AmbiguousDiff,
+                _ => RuleId::MalformedDiff,
+            };
+            verdict
+                .violations
+                .push(Violation::new(rule, e.kind.to_string()).at_line(e.line));
+            return Ok(Checked {
+                verdict,
+                index: None,
+            });
+        }
+    };
+    if parsed.patches.len() > limits.max_files {
+        verdict.violations.push(
+            Violation::new(
+                RuleId::LimitExceeded,
+                format!(
+                    "the diff patches {} files, more than the limit of {}",
+                    parsed.patches.len(),
+                    limits.max_files
+                ),
+            )
+            .with_entry("limits.files"),
+        );
+        return Ok(Checked {
+            verdict,
+            index: None,
+        });
+    }
+    verdict.files = parsed.patches.iter().map(file_entry).collect();
+
+    let path_limits = PathLimits {
+        max_path_bytes: limits.max_path_bytes,
+        max_component_bytes: limits.max_component_bytes,
+    };
+    for patch in &parsed.patches {
+        check_patch(
+            patch,
+            req.policy,
+            &scope,
+            &path_limits,
+            &mut verdict.violations,
+        );
+    }
+    check_structure(&parsed, &mut verdict.violations);
+
+    let mut index = None;
+    if let Some(repo) = req.repo {
+        index = cross_check(repo, req.diff, &parsed, &mut verdict)?;
+    }
+    verdict
+        .violations
+        .sort_by_key(|v| (v.line.unwrap_or(0), v.rule));
+    verdict.violations.dedup();
+    Ok(Checked { verdict, index })
+}
+
+fn file_entry(p: &FilePatch) -> FileEntry {
+    FileEntry {
+        status: p.status,
+        old_path: p.old_path.as_deref().map(display_bytes),
+        new_path: p.new_path.as_deref().map(display_bytes),
+        old_mode: p.old_mode,
+        new_mode: p.new_mode,
+        line: p.line,
+    }
+}
+
+/// Both sides of a file patch: (raw path, display path), old side first.
+fn sides(p: &FilePatch) -> Vec<&[u8]> {
+    let mut out: Vec<&[u8]> = Vec::new();
+    if let Some(old) = &p.old_path {
+        out.push(old);
+    }
+    if let Some(new) = &p.new_path {
+        if p.old_path.as_ref() != Some(new) {
+            out.push(new);
+        }
+    }
+    out
+}
+
+fn violation_for(p: &FilePatch, raw: &[u8], rule: RuleId, message: impl Into<String>) -> Violation {
+    let v = Violation::new(rule, message)
+        .at_line(p.line)
+        .with_path(display_bytes(raw));
+    match (&p.old_path, &p.new_path) {
+        (Some(old), Some(new)) if old != new && new.as_slice() == raw => {
+            v.with_old_path(display_bytes(old))
+        }
+        (Some(old), Some(new)) if old != new => v.with_old_path(display_bytes(new)),
+        _ => v,
+    }
+}
+
+fn check_patch(
+    p: &FilePatch,
+    policy: &Policy,
+    scope: &Scope,
+    limits: &PathLimits,
+    out: &mut Vec<Violation>,
+) {
+    for raw in sides(p) {
+        let side = if p.new_path.as_deref() == Some(raw) {
+            "new"
+        } else {
+            "old"
+        };
+        match path::validate_path(raw, limits) {
+            Err(e) => out.push(violation_for(p, raw, e.rule(), format!("{side} path: {e}"))),
+            Ok(valid) => {
+                if let Some(pattern) = policy.denied(valid) {
+                    out.push(
+                        violation_for(
+                            p,
+                            raw,
+                            RuleId::DeniedPath,
+                            format!("{side} path is in the denied trust-control surface"),
+                        )
+                        .with_entry(format!("deny: {pattern}")),
+                    );
+                }
+                if !scope.is_empty() && scope.matching(valid).is_none() {
+                    out.push(
+                        violation_for(
+                            p,
+                            raw,
+                            RuleId::OutOfScope,
+                            format!("{side} path matches no declared scope glob"),
+                        )
+                        .with_entry(format!("scope: {}", scope.globs().join(", "))),
+                    );
+                }
+            }
+        }
+    }
+    let main_path: &[u8] = p
+        .new_path
+        .as_deref()
+        .or(p.old_path.as_deref())
+        .unwrap_or_default();
+    let kind = |v: Violation| v;
+    for mode in [p.old_mode, p.new_mode]
+        .into_iter()
+        .flatten()
+        .collect::<BTreeSet<_>>()
+    {
+        if mode == MODE_SYMLINK {
+            out.push(kind(violation_for(
+                p,
+                main_path,
+                RuleId::Symlink,
+                "symbolic links may not be added, modified or removed",
+            )));
+        }
+        if mode == MODE_GITLINK {
+            out.push(violation_for(
+                p,
+                main_path,
+                RuleId::Gitlink,
+                "gitlinks (submodules) may not be added, modified or removed",
+            ));
+        }
+    }
+    if let (Some(old), Some(new)) = (p.old_mode, p.new_mode) {
+        if old != new {
+            if file_type(old) != file_type(new) {
+                out.push(violation_for(
+                    p,
+                    main_path,
+                    RuleId::TypeChange,
+                    format!("type changes from {old:06o} to {new:06o}"),
+                ));
+            } else if !policy.allow_mode_change {
+                out.push(
+                    violation_for(
+                        p,
+                        main_path,
+                        RuleId::ModeChange,
+                        format!("mode changes from {old:06o} to {new:06o}"),
+                    )
+                    .with_entry("allow.mode-changes: false"),
+                );
+            }
+        }
+    }
+    if p.status != Status::Deleted
+        && p.new_mode == Some(MODE_EXEC)
+        && p.old_mode != Some(MODE_EXEC)
+        && !policy.allow_executable
+    {
+        out.push(
+            violation_for(
+                p,
+                main_path,
+                RuleId::ExecutableFile,
+                "the file is created executable (100755)",
+            )
+            .with_entry("allow.executable-files: false"),
+        );
+    }
+    if let Some(line) = p.binary {
+        let mut v = violation_for(
+            p,
+            main_path,
+            RuleId::BinaryPatch,
+            "binary patches are not accepted",
+        );
+        v.line = Some(line);
+        out.push(v);
+    }
+    if let Some(issue) = p.content_issue {
+        let what = match issue.kind {
+            ContentIssueKind::Nul => "a NUL byte",
+            ContentIssueKind::NotUtf8 => "bytes that are not UTF-8",
+        };
+        let mut v = violation_for(
+            p,
+            main_path,
+            RuleId::InvalidContent,
+            format!("patch content holds {what}"),
+        );
+        v.line = Some(issue.line);
+        out.push(v);
+    }
+}
+
+/// File, symlink or gitlink.
+fn file_type(mode: u32) -> u32 {
+    mode & 0o170000
+}
+
+/// Paths a patch writes: created, modified, removed (a copy's source is only read).
+fn written(p: &FilePatch) -> Vec<&[u8]> {
+    match p.status {
+        Status::Added | Status::Modified | Status::Copied => {
+            p.new_path.iter().map(Vec::as_slice).collect()
+        }
+        Status::Deleted => p.old_path.iter().map(Vec::as_slice).collect(),
+        Status::Renamed => p
+            .old_path
+            .iter()
+            .chain(p.new_path.iter())
+            .map(Vec::as_slice)
+            .collect(),
+    }
+}
+
+/// Paths present after the patch: everything but deletions and rename sources.
+fn present(p: &FilePatch) -> Option<&[u8]> {
+    match p.status {
+        Status::Deleted => None,
+        _ => p.new_path.as_deref(),
+    }
+}
+
+fn ancestors(path: &[u8]) -> impl Iterator<Item = &[u8]> {
+    path.iter()
+        .enumerate()
+        .filter(|(_, b)| **b == b'/')
+        .map(move |(i, _)| &path[..i])
+}
+
+fn check_structure(parsed: &CandidateDiff, out: &mut Vec<Violation>) {
+    let mut writers: HashMap<&[u8], &FilePatch> = HashMap::new();
+    for p in &parsed.patches {
+        for w in written(p) {
+            if let Some(first) = writers.insert(w, p) {
+                out.push(violation_for(
+                    p,
+                    w,
+                    RuleId::DuplicatePath,
+                    format!("path already patched at diff line {}", first.line),
+                ));
+            }
+        }
+    }
+    let present_paths: HashMap<&[u8], &FilePatch> = parsed
+        .patches
+        .iter()
+        .filter_map(|p| present(p).map(|n| (n, p)))
+        .collect();
+    let mut folded: HashMap<String, &[u8]> = HashMap::new();
+    for p in &parsed.patches {
+        let Some(new) = present(p) else { continue };
+        for dir in ancestors(new) {
+            if let Some(other) = present_paths.get(dir) {
+                let rule = if other.new_mode == Some(MODE_SYMLINK)
+                    || other.new_mode == Some(MODE_GITLINK)
+                {
+                    RuleId::BeneathSymlink
+                } else {
+                    RuleId::PathConflict
+                };
+                out.push(violation_for(
+                    p,
+                    new,
+                    rule,
+                    format!(
+                        "{} is also patched as a file at diff line {}",
+                        display_bytes(dir),
+                        other.line
+                    ),
+                ));
+            }
+        }
+        let key = String::from_utf8_lossy(new).to_lowercase();
+        if let Some(other) = folded.insert(key, new) {
+            if other != new {
+                out.push(violation_for(
+                    p,
+                    new,
+                    RuleId::PathConflict,
+                    format!(
+                        "differs only in case from {}, which the diff also creates",
+                        display_bytes(other)
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// Base-tree rules and git's second reading.
+fn cross_check(
+    repo: RepoBase<'_>,
+    diff_bytes: &[u8],
+    parsed: &CandidateDiff,
+    verdict: &mut Verdict,
+) -> Result<Option<ThrowawayIndex>, CheckError> {
+    let git = GitRepo::open(repo.dir)?;
+    let commit = git.resolve_commit(repo.base)?;
+    let base = git.tree_modes(&commit)?;
+    let out = &mut verdict.violations;
+
+    // Rules that need the base tree.
+    let removed: HashSet<&[u8]> = parsed
+        .patches
+        .iter()
+        .filter(|p| matches!(p.status, Status::Deleted | Status::Renamed))
+        .filter_map(|p| p.old_path.as_deref())
+        .collect();
+    let mut base_folded: HashMap<String, &[u8]> = HashMap::new();
+    for path in base.keys() {
+        base_folded.insert(String::from_utf8_lossy(path).to_lowercase(), path);
+    }
+    for p in &parsed.patches {
+        for raw in sides(p) {
+            for dir in ancestors(raw) {
+                if let Some(&mode) = base.get(dir) {
+                    if git::is_link(mode) {
+                        out.push(violation_for(
+                            p,
+                            raw,
+                            RuleId::BeneathSymlink,
+                            format!(
+                                "{} is a {} in the base tree",
+                                display_bytes(dir),
+                                link_kind(mode)
+                            ),
+                        ));
+                    }
+                }
+            }
+            if let Some(&mode) = base.get(raw) {
+                if mode == MODE_SYMLINK {
+                    out.push(violation_for(
+                        p,
+                        raw,
+                        RuleId::Symlink,
+                        "the path is a symbolic link in the base tree",
+                    ));
+                } else if mode == MODE_GITLINK {
+                    out.push(violation_for(
+                        p,
+                        raw,
+                        RuleId::Gitlink,
+                        "the path is a gitlink (submodule) in the base tree",
+                    ));
+                }
+            }
+        }
+        if p.status == Status::Added {
+            if let Some(new) = &p.new_path {
+                let key = String::from_utf8_lossy(new).to_lowercase();
+                if let Some(existing) = base_folded.get(&key) {
+                    if *existing != new.as_slice() && !removed.contains(existing) {
+                        out.push(violation_for(
+                            p,
+                            new,
+                            RuleId::PathConflict,
+                            format!(
+                                "differs only in case from {}, which exists in the base tree",
+                                display_bytes(existing)
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+    }
+
+    // Fill the modes a canonical diff leaves implicit (a pure rename or copy names none).
+    for (entry, p) in verdict.files.iter_mut().zip(&parsed.patches) {
+        let source_mode = p.old_path.as_ref().and_then(|o| base.get(o)).copied();
+        if entry.old_mode.is_none() && entry.status != Status::Added {
+            entry.old_mode = source_mode;
+        }
+        if entry.new_mode.is_none() && entry.status != Status::Deleted {
+            entry.new_mode = if entry.status == Status::Copied {
+                source_mode
+            } else {
+                entry.old_mode
+            };
+        }
+        for (mode, raw) in [
+            (entry.old_mode, p.old_path.as_deref()),
+            (entry.new_mode, p.new_path.as_deref()),
+        ] {
+            if let (Some(mode), Some(raw)) = (mode, raw) {
+                if mode == MODE_SYMLINK
+                    && !verdict
+                        .violations
+                        .iter()
+                        .any(|v| v.rule == RuleId::Symlink && v.line == Some(p.line))
+                {
+                    verdict.violations.push(violation_for(
+                        p,
+                        raw,
+                        RuleId::Symlink,
+                        "the file patch moves a symbolic link",
+                    ));
+                }
+            }
+        }
+    }
+
+    // git's own reading, on a throwaway index.
+    let index = match git.apply_cached(&commit, diff_bytes)? {
+        Applied::Refused(message) => {
+            verdict.violations.push(Violation::new(
+                RuleId::GitRefused,
+                format!("git apply refused the diff: {message}"),
+            ));
+            return Ok(None);
+        }
+        Applied::Applied(index) => index,
+    };
+    let actual: BTreeSet<RawChange> = index.changes()?.into_iter().collect();
+    let expected = expected_changes(&verdict.files, parsed);
+    match expected {
+        None => verdict.violations.push(Violation::new(
+            RuleId::GitDisagrees,
+            "the file modes of some patch are unknown, so git's result cannot be compared",
+        )),
+        Some(expected) if expected != actual => {
+            let only_git: Vec<String> = actual.difference(&expected).map(describe).collect();
+            let only_guard: Vec<String> = expected.difference(&actual).map(describe).collect();
+            verdict.violations.push(Violation::new(
+                RuleId::GitDisagrees,
+                format!(
+                    "git's reading differs from the guard's: git only [{}]; guard only [{}]",
+                    only_git.join(", "),
+                    only_guard.join(", ")
+                ),
+            ));
+        }
+        Some(_) => {}
+    }
+    Ok(Some(index))
+}
+
+fn link_kind(mode: u32) -> &'static str {
+    if mode == MODE_GITLINK {
+        "gitlink"
+    } else {
+        "symbolic link"
+    }
+}
+
+fn describe(c: &RawChange) -> String {
+    format!(
+        "{} {:06o}->{:06o} {}",
+        c.status,
+        c.old_mode,
+        c.new_mode,
+        display_bytes(&c.path)
+    )
+}
+
+/// The raw changes `git diff-index --no-renames` must report if git read the diff as the guard did.
+fn expected_changes(files: &[FileEntry], parsed: &CandidateDiff) -> Option<BTreeSet<RawChange>> {
+    let mut set = BTreeSet::new();
+    for (entry, p) in files.iter().zip(&parsed.patches) {
+        let added = |set: &mut BTreeSet<RawChange>, path: &Vec<u8>| -> Option<()> {
+            set.insert(RawChange {
+                status: 'A',
+                old_mode: 0,
+                new_mode: entry.new_mode?,
+                path: path.clone(),
+            });
+            Some(())
+        };
+        let deleted = |set: &mut BTreeSet<RawChange>, path: &Vec<u8>| -> Option<()> {
+            set.insert(RawChange {
+                status: 'D',
+                old_mode: entry.old_mode?,
+                new_mode: 0,
+                path: path.clone(),
+            });
+            Some(())
+        };
+        match p.status {
+            Status::Added => added(&mut set, p.new_path.as_ref()?)?,
+            Status::Deleted => deleted(&mut set, p.old_path.as_ref()?)?,
+            Status::Modified => {
+                let (old, new) = (entry.old_mode?, entry.new_mode?);
+                let status = if file_type(old) == file_type(new) {
+                    'M'
+                } else {
+                    'T'
+                };
+                set.insert(RawChange {
+                    status,
+                    old_mode: old,
+                    new_mode: new,
+                    path: p.new_path.clone()?,
+                });
+            }
+            Status::Renamed => {
+                deleted(&mut set, p.old_path.as_ref()?)?;
+                added(&mut set, p.new_path.as_ref()?)?;
+            }
+            Status::Copied => added(&mut set, p.new_path.as_ref()?)?,
+        }
+    }
+    Some(set)
+}

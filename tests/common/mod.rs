@@ -1,0 +1,69 @@
+//! Shared helpers for the workspace tests: temporary git repositories built from checked-in trees.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// A git command with no ambient configuration or `GIT_*`/`GITHUB_*`/`CI` variables.
+pub fn git(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", "/nonexistent")
+        .env("LC_ALL", "C")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "fixture")
+        .env("GIT_AUTHOR_EMAIL", "fixture@example.invalid")
+        .env("GIT_COMMITTER_NAME", "fixture")
+        .env("GIT_COMMITTER_EMAIL", "fixture@example.invalid")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .current_dir(dir);
+    cmd
+}
+
+pub fn git_ok(dir: &Path, args: &[&str]) -> String {
+    let out = git(dir).args(args).output().expect("spawn git");
+    assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Copy a directory tree (files, modes and symlinks preserved).
+pub fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        let target = to.join(entry.file_name());
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path()).unwrap(), &target).unwrap();
+        } else if kind.is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A fresh repository at `<tmp>/wt` with one commit holding `tree` (may be absent: empty tree).
+pub fn repo_from_tree(tmp: &Path, tree: Option<&Path>) -> PathBuf {
+    let wt = tmp.join("wt");
+    std::fs::create_dir_all(&wt).unwrap();
+    git_ok(&wt, &["init", "-q", "-b", "main"]);
+    if let Some(tree) = tree.filter(|t| t.exists()) {
+        copy_tree(tree, &wt);
+    }
+    git_ok(&wt, &["add", "-A"]);
+    git_ok(&wt, &["commit", "-q", "--allow-empty", "-m", "base"]);
+    wt
+}
+
+/// The directory holding the shared corpus, next to the repository.
+pub fn shared_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared")
+}
+
+pub fn fixtures_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
