@@ -6,5 +6,6 @@
 pub mod escape;
 pub mod hash;
 pub mod output;
+pub mod policy;
 pub mod rules;
 pub mod verdict;
