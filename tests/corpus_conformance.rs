@@ -20,7 +20,11 @@ struct Case {
 
 fn read_case(dir: &Path) -> Case {
     let text = std::fs::read_to_string(dir.join("case.txt")).unwrap();
-    let mut case = Case { name: dir.file_name().unwrap().to_string_lossy().into_owned(), git_applies: false, effect: BTreeSet::new() };
+    let mut case = Case {
+        name: dir.file_name().unwrap().to_string_lossy().into_owned(),
+        git_applies: false,
+        effect: BTreeSet::new(),
+    };
     for line in text.lines() {
         if let Some(v) = line.strip_prefix("git_apply: ") {
             case.git_applies = v == "applies";
@@ -42,7 +46,11 @@ fn normalize_effect(entry: &str) -> String {
             (entry[..q].trim_end().to_string(), entry[q..].to_string())
         }
     };
-    let raw = if path.starts_with('"') { guard::diff::unquote(path.as_bytes()).unwrap().0 } else { path.into_bytes() };
+    let raw = if path.starts_with('"') {
+        guard::diff::unquote(path.as_bytes()).unwrap().0
+    } else {
+        path.into_bytes()
+    };
     format!("{head} {}", guard::escape::display_bytes(&raw))
 }
 
@@ -50,8 +58,13 @@ fn normalize_effect(entry: &str) -> String {
 fn effect_of(verdict: &Verdict) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for f in &verdict.files {
-        let (old, new) = (f.old_path.clone().unwrap_or_default(), f.new_path.clone().unwrap_or_default());
-        let added = |out: &mut BTreeSet<String>| out.insert(format!("A {:06o} {new}", f.new_mode.unwrap_or(0)));
+        let (old, new) = (
+            f.old_path.clone().unwrap_or_default(),
+            f.new_path.clone().unwrap_or_default(),
+        );
+        let added = |out: &mut BTreeSet<String>| {
+            out.insert(format!("A {:06o} {new}", f.new_mode.unwrap_or(0)))
+        };
         match f.status {
             Status::Added | Status::Copied => {
                 added(&mut out);
@@ -65,7 +78,11 @@ fn effect_of(verdict: &Verdict) -> BTreeSet<String> {
             }
             Status::Modified => {
                 if f.old_mode != f.new_mode {
-                    out.insert(format!("M {:06o}->{:06o} {new}", f.old_mode.unwrap_or(0), f.new_mode.unwrap_or(0)));
+                    out.insert(format!(
+                        "M {:06o}->{:06o} {new}",
+                        f.old_mode.unwrap_or(0),
+                        f.new_mode.unwrap_or(0)
+                    ));
                 } else {
                     out.insert(format!("M {new}"));
                 }
@@ -108,7 +125,15 @@ fn build_base(case_dir: &Path, tmp: &Path) -> std::path::PathBuf {
                 "gitlink" => {
                     let (path, sha) = rest.split_once(' ').unwrap();
                     std::fs::create_dir_all(wt.join(path)).unwrap();
-                    common::git_ok(&wt, &["update-index", "--add", "--cacheinfo", &format!("160000,{sha},{path}")]);
+                    common::git_ok(
+                        &wt,
+                        &[
+                            "update-index",
+                            "--add",
+                            "--cacheinfo",
+                            &format!("160000,{sha},{path}"),
+                        ],
+                    );
                 }
                 other => panic!("unknown base.txt entry {other}"),
             }
@@ -123,7 +148,12 @@ fn build_base(case_dir: &Path, tmp: &Path) -> std::path::PathBuf {
 fn guard_never_accepts_what_git_refuses_and_agrees_on_what_it_accepts() {
     let corpus = common::shared_dir().join("corpus").join("git-apply");
     let mut dirs: Vec<_> = std::fs::read_dir(&corpus)
-        .unwrap_or_else(|e| panic!("the conformance corpus must be present at {}: {e}", corpus.display()))
+        .unwrap_or_else(|e| {
+            panic!(
+                "the conformance corpus must be present at {}: {e}",
+                corpus.display()
+            )
+        })
         .map(|e| e.unwrap().path())
         .filter(|p| p.join("case.txt").exists())
         .collect();
@@ -144,7 +174,10 @@ fn guard_never_accepts_what_git_refuses_and_agrees_on_what_it_accepts() {
             expected_sha256: &sha,
             scope: &scope,
             policy: &policy,
-            repo: Some(RepoBase { dir: &wt, base: "HEAD" }),
+            repo: Some(RepoBase {
+                dir: &wt,
+                base: "HEAD",
+            }),
         })
         .unwrap_or_else(|e| panic!("{}: check errored: {e}", case.name));
         if !verdict.accepted() {
@@ -154,13 +187,32 @@ fn guard_never_accepts_what_git_refuses_and_agrees_on_what_it_accepts() {
         if !case.git_applies {
             failures.push(format!("{}: accepted, but git refuses it", case.name));
         } else if effect_of(&verdict) != case.effect {
-            failures.push(format!("{}: guard files {:?} != git effect {:?}", case.name, effect_of(&verdict), case.effect));
+            failures.push(format!(
+                "{}: guard files {:?} != git effect {:?}",
+                case.name,
+                effect_of(&verdict),
+                case.effect
+            ));
         }
     }
-    assert!(failures.is_empty(), "conformance failures:\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "conformance failures:\n{}",
+        failures.join("\n")
+    );
     // The benign cases in git's canonical form must pass; a gate that rejects them gets switched off.
-    for must in ["031-git-create-with-tab", "033-utf8-octal-quoted-dir", "036-rename-with-hunk-exec", "039-criss-cross-swap", "046-git-create-plain"] {
+    for must in [
+        "031-git-create-with-tab",
+        "033-utf8-octal-quoted-dir",
+        "036-rename-with-hunk-exec",
+        "039-criss-cross-swap",
+        "046-git-create-plain",
+    ] {
         let _ = must;
     }
-    eprintln!("accepted {} of {} corpus cases: {accepted:?}", accepted.len(), dirs.len());
+    eprintln!(
+        "accepted {} of {} corpus cases: {accepted:?}",
+        accepted.len(),
+        dirs.len()
+    );
 }

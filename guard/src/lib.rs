@@ -10,5 +10,6 @@ pub mod git;
 pub mod hash;
 pub mod output;
 pub mod path;
+pub mod policy;
 pub mod rules;
 pub mod verdict;

@@ -25,7 +25,11 @@ pub fn git(dir: &Path) -> Command {
 
 pub fn git_ok(dir: &Path, args: &[&str]) -> String {
     let out = git(dir).args(args).output().expect("spawn git");
-    assert!(out.status.success(), "git {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -61,7 +65,9 @@ pub fn repo_from_tree(tmp: &Path, tree: Option<&Path>) -> PathBuf {
 
 /// The directory holding the shared corpus, next to the repository.
 pub fn shared_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("shared")
 }
 
 pub fn fixtures_dir() -> PathBuf {

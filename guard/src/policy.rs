@@ -1,0 +1,600 @@
+//! The policy: which paths are the denied trust-control surface, what a build may write, which extra
+//! environment variables `guard run` passes through, which file kinds are allowed, and size limits;
+//! plus the declared [`Scope`] of one task.
+//!
+//! # Sources
+//!
+//! The default policy is one documented file, `guard/src/default-policy.yml`, embedded in the binary
+//! ([`Policy::embedded_default`]). A user policy file ([`Policy::from_yaml`]) uses the same schema and
+//! is applied on top of the default: it can only *extend* the denylist and the build outputs, only
+//! *lower* limits, and loosen the file-kind rules only through explicit `allow` keys. The default
+//! denylist cannot be removed.
+//!
+//! ```yaml
+//! version: 1                          # required; only 1 exists
+//! deny:
+//!   add: ["gate/**", "guard/**"]      # appended to the default denylist
+//! allow:
+//!   executable-files: false           # true allows new files with mode 100755
+//!   mode-changes: false               # true allows old mode != new mode
+//! limits:                             # each 1 ..= the default value
+//!   diff-bytes: 67108864
+//!   files: 10000
+//!   path-bytes: 4096
+//!   component-bytes: 255
+//!   line-bytes: 1048576
+//! build:
+//!   output: ["target/**"]             # appended to the default build outputs
+//!   env: ["CARGO_HOME"]               # appended to the default env allowlist
+//! ```
+//!
+//! Every key is optional except `version`. Reading is strict and two-phase: the YAML is deserialized
+//! into raw structs that reject unknown keys, duplicate keys, wrong types, YAML tags and merge keys,
+//! under a small parse budget (input size, nodes, depth, aliases) so an alias bomb fails fast; the raw
+//! values are then validated into a [`Policy`], and every error names the offending entry, for
+//! example `deny.add[3]: invalid glob "a/[": ...`.
+//!
+//! # Glob semantics
+//!
+//! All patterns (deny, build output, scope) are globset globs built with `literal_separator(true)`
+//! and `backslash_escape(true)`, matched against the whole repository-relative path (`/`-separated,
+//! no leading `/`):
+//!
+//! | glob | matches | does not match |
+//! |---|---|---|
+//! | `src/*` | `src/lib.rs` | `src/a/lib.rs` (`*` never crosses `/`), `src` |
+//! | `src/**` | `src/lib.rs`, `src/a/b/c.rs` | `src`, `srcx/a.rs` |
+//! | `**/CODEOWNERS` | `CODEOWNERS`, `docs/CODEOWNERS`, `a/b/CODEOWNERS` | `CODEOWNERS.md` |
+//! | `**/*.tf` | `main.tf`, `infra/prod/main.tf` | `main.tf.md`, `terraform.md` |
+//! | `src/*.{rs,toml}` | `src/a.rs`, `src/b.toml` | `src/c.md` |
+//! | `docs/\*.md` | the file literally named `docs/*.md` | `docs/a.md` |
+//!
+//! `?` matches one character other than `/`, `[abc]`/`[!abc]` a character class, `{a,b}`
+//! alternatives. A backslash may only escape a punctuation character other than `/` and `\`.
+//!
+//! **Deny** patterns match case-insensitively (`.GitHub/Workflows/x.yml` is denied by `.github/**`),
+//! because the same tree may be checked out on a case-insensitive file system; and a deny pattern
+//! ending in `/**` also denies the directory path itself (`.github/**` denies a file named
+//! `.github`), so that the surface cannot be occupied or shadowed by a file. **Scope** and
+//! **build-output** patterns match case-sensitively and exactly as written (`src/**` does not match
+//! `src`); both choices err on the side of rejecting.
+//!
+//! Patterns are validated before they are compiled: they must be non-empty, relative (no leading
+//! `/`), have no empty, `.` or `..` component (also not as a `{..}` alternative), no trailing `/`,
+//! no control character, and be at most [`MAX_PATTERN_BYTES`] long.
+//!
+//! The deny check wins over build outputs: a consumer must check [`Policy::denied`] before
+//! exempting a path with [`Policy::is_build_output`].
+
+use globset::{GlobBuilder, GlobMatcher};
+use serde::Deserialize;
+
+/// The default policy file, embedded.
+pub const DEFAULT_POLICY_YAML: &str = include_str!("default-policy.yml");
+
+/// The only policy schema version.
+pub const POLICY_VERSION: u64 = 1;
+
+/// Largest policy file accepted, in bytes.
+pub const MAX_POLICY_BYTES: usize = 1024 * 1024;
+
+/// Longest glob pattern accepted, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 4096;
+
+/// Size limits on a candidate diff.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Total size of the raw diff.
+    pub max_diff_bytes: u64,
+    /// Number of file patches.
+    pub max_files: usize,
+    /// Bytes in one path.
+    pub max_path_bytes: usize,
+    /// Bytes in one path component.
+    pub max_component_bytes: usize,
+    /// Bytes in one diff line.
+    pub max_line_bytes: usize,
+}
+
+impl Limits {
+    /// The ceiling the embedded default is checked against: no ceiling.
+    const UNBOUNDED: Limits = Limits {
+        max_diff_bytes: u64::MAX,
+        max_files: usize::MAX,
+        max_path_bytes: usize::MAX,
+        max_component_bytes: usize::MAX,
+        max_line_bytes: usize::MAX,
+    };
+}
+
+/// How a pattern is matched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PatternKind {
+    /// Case-insensitive; `X/**` also matches `X`.
+    Deny,
+    /// Case-sensitive, as written.
+    Exact,
+}
+
+/// One glob as written in the policy or the scope, with its compiled matcher.
+#[derive(Debug, Clone)]
+pub struct PatternEntry {
+    pattern: String,
+    matcher: GlobMatcher,
+    /// For a deny pattern `X/**`: the matcher of `X`, so the directory path itself is denied.
+    itself: Option<GlobMatcher>,
+}
+
+impl PatternEntry {
+    fn new(entry: &str, pattern: &str, kind: PatternKind) -> Result<PatternEntry, PolicyError> {
+        check_pattern(pattern).map_err(|reason| PolicyError::InvalidGlob {
+            entry: entry.to_owned(),
+            pattern: pattern.to_owned(),
+            reason,
+        })?;
+        let case_insensitive = kind == PatternKind::Deny;
+        let matcher = compile(entry, pattern, case_insensitive)?;
+        let itself = match (kind, pattern.strip_suffix("/**")) {
+            (PatternKind::Deny, Some(base)) if !base.is_empty() => {
+                Some(compile(entry, base, case_insensitive)?)
+            }
+            _ => None,
+        };
+        Ok(PatternEntry {
+            pattern: pattern.to_owned(),
+            matcher,
+            itself,
+        })
+    }
+
+    /// The glob text as written.
+    pub fn pattern(&self) -> &str {
+        &self.pattern
+    }
+
+    /// Whether `path` (repository-relative, `/`-separated) matches.
+    pub fn is_match(&self, path: &str) -> bool {
+        self.matcher.is_match(path) || self.itself.as_ref().is_some_and(|m| m.is_match(path))
+    }
+}
+
+fn compile(entry: &str, pattern: &str, case_insensitive: bool) -> Result<GlobMatcher, PolicyError> {
+    GlobBuilder::new(pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .case_insensitive(case_insensitive)
+        .build()
+        .map(|glob| glob.compile_matcher())
+        .map_err(|e| PolicyError::InvalidGlob {
+            entry: entry.to_owned(),
+            pattern: pattern.to_owned(),
+            reason: e.kind().to_string(),
+        })
+}
+
+/// Rejects patterns that are valid globs but can never match a safe path, or that suggest a
+/// misunderstanding (absolute, directory with trailing `/`), so a deny entry cannot be silently inert.
+fn check_pattern(pattern: &str) -> Result<(), String> {
+    if pattern.is_empty() {
+        return Err("empty pattern".into());
+    }
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(format!("longer than {MAX_PATTERN_BYTES} bytes"));
+    }
+    if pattern.chars().any(char::is_control) {
+        return Err("contains a control character".into());
+    }
+    if pattern.starts_with('/') {
+        return Err("starts with `/`; patterns are already relative to the repository root".into());
+    }
+    if pattern.ends_with('/') {
+        return Err("ends with `/`; to match a directory's contents write `dir/**`".into());
+    }
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some(e) if e.is_ascii_punctuation() && e != '/' && e != '\\' => {}
+                Some(e) => {
+                    return Err(format!(
+                        "backslash may only escape a glob character, not {e:?}; paths never contain a backslash"
+                    ));
+                }
+                None => return Err("ends with a dangling backslash".into()),
+            }
+        }
+    }
+    for component in pattern.split('/') {
+        if component.is_empty() {
+            return Err("has an empty path component (`//`)".into());
+        }
+        // Brace alternatives are split too, so `{..,src}/**` is caught.
+        for piece in component.split(['{', '}', ',']) {
+            if piece == "." || piece == ".." {
+                return Err(format!("has a `{piece}` path component"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The checked policy.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    /// The denied trust-control surface; matched case-insensitively.
+    pub deny: Vec<PatternEntry>,
+    /// Paths a build may write (e.g. `target/**`); matched case-sensitively.
+    pub build_output: Vec<PatternEntry>,
+    /// Extra environment variable names `guard run` passes through.
+    pub env_allow: Vec<String>,
+    /// Whether new files may have the executable mode.
+    pub allow_executable: bool,
+    /// Whether a file's mode may change.
+    pub allow_mode_change: bool,
+    pub limits: Limits,
+}
+
+impl Policy {
+    /// The embedded default policy (`default-policy.yml`).
+    pub fn embedded_default() -> Result<Policy, PolicyError> {
+        let base = Policy {
+            deny: Vec::new(),
+            build_output: Vec::new(),
+            env_allow: Vec::new(),
+            allow_executable: false,
+            allow_mode_change: false,
+            limits: Limits::UNBOUNDED,
+        };
+        let raw = parse(DEFAULT_POLICY_YAML)?;
+        base.apply(raw)
+    }
+
+    /// The default policy extended/tightened by a user YAML file.
+    pub fn from_yaml(text: &str) -> Result<Policy, PolicyError> {
+        let raw = parse(text)?;
+        Policy::embedded_default()?.apply(raw)
+    }
+
+    /// The first deny pattern matching `path` (case-insensitively), or None.
+    pub fn denied(&self, path: &str) -> Option<&str> {
+        first_match(&self.deny, path)
+    }
+
+    /// Whether `path` is a build output. Does not override [`Policy::denied`].
+    pub fn is_build_output(&self, path: &str) -> bool {
+        self.build_output.iter().any(|p| p.is_match(path))
+    }
+
+    /// Validates `raw` into a policy derived from `self`: lists are extended, booleans replaced,
+    /// limits lowered (never raised above `self`'s).
+    fn apply(mut self, raw: RawPolicy) -> Result<Policy, PolicyError> {
+        if raw.version.0 != POLICY_VERSION {
+            return Err(PolicyError::UnsupportedVersion {
+                found: raw.version.0,
+            });
+        }
+        for (i, pattern) in raw.deny.add.iter().enumerate() {
+            let entry = format!("deny.add[{i}]");
+            self.deny
+                .push(PatternEntry::new(&entry, pattern, PatternKind::Deny)?);
+        }
+        for (i, pattern) in raw.build.output.iter().enumerate() {
+            let entry = format!("build.output[{i}]");
+            self.build_output
+                .push(PatternEntry::new(&entry, pattern, PatternKind::Exact)?);
+        }
+        for (i, name) in raw.build.env.iter().enumerate() {
+            check_env_name(name).map_err(|reason| PolicyError::InvalidEnvName {
+                entry: format!("build.env[{i}]"),
+                name: name.clone(),
+                reason,
+            })?;
+            if !self.env_allow.contains(name) {
+                self.env_allow.push(name.clone());
+            }
+        }
+        if let Some(PlainBool(yes)) = raw.allow.executable_files {
+            self.allow_executable = yes;
+        }
+        if let Some(PlainBool(yes)) = raw.allow.mode_changes {
+            self.allow_mode_change = yes;
+        }
+        let (l, r) = (&mut self.limits, &raw.limits);
+        if let Some(v) = lower("limits.diff-bytes", r.diff_bytes, l.max_diff_bytes)? {
+            l.max_diff_bytes = v;
+        }
+        lower_usize("limits.files", r.files, &mut l.max_files)?;
+        lower_usize("limits.path-bytes", r.path_bytes, &mut l.max_path_bytes)?;
+        lower_usize(
+            "limits.component-bytes",
+            r.component_bytes,
+            &mut l.max_component_bytes,
+        )?;
+        lower_usize("limits.line-bytes", r.line_bytes, &mut l.max_line_bytes)?;
+        Ok(self)
+    }
+}
+
+fn first_match<'a>(patterns: &'a [PatternEntry], path: &str) -> Option<&'a str> {
+    patterns
+        .iter()
+        .find(|p| p.is_match(path))
+        .map(PatternEntry::pattern)
+}
+
+/// `Some(value)` if `value` is a valid lowering of `current`: at least 1 and at most `current`.
+fn lower(
+    key: &'static str,
+    value: Option<PlainInt>,
+    current: u64,
+) -> Result<Option<u64>, PolicyError> {
+    match value.map(|PlainInt(v)| v) {
+        None => Ok(None),
+        Some(0) => Err(PolicyError::ZeroLimit { key }),
+        Some(value) if value > current => Err(PolicyError::LimitAboveDefault {
+            key,
+            value,
+            max: current,
+        }),
+        Some(value) => Ok(Some(value)),
+    }
+}
+
+fn lower_usize(
+    key: &'static str,
+    value: Option<PlainInt>,
+    current: &mut usize,
+) -> Result<(), PolicyError> {
+    let ceiling = u64::try_from(*current).unwrap_or(u64::MAX);
+    if let Some(v) = lower(key, value, ceiling)? {
+        // v <= ceiling, which came from a usize, so this conversion cannot fail.
+        *current = usize::try_from(v).unwrap_or(*current);
+    }
+    Ok(())
+}
+
+/// Environment names that carry credentials are refused even from a trusted policy file: the build
+/// runs patch code, and nothing it can read may be a secret.
+fn check_env_name(name: &str) -> Result<(), String> {
+    let mut bytes = name.bytes();
+    let valid_first = bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    if !valid_first || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        return Err("not a variable name ([A-Za-z_][A-Za-z0-9_]*)".into());
+    }
+    let upper = name.to_ascii_uppercase();
+    if upper.starts_with("ACTIONS_") || upper.starts_with("RUNNER_") {
+        return Err("runner-internal variables (ACTIONS_*, RUNNER_*) may carry tokens".into());
+    }
+    const CREDENTIAL_WORDS: &[&str] = &["TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"];
+    if let Some(word) = CREDENTIAL_WORDS.iter().find(|w| upper.contains(*w)) {
+        return Err(format!("looks like a credential (contains {word})"));
+    }
+    Ok(())
+}
+
+/// The declared scope of one task: every touched path must match one of these globs.
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    globs: Vec<PatternEntry>,
+}
+
+impl Scope {
+    /// Declared scope globs (case-sensitive). Errors on an invalid or unsafe glob (empty, leading
+    /// `/`, `..` component, backslash other than as an escape, ...), naming it as `scope[i]`.
+    pub fn new(globs: &[String]) -> Result<Scope, PolicyError> {
+        let globs = globs
+            .iter()
+            .enumerate()
+            .map(|(i, g)| PatternEntry::new(&format!("scope[{i}]"), g, PatternKind::Exact))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Scope { globs })
+    }
+
+    /// Whether no glob was declared (the checker then rejects with `no-scope`).
+    pub fn is_empty(&self) -> bool {
+        self.globs.is_empty()
+    }
+
+    /// The globs as written.
+    pub fn globs(&self) -> Vec<String> {
+        self.globs.iter().map(|p| p.pattern.clone()).collect()
+    }
+
+    /// The first glob matching `path`, or None.
+    pub fn matching(&self, path: &str) -> Option<&str> {
+        first_match(&self.globs, path)
+    }
+}
+
+/// Why a policy file or a scope was refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// The policy file is larger than [`MAX_POLICY_BYTES`].
+    #[error("policy file is {bytes} bytes; the maximum is {max}")]
+    TooLarge { bytes: usize, max: usize },
+    /// YAML syntax, an unknown or duplicate key, a wrong type, a tag, a merge key, or an exceeded
+    /// parse budget.
+    #[error("policy YAML{}: {message}", location_suffix(*line, *column))]
+    Yaml {
+        /// 1-based; 0 when unknown.
+        line: u64,
+        /// 1-based; 0 when unknown.
+        column: u64,
+        message: String,
+    },
+    #[error("version: unsupported policy version {found} (expected {POLICY_VERSION})")]
+    UnsupportedVersion { found: u64 },
+    /// A glob that does not compile or is unsafe; `entry` is e.g. `deny.add[3]` or `scope[0]`.
+    #[error("{entry}: invalid glob {pattern:?}: {reason}")]
+    InvalidGlob {
+        entry: String,
+        pattern: String,
+        reason: String,
+    },
+    #[error("{key}: must be at least 1")]
+    ZeroLimit { key: &'static str },
+    #[error("{key}: {value} exceeds the default {max}; a policy file can only lower limits")]
+    LimitAboveDefault {
+        key: &'static str,
+        value: u64,
+        max: u64,
+    },
+    #[error("{entry}: environment variable {name:?} refused: {reason}")]
+    InvalidEnvName {
+        entry: String,
+        name: String,
+        reason: String,
+    },
+}
+
+fn location_suffix(line: u64, column: u64) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!(" line {line} column {column}")
+    }
+}
+
+// ---- raw, as deserialized ----
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawPolicy {
+    version: PlainInt,
+    #[serde(default)]
+    deny: RawDeny,
+    #[serde(default)]
+    allow: RawAllow,
+    #[serde(default)]
+    limits: RawLimits,
+    #[serde(default)]
+    build: RawBuild,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawDeny {
+    #[serde(default)]
+    add: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawAllow {
+    executable_files: Option<PlainBool>,
+    mode_changes: Option<PlainBool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawLimits {
+    diff_bytes: Option<PlainInt>,
+    files: Option<PlainInt>,
+    path_bytes: Option<PlainInt>,
+    component_bytes: Option<PlainInt>,
+    line_bytes: Option<PlainInt>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawBuild {
+    #[serde(default)]
+    output: Vec<String>,
+    #[serde(default)]
+    env: Vec<String>,
+}
+
+/// A non-negative integer written as a YAML integer: `"1"` (a string) is a type error, which a
+/// plain `u64` field would silently accept.
+#[derive(Debug, Clone, Copy)]
+struct PlainInt(u64);
+
+impl<'de> Deserialize<'de> for PlainInt {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = PlainInt;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an unquoted non-negative integer")
+            }
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<PlainInt, E> {
+                Ok(PlainInt(v))
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<PlainInt, E> {
+                u64::try_from(v)
+                    .map(PlainInt)
+                    .map_err(|_| E::invalid_value(serde::de::Unexpected::Signed(v), &self))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+/// `true` or `false` written as a YAML boolean, not as a string.
+#[derive(Debug, Clone, Copy)]
+struct PlainBool(bool);
+
+impl<'de> Deserialize<'de> for PlainBool {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = PlainBool;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("unquoted true or false")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<PlainBool, E> {
+                Ok(PlainBool(v))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
+fn parse(text: &str) -> Result<RawPolicy, PolicyError> {
+    if text.len() > MAX_POLICY_BYTES {
+        return Err(PolicyError::TooLarge {
+            bytes: text.len(),
+            max: MAX_POLICY_BYTES,
+        });
+    }
+    // A policy needs no aliases, tags or merge keys; the budget is far below anything that could
+    // hurt yet far above any real policy.
+    let mut alias_limits = serde_saphyr::options::AliasLimits::default();
+    alias_limits.max_total_replayed_events = 10_000;
+    alias_limits.max_replay_stack_depth = 8;
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_reader_input_bytes: Some(MAX_POLICY_BYTES),
+            max_events: 200_000,
+            max_aliases: 100,
+            max_anchors: 100,
+            max_depth: 16,
+            max_documents: 1,
+            max_nodes: 100_000,
+            max_total_scalar_bytes: MAX_POLICY_BYTES,
+            max_merge_keys: 0,
+        },
+        alias_limits: alias_limits,
+        duplicate_keys: serde_saphyr::DuplicateKeyPolicy::Error,
+        merge_keys: serde_saphyr::MergeKeyPolicy::Error,
+        strict_booleans: true,
+        reject_unsupported_tags: true,
+        reject_tagged_field_names: true,
+        with_snippet: false,
+    };
+    serde_saphyr::from_str_with_options::<RawPolicy>(text, options).map_err(|e| {
+        let (line, column) = e.location().map_or((0, 0), |l| (l.line(), l.column()));
+        let message = e.without_snippet().to_string();
+        // The location is carried separately; drop the copy serde-saphyr appends.
+        let suffix = format!(" at line {line}, column {column}");
+        let message = message.strip_suffix(&suffix).unwrap_or(&message).to_owned();
+        PolicyError::Yaml {
+            line,
+            column,
+            message,
+        }
+    })
+}

@@ -1,0 +1,868 @@
+//! The policy: the embedded default file, deny matching, scope and build-output glob semantics, and
+//! every strict-config error.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use guard::policy::{DEFAULT_POLICY_YAML, Limits, MAX_POLICY_BYTES, Policy, PolicyError, Scope};
+use std::collections::BTreeSet;
+
+fn default_policy() -> Policy {
+    Policy::embedded_default().expect("the embedded default policy loads")
+}
+
+fn patterns(policy: &Policy) -> Vec<&str> {
+    policy.deny.iter().map(|p| p.pattern()).collect()
+}
+
+fn err(yaml: &str) -> PolicyError {
+    match Policy::from_yaml(yaml) {
+        Ok(_) => panic!("accepted:\n{yaml}"),
+        Err(e) => e,
+    }
+}
+
+// ---- the default file ----
+
+#[test]
+fn default_file_loads_with_documented_values() {
+    let p = default_policy();
+    assert_eq!(
+        p.limits,
+        Limits {
+            max_diff_bytes: 64 * 1024 * 1024,
+            max_files: 10_000,
+            max_path_bytes: 4096,
+            max_component_bytes: 255,
+            max_line_bytes: 1024 * 1024,
+        }
+    );
+    assert!(!p.allow_executable);
+    assert!(!p.allow_mode_change);
+    assert!(p.env_allow.is_empty());
+    let outputs: Vec<&str> = p.build_output.iter().map(|b| b.pattern()).collect();
+    assert_eq!(outputs, ["target/**"]);
+}
+
+#[test]
+fn default_file_is_the_embedded_text() {
+    let on_disk = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/src/default-policy.yml"
+    ))
+    .unwrap();
+    assert_eq!(on_disk, DEFAULT_POLICY_YAML);
+}
+
+#[test]
+fn default_denylist_holds_every_required_entry() {
+    let p = default_policy();
+    let have: BTreeSet<&str> = patterns(&p).into_iter().collect();
+    let required = [
+        ".github/**",
+        "**/CODEOWNERS",
+        "**/.gitmodules",
+        "**/.gitattributes",
+        "**/.lfsconfig",
+        ".gitlab-ci.yml",
+        ".gitlab/**",
+        ".circleci/**",
+        "**/Jenkinsfile",
+        ".travis.yml",
+        "azure-pipelines.yml",
+        ".azure-pipelines/**",
+        "bitbucket-pipelines.yml",
+        ".buildkite/**",
+        ".drone.yml",
+        "appveyor.yml",
+        ".appveyor.yml",
+        ".cirrus.yml",
+        ".woodpecker/**",
+        ".woodpecker.yml",
+        ".tekton/**",
+        ".semaphore/**",
+        ".teamcity/**",
+        ".gitea/**",
+        ".forgejo/**",
+        "cloudbuild.yaml",
+        "buildspec.yml",
+        "codemagic.yaml",
+        "bitrise.yml",
+        "renovate.json",
+        "renovate.json5",
+        ".renovaterc*",
+        ".snyk",
+        ".mergify.yml",
+        ".mergify/**",
+        ".devcontainer/**",
+        ".husky/**",
+        ".pre-commit-config.yaml",
+        "lefthook.yml",
+        ".vscode/tasks.json",
+        "**/*.tf",
+        "**/*.tf.json",
+        "**/*.tfvars",
+        "**/*.hcl",
+        "**/cdk.json",
+        "**/cdk.context.json",
+        "**/template.yaml",
+        "**/template.yml",
+        "**/samconfig.toml",
+        "**/*.cfn.{yaml,yml,json}",
+        "**/cloudformation/**",
+        "**/Pulumi.yaml",
+        "**/Pulumi.*.yaml",
+        "**/serverless.yml",
+        "**/*.bicep",
+        "**/iam/**",
+        "**/*.iam.json",
+        ".agent-team/**",
+    ];
+    for r in required {
+        assert!(have.contains(r), "default denylist lacks {r}");
+    }
+    assert_eq!(
+        have.len(),
+        patterns(&p).len(),
+        "no duplicate default entries"
+    );
+}
+
+// ---- deny matching ----
+
+/// (path, the first deny pattern expected to match). Case variants and any-depth variants included.
+const DENIED: &[(&str, &str)] = &[
+    // GitHub
+    (".github/workflows/ci.yml", ".github/**"),
+    (".github", ".github/**"),
+    (".GitHub/Workflows/x.yml", ".github/**"),
+    (".GITHUB/WORKFLOWS/CI.YML", ".github/**"),
+    (".github/CODEOWNERS", ".github/**"),
+    (".github/dependabot.yml", ".github/**"),
+    (".github/renovate.json", ".github/**"),
+    (".github/actions/setup/action.yml", ".github/**"),
+    ("CODEOWNERS", "**/CODEOWNERS"),
+    ("docs/CODEOWNERS", "**/CODEOWNERS"),
+    ("a/b/codeowners", "**/CODEOWNERS"),
+    ("Docs/CodeOwners", "**/CODEOWNERS"),
+    (".gitlab/CODEOWNERS", "**/CODEOWNERS"),
+    ("action.yml", "**/action.yml"),
+    ("tools/setup/action.yaml", "**/action.yaml"),
+    ("tools/setup/Action.YML", "**/action.yml"),
+    // git
+    (".gitmodules", "**/.gitmodules"),
+    ("vendor/lib/.gitmodules", "**/.gitmodules"),
+    (".GitModules", "**/.gitmodules"),
+    (".gitattributes", "**/.gitattributes"),
+    ("sub/dir/.gitattributes", "**/.gitattributes"),
+    (".lfsconfig", "**/.lfsconfig"),
+    // other CI
+    (".gitlab-ci.yml", ".gitlab-ci.yml"),
+    (".gitlab/ci/build.yml", ".gitlab/**"),
+    (".circleci/config.yml", ".circleci/**"),
+    ("Jenkinsfile", "**/Jenkinsfile"),
+    ("ci/release/Jenkinsfile", "**/Jenkinsfile"),
+    ("JENKINSFILE", "**/Jenkinsfile"),
+    (".travis.yml", ".travis.yml"),
+    ("azure-pipelines.yml", "azure-pipelines.yml"),
+    (".azure-pipelines/build.yml", ".azure-pipelines/**"),
+    ("bitbucket-pipelines.yml", "bitbucket-pipelines.yml"),
+    (".buildkite/pipeline.yml", ".buildkite/**"),
+    (".drone.yml", ".drone.yml"),
+    ("appveyor.yml", "appveyor.yml"),
+    (".appveyor.yml", ".appveyor.yml"),
+    (".cirrus.yml", ".cirrus.yml"),
+    (".woodpecker/build.yml", ".woodpecker/**"),
+    (".woodpecker.yml", ".woodpecker.yml"),
+    (".tekton/push.yaml", ".tekton/**"),
+    (".semaphore/semaphore.yml", ".semaphore/**"),
+    (".teamcity/settings.kts", ".teamcity/**"),
+    (".gitea/workflows/ci.yml", ".gitea/**"),
+    (".forgejo/workflows/ci.yml", ".forgejo/**"),
+    ("cloudbuild.yaml", "cloudbuild.yaml"),
+    ("buildspec.yml", "buildspec.yml"),
+    ("codemagic.yaml", "codemagic.yaml"),
+    ("bitrise.yml", "bitrise.yml"),
+    ("Bitrise.YML", "bitrise.yml"),
+    // dependency bots
+    ("renovate.json", "renovate.json"),
+    ("renovate.json5", "renovate.json5"),
+    (".renovaterc", ".renovaterc*"),
+    (".renovaterc.json", ".renovaterc*"),
+    (".snyk", ".snyk"),
+    (".mergify.yml", ".mergify.yml"),
+    (".mergify/config.yml", ".mergify/**"),
+    // dev-environment hooks
+    (".devcontainer/devcontainer.json", ".devcontainer/**"),
+    (".devcontainer/x/Dockerfile", ".devcontainer/**"),
+    (".devcontainer.json", ".devcontainer.json"),
+    (".husky/pre-commit", ".husky/**"),
+    (".pre-commit-config.yaml", ".pre-commit-config.yaml"),
+    ("lefthook.yml", "lefthook.yml"),
+    (".vscode/tasks.json", ".vscode/tasks.json"),
+    (".VSCode/Tasks.JSON", ".vscode/tasks.json"),
+    // infrastructure as code and IAM
+    ("main.tf", "**/*.tf"),
+    ("infra/prod/main.tf", "**/*.tf"),
+    ("MAIN.TF", "**/*.tf"),
+    ("infra/main.tf.json", "**/*.tf.json"),
+    ("prod.tfvars", "**/*.tfvars"),
+    ("live/terragrunt.hcl", "**/*.hcl"),
+    ("cdk.json", "**/cdk.json"),
+    ("app/cdk.context.json", "**/cdk.context.json"),
+    ("template.yaml", "**/template.yaml"),
+    ("sam/template.yml", "**/template.yml"),
+    ("samconfig.toml", "**/samconfig.toml"),
+    ("stack.cfn.yaml", "**/*.cfn.{yaml,yml,json}"),
+    ("a/stack.cfn.yml", "**/*.cfn.{yaml,yml,json}"),
+    ("a/b/stack.CFN.json", "**/*.cfn.{yaml,yml,json}"),
+    ("cloudformation/vpc.json", "**/cloudformation/**"),
+    ("deploy/CloudFormation/a/b.yaml", "**/cloudformation/**"),
+    ("Pulumi.yaml", "**/Pulumi.yaml"),
+    ("infra/Pulumi.prod.yaml", "**/Pulumi.*.yaml"),
+    ("serverless.yml", "**/serverless.yml"),
+    ("svc/main.bicep", "**/*.bicep"),
+    ("iam/policy.json", "**/iam/**"),
+    ("infra/IAM/role.json", "**/iam/**"),
+    ("iam", "**/iam/**"),
+    ("infra/iam", "**/iam/**"),
+    ("roles/deploy.iam.json", "**/*.iam.json"),
+    // this tool
+    (".agent-team/policy.yml", ".agent-team/**"),
+    (".agent-team", ".agent-team/**"),
+];
+
+/// Near misses that must NOT be denied.
+const NOT_DENIED: &[&str] = &[
+    "src/lib.rs",
+    "README.md",
+    "Cargo.toml",
+    "src/github.rs",
+    "github/workflows/ci.yml",
+    ".github.md",
+    ".githubx/workflows/ci.yml",
+    "x/.github/workflows/ci.yml",
+    "docs/codeowners.md",
+    "CODEOWNERS.md",
+    "CODEOWNERS/x",
+    "src/action.rs",
+    "action.yml.md",
+    ".gitignore",
+    ".git-blame-ignore-revs",
+    "gitmodules",
+    ".gitmodules.orig",
+    "src/gitlab-ci.yml",
+    "docs/.travis.yml",
+    "Jenkinsfile.md",
+    "config/renovate.json",
+    "renovate.json.bak",
+    "docs/.circleci/config.yml",
+    ".vscode/settings.json",
+    "terraform.md",
+    "main.tf.md",
+    "src/tf.rs",
+    "docs/hcl.md",
+    "src/iam_helpers.rs",
+    "src/iam.rs",
+    "docs/iam.md",
+    "iam.json",
+    "templates/site.yaml",
+    "template.yaml.bak",
+    "src/serverless.rs",
+    "Pulumi.md",
+    "cdk.jsonc",
+    "agent-team/x",
+    "target/debug/build/x",
+];
+
+#[test]
+fn deny_table() {
+    let p = default_policy();
+    for (path, want) in DENIED {
+        assert_eq!(p.denied(path), Some(*want), "path {path:?}");
+    }
+    for path in NOT_DENIED {
+        assert_eq!(p.denied(path), None, "path {path:?} must not be denied");
+    }
+}
+
+#[test]
+fn every_default_deny_entry_is_witnessed_by_the_table() {
+    let p = default_policy();
+    let witnessed: BTreeSet<&str> = DENIED.iter().map(|(_, want)| *want).collect();
+    for pattern in patterns(&p) {
+        assert!(witnessed.contains(pattern), "no DENIED row for {pattern}");
+    }
+}
+
+#[test]
+fn deny_entry_matches_directory_itself_but_scope_and_build_output_do_not() {
+    let p = default_policy();
+    assert_eq!(p.denied(".circleci"), Some(".circleci/**"));
+    assert_eq!(p.denied(".Husky"), Some(".husky/**"));
+    assert!(!p.is_build_output("target"));
+    let scope = Scope::new(&["src/**".to_owned()]).unwrap();
+    assert_eq!(scope.matching("src"), None);
+}
+
+#[test]
+fn build_output_is_case_sensitive_and_below_its_directory() {
+    let p = default_policy();
+    assert!(p.is_build_output("target/debug/guard"));
+    assert!(p.is_build_output("target/a/b/c/d"));
+    assert!(!p.is_build_output("Target/debug/guard"));
+    assert!(!p.is_build_output("src/target/x"));
+    assert!(!p.is_build_output("targetx/y"));
+}
+
+// ---- scope ----
+
+fn scope(globs: &[&str]) -> Scope {
+    Scope::new(&globs.iter().map(|g| (*g).to_owned()).collect::<Vec<_>>()).unwrap()
+}
+
+#[test]
+fn scope_star_does_not_cross_slash() {
+    let s = scope(&["src/*"]);
+    assert_eq!(s.matching("src/lib.rs"), Some("src/*"));
+    assert_eq!(s.matching("src/a/lib.rs"), None);
+    assert_eq!(s.matching("src"), None);
+    assert_eq!(s.matching("lib.rs"), None);
+
+    let s = scope(&["*.md"]);
+    assert_eq!(s.matching("README.md"), Some("*.md"));
+    assert_eq!(s.matching("docs/a.md"), None);
+
+    let s = scope(&["src/?.rs"]);
+    assert_eq!(s.matching("src/a.rs"), Some("src/?.rs"));
+    assert_eq!(s.matching("src/ab.rs"), None);
+}
+
+#[test]
+fn scope_double_star_crosses_slash() {
+    let s = scope(&["src/**"]);
+    for path in ["src/lib.rs", "src/a/b/c.rs", "src/.hidden"] {
+        assert_eq!(s.matching(path), Some("src/**"), "{path}");
+    }
+    for path in ["src", "srcx/a.rs", "x/src/a.rs"] {
+        assert_eq!(s.matching(path), None, "{path}");
+    }
+    let s = scope(&["**/*.rs"]);
+    assert_eq!(s.matching("lib.rs"), Some("**/*.rs"));
+    assert_eq!(s.matching("a/b/lib.rs"), Some("**/*.rs"));
+    assert_eq!(s.matching("a/b/lib.rsx"), None);
+    let s = scope(&["crates/**/tests/*.rs"]);
+    assert_eq!(
+        s.matching("crates/tests/a.rs"),
+        Some("crates/**/tests/*.rs")
+    );
+    assert_eq!(
+        s.matching("crates/x/y/tests/a.rs"),
+        Some("crates/**/tests/*.rs")
+    );
+    assert_eq!(s.matching("crates/x/tests/sub/a.rs"), None);
+}
+
+#[test]
+fn scope_is_case_sensitive() {
+    let s = scope(&["src/**", "README.md"]);
+    assert_eq!(s.matching("Src/lib.rs"), None);
+    assert_eq!(s.matching("SRC/lib.rs"), None);
+    assert_eq!(s.matching("readme.md"), None);
+    assert_eq!(s.matching("README.md"), Some("README.md"));
+}
+
+#[test]
+fn scope_alternatives_classes_and_escapes() {
+    let s = scope(&["src/*.{rs,toml}"]);
+    assert!(s.matching("src/a.rs").is_some());
+    assert!(s.matching("src/b.toml").is_some());
+    assert!(s.matching("src/c.md").is_none());
+    let s = scope(&["v[0-9].txt"]);
+    assert!(s.matching("v1.txt").is_some());
+    assert!(s.matching("va.txt").is_none());
+    let s = scope(&[r"docs/\*.md"]);
+    assert_eq!(s.matching("docs/*.md"), Some(r"docs/\*.md"));
+    assert_eq!(s.matching("docs/a.md"), None);
+}
+
+#[test]
+fn scope_reports_first_matching_glob_and_round_trips() {
+    let s = scope(&["docs/**", "src/**", "src/*.rs"]);
+    assert_eq!(s.matching("src/lib.rs"), Some("src/**"));
+    assert_eq!(s.globs(), ["docs/**", "src/**", "src/*.rs"]);
+    assert!(!s.is_empty());
+}
+
+#[test]
+fn empty_scope_matches_nothing() {
+    let s = Scope::new(&[]).unwrap();
+    assert!(s.is_empty());
+    assert!(s.globs().is_empty());
+    assert_eq!(s.matching("src/lib.rs"), None);
+}
+
+#[test]
+fn scope_rejects_invalid_and_unsafe_globs() {
+    let bad = [
+        ("", "empty"),
+        ("/src/**", "starts with `/`"),
+        ("//x", "starts with `/`"),
+        ("../x", "`..`"),
+        ("src/../x", "`..`"),
+        ("src/..", "`..`"),
+        ("{..,src}/**", "`..`"),
+        ("./src/**", "`.`"),
+        ("src/./a", "`.`"),
+        ("a//b", "empty path component"),
+        ("src/", "ends with `/`"),
+        (r"src\a", "backslash"),
+        (r"src\\x", "backslash"),
+        (r"src\/x", "backslash"),
+        ("src\\", "dangling backslash"),
+        ("a\tb", "control character"),
+        ("a\nb", "control character"),
+        ("a/[", "unclosed character class"),
+        ("src/{a,b", "unclosed alternate"),
+    ];
+    for (glob, why) in bad {
+        let globs = vec!["ok/**".to_owned(), glob.to_owned()];
+        match Scope::new(&globs) {
+            Err(e @ PolicyError::InvalidGlob { .. }) => {
+                let PolicyError::InvalidGlob {
+                    entry,
+                    pattern,
+                    reason,
+                } = &e
+                else {
+                    unreachable!()
+                };
+                assert_eq!(entry, "scope[1]", "{glob:?}");
+                assert_eq!(pattern, glob);
+                assert!(reason.contains(why), "{glob:?}: {reason}");
+                assert!(e.to_string().starts_with("scope[1]: invalid glob "), "{e}");
+            }
+            other => panic!("{glob:?}: {other:?}"),
+        }
+    }
+    let long = "a".repeat(5000);
+    assert!(matches!(
+        Scope::new(&[long]),
+        Err(PolicyError::InvalidGlob { .. })
+    ));
+}
+
+// ---- user policy files ----
+
+#[test]
+fn minimal_user_policy_is_the_default() {
+    let user = Policy::from_yaml("version: 1\n").unwrap();
+    let default = default_policy();
+    assert_eq!(patterns(&user), patterns(&default));
+    assert_eq!(user.limits, default.limits);
+    assert_eq!(user.allow_executable, default.allow_executable);
+    assert_eq!(user.allow_mode_change, default.allow_mode_change);
+}
+
+#[test]
+fn module_doc_example_parses() {
+    let yaml = r#"
+version: 1                          # required; only 1 exists
+deny:
+  add: ["gate/**", "guard/**"]      # appended to the default denylist
+allow:
+  executable-files: false           # true allows new files with mode 100755
+  mode-changes: false               # true allows old mode != new mode
+limits:                             # each 1 ..= the default value
+  diff-bytes: 67108864
+  files: 10000
+  path-bytes: 4096
+  component-bytes: 255
+  line-bytes: 1048576
+build:
+  output: ["target/**"]             # appended to the default build outputs
+  env: ["CARGO_HOME"]               # appended to the default env allowlist
+"#;
+    let p = Policy::from_yaml(yaml).unwrap();
+    assert_eq!(p.denied("gate/src/main.rs"), Some("gate/**"));
+    assert_eq!(p.env_allow, ["CARGO_HOME"]);
+}
+
+#[test]
+fn extending_deny_keeps_the_default() {
+    let p = Policy::from_yaml("version: 1\ndeny:\n  add: [\"gate/**\", \"guard/**\"]\n").unwrap();
+    assert_eq!(p.denied("gate/src/lib.rs"), Some("gate/**"));
+    assert_eq!(p.denied("Guard/Cargo.toml"), Some("guard/**"));
+    assert_eq!(p.denied("gate"), Some("gate/**"));
+    assert_eq!(p.denied(".github/workflows/ci.yml"), Some(".github/**"));
+    assert_eq!(p.deny.len(), default_policy().deny.len() + 2);
+    // Defaults come first, so a path matched by both reports the default entry.
+    let p = Policy::from_yaml("version: 1\ndeny:\n  add: [\".github/workflows/**\"]\n").unwrap();
+    assert_eq!(p.denied(".github/workflows/ci.yml"), Some(".github/**"));
+}
+
+#[test]
+fn default_deny_cannot_be_removed() {
+    for key in ["remove", "replace", "default", "clear"] {
+        let e = err(&format!("version: 1\ndeny:\n  {key}: [\".github/**\"]\n"));
+        assert!(
+            matches!(e, PolicyError::Yaml { line: 3, .. }),
+            "{key}: {e:?}"
+        );
+        assert!(
+            e.to_string().contains(&format!("unknown field `{key}`")),
+            "{e}"
+        );
+    }
+    // An empty add list, or a top-level deny list, does not clear anything.
+    let p = Policy::from_yaml("version: 1\ndeny:\n  add: []\n").unwrap();
+    assert_eq!(p.denied(".github/workflows/ci.yml"), Some(".github/**"));
+    assert!(matches!(
+        err("version: 1\ndeny: []\n"),
+        PolicyError::Yaml { .. }
+    ));
+    assert!(matches!(
+        err("version: 1\ndeny: ~\n"),
+        PolicyError::Yaml { .. }
+    ));
+}
+
+#[test]
+fn allow_is_explicit_loosening() {
+    let p = Policy::from_yaml("version: 1\nallow:\n  executable-files: true\n").unwrap();
+    assert!(p.allow_executable);
+    assert!(!p.allow_mode_change);
+    let p = Policy::from_yaml("version: 1\nallow: {mode-changes: true}\n").unwrap();
+    assert!(!p.allow_executable);
+    assert!(p.allow_mode_change);
+}
+
+#[test]
+fn limits_can_be_lowered() {
+    let p = Policy::from_yaml(
+        "version: 1\nlimits:\n  diff-bytes: 1000\n  files: 5\n  path-bytes: 100\n  component-bytes: 50\n  line-bytes: 200\n",
+    )
+    .unwrap();
+    assert_eq!(
+        p.limits,
+        Limits {
+            max_diff_bytes: 1000,
+            max_files: 5,
+            max_path_bytes: 100,
+            max_component_bytes: 50,
+            max_line_bytes: 200,
+        }
+    );
+    let p = Policy::from_yaml("version: 1\nlimits: {files: 10000}\n").unwrap();
+    assert_eq!(p.limits.max_files, 10_000);
+}
+
+#[test]
+fn build_outputs_and_env_extend() {
+    let p = Policy::from_yaml(
+        "version: 1\nbuild:\n  output: [\"out/**\"]\n  env: [CARGO_HOME, RUSTUP_HOME, CARGO_HOME]\n",
+    )
+    .unwrap();
+    assert!(p.is_build_output("target/x"));
+    assert!(p.is_build_output("out/x"));
+    assert_eq!(p.env_allow, ["CARGO_HOME", "RUSTUP_HOME"]);
+}
+
+// ---- strict-config errors ----
+
+#[test]
+fn unknown_key_at_every_level_is_an_error_with_its_location() {
+    let cases = [
+        ("version: 1\nfoo: 1\n", "foo", 2),
+        ("version: 1\ndeny:\n  add: []\n  bar: 1\n", "bar", 4),
+        ("version: 1\nallow:\n  executable: true\n", "executable", 3),
+        (
+            "version: 1\nallow:\n  executable_files: true\n",
+            "executable_files",
+            3,
+        ),
+        ("version: 1\nlimits:\n  files: 1\n  bytes: 1\n", "bytes", 4),
+        ("version: 1\nbuild:\n  outputs: []\n", "outputs", 3),
+        ("version: 1\nDeny: {}\n", "Deny", 2),
+    ];
+    for (yaml, key, want_line) in cases {
+        let e = err(yaml);
+        let PolicyError::Yaml {
+            line,
+            column,
+            message,
+        } = &e
+        else {
+            panic!("{yaml}: {e:?}")
+        };
+        assert_eq!(*line, want_line, "{yaml}");
+        assert!(*column > 0);
+        assert!(
+            message.contains(&format!("unknown field `{key}`")),
+            "{message}"
+        );
+        assert!(
+            e.to_string().contains(&format!("line {want_line} column")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn version_is_required_and_must_be_1() {
+    for (yaml, found) in [
+        ("version: 2\n", 2),
+        ("version: 0\n", 0),
+        ("version: 100\n", 100),
+    ] {
+        let e = err(yaml);
+        assert!(
+            matches!(e, PolicyError::UnsupportedVersion { found: f } if f == found),
+            "{e:?}"
+        );
+        assert!(e.to_string().starts_with("version: "), "{e}");
+    }
+    for yaml in ["deny: {add: []}\n", "", "# only a comment\n"] {
+        assert!(matches!(err(yaml), PolicyError::Yaml { .. }), "{yaml:?}");
+    }
+    let e = err("deny: {add: []}\n");
+    assert!(e.to_string().contains("version"), "{e}");
+}
+
+#[test]
+fn wrong_types_are_errors() {
+    let cases = [
+        "version: '1'\n",
+        "version: \"1\"\n",
+        "version: 1.0\n",
+        "version: -1\n",
+        "version: [1]\n",
+        "version: 1\nallow:\n  executable-files: yes\n",
+        "version: 1\nallow:\n  executable-files: 'true'\n",
+        "version: 1\nallow:\n  mode-changes: 1\n",
+        "version: 1\nlimits:\n  files: many\n",
+        "version: 1\nlimits:\n  files: '100'\n",
+        "version: 1\nlimits:\n  files: -5\n",
+        "version: 1\nlimits:\n  line-bytes: 1.5\n",
+        "version: 1\nlimits:\n  diff-bytes: 99999999999999999999999\n",
+        "version: 1\ndeny:\n  add: {a: b}\n",
+        "version: 1\ndeny:\n  add: [[a]]\n",
+        "version: 1\nbuild:\n  env: [{a: b}]\n",
+        "version: 1\nlimits: [1]\n",
+        "[]\n",
+        "just a string\n",
+    ];
+    for yaml in cases {
+        assert!(matches!(err(yaml), PolicyError::Yaml { .. }), "{yaml:?}");
+    }
+}
+
+#[test]
+fn bad_glob_names_its_entry_and_index() {
+    let e = err("version: 1\ndeny:\n  add: [\"a/**\", \"b/**\", \"c\", \"a/[\"]\n");
+    assert!(
+        matches!(&e, PolicyError::InvalidGlob { entry, pattern, .. } if entry == "deny.add[3]" && pattern == "a/["),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("deny.add[3]: invalid glob \"a/[\": "),
+        "{e}"
+    );
+
+    let e = err("version: 1\ndeny:\n  add: [\"/etc/**\"]\n");
+    assert!(
+        matches!(&e, PolicyError::InvalidGlob { entry, .. } if entry == "deny.add[0]"),
+        "{e:?}"
+    );
+
+    let e = err("version: 1\nbuild:\n  output: [\"target/**\", \"../x/**\"]\n");
+    assert!(
+        matches!(&e, PolicyError::InvalidGlob { entry, .. } if entry == "build.output[1]"),
+        "{e:?}"
+    );
+    assert!(e.to_string().starts_with("build.output[1]: "), "{e}");
+
+    let e = err("version: 1\ndeny:\n  add: [\"\"]\n");
+    assert!(
+        matches!(&e, PolicyError::InvalidGlob { entry, .. } if entry == "deny.add[0]"),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn zero_limit_is_an_error_naming_the_key() {
+    for key in [
+        "diff-bytes",
+        "files",
+        "path-bytes",
+        "component-bytes",
+        "line-bytes",
+    ] {
+        let e = err(&format!("version: 1\nlimits:\n  {key}: 0\n"));
+        let want = format!("limits.{key}");
+        assert!(
+            matches!(&e, PolicyError::ZeroLimit { key } if *key == want),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), format!("limits.{key}: must be at least 1"));
+    }
+}
+
+#[test]
+fn limit_above_default_is_an_error() {
+    let cases = [
+        ("diff-bytes", 67_108_865_u64, 67_108_864_u64),
+        ("files", 10_001, 10_000),
+        ("path-bytes", 4097, 4096),
+        ("component-bytes", 256, 255),
+        ("line-bytes", 1_048_577, 1_048_576),
+    ];
+    for (key, value, max) in cases {
+        let e = err(&format!("version: 1\nlimits:\n  {key}: {value}\n"));
+        let want = format!("limits.{key}");
+        assert!(
+            matches!(&e, PolicyError::LimitAboveDefault { key: k, value: v, max: m }
+                if *k == want && *v == value && *m == max),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string()
+                .starts_with(&format!("limits.{key}: {value} exceeds")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn env_names_are_checked() {
+    let bad = [
+        ("", "not a variable name"),
+        ("1ABC", "not a variable name"),
+        ("A-B", "not a variable name"),
+        ("A B", "not a variable name"),
+        ("GITHUB_TOKEN", "credential"),
+        ("gh_token", "credential"),
+        ("NPM_AUTH_TOKEN", "credential"),
+        ("AWS_SECRET_ACCESS_KEY", "credential"),
+        ("DB_PASSWORD", "credential"),
+        ("ACTIONS_RUNTIME_TOKEN", "runner-internal"),
+        ("ACTIONS_ID_TOKEN_REQUEST_URL", "runner-internal"),
+        ("RUNNER_TEMP", "runner-internal"),
+    ];
+    for (name, why) in bad {
+        let e = err(&format!(
+            "version: 1\nbuild:\n  env: [CARGO_HOME, \"{name}\"]\n"
+        ));
+        let PolicyError::InvalidEnvName {
+            entry,
+            name: n,
+            reason,
+        } = &e
+        else {
+            panic!("{name:?}: {e:?}")
+        };
+        assert_eq!(entry, "build.env[1]");
+        assert_eq!(n, name);
+        assert!(reason.contains(why), "{name}: {reason}");
+        assert!(e.to_string().starts_with("build.env[1]: "), "{e}");
+    }
+}
+
+#[test]
+fn duplicate_keys_are_errors() {
+    let cases = [
+        "version: 1\nversion: 1\n",
+        "version: 1\nlimits:\n  files: 1\n  files: 2\n",
+        "version: 1\ndeny: {add: [a], add: [b]}\n",
+    ];
+    for yaml in cases {
+        let e = err(yaml);
+        assert!(
+            matches!(e, PolicyError::Yaml { line, .. } if line > 0),
+            "{yaml}: {e:?}"
+        );
+        assert!(e.to_string().contains("duplicate"), "{e}");
+    }
+}
+
+#[test]
+fn yaml_syntax_error_has_line_and_column() {
+    let e = err("version: 1\ndeny:\n  add: [\"a\"\n  bad\n");
+    let PolicyError::Yaml { line, column, .. } = e else {
+        panic!("{e:?}")
+    };
+    assert!(line >= 3, "line {line}");
+    assert!(column > 0);
+    let e = err("version: 1\n\t- x: [\n");
+    assert!(
+        matches!(e, PolicyError::Yaml { line, .. } if line >= 1),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn tags_merge_keys_and_multiple_documents_are_errors() {
+    let cases = [
+        "version: 1\nbuild: !custom {}\n",
+        "version: 1\ndeny:\n  add: [!glob \"a/**\"]\n",
+        "!policy\nversion: 1\n",
+        "version: 1\nallow: &a {mode-changes: true}\nbuild:\n  <<: *a\n",
+        "version: 1\n<<: {allow: {}}\n",
+        "version: 1\n---\nversion: 1\n",
+    ];
+    for yaml in cases {
+        assert!(matches!(err(yaml), PolicyError::Yaml { .. }), "{yaml:?}");
+    }
+}
+
+#[test]
+fn alias_bombs_are_refused() {
+    // Flat fan-out of aliases to one scalar stays within the schema's types, so it is the parse
+    // budget (at most 100 aliases) that stops it.
+    let aliases = vec!["*a"; 500].join(", ");
+    let yaml = format!("version: 1\ndeny:\n  add: [&a \"x/**\", {aliases}]\n");
+    let e = err(&yaml);
+    assert!(matches!(&e, PolicyError::Yaml { line: 3, .. }), "{e:?}");
+    assert!(e.to_string().contains("budget"), "{e}");
+
+    // An exponential bomb needs nested sequences, which no field accepts: deserialization stops
+    // at the first nested node, before any alias is expanded.
+    let mut yaml = String::from("version: 1\ndeny:\n  add: [&l0 [a, a, a, a, a, a, a, a]");
+    let mut prev = "l0".to_owned();
+    for i in 1..12 {
+        let refs = vec![format!("*{prev}"); 8].join(", ");
+        yaml.push_str(&format!(", &l{i} [{refs}]"));
+        prev = format!("l{i}");
+    }
+    yaml.push_str(&format!(", *{prev}]\n"));
+    let start = std::time::Instant::now();
+    let e = err(&yaml);
+    assert!(start.elapsed() < std::time::Duration::from_secs(5));
+    assert!(matches!(&e, PolicyError::Yaml { line: 3, .. }), "{e:?}");
+    assert!(e.to_string().contains("expected string"), "{e}");
+
+    // Aliases are otherwise allowed in moderation.
+    let p =
+        Policy::from_yaml("version: 1\ndeny:\n  add: [&g \"gate/**\"]\nbuild:\n  output: [*g]\n")
+            .unwrap();
+    assert!(p.is_build_output("gate/x"));
+}
+
+#[test]
+fn oversize_input_is_refused_before_parsing() {
+    let yaml = format!("version: 1\n#{}\n", "x".repeat(MAX_POLICY_BYTES));
+    let e = err(&yaml);
+    assert!(
+        matches!(e, PolicyError::TooLarge { bytes, max } if bytes == yaml.len() && max == MAX_POLICY_BYTES),
+        "{e:?}"
+    );
+}
+
+#[test]
+fn deep_nesting_is_refused_at_the_first_nested_node() {
+    let yaml = format!(
+        "version: 1\nbuild:\n  output: {}{}\n",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    assert!(matches!(err(&yaml), PolicyError::Yaml { .. }));
+}
