@@ -1,2 +1,51 @@
+//! `gate`: decide pass/fail from the conclusions of the jobs the gate depends on, and prepare the
+//! publication from trusted inputs.
 #![forbid(unsafe_code)]
-fn main() {}
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cli;
+
+/// Exit codes, as documented: 0 pass, 1 fail, 2 usage/configuration/I/O error.
+pub const EXIT_PASS: u8 = 0;
+pub const EXIT_FAIL: u8 = 1;
+pub const EXIT_ERROR: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "gate",
+    version,
+    about = "Decide pass/fail from toJSON(needs), keyed to a run id and a diff hash"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Pass only if every required job is present in needs with result `success`, and no other.
+    Decide(cli::decide::DecideArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            // --help and --version are successes; every other parse failure is a usage error.
+            return match err.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
+                _ => ExitCode::from(EXIT_ERROR),
+            };
+        }
+    };
+    let code = match cli.command {
+        Command::Decide(args) => cli::decide::run(args),
+    };
+    ExitCode::from(code)
+}

@@ -1,0 +1,3 @@
+//! One module per subcommand: parse arguments, call the library, render, return an exit code.
+
+pub mod decide;
