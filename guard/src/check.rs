@@ -46,6 +46,8 @@ pub enum CheckError {
     Scope(#[from] PolicyError),
     #[error(transparent)]
     Git(#[from] git::GitError),
+    #[error("the git cross-check thread failed")]
+    GitThread,
 }
 
 /// A verdict together with the throwaway index git produced, for callers that go on to use git's
@@ -66,8 +68,9 @@ pub fn check_keeping_index(req: &CheckRequest<'_>) -> Result<Checked, CheckError
     let expected = hash::parse_sha256(req.expected_sha256)
         .ok_or_else(|| CheckError::BadExpectedHash(req.expected_sha256.to_string()))?;
     let scope = Scope::new(req.scope)?;
+    let digest = hash::sha256(req.diff);
     let mut verdict = Verdict {
-        diff_sha256: hash::sha256_hex(req.diff),
+        diff_sha256: hash::to_hex(&digest),
         mode: if req.repo.is_some() {
             CheckMode::GitCrossChecked
         } else {
@@ -95,7 +98,7 @@ pub fn check_keeping_index(req: &CheckRequest<'_>) -> Result<Checked, CheckError
             index: None,
         });
     }
-    if !hash::matches(req.diff, &expected) {
+    if !hash::digests_equal(&digest, &expected) {
         verdict.violations.push(Violation::new(
             RuleId::HashMismatch,
             format!(
@@ -109,6 +112,30 @@ pub fn check_keeping_index(req: &CheckRequest<'_>) -> Result<Checked, CheckError
             index: None,
         });
     }
+    // git's reading runs beside the guard's own parse: it needs only the verified bytes.
+    std::thread::scope(|s| {
+        let git_side = req
+            .repo
+            .map(|repo| s.spawn(move || read_git_side(repo, req.diff)));
+        let index = evaluate(req, &scope, &mut verdict, git_side)?;
+        verdict
+            .violations
+            .sort_by_key(|v| (v.line.unwrap_or(0), v.rule));
+        verdict.violations.dedup();
+        Ok(Checked { verdict, index })
+    })
+}
+
+type GitHandle<'s> = std::thread::ScopedJoinHandle<'s, Result<GitSide, git::GitError>>;
+
+/// Everything after integrity: the parse, the rules, and the comparison with git's side.
+fn evaluate(
+    req: &CheckRequest<'_>,
+    scope: &Scope,
+    verdict: &mut Verdict,
+    git_side: Option<GitHandle<'_>>,
+) -> Result<Option<ThrowawayIndex>, CheckError> {
+    let limits = &req.policy.limits;
     if scope.is_empty() {
         verdict.violations.push(Violation::new(
             RuleId::NoScope,
@@ -127,10 +154,7 @@ pub fn check_keeping_index(req: &CheckRequest<'_>) -> Result<Checked, CheckError
             verdict
                 .violations
                 .push(Violation::new(rule, e.kind.to_string()).at_line(e.line));
-            return Ok(Checked {
-                verdict,
-                index: None,
-            });
+            return Ok(None);
         }
     };
     if parsed.patches.len() > limits.max_files {
@@ -145,10 +169,7 @@ pub fn check_keeping_index(req: &CheckRequest<'_>) -> Result<Checked, CheckError
             )
             .with_entry("limits.files"),
         );
-        return Ok(Checked {
-            verdict,
-            index: None,
-        });
+        return Ok(None);
     }
     verdict.files = parsed.patches.iter().map(file_entry).collect();
 
@@ -160,22 +181,20 @@ pub fn check_keeping_index(req: &CheckRequest<'_>) -> Result<Checked, CheckError
         check_patch(
             patch,
             req.policy,
-            &scope,
+            scope,
             &path_limits,
             &mut verdict.violations,
         );
     }
     check_structure(&parsed, &mut verdict.violations);
 
-    let mut index = None;
-    if let Some(repo) = req.repo {
-        index = cross_check(repo, req.diff, &parsed, &mut verdict)?;
+    match git_side {
+        None => Ok(None),
+        Some(handle) => {
+            let side = handle.join().map_err(|_| CheckError::GitThread)??;
+            Ok(cross_check(side, &parsed, verdict))
+        }
     }
-    verdict
-        .violations
-        .sort_by_key(|v| (v.line.unwrap_or(0), v.rule));
-    verdict.violations.dedup();
-    Ok(Checked { verdict, index })
 }
 
 fn file_entry(p: &FilePatch) -> FileEntry {
@@ -445,15 +464,36 @@ fn check_structure(parsed: &CandidateDiff, out: &mut Vec<Violation>) {
 }
 
 /// Base-tree rules and git's second reading.
-fn cross_check(
-    repo: RepoBase<'_>,
-    diff_bytes: &[u8],
-    parsed: &CandidateDiff,
-    verdict: &mut Verdict,
-) -> Result<Option<ThrowawayIndex>, CheckError> {
+/// What git says about the base and the diff, gathered on its own thread.
+struct GitSide {
+    base: HashMap<Vec<u8>, u32>,
+    applied: Applied,
+    changes: Option<Vec<RawChange>>,
+}
+
+fn read_git_side(repo: RepoBase<'_>, diff_bytes: &[u8]) -> Result<GitSide, git::GitError> {
     let git = GitRepo::open(repo.dir)?;
     let commit = git.resolve_commit(repo.base)?;
     let base = git.tree_modes(&commit)?;
+    let applied = git.apply_cached(&commit, diff_bytes)?;
+    let changes = match &applied {
+        Applied::Applied(index) => Some(index.changes()?),
+        Applied::Refused(_) => None,
+    };
+    Ok(GitSide {
+        base,
+        applied,
+        changes,
+    })
+}
+
+/// Base-tree rules and the comparison with git's reading.
+fn cross_check(
+    side: GitSide,
+    parsed: &CandidateDiff,
+    verdict: &mut Verdict,
+) -> Option<ThrowawayIndex> {
+    let base = side.base;
     let out = &mut verdict.violations;
 
     // Rules that need the base tree.
@@ -559,17 +599,24 @@ fn cross_check(
     }
 
     // git's own reading, on a throwaway index.
-    let index = match git.apply_cached(&commit, diff_bytes)? {
-        Applied::Refused(message) => {
+    let (index, changes) = match (side.applied, side.changes) {
+        (Applied::Applied(index), Some(changes)) => (index, changes),
+        (Applied::Refused(message), _) => {
             verdict.violations.push(Violation::new(
                 RuleId::GitRefused,
                 format!("git apply refused the diff: {message}"),
             ));
-            return Ok(None);
+            return None;
         }
-        Applied::Applied(index) => index,
+        (Applied::Applied(_), None) => {
+            verdict.violations.push(Violation::new(
+                RuleId::GitDisagrees,
+                "git's result could not be read",
+            ));
+            return None;
+        }
     };
-    let actual: BTreeSet<RawChange> = index.changes()?.into_iter().collect();
+    let actual: BTreeSet<RawChange> = changes.into_iter().collect();
     let expected = expected_changes(&verdict.files, parsed);
     match expected {
         None => verdict.violations.push(Violation::new(
@@ -590,7 +637,7 @@ fn cross_check(
         }
         Some(_) => {}
     }
-    Ok(Some(index))
+    Some(index)
 }
 
 fn link_kind(mode: u32) -> &'static str {

@@ -134,22 +134,64 @@ impl ParseErrorKind {
     }
 }
 
-/// Lines of the input, each without its `\n`. The input must end with `\n`.
+/// A cursor over the lines of the input (each without its `\n`), found lazily so that a large
+/// diff is never copied or indexed as a whole.
 struct Lines<'a> {
-    lines: Vec<&'a [u8]>,
-    pos: usize,
+    /// The input without its final `\n`.
+    body: &'a [u8],
+    /// Start of the line after the current one, or `None` past the end.
+    next_start: Option<usize>,
+    current: Option<&'a [u8]>,
+    /// 1-based number of the current line.
+    number: usize,
+    max_line_bytes: usize,
+    longest: usize,
 }
 
 impl<'a> Lines<'a> {
+    fn new(body: &'a [u8], max_line_bytes: usize) -> Result<Self, ParseError> {
+        let mut lines = Lines {
+            body,
+            next_start: Some(0),
+            current: None,
+            number: 0,
+            max_line_bytes,
+            longest: 0,
+        };
+        lines.advance()?;
+        Ok(lines)
+    }
     fn peek(&self) -> Option<&'a [u8]> {
-        self.lines.get(self.pos).copied()
+        self.current
     }
     /// 1-based number of the line `peek` returns.
     fn number(&self) -> usize {
-        self.pos + 1
+        self.number
     }
-    fn advance(&mut self) {
-        self.pos += 1;
+    fn advance(&mut self) -> Result<(), ParseError> {
+        self.number += 1;
+        let Some(start) = self.next_start else {
+            self.current = None;
+            return Ok(());
+        };
+        let rest = &self.body[start..];
+        let (line, next) = match memchr::memchr(b'\n', rest) {
+            Some(end) => (&rest[..end], Some(start + end + 1)),
+            None => (rest, None),
+        };
+        if line.len() > self.max_line_bytes {
+            return Err(err(
+                self.number,
+                ParseErrorKind::LineTooLong {
+                    len: line.len(),
+                    max: self.max_line_bytes,
+                },
+            ));
+        }
+        self.longest = self.longest.max(line.len());
+        self.current = Some(line);
+        self.next_start = next;
+        Ok(())
     }
 }
 
@@ -174,25 +216,7 @@ pub fn parse(input: &[u8], max_line_bytes: usize) -> Result<CandidateDiff, Parse
             return Err(err(line, ParseErrorKind::NoFinalNewline));
         }
     };
-    let mut longest_line = 0;
-    let mut raw_lines = Vec::with_capacity(input.len() / 32);
-    for (i, l) in body.split(|&b| b == b'\n').enumerate() {
-        if l.len() > max_line_bytes {
-            return Err(err(
-                i + 1,
-                ParseErrorKind::LineTooLong {
-                    len: l.len(),
-                    max: max_line_bytes,
-                },
-            ));
-        }
-        longest_line = longest_line.max(l.len());
-        raw_lines.push(l);
-    }
-    let mut lines = Lines {
-        lines: raw_lines,
-        pos: 0,
-    };
+    let mut lines = Lines::new(body, max_line_bytes)?;
     let mut patches = Vec::new();
     while let Some(line) = lines.peek() {
         if !line.starts_with(b"diff --git ") {
@@ -205,7 +229,7 @@ pub fn parse(input: &[u8], max_line_bytes: usize) -> Result<CandidateDiff, Parse
     }
     Ok(CandidateDiff {
         patches,
-        longest_line,
+        longest_line: lines.longest,
     })
 }
 
@@ -246,7 +270,7 @@ fn parse_file_patch(lines: &mut Lines<'_>) -> Result<FilePatch, ParseError> {
     }
     let header_names =
         parse_diff_git_names(&header[b"diff --git ".len()..]).map_err(|k| err(header_line, k))?;
-    lines.advance();
+    lines.advance()?;
 
     let mut h = Headers::default();
     while let Some(line) = lines.peek() {
@@ -303,7 +327,7 @@ fn parse_file_patch(lines: &mut Lines<'_>) -> Result<FilePatch, ParseError> {
         } else {
             return Err(err(n, ParseErrorKind::UnknownHeader { found: show(line) }));
         }
-        lines.advance();
+        lines.advance()?;
     }
 
     let mut patch = resolve_headers(&h, header_names, header_line)?;
@@ -312,14 +336,14 @@ fn parse_file_patch(lines: &mut Lines<'_>) -> Result<FilePatch, ParseError> {
     match lines.peek() {
         Some(line) if line.starts_with(b"Binary files ") || line == b"GIT binary patch" => {
             patch.binary = Some(lines.number());
-            lines.advance();
+            lines.advance()?;
             // The patch is rejected as binary; skip its payload up to the next file patch so that
             // every other finding can still be reported. Base85 lines never start with "diff".
             while let Some(l) = lines.peek() {
                 if l.starts_with(b"diff --git ") {
                     break;
                 }
-                lines.advance();
+                lines.advance()?;
             }
         }
         Some(line) if line.starts_with(b"--- ") => {
@@ -744,7 +768,7 @@ fn parse_old_new_lines(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(
         return Err(err(n, ParseErrorKind::CarriageReturn));
     }
     let old = parse_marker_name(&minus[4..], b"a/", n)?;
-    lines.advance();
+    lines.advance()?;
     let n2 = lines.number();
     let plus = match lines.peek() {
         Some(l) if l.starts_with(b"+++ ") => l,
@@ -759,7 +783,7 @@ fn parse_old_new_lines(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(
         return Err(err(n2, ParseErrorKind::CarriageReturn));
     }
     let new = parse_marker_name(&plus[4..], b"b/", n2)?;
-    lines.advance();
+    lines.advance()?;
     if old != patch.old_path {
         return Err(err(
             n,
@@ -806,7 +830,7 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
             return Err(err(n, ParseErrorKind::HunkOrder));
         }
         next_old_min = hunk.old_start.saturating_add(hunk.old_count);
-        lines.advance();
+        lines.advance()?;
         let (mut old_left, mut new_left) = (hunk.old_count, hunk.new_count);
         // The side(s) the previous body line belonged to, for `\ No newline`.
         let mut last: Option<(bool, bool)> = None;
@@ -825,7 +849,7 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
                 }
                 old_ended |= old_side;
                 new_ended |= new_side;
-                lines.advance();
+                lines.advance()?;
                 continue;
             }
             if old_left == 0 && new_left == 0 {
@@ -864,7 +888,7 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
                 }
             }
             last = Some((old_side, new_side));
-            lines.advance();
+            lines.advance()?;
         }
         if old_left != 0 || new_left != 0 {
             return Err(err(lines.number(), ParseErrorKind::HunkCount));

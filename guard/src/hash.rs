@@ -5,12 +5,22 @@ use subtle::ConstantTimeEq;
 
 /// Lower-case hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    let mut out = String::with_capacity(64);
-    for b in digest.iter() {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
+    to_hex(&sha256(bytes))
+}
+
+/// The raw SHA-256 of `bytes`.
+pub fn sha256(bytes: &[u8]) -> [u8; 32] {
+    Sha256::digest(bytes).into()
+}
+
+/// Lower-case hex of a digest.
+pub fn to_hex(digest: &[u8; 32]) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Constant-time equality of two digests.
+pub fn digests_equal(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    bool::from(a.as_slice().ct_eq(b.as_slice()))
 }
 
 /// Parse a 64-digit hex SHA-256 (either case). `None` when it is not one.
@@ -30,8 +40,7 @@ pub fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
 
 /// Whether `bytes` hash to `expected` (32 raw bytes), compared in constant time.
 pub fn matches(bytes: &[u8], expected: &[u8; 32]) -> bool {
-    let digest = Sha256::digest(bytes);
-    bool::from(digest.as_slice().ct_eq(expected.as_slice()))
+    digests_equal(&sha256(bytes), expected)
 }
 
 #[cfg(test)]
