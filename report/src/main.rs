@@ -1,2 +1,58 @@
+//! `report`: render guard verdicts for their sinks, build the gate's check-run body, and correlate
+//! a dispatched workflow run.
 #![forbid(unsafe_code)]
-fn main() {}
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod cli;
+
+/// Exit codes, as documented: 0 success, 1 a negative result (select-run: no run found),
+/// 2 usage, input, parse or I/O error.
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_NEGATIVE: u8 = 1;
+pub const EXIT_ERROR: u8 = 2;
+
+#[derive(Parser)]
+#[command(
+    name = "report",
+    version,
+    about = "Render verdicts and reports for their GitHub sinks"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Render a guard verdict (JSON v1) as markdown, workflow-command annotations or SARIF.
+    Render(cli::render::RenderArgs),
+    /// Print the JSON body of `POST /repos/{owner}/{repo}/check-runs` for a gate decision.
+    CheckRun(cli::check_run::CheckRunArgs),
+    /// Print the id of the run a dispatch started, from `gh run list --json ...` output.
+    SelectRun(cli::select_run::SelectRunArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            // --help and --version are successes; every other parse failure is a usage error.
+            return match err.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
+                _ => ExitCode::from(EXIT_ERROR),
+            };
+        }
+    };
+    let code = match cli.command {
+        Command::Render(args) => cli::render::run(args),
+        Command::CheckRun(args) => cli::check_run::run(args),
+        Command::SelectRun(args) => cli::select_run::run(args),
+    };
+    ExitCode::from(code)
+}

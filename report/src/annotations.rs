@@ -1,0 +1,54 @@
+//! A verdict's violations as GitHub workflow commands (`::error file=...,title=...::message`), one
+//! line each, printed to a step's stdout so the runner turns them into annotations.
+//!
+//! Format and escaping follow actions/toolkit `packages/core/src/command.ts` (`escapeData`,
+//! `escapeProperty`) and GitHub's "Workflow commands for GitHub Actions" documentation; see
+//! [`crate::escape::escape_workflow_data`] and [`crate::escape::escape_workflow_property`].
+//!
+//! Every line starts with `::error ` written here; diff-derived text can never begin a line
+//! (line breaks are escaped), so it cannot issue `::stop-commands::`, `::add-mask::` or any other
+//! command.
+//!
+//! No `line=` property is written: a violation's line is a line of the *diff*, not of the file
+//! named by `file=`, and GitHub would pin the annotation to that line of the file. The diff line
+//! is part of the message instead.
+//!
+//! GitHub shows at most 10 error annotations per step; the step summary
+//! ([`crate::markdown`]) carries the full list.
+
+use guard::output::json_v1::{VerdictDoc, ViolationDoc};
+
+use crate::escape::{escape_workflow_data, escape_workflow_property, neutralize};
+
+/// One `::error` line per violation; empty when there is none.
+pub fn render(doc: &VerdictDoc) -> String {
+    doc.violations.iter().map(command).collect()
+}
+
+fn command(violation: &ViolationDoc) -> String {
+    let mut properties = Vec::new();
+    if let Some(file) = violation.path.as_deref().or(violation.old_path.as_deref()) {
+        properties.push(format!(
+            "file={}",
+            escape_workflow_property(&neutralize(file))
+        ));
+    }
+    let title = format!("guard: {}", neutralize(&violation.rule));
+    properties.push(format!("title={}", escape_workflow_property(&title)));
+
+    let mut message = neutralize(&violation.message);
+    if let (Some(old), Some(_)) = (&violation.old_path, &violation.path) {
+        message.push_str(&format!(" (old path: {})", neutralize(old)));
+    }
+    if let Some(line) = violation.line {
+        message.push_str(&format!(" (diff line {line})"));
+    }
+    if let Some(entry) = &violation.policy_entry {
+        message.push_str(&format!(" (policy: {})", neutralize(entry)));
+    }
+    format!(
+        "::error {}::{}\n",
+        properties.join(","),
+        escape_workflow_data(&message)
+    )
+}

@@ -1,0 +1,51 @@
+use clap::Args;
+
+use report::check_run::{self, DEFAULT_CHECK_NAME, HeadSha};
+
+#[derive(Args)]
+pub struct CheckRunArgs {
+    /// Gate decision JSON (`agent-team-apply/gate-decision/v1`) file, or `-` for stdin.
+    #[arg(long, value_name = "FILE")]
+    decision: String,
+    /// The commit the check run is attached to: 40 hex digits.
+    #[arg(long, value_name = "SHA")]
+    head_sha: String,
+    /// The check run's name.
+    #[arg(long, value_name = "NAME", default_value = DEFAULT_CHECK_NAME)]
+    name: String,
+    /// An https:// URL with the full details (e.g. the workflow run).
+    #[arg(long, value_name = "URL")]
+    details_url: Option<String>,
+}
+
+/// Exit 0 when the body was written, whether the decision is pass or fail (the body's
+/// `conclusion` carries that); 2 on any error.
+pub fn run(args: CheckRunArgs) -> u8 {
+    let head_sha = match HeadSha::parse(&args.head_sha) {
+        Ok(sha) => sha,
+        Err(e) => return super::fail(&e.to_string()),
+    };
+    let json = match super::read_input(&args.decision) {
+        Ok(json) => json,
+        Err(e) => return super::fail(&e),
+    };
+    let body = check_run::parse_decision(&json).and_then(|decision| {
+        check_run::build(
+            &decision,
+            &head_sha,
+            &args.name,
+            args.details_url.as_deref(),
+        )
+    });
+    let body = match body {
+        Ok(body) => body,
+        Err(e) => return super::fail(&e.to_string()),
+    };
+    match serde_json::to_string_pretty(&body) {
+        Ok(mut json) => {
+            json.push('\n');
+            super::write_stdout(&json)
+        }
+        Err(e) => super::fail(&format!("cannot serialize check run: {e}")),
+    }
+}

@@ -1,0 +1,50 @@
+//! One module per subcommand: parse arguments, call the library, write the result, return an exit
+//! code. Shared here: bounded input reading and error reporting.
+
+use std::io::{Read, Write};
+
+pub mod check_run;
+pub mod render;
+pub mod select_run;
+
+/// Inputs are small JSON documents; anything larger is refused rather than read without bound.
+pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Read a UTF-8 document from a file, or from stdin when `source` is `-`.
+pub fn read_input(source: &str) -> Result<String, String> {
+    let name = if source == "-" {
+        "stdin".to_string()
+    } else {
+        source.to_string()
+    };
+    let mut buf = Vec::new();
+    let read = if source == "-" {
+        std::io::stdin()
+            .lock()
+            .take(MAX_INPUT_BYTES + 1)
+            .read_to_end(&mut buf)
+    } else {
+        std::fs::File::open(source).and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut buf))
+    };
+    read.map_err(|e| format!("cannot read {name}: {e}"))?;
+    if buf.len() as u64 > MAX_INPUT_BYTES {
+        return Err(format!("{name} is larger than {MAX_INPUT_BYTES} bytes"));
+    }
+    String::from_utf8(buf).map_err(|_| format!("{name} is not valid UTF-8"))
+}
+
+/// Write `text` to stdout; a closed or failing stdout is an I/O error (exit 2), not a panic.
+pub fn write_stdout(text: &str) -> u8 {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => crate::EXIT_OK,
+        Err(e) => fail(&format!("cannot write output: {e}")),
+    }
+}
+
+/// Report an error on stderr, escaped for the terminal (messages can quote input), and return the
+/// error exit code.
+pub fn fail(message: &str) -> u8 {
+    eprintln!("report: error: {}", guard::escape::terminal(message));
+    crate::EXIT_ERROR
+}

@@ -1,0 +1,234 @@
+//! A verdict as a SARIF 2.1.0 log for GitHub code scanning.
+//!
+//! Shape: the subset GitHub documents in "SARIF support for code scanning"
+//! (<https://docs.github.com/en/code-security/code-scanning/integrating-with-code-scanning/sarif-support-for-code-scanning>,
+//! "Supported SARIF output file properties"): `sarifLog` {`$schema`, `version` = `2.1.0`,
+//! `runs[]`}; `run.tool.driver` {`name`, `semanticVersion`, `rules[]`}; `reportingDescriptor`
+//! {`id`, `shortDescription.text`, `fullDescription.text`, `help.text`, `defaultConfiguration.level`};
+//! `result` {`ruleId`, `ruleIndex`, `level`, `message.text`, `locations[]`}; `physicalLocation`
+//! {`artifactLocation.uri` relative to the repository root, `region.startLine`}. Field semantics
+//! follow OASIS SARIF 2.1.0 (<https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html>).
+//!
+//! Decisions:
+//! - Rules come from [`guard::rules::RULES`], so the rule list is the registry, in order.
+//! - A violation's line is a line of the diff, not of the file; GitHub requires
+//!   `region.startLine`, so the location is the whole file (`startLine: 1`) and the diff line
+//!   travels in the message and in `properties.diffLine`.
+//! - Paths are percent-encoded ([`crate::escape::percent_encode_path`]); messages are neutralized
+//!   and SARIF-escaped ([`crate::escape::escape_sarif_text`]) so no path can become an embedded
+//!   link or a placeholder.
+//! - A violation without a path has no location (`locations: []`); code scanning lists no alert
+//!   for it, the step summary does.
+//! - `helpUri` and `informationUri` must be absolute; they are written only with a [`DocsBase`].
+//! - No `partialFingerprints`: `upload-sarif` computes them from the checked-out files.
+
+use guard::output::json_v1::{VerdictDoc, ViolationDoc};
+use guard::rules::RULES;
+use serde::Serialize;
+
+use crate::escape::{escape_sarif_text, neutralize, percent_encode_path};
+use crate::verdict::{DocsBase, rule};
+
+pub const SARIF_SCHEMA: &str = "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json";
+pub const SARIF_VERSION: &str = "2.1.0";
+pub const DRIVER_NAME: &str = "agent-team-apply guard";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SarifLog {
+    #[serde(rename = "$schema")]
+    pub schema: &'static str,
+    pub version: &'static str,
+    pub runs: Vec<Run>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    pub tool: Tool,
+    pub results: Vec<SarifResult>,
+    pub properties: RunProperties,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunProperties {
+    pub verdict: String,
+    pub diff_sha256: String,
+    pub mode: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Tool {
+    pub driver: Driver,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Driver {
+    pub name: &'static str,
+    pub semantic_version: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub information_uri: Option<String>,
+    pub rules: Vec<ReportingDescriptor>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReportingDescriptor {
+    pub id: &'static str,
+    pub short_description: Text,
+    pub full_description: Text,
+    pub help: Text,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub help_uri: Option<String>,
+    pub default_configuration: Configuration,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Configuration {
+    pub level: &'static str,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Text {
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SarifResult {
+    pub rule_id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule_index: Option<usize>,
+    pub level: &'static str,
+    pub message: Text,
+    pub locations: Vec<Location>,
+    pub properties: ResultProperties,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultProperties {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff_line: Option<usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub policy_entry: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Location {
+    pub physical_location: PhysicalLocation,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PhysicalLocation {
+    pub artifact_location: ArtifactLocation,
+    pub region: Region,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ArtifactLocation {
+    pub uri: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Region {
+    pub start_line: usize,
+}
+
+/// Build the SARIF log of `doc` (already checked by [`crate::verdict::parse`]).
+pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> SarifLog {
+    let rules = RULES
+        .iter()
+        .map(|r| ReportingDescriptor {
+            id: r.name,
+            short_description: Text {
+                text: r.description.to_string(),
+            },
+            full_description: Text {
+                text: r.description.to_string(),
+            },
+            help: Text {
+                text: format!("{} See {}.", r.description, r.anchor()),
+            },
+            help_uri: docs.map(|base| base.rule_url(r)),
+            default_configuration: Configuration { level: "error" },
+        })
+        .collect();
+    SarifLog {
+        schema: SARIF_SCHEMA,
+        version: SARIF_VERSION,
+        runs: vec![Run {
+            tool: Tool {
+                driver: Driver {
+                    name: DRIVER_NAME,
+                    semantic_version: env!("CARGO_PKG_VERSION"),
+                    information_uri: docs.map(DocsBase::readme_url),
+                    rules,
+                },
+            },
+            results: doc.violations.iter().map(result).collect(),
+            properties: RunProperties {
+                verdict: doc.verdict.clone(),
+                diff_sha256: doc.diff_sha256.to_ascii_lowercase(),
+                mode: doc.mode.clone(),
+            },
+        }],
+    }
+}
+
+fn result(violation: &ViolationDoc) -> SarifResult {
+    let rule_index = RULES.iter().position(|r| r.name == violation.rule);
+    let rule_id = match rule(&violation.rule) {
+        Some(known) => known.name.to_string(),
+        None => neutralize(&violation.rule),
+    };
+    let mut message = neutralize(&violation.message);
+    if let (Some(old), Some(_)) = (&violation.old_path, &violation.path) {
+        message.push_str(&format!(" (old path: {})", neutralize(old)));
+    }
+    if let Some(line) = violation.line {
+        message.push_str(&format!(" (diff line {line})"));
+    }
+    if let Some(entry) = &violation.policy_entry {
+        message.push_str(&format!(" (policy: {})", neutralize(entry)));
+    }
+    let locations = violation
+        .path
+        .as_deref()
+        .or(violation.old_path.as_deref())
+        .map(|path| Location {
+            physical_location: PhysicalLocation {
+                artifact_location: ArtifactLocation {
+                    uri: percent_encode_path(path),
+                },
+                region: Region { start_line: 1 },
+            },
+        })
+        .into_iter()
+        .collect();
+    SarifResult {
+        rule_id,
+        rule_index,
+        level: "error",
+        message: Text {
+            text: escape_sarif_text(&message),
+        },
+        locations,
+        properties: ResultProperties {
+            diff_line: violation.line,
+            policy_entry: violation.policy_entry.as_deref().map(neutralize),
+        },
+    }
+}
+
+impl SarifLog {
+    /// Pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        let mut s = serde_json::to_string_pretty(self)?;
+        s.push('\n');
+        Ok(s)
+    }
+}

@@ -1,0 +1,166 @@
+//! Shared by the integration tests: the hostile verdict and running the real binary.
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use guard::output::json_v1::{FileDoc, SCHEMA, VerdictDoc, ViolationDoc};
+use guard::verdict::Status;
+
+pub const SHA: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+/// Paths and messages an attacker controls, aimed at every sink: a newline followed by a
+/// workflow command, a literal `%0A`, property delimiters, table pipes, code spans, HTML,
+/// mentions, issue refs, links, emphasis, an ANSI escape and a bidi override.
+pub const PATH_NEWLINE: &str = ".github/workflows/x.yml\n::stop-commands::tok";
+pub const PATH_DELIMS: &str = "a%0Ab,c:d::e|f`g`<script>alert(1)</script>";
+pub const PATH_MARKUP: &str = "@org/team #123 [x](https://evil.example) *b* _i_ ~s~";
+pub const PATH_TERMINAL: &str = "red\u{1b}[31m/rtl\u{202e}txt.rs";
+pub const OLD_PATH: &str = "old,name:1";
+
+pub fn hostile_verdict() -> VerdictDoc {
+    let violation =
+        |rule: &str, path: Option<&str>, line: Option<usize>, message: &str| ViolationDoc {
+            rule: rule.to_string(),
+            path: path.map(str::to_string),
+            old_path: None,
+            line,
+            message: message.to_string(),
+            policy_entry: None,
+            docs: format!("README.md#rule-{rule}"),
+        };
+    VerdictDoc {
+        schema: SCHEMA.to_string(),
+        verdict: "reject".to_string(),
+        diff_sha256: SHA.to_string(),
+        mode: "parser-only".to_string(),
+        scope: vec!["src/**".to_string(), "docs/*|x".to_string()],
+        files: vec![
+            FileDoc {
+                status: Status::Modified,
+                old_path: Some(PATH_NEWLINE.to_string()),
+                new_path: Some(PATH_NEWLINE.to_string()),
+                old_mode: Some("100644".to_string()),
+                new_mode: Some("100644".to_string()),
+                line: 1,
+            },
+            FileDoc {
+                status: Status::Renamed,
+                old_path: Some(OLD_PATH.to_string()),
+                new_path: Some(PATH_MARKUP.to_string()),
+                old_mode: Some("100644".to_string()),
+                new_mode: Some("100755".to_string()),
+                line: 9,
+            },
+        ],
+        violations: vec![
+            ViolationDoc {
+                policy_entry: Some(".github/**".to_string()),
+                ..violation(
+                    "denied-path",
+                    Some(PATH_NEWLINE),
+                    Some(1),
+                    "path is in the denied surface",
+                )
+            },
+            violation(
+                "out-of-scope",
+                Some(PATH_DELIMS),
+                Some(5),
+                "matches no scope glob",
+            ),
+            ViolationDoc {
+                old_path: Some(OLD_PATH.to_string()),
+                ..violation(
+                    "mode-change",
+                    Some(PATH_MARKUP),
+                    Some(9),
+                    "mode 100644 -> 100755",
+                )
+            },
+            violation(
+                "unsafe-path",
+                Some(PATH_TERMINAL),
+                Some(12),
+                "control character in path",
+            ),
+            ViolationDoc {
+                docs: "javascript:alert(1)".to_string(),
+                ..violation(
+                    "future-rule",
+                    None,
+                    None,
+                    "multi\nline\r\nmessage 100% ::warning::x {0} [y](1)",
+                )
+            },
+            violation(
+                "hash-mismatch",
+                None,
+                None,
+                "expected sha256 does not match",
+            ),
+        ],
+    }
+}
+
+pub fn accept_verdict() -> VerdictDoc {
+    VerdictDoc {
+        schema: SCHEMA.to_string(),
+        verdict: "accept".to_string(),
+        diff_sha256: SHA.to_string(),
+        mode: "git-cross-checked".to_string(),
+        scope: vec!["src/**".to_string()],
+        files: vec![FileDoc {
+            status: Status::Added,
+            old_path: None,
+            new_path: Some("src/new_file.rs".to_string()),
+            old_mode: None,
+            new_mode: Some("100644".to_string()),
+            line: 1,
+        }],
+        violations: vec![],
+    }
+}
+
+/// The workspace's `fixtures/` directory.
+pub fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("fixtures")
+        .join(rel)
+}
+
+/// Run the real `report` binary with no ambient GitHub/CI environment, feeding `stdin`.
+pub fn report(args: &[&str], stdin: &str) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_report"));
+    cmd.args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, _) in std::env::vars_os() {
+        let key_str = key.to_string_lossy();
+        if key_str.starts_with("GITHUB_") || key_str.starts_with("RUNNER_") || key_str == "CI" {
+            cmd.env_remove(&key);
+        }
+    }
+    let mut child = cmd.spawn().expect("spawn report");
+    {
+        let mut pipe = child.stdin.take().expect("stdin");
+        // The binary may exit before reading (usage errors); a broken pipe is fine then.
+        let _ = pipe.write_all(stdin.as_bytes());
+    }
+    child.wait_with_output().expect("wait report")
+}
+
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+pub fn stderr(out: &Output) -> String {
+    String::from_utf8(out.stderr.clone()).expect("stderr is UTF-8")
+}
+
+pub fn code(out: &Output) -> i32 {
+    out.status.code().expect("exit code")
+}

@@ -1,0 +1,305 @@
+//! `report render` through the real binary, on a verdict whose paths and messages attack every
+//! sink. Markdown and annotations are compared in full; SARIF is checked structurally.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod common;
+
+use common::{code, hostile_verdict, report, stderr, stdout};
+use serde_json::Value;
+
+fn render(format: &str, verdict_json: &str, extra: &[&str]) -> std::process::Output {
+    let mut args = vec!["render", "--verdict", "-", "--format", format];
+    args.extend_from_slice(extra);
+    report(&args, verdict_json)
+}
+
+const HOSTILE_MARKDOWN: &str = r#"## Guard verdict: reject
+
+- **Verdict:** reject
+- **Diff SHA-256:** `0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef`
+- **Mode:** parser-only
+- **Scope:** src/&#42;&#42;, docs/&#42;&#124;x
+
+### Files (2)
+
+| Status | Path | Mode | Diff line |
+|---|---|---|---|
+| M | &#46;github/workflows/x&#46;yml&#92;u{a}&#58;&#8205;&#58;&#8205;stop&#45;commands&#58;&#8205;&#58;&#8205;tok | 100644 | 1 |
+| R | old,name&#58;&#8205;1 → &#64;&#8205;org/team &#35;&#8205;123 &#91;x&#93;&#40;https&#58;&#8205;//evil&#46;example&#41; &#42;b&#42; &#95;i&#95; &#126;s&#126; | 100644 → 100755 | 9 |
+
+### Violations (6)
+
+| Rule | Path | Diff line | Message | Policy entry |
+|---|---|---|---|---|
+| [denied-path](README.md#rule-denied-path) | &#46;github/workflows/x&#46;yml&#92;u{a}&#58;&#8205;&#58;&#8205;stop&#45;commands&#58;&#8205;&#58;&#8205;tok | 1 | path is in the denied surface | &#46;github/&#42;&#42; |
+| [out-of-scope](README.md#rule-out-of-scope) | a%0Ab,c&#58;&#8205;d&#58;&#8205;&#58;&#8205;e&#124;f&#96;g&#96;&#60;script&#62;alert&#40;1&#41;&#60;/script&#62; | 5 | matches no scope glob |  |
+| [mode-change](README.md#rule-mode-change) | old,name&#58;&#8205;1 → &#64;&#8205;org/team &#35;&#8205;123 &#91;x&#93;&#40;https&#58;&#8205;//evil&#46;example&#41; &#42;b&#42; &#95;i&#95; &#126;s&#126; | 9 | mode 100644 &#45;&#62; 100755 |  |
+| [unsafe-path](README.md#rule-unsafe-path) | red&#92;u{1b}&#91;31m/rtl&#92;u{202e}txt&#46;rs | 12 | control character in path |  |
+| future&#45;rule |  |  | multi&#92;u{a}line&#92;u{d}&#92;u{a}message 100% &#58;&#8205;&#58;&#8205;warning&#58;&#8205;&#58;&#8205;x {0} &#91;y&#93;&#40;1&#41; |  |
+| [hash-mismatch](README.md#rule-hash-mismatch) |  |  | expected sha256 does not match |  |
+"#;
+
+#[test]
+fn markdown_of_hostile_verdict() {
+    let out = render("markdown", &hostile_verdict().to_json(), &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let md = stdout(&out);
+    assert_eq!(md, HOSTILE_MARKDOWN);
+    // The forged `docs` field never becomes a link target.
+    assert!(!md.contains("javascript"));
+    // Every table row keeps exactly its column count: no injected pipe survived.
+    for line in md.lines().filter(|l| l.starts_with("| ")) {
+        let cells = line.matches('|').count();
+        assert!(cells == 5 || cells == 6, "{line}");
+    }
+}
+
+#[test]
+fn markdown_links_rules_under_a_docs_base() {
+    let base = "https://github.com/o/r/blob/0123456789abcdef0123456789abcdef01234567/";
+    let out = render(
+        "markdown",
+        &hostile_verdict().to_json(),
+        &["--docs-base-url", base],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert!(stdout(&out).contains(&format!(
+        "| [denied-path]({base}README.md#rule-denied-path) |"
+    )));
+}
+
+#[test]
+fn markdown_of_accepting_verdict() {
+    let out = render("markdown", &common::accept_verdict().to_json(), &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "## Guard verdict: accept\n\n- **Verdict:** accept\n- **Diff SHA-256:** `0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef`\n\
+         - **Mode:** git-cross-checked\n- **Scope:** src/&#42;&#42;\n\n### Files (1)\n\n| Status | Path | Mode | Diff line |\n|---|---|---|---|\n\
+         | A | src/new&#95;file&#46;rs | 100644 | 1 |\n\n### Violations (0)\n\nNo violations.\n"
+    );
+}
+
+const HOSTILE_ANNOTATIONS: &str = "\
+::error file=.github/workflows/x.yml\\u{a}%3A%3Astop-commands%3A%3Atok,title=guard%3A denied-path::path is in the denied surface (diff line 1) (policy: .github/**)
+::error file=a%250Ab%2Cc%3Ad%3A%3Ae|f`g`<script>alert(1)</script>,title=guard%3A out-of-scope::matches no scope glob (diff line 5)
+::error file=@org/team #123 [x](https%3A//evil.example) *b* _i_ ~s~,title=guard%3A mode-change::mode 100644 -> 100755 (old path: old,name:1) (diff line 9)
+::error file=red\\u{1b}[31m/rtl\\u{202e}txt.rs,title=guard%3A unsafe-path::control character in path (diff line 12)
+::error title=guard%3A future-rule::multi\\u{a}line\\u{d}\\u{a}message 100%25 ::warning::x {0} [y](1)
+::error title=guard%3A hash-mismatch::expected sha256 does not match
+";
+
+#[test]
+fn annotations_of_hostile_verdict() {
+    let out = render("annotations", &hostile_verdict().to_json(), &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let text = stdout(&out);
+    assert_eq!(text, HOSTILE_ANNOTATIONS);
+    // One command per violation, each on its own line, each written by us.
+    assert_eq!(text.lines().count(), 6);
+    assert!(text.lines().all(|l| l.starts_with("::error ")));
+    assert!(!text.contains('\r') && !text.contains('\u{1b}') && !text.contains('\u{202e}'));
+}
+
+#[test]
+fn annotations_of_accepting_verdict_are_empty() {
+    let out = render("annotations", &common::accept_verdict().to_json(), &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+}
+
+#[test]
+fn sarif_of_hostile_verdict() {
+    let base = "https://github.com/o/r/blob/main/";
+    let out = render(
+        "sarif",
+        &hostile_verdict().to_json(),
+        &["--docs-base-url", base],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let log: Value = serde_json::from_str(&stdout(&out)).unwrap();
+
+    assert_eq!(log["version"], "2.1.0");
+    assert_eq!(log["$schema"], report::sarif::SARIF_SCHEMA);
+    let run = &log["runs"][0];
+    let driver = &run["tool"]["driver"];
+    assert_eq!(driver["name"], "agent-team-apply guard");
+    assert_eq!(driver["informationUri"], format!("{base}README.md"));
+
+    // The rule list is the registry, in order, with absolute help URIs.
+    let rules = driver["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), guard::rules::RULES.len());
+    for (rule, registered) in rules.iter().zip(guard::rules::RULES) {
+        assert_eq!(rule["id"], registered.name);
+        assert_eq!(rule["shortDescription"]["text"], registered.description);
+        assert_eq!(
+            rule["helpUri"],
+            format!("{base}README.md#rule-{}", registered.name)
+        );
+    }
+
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 6);
+    let uri = |i: usize| {
+        results[i]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap()
+    };
+    assert_eq!(
+        uri(0),
+        ".github/workflows/x.yml%0A%3A%3Astop-commands%3A%3Atok"
+    );
+    assert_eq!(
+        uri(1),
+        "a%250Ab%2Cc%3Ad%3A%3Ae%7Cf%60g%60%3Cscript%3Ealert%281%29%3C/script%3E"
+    );
+    assert_eq!(
+        uri(2),
+        "%40org/team%20%23123%20%5Bx%5D%28https%3A//evil.example%29%20%2Ab%2A%20_i_%20~s~"
+    );
+    assert_eq!(uri(3), "red%1B%5B31m/rtl%E2%80%AEtxt.rs");
+    for result in &results[..4] {
+        let location = &result["locations"][0]["physicalLocation"];
+        assert_eq!(location["region"]["startLine"], 1, "whole-file location");
+        let index = result["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[index]["id"], result["ruleId"]);
+        assert_eq!(result["level"], "error");
+    }
+    assert_eq!(results[0]["properties"]["diffLine"], 1);
+    assert_eq!(results[0]["properties"]["policyEntry"], ".github/**");
+    assert_eq!(
+        results[0]["message"]["text"],
+        "path is in the denied surface (diff line 1) (policy: .github/**)"
+    );
+    assert_eq!(
+        results[2]["message"]["text"],
+        "mode 100644 -> 100755 (old path: old,name:1) (diff line 9)"
+    );
+
+    // Unknown rule: reported, not linked to a registry entry; its message cannot form an
+    // embedded link or a placeholder, and carries no raw control character.
+    assert_eq!(results[4]["ruleId"], "future-rule");
+    assert!(results[4].get("ruleIndex").is_none());
+    assert_eq!(
+        results[4]["message"]["text"],
+        "multi\\\\u{{a}}line\\\\u{{d}}\\\\u{{a}}message 100% ::warning::x {{0}} \\[y\\](1)"
+    );
+    // Path-less violations have no location.
+    assert_eq!(results[5]["locations"], Value::Array(vec![]));
+    assert_eq!(run["properties"]["verdict"], "reject");
+}
+
+#[test]
+fn sarif_without_docs_base_has_no_relative_uris() {
+    let out = render("sarif", &hostile_verdict().to_json(), &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let log: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let driver = &log["runs"][0]["tool"]["driver"];
+    assert!(driver.get("informationUri").is_none());
+    assert!(
+        driver["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r.get("helpUri").is_none())
+    );
+}
+
+#[test]
+fn reads_a_verdict_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("verdict.json");
+    std::fs::write(&path, common::accept_verdict().to_json()).unwrap();
+    let out = report(
+        &[
+            "render",
+            "--verdict",
+            path.to_str().unwrap(),
+            "--format",
+            "annotations",
+        ],
+        "",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+}
+
+#[test]
+fn refuses_documents_it_does_not_understand() {
+    let good = serde_json::to_value(hostile_verdict()).unwrap();
+    let with = |key: &str, value: Value| {
+        let mut doc = good.clone();
+        doc[key] = value;
+        doc.to_string()
+    };
+    let accept_with_violations = with("verdict", "accept".into());
+    let mut unknown_field = good.clone();
+    unknown_field["extra"] = true.into();
+    for (input, expected) in [
+        (
+            with("schema", "agent-team-apply/guard-verdict/v2".into()),
+            "unknown verdict schema",
+        ),
+        (with("verdict", "maybe".into()), "unknown verdict \"maybe\""),
+        (with("mode", "vibes".into()), "unknown mode"),
+        (
+            with("diff_sha256", "abc".into()),
+            "is not a 64-digit hex SHA-256",
+        ),
+        (accept_with_violations, "lists 6 violation(s)"),
+        (unknown_field.to_string(), "unknown field `extra`"),
+        ("not json".to_string(), "verdict is not valid JSON v1"),
+    ] {
+        for format in ["markdown", "annotations", "sarif"] {
+            let out = render(format, &input, &[]);
+            assert_eq!(code(&out), 2, "{expected}");
+            assert_eq!(stdout(&out), "", "{expected}");
+            assert!(
+                stderr(&out).contains(expected),
+                "{expected}: {}",
+                stderr(&out)
+            );
+        }
+    }
+}
+
+#[test]
+fn usage_errors_exit_2_and_help_exits_0() {
+    let verdict = hostile_verdict().to_json();
+    for args in [
+        vec!["render", "--verdict", "-"],
+        vec!["render", "--verdict", "-", "--format", "html"],
+        vec![
+            "render",
+            "--verdict",
+            "-",
+            "--format",
+            "markdown",
+            "--docs-base-url",
+            "javascript:x/",
+        ],
+        vec![
+            "render",
+            "--verdict",
+            "/nonexistent/verdict.json",
+            "--format",
+            "markdown",
+        ],
+        vec!["frobnicate"],
+        vec![],
+    ] {
+        let out = report(&args, &verdict);
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(code(&report(&["--help"], "")), 0);
+    assert_eq!(code(&report(&["render", "--help"], "")), 0);
+    assert_eq!(code(&report(&["--version"], "")), 0);
+}
+
+#[test]
+fn error_messages_are_terminal_safe() {
+    let mut doc = serde_json::to_value(hostile_verdict()).unwrap();
+    doc["schema"] = "x\u{1b}]0;pwned\u{7}".into();
+    let out = render("markdown", &doc.to_string(), &[]);
+    assert_eq!(code(&out), 2);
+    assert!(!stderr(&out).contains('\u{1b}'), "{}", stderr(&out));
+}
