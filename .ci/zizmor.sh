@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Audit .github/workflows/ with a pinned zizmor; any finding fails.
+# Installs into a private virtualenv so neither the system Python nor the work tree is touched.
+set -euo pipefail
+
+ZIZMOR_VERSION="1.32.0"
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${ZIZMOR_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-team-apply/zizmor-$ZIZMOR_VERSION}"
+
+if [[ ! -x "$venv/bin/zizmor" ]] || [[ "$("$venv/bin/zizmor" --version)" != "zizmor $ZIZMOR_VERSION" ]]; then
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "zizmor==$ZIZMOR_VERSION"
+fi
+
+# zizmor exits non-zero when it reports any finding; the JSON count is a second, explicit check
+# (an ignore comment in a workflow still silences a finding: review those like code).
+"$venv/bin/zizmor" --offline --no-progress --color never "$root/.github/workflows/"
+findings="$("$venv/bin/zizmor" --offline --no-progress --format json "$root/.github/workflows/" 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')"
+if [[ "$findings" != "0" ]]; then
+  echo "zizmor: $findings finding(s)" >&2
+  exit 1
+fi
+echo "zizmor: 0 findings"
