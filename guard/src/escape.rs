@@ -70,7 +70,10 @@ mod tests {
         assert_eq!(display_bytes(b"a\x1b[31mb"), "a\\u{1b}[31mb");
         assert_eq!(display_bytes(b"caf\xc3\xa9 x"), "caf\u{e9} x");
         assert_eq!(display_bytes(b"bad\xff"), "bad\\xff");
-        assert_eq!(display_bytes("rtl\u{202e}txt".as_bytes()), "rtl\\u{202e}txt");
+        assert_eq!(
+            display_bytes("rtl\u{202e}txt".as_bytes()),
+            "rtl\\u{202e}txt"
+        );
         assert_eq!(display_bytes(b"a\\xff"), "a\\\\xff");
         assert_eq!(terminal("line\nbreak"), "line\\u{a}break");
     }

@@ -13,7 +13,11 @@ pub const EXIT_REJECT: u8 = 1;
 pub const EXIT_ERROR: u8 = 2;
 
 #[derive(Parser)]
-#[command(name = "guard", version, about = "Validate an untrusted diff as data before anything runs")]
+#[command(
+    name = "guard",
+    version,
+    about = "Validate an untrusted diff as data before anything runs"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -32,7 +36,9 @@ fn main() -> ExitCode {
             let _ = err.print();
             // --help and --version are successes; every other parse failure is a usage error.
             return match err.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => ExitCode::SUCCESS,
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    ExitCode::SUCCESS
+                }
                 _ => ExitCode::from(EXIT_ERROR),
             };
         }

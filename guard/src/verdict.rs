@@ -3,7 +3,9 @@
 use crate::rules::RuleId;
 
 /// What a file patch does to its path(s).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Added,
@@ -43,7 +45,10 @@ pub struct FileEntry {
 impl FileEntry {
     /// Every path this entry names, old side first.
     pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.old_path.iter().chain(self.new_path.iter()).map(String::as_str)
+        self.old_path
+            .iter()
+            .chain(self.new_path.iter())
+            .map(String::as_str)
     }
 }
 
@@ -64,7 +69,14 @@ pub struct Violation {
 
 impl Violation {
     pub fn new(rule: RuleId, message: impl Into<String>) -> Self {
-        Violation { rule, path: None, old_path: None, line: None, message: message.into(), policy_entry: None }
+        Violation {
+            rule,
+            path: None,
+            old_path: None,
+            line: None,
+            message: message.into(),
+            policy_entry: None,
+        }
     }
 
     pub fn at_line(mut self, line: usize) -> Self {

@@ -52,7 +52,12 @@ impl VerdictDoc {
     pub fn from_verdict(verdict: &Verdict) -> Self {
         VerdictDoc {
             schema: SCHEMA.to_string(),
-            verdict: if verdict.accepted() { "accept" } else { "reject" }.to_string(),
+            verdict: if verdict.accepted() {
+                "accept"
+            } else {
+                "reject"
+            }
+            .to_string(),
             diff_sha256: verdict.diff_sha256.clone(),
             mode: match verdict.mode {
                 CheckMode::ParserOnly => "parser-only",

@@ -16,7 +16,9 @@ pub fn render(verdict: &Verdict) -> String {
         }
         out.push_str(": ");
         match (&v.old_path, &v.path) {
-            (Some(old), Some(new)) => out.push_str(&format!("{} -> {}: ", terminal(old), terminal(new))),
+            (Some(old), Some(new)) => {
+                out.push_str(&format!("{} -> {}: ", terminal(old), terminal(new)))
+            }
             (None, Some(p)) | (Some(p), None) => out.push_str(&format!("{}: ", terminal(p))),
             (None, None) => {}
         }
@@ -26,7 +28,11 @@ pub fn render(verdict: &Verdict) -> String {
         }
         out.push('\n');
     }
-    let verdict_word = if verdict.accepted() { "ACCEPT" } else { "REJECT" };
+    let verdict_word = if verdict.accepted() {
+        "ACCEPT"
+    } else {
+        "REJECT"
+    };
     out.push_str(&format!(
         "{verdict_word}: {} file(s), {} violation(s), sha256 {}, {mode}\n",
         verdict.files.len(),
