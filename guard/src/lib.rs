@@ -7,4 +7,5 @@ pub mod escape;
 pub mod hash;
 pub mod output;
 pub mod rules;
+pub mod sandbox;
 pub mod verdict;
