@@ -174,6 +174,16 @@ impl ExitRecord {
     pub fn success(&self) -> bool {
         self.code == Some(0)
     }
+
+    /// "exited with code 3", "was killed by signal 9", "timed out and was killed".
+    pub fn describe(&self, timed_out: bool) -> String {
+        match (self.code, self.signal) {
+            _ if timed_out => "timed out and was killed".to_string(),
+            (Some(code), _) => format!("exited with code {code}"),
+            (_, Some(signal)) => format!("was killed by signal {signal}"),
+            _ => "ended".to_string(),
+        }
+    }
 }
 
 /// Which layer isolated the network.
@@ -467,12 +477,7 @@ fn not_started(finished: &Finished) -> String {
     let mut detail = match &capture.refused {
         Some(reason) => format!("the sandbox refused: {reason}"),
         None => {
-            let how = match (finished.exit.code, finished.exit.signal) {
-                _ if finished.timed_out => "timed out".to_string(),
-                (Some(code), _) => format!("exited with code {code}"),
-                (_, Some(signal)) => format!("was killed by signal {signal}"),
-                _ => "ended".to_string(),
-            };
+            let how = finished.exit.describe(finished.timed_out);
             format!("the sandbox {how} before starting the command")
         }
     };

@@ -54,6 +54,13 @@ fn run_with_report(mut cmd: Command, dir: &Path, args: &[&str]) -> (Output, Valu
     (output, doc)
 }
 
+/// `run_with_report` for the guard binary working in `dir`.
+fn run_in(dir: &Path, args: &[&str]) -> (Output, Value) {
+    let mut cmd = guard();
+    cmd.current_dir(dir);
+    run_with_report(cmd, dir, args)
+}
+
 fn tail(doc: &Value) -> &str {
     doc["output_tail"].as_str().unwrap()
 }
@@ -161,9 +168,7 @@ fn network_is_closed_and_proved_without_traffic() {
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
     let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED");
-    let mut cmd = guard();
-    cmd.current_dir(dir.path());
-    let (output, doc) = run_with_report(cmd, dir.path(), &["--", "bash", "-c", &connect]);
+    let (output, doc) = run_in(dir.path(), &["--", "bash", "-c", &connect]);
 
     assert_eq!(
         output.status.code(),
@@ -322,10 +327,7 @@ fn timeout_kills_the_whole_tree() {
 #[test]
 fn output_keeps_the_tail_and_counts_the_rest() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = guard();
-    cmd.current_dir(dir.path());
-    let (output, doc) = run_with_report(
-        cmd,
+    let (output, doc) = run_in(
         dir.path(),
         &[
             "--max-output",
@@ -344,10 +346,7 @@ fn output_keeps_the_tail_and_counts_the_rest() {
 #[test]
 fn exit_status_is_recorded_as_is() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = guard();
-    cmd.current_dir(dir.path());
-    let (output, doc) = run_with_report(
-        cmd,
+    let (output, doc) = run_in(
         dir.path(),
         &["--", "sh", "-c", "echo out; echo err >&2; exit 3"],
     );
@@ -368,15 +367,11 @@ fn exit_status_is_recorded_as_is() {
         "stdout and stderr, nothing of the sandbox's own"
     );
 
-    let mut cmd = guard();
-    cmd.current_dir(dir.path());
-    let (output, doc) = run_with_report(cmd, dir.path(), &["--", "true"]);
+    let (output, doc) = run_in(dir.path(), &["--", "true"]);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(doc["exit"]["code"], 0);
 
-    let mut cmd = guard();
-    cmd.current_dir(dir.path());
-    let (output, doc) = run_with_report(cmd, dir.path(), &["--", "no-such-command-guard-test"]);
+    let (output, doc) = run_in(dir.path(), &["--", "no-such-command-guard-test"]);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(doc["exit"]["code"], 127);
 }
@@ -489,10 +484,7 @@ fn unavailable_isolation_fails_closed_unless_opted_out() {
 #[test]
 fn opt_out_is_not_used_when_namespaces_work() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = guard();
-    cmd.current_dir(dir.path());
-    let (output, doc) = run_with_report(
-        cmd,
+    let (output, doc) = run_in(
         dir.path(),
         &["--no-isolation-because", "just in case", "--", "true"],
     );
@@ -504,9 +496,7 @@ fn opt_out_is_not_used_when_namespaces_work() {
 #[test]
 fn toolchain_still_works_with_a_fresh_home() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cmd = guard();
-    cmd.current_dir(dir.path());
-    let (output, doc) = run_with_report(cmd, dir.path(), &["--", "cargo", "--version"]);
+    let (output, doc) = run_in(dir.path(), &["--", "cargo", "--version"]);
     assert_eq!(output.status.code(), Some(0), "{}", tail(&doc));
     assert!(tail(&doc).starts_with("cargo "), "{}", tail(&doc));
 }

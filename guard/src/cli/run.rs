@@ -137,12 +137,7 @@ fn print_summary(outcome: &RunOutcome) {
             escape::terminal(unavailable)
         ),
     }
-    let how = match (outcome.exit.code, outcome.exit.signal) {
-        _ if outcome.timed_out => "timed out and was killed".to_string(),
-        (Some(code), _) => format!("exited with code {code}"),
-        (_, Some(signal)) => format!("was killed by signal {signal}"),
-        _ => "ended".to_string(),
-    };
+    let how = outcome.exit.describe(outcome.timed_out);
     eprintln!(
         "guard run: command {how} after {} ms",
         outcome.duration.as_millis()
