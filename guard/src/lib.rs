@@ -12,4 +12,5 @@ pub mod output;
 pub mod path;
 pub mod policy;
 pub mod rules;
+pub mod sandbox;
 pub mod verdict;

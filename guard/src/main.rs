@@ -27,6 +27,10 @@ struct Cli {
 enum Command {
     /// Validate a candidate diff against the policy (and, with --repo, against git's own reading).
     Check(cli::check::CheckArgs),
+    /// Run the build/test command without credentials or network.
+    Run(cli::run::RunArgs),
+    #[command(name = guard::sandbox::stage::STAGE_SUBCOMMAND, hide = true)]
+    SandboxStage(cli::run::SandboxStageArgs),
 }
 
 fn main() -> ExitCode {
@@ -45,6 +49,8 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Command::Check(args) => cli::check::run(args),
+        Command::Run(args) => cli::run::run(args),
+        Command::SandboxStage(args) => cli::run::sandbox_stage(args),
     };
     ExitCode::from(code)
 }

@@ -1,0 +1,653 @@
+//! `guard run`: run the build/test command of an applied candidate diff without credentials and
+//! without network. This is the only place the untrusted patch is executed.
+//!
+//! # Layers
+//!
+//! | layer | mechanism | what it stops |
+//! |---|---|---|
+//! | environment | `env_clear()`, then [`env::BASE_ALLOWLIST`] plus `--allow-env`; a secret-looking name or value ([`env::secret_name`], [`env::secret_value`]) is dropped even when allowlisted | tokens in the environment: `GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, `ACTIONS_ID_TOKEN_REQUEST_*`, cloud and registry keys |
+//! | `HOME` | a fresh empty directory, removed afterwards; `CARGO_HOME`/`RUSTUP_HOME` passed through, or derived from the real home when unset and present, so `cargo` still finds its toolchain | tools reading credentials through `$HOME` by default (`~/.git-credentials`, `~/.ssh`, `~/.config/gh`, `~/.npmrc`, `~/.docker`). Hygiene, not a file-system boundary: the command can still read absolute paths its uid can read, so the job must hold no secrets on disk (`persist-credentials: false`) |
+//! | network | a new network namespace holding only `lo` | any connection off the machine, and to the host's loopback services |
+//! | processes | a new pid namespace with a fresh `/proc` | signalling, tracing or reading the environment of the runner's processes |
+//! | privileges | the command is root of a new *user* namespace only | leaving the namespaces: `setns` into the host's network namespace needs `CAP_SYS_ADMIN` over the initial user namespace; the mounts below are locked |
+//! | `.git` | with `--repo`, a read-only bind mount over `<repo>/.git` | build hooks writing git hooks, config or refs that a later trusted `git` would run or trust |
+//! | time, output | `--timeout` kills the whole tree; the last `--max-output` bytes are kept | hangs, floods |
+//!
+//! # Process layout
+//!
+//! ```text
+//! guard run ─spawn (own process group)─► [setpriv --pdeathsig KILL --]
+//!   unshare [--user --map-root-user] --pid --fork --kill-child --mount --mount-proc --propagation private --
+//!     guard __sandbox-stage --stage 1 ...     pid 1 of the new pid namespace: bind <repo>/.git read-only, then exec
+//!   unshare --user --map-root-user --net --mount --
+//!     guard __sandbox-stage --stage 2 ...     still pid 1: `ip link set lo up`, probe, verify, announce, exec
+//!   <command>                                 pid 1, root of the inner user namespace, no network
+//! ```
+//!
+//! Two stages, because mounts inherited by a mount namespace of a *less privileged* user namespace
+//! are locked: made in stage 1, the read-only `.git` and the fresh `/proc` cannot be remounted or
+//! unmounted by the command in stage 2 (one `unshare --user ...` doing everything would leave them
+//! unlocked, and unmounting the fresh `/proc` would uncover the host's). Stage 1 runs without a user
+//! namespace when the guard is root, and with `--user --map-root-user` otherwise (tried as a second
+//! attempt when the first fails as root, e.g. without `CAP_SYS_ADMIN`).
+//!
+//! The command is the init process of its pid namespace: when it exits, the kernel kills everything
+//! left in the namespace; like any init it ignores signals it sends itself without a handler (a
+//! fault or an outside `SIGKILL` still ends it, and is recorded). `--kill-child` ties the namespace
+//! to the outer `unshare`, `setpriv --pdeathsig KILL` (when present) ties `unshare` to the guard,
+//! and on timeout the guard kills the process group with the `kill` binary
+//! (`kill -KILL -- -PGID`, no `unsafe`, no extra crate) and `unshare` itself with `Child::kill`.
+//! Helper binaries are taken from fixed system paths, never from `PATH`.
+//!
+//! # Proof
+//!
+//! Before exec, stage 2 reads, without sending any traffic, the interfaces (`/proc/net/dev`), the
+//! IPv4 and IPv6 routing tables and its namespace identities (`/proc/self/ns/{net,user}`), and with
+//! `--repo` tries to create a file in `.git` (it must fail with "read-only file system"). It
+//! announces this probe on the output pipe *before* exec'ing the command, so the command cannot
+//! forge it (see [`capture`]); it refuses to exec unless only `lo` exists, every route goes through
+//! `lo`, both namespaces differ from the guard's and `.git` is read-only. The outer process checks
+//! the same again and records it in the report. Anything that keeps the `exec` announcement from
+//! arriving (no `unshare`, a refusal, an `unshare` that exits 0 without running anything) means the
+//! command did not run in isolation: **fail closed**, exit 2, unless `--no-isolation-because`.
+//!
+//! # Which layer isolates the network where
+//!
+//! - **This machine and CI containers running as root** (and unprivileged hosts that allow user
+//!   namespaces): the namespaces above; `--no-isolation-because` is not needed and must not be
+//!   passed.
+//! - **GitHub-hosted Ubuntu 24.04**: the job runs as `runner`; AppArmor restricts unprivileged user
+//!   namespaces, and root (sudo) is what harden-runner's `disable-sudo` removes. Decision: the
+//!   build-test job keeps sudo (no `disable-sudo`) and runs `sudo` + `guard run`, so the namespaces
+//!   are the primary network layer, and harden-runner `egress-policy: block` (>= v2.21.0, after the
+//!   silent audit fallback fix) is the second. Keeping sudo costs little there: the patch's code
+//!   only ever runs inside `guard run`, where it has no capability in the host's namespaces.
+//!   Caveat: the command is then root of its user namespace mapped to host root, so a checkout
+//!   owned by `runner` is not writable to it (chown the worktree to root first, or point
+//!   `CARGO_TARGET_DIR` elsewhere).
+//! - **Where namespaces are impossible** (e.g. `disable-sudo` is kept): `--no-isolation-because
+//!   "<reason>"` is an explicit, logged opt-out: the guard still tries the namespaces first and
+//!   falls back only when they cannot be established; the environment scrubbing, fresh `HOME`,
+//!   timeout and output bounds still apply, the report says `"network": "opted-out"` with the
+//!   reason and the failure, and the outer layer (harden-runner's egress block) is the only network
+//!   isolation.
+//!
+//! Not covered: the rest of the file system is as writable to the command as to its uid (only
+//! `.git` is read-only), so a build can leave files behind for later steps of the same job;
+//! build-test must save no caches and gate-and-pr trusts nothing it produced. Nothing can be
+//! fetched during the build either: dependencies must be fetched beforehand (`cargo fetch`, then
+//! `--allow-env CARGO_NET_OFFLINE` with `CARGO_NET_OFFLINE=true`, or `cargo test --offline`).
+//!
+//! # Test hook
+//!
+//! [`NamespaceHook`] (environment variable `GUARD_RUN_SIMULATE_NO_NAMESPACES`, read by the CLI)
+//! makes the namespaces unavailable — `missing`: `unshare` does not exist; `silent`: `true(1)`
+//! stands in for `unshare`, exiting 0 without running anything. It can only take isolation away,
+//! which fails closed without `--no-isolation-because`; it cannot choose what runs.
+
+pub mod capture;
+pub mod env;
+pub mod json_v1;
+pub mod probe;
+pub mod stage;
+
+use std::ffi::{OsStr, OsString};
+use std::io::{self, Read};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use capture::Capture;
+use env::EnvPlan;
+use probe::NetworkProbe;
+use stage::StagePlan;
+
+/// How often the guard checks whether the command has exited or its time is up.
+const POLL: Duration = Duration::from_millis(10);
+/// How long the guard waits for the output pipe to close after the command has exited.
+const OUTPUT_GRACE: Duration = Duration::from_secs(2);
+
+const UNSHARE: &[&str] = &["/usr/bin/unshare", "/bin/unshare"];
+const MOUNT: &[&str] = &["/usr/bin/mount", "/bin/mount"];
+const IP: &[&str] = &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"];
+const KILL: &[&str] = &["/usr/bin/kill", "/bin/kill"];
+const SETPRIV: &[&str] = &["/usr/bin/setpriv", "/bin/setpriv"];
+const TRUE: &[&str] = &["/usr/bin/true", "/bin/true"];
+
+/// What to run and how.
+#[derive(Debug, Clone)]
+pub struct RunSpec {
+    pub command: Vec<OsString>,
+    pub timeout: Duration,
+    pub max_output: usize,
+    /// Extra variable names to pass through (still subject to the secret filter).
+    pub allow_env: Vec<String>,
+    /// The repository the command builds: its working directory, and its `.git` is made read-only.
+    pub repo: Option<PathBuf>,
+    /// `--no-isolation-because`: run without namespaces if they cannot be established.
+    pub opt_out: Option<String>,
+    /// The guard binary, re-entered for the inner stages.
+    pub guard_exe: PathBuf,
+    pub hook: Option<NamespaceHook>,
+}
+
+/// Test hook that makes namespaces unavailable (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NamespaceHook {
+    /// The `unshare` binary does not exist.
+    Missing,
+    /// `true(1)` stands in for `unshare`: exits 0 without running anything.
+    Silent,
+}
+
+impl NamespaceHook {
+    pub const ENV: &'static str = "GUARD_RUN_SIMULATE_NO_NAMESPACES";
+
+    /// Any value other than `silent` means `missing`: an unknown value must not loosen anything.
+    pub fn from_value(value: &str) -> NamespaceHook {
+        if value == "silent" {
+            NamespaceHook::Silent
+        } else {
+            NamespaceHook::Missing
+        }
+    }
+}
+
+/// How the command ended: an exit code, or the signal that killed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitRecord {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+impl ExitRecord {
+    fn from_status(status: ExitStatus) -> ExitRecord {
+        ExitRecord {
+            code: status.code(),
+            signal: status.signal(),
+        }
+    }
+
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// "exited with code 3", "was killed by signal 9", "timed out and was killed".
+    pub fn describe(&self, timed_out: bool) -> String {
+        match (self.code, self.signal) {
+            _ if timed_out => "timed out and was killed".to_string(),
+            (Some(code), _) => format!("exited with code {code}"),
+            (_, Some(signal)) => format!("was killed by signal {signal}"),
+            _ => "ended".to_string(),
+        }
+    }
+}
+
+/// Which layer isolated the network.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Isolation {
+    Namespace {
+        probe: NetworkProbe,
+        netns_differs: bool,
+        userns_differs: bool,
+        git_dir_read_only: bool,
+    },
+    OptedOut {
+        reason: String,
+        /// Why the namespaces could not be established.
+        unavailable: String,
+    },
+}
+
+/// The names (never the values) of the command's environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvNames {
+    pub passed: Vec<String>,
+    pub dropped: Vec<String>,
+    /// Allowlisted or requested, but secret-looking (a subset of `dropped`).
+    pub refused: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    pub command: Vec<OsString>,
+    pub exit: ExitRecord,
+    pub timed_out: bool,
+    pub duration: Duration,
+    pub isolation: Isolation,
+    pub env: EnvNames,
+    pub output_tail: Vec<u8>,
+    pub output_truncated_bytes: u64,
+}
+
+impl RunOutcome {
+    /// Whether the command succeeded: exit code 0 within the time limit.
+    pub fn passed(&self) -> bool {
+        self.exit.success() && !self.timed_out
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SandboxError {
+    #[error("no command given")]
+    EmptyCommand,
+    #[error("--allow-env {0:?}: not a variable name ([A-Za-z_][A-Za-z0-9_]*)")]
+    InvalidEnvName(String),
+    #[error("--no-isolation-because needs a non-empty reason")]
+    EmptyReason,
+    #[error("--repo {path}: {reason}")]
+    Repo { path: PathBuf, reason: String },
+    #[error("{context}: {source}")]
+    Io { context: String, source: io::Error },
+    #[error(
+        "network isolation could not be established, so the command was not run: {detail} \
+         (where an outer layer blocks egress, --no-isolation-because <REASON> allows running without it)"
+    )]
+    IsolationUnavailable { detail: String },
+    #[error("the sandbox broke its protocol: {detail}")]
+    Protocol { detail: String },
+}
+
+fn io_error(context: impl Into<String>) -> impl FnOnce(io::Error) -> SandboxError {
+    let context = context.into();
+    move |source| SandboxError::Io { context, source }
+}
+
+/// Runs the command as [`RunSpec`] says. `Err` means the guard itself failed (or isolation was
+/// required and unavailable); the command's own failure is an `Ok` outcome.
+pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
+    if spec.command.is_empty() {
+        return Err(SandboxError::EmptyCommand);
+    }
+    if let Some(bad) = spec.allow_env.iter().find(|n| !env::valid_name(n)) {
+        return Err(SandboxError::InvalidEnvName(bad.clone()));
+    }
+    if spec.opt_out.as_deref().is_some_and(|r| r.trim().is_empty()) {
+        return Err(SandboxError::EmptyReason);
+    }
+    let (cwd, git_dir) = match &spec.repo {
+        Some(repo) => {
+            let (repo, git_dir) = repository(repo)?;
+            (repo, Some(git_dir))
+        }
+        None => (
+            std::env::current_dir().map_err(io_error("current directory"))?,
+            None,
+        ),
+    };
+    let home = tempfile::Builder::new()
+        .prefix("guard-run-home-")
+        .tempdir()
+        .map_err(io_error("create the command's fresh HOME"))?;
+    let env_plan = env::plan(std::env::vars_os(), &spec.allow_env, home.path());
+    let names = EnvNames {
+        passed: env_plan.passed.clone(),
+        dropped: env_plan.dropped.clone(),
+        refused: env_plan.refused.clone(),
+    };
+
+    let (finished, isolation) = match sandboxed(spec, &env_plan, &cwd, git_dir)? {
+        Attempt::Ran(finished, isolation) => (*finished, isolation),
+        Attempt::Unavailable(detail) => match &spec.opt_out {
+            None => return Err(SandboxError::IsolationUnavailable { detail }),
+            Some(reason) => {
+                let mut direct = Command::new(&spec.command[0]);
+                direct.args(&spec.command[1..]);
+                let finished = match supervise(
+                    direct,
+                    &env_plan,
+                    &cwd,
+                    Capture::direct(spec.max_output),
+                    spec.timeout,
+                    true,
+                )? {
+                    Ok(finished) => finished,
+                    Err(err) => not_executable(&spec.command[0], &err, spec.max_output),
+                };
+                (
+                    finished,
+                    Isolation::OptedOut {
+                        reason: reason.clone(),
+                        unavailable: detail,
+                    },
+                )
+            }
+        },
+    };
+    let (output_tail, output_truncated_bytes) = finished.capture.tail.finish();
+    Ok(RunOutcome {
+        command: spec.command.clone(),
+        exit: finished.exit,
+        timed_out: finished.timed_out,
+        duration: finished.duration,
+        isolation,
+        env: names,
+        output_tail,
+        output_truncated_bytes,
+    })
+}
+
+/// The canonical repository directory and its `.git`, which must be a real directory: a `.git`
+/// file (worktree, submodule) points elsewhere, so protecting it would protect nothing.
+fn repository(repo: &Path) -> Result<(PathBuf, PathBuf), SandboxError> {
+    let fail = |reason: String| SandboxError::Repo {
+        path: repo.to_path_buf(),
+        reason,
+    };
+    let canonical = repo.canonicalize().map_err(|e| fail(e.to_string()))?;
+    let git_dir = canonical.join(".git");
+    match std::fs::symlink_metadata(&git_dir) {
+        Ok(meta) if meta.is_dir() => Ok((canonical, git_dir)),
+        Ok(_) => Err(fail(".git is not a directory (a worktree/submodule pointer or a symlink); pass the main repository".into())),
+        Err(e) => Err(fail(format!(".git: {e}"))),
+    }
+}
+
+enum Attempt {
+    Ran(Box<Finished>, Isolation),
+    /// Isolation could not be established; the command did not run.
+    Unavailable(String),
+}
+
+/// Tries the namespaces: without a user namespace first when root, then with one.
+fn sandboxed(
+    spec: &RunSpec,
+    env_plan: &EnvPlan,
+    cwd: &Path,
+    git_dir: Option<PathBuf>,
+) -> Result<Attempt, SandboxError> {
+    let unshare = match spec.hook {
+        None => find_tool(UNSHARE),
+        Some(NamespaceHook::Missing) => Some(PathBuf::from("/nonexistent/unshare")),
+        Some(NamespaceHook::Silent) => find_tool(TRUE),
+    };
+    let Some(unshare) = unshare else {
+        return Ok(Attempt::Unavailable(format!(
+            "no unshare binary at {}",
+            UNSHARE.join(" or ")
+        )));
+    };
+    let Some(mount) = find_tool(MOUNT) else {
+        return Ok(Attempt::Unavailable(format!(
+            "no mount binary at {}",
+            MOUNT.join(" or ")
+        )));
+    };
+    let mut plan = StagePlan {
+        stage: 1,
+        nonce: String::new(),
+        outer_netns: probe::namespace_id("net").map_err(io_error("read /proc/self/ns/net"))?,
+        outer_userns: probe::namespace_id("user").map_err(io_error("read /proc/self/ns/user"))?,
+        git_dir,
+        guard_exe: spec.guard_exe.clone(),
+        unshare,
+        mount,
+        ip: find_tool(IP),
+        command: spec.command.clone(),
+    };
+    let user_ns_attempts: &[bool] = if effective_uid_is_root()? {
+        &[false, true]
+    } else {
+        &[true]
+    };
+    let mut failures = Vec::new();
+    for &user_ns in user_ns_attempts {
+        // A fresh nonce per attempt: nothing left over from one attempt can pass in the next.
+        plan.nonce = nonce()?;
+        let mut cmd = match find_tool(SETPRIV) {
+            Some(setpriv) => {
+                let mut cmd = Command::new(setpriv);
+                cmd.args(["--pdeathsig", "KILL", "--"]).arg(&plan.unshare);
+                cmd
+            }
+            None => Command::new(&plan.unshare),
+        };
+        if user_ns {
+            cmd.args(["--user", "--map-root-user"]);
+        }
+        cmd.args([
+            "--pid",
+            "--fork",
+            "--kill-child",
+            "--mount",
+            "--mount-proc",
+            "--propagation",
+            "private",
+            "--",
+        ])
+        .arg(&plan.guard_exe)
+        .args(plan.to_args(1));
+        let label = if user_ns {
+            "with a user namespace"
+        } else {
+            "as root"
+        };
+        let capture = Capture::sandboxed(&plan.nonce, spec.max_output);
+        let finished = match supervise(cmd, env_plan, cwd, capture, spec.timeout, false)? {
+            Ok(finished) => finished,
+            Err(err) => {
+                failures.push(format!(
+                    "{label}: cannot start {}: {err}",
+                    plan.unshare.display()
+                ));
+                continue;
+            }
+        };
+        if !finished.capture.started {
+            failures.push(format!("{label}: {}", not_started(&finished)));
+            continue;
+        }
+        let probe = match &finished.capture.probe {
+            Some(Ok(probe)) => probe.clone(),
+            Some(Err(e)) => return Err(SandboxError::Protocol { detail: e.clone() }),
+            None => {
+                return Err(SandboxError::Protocol {
+                    detail: "the command started without a probe".into(),
+                });
+            }
+        };
+        let problems = probe.problems(&plan.outer_netns, &plan.outer_userns);
+        if !problems.is_empty() || (plan.git_dir.is_some() && probe.git_dir_read_only != Some(true))
+        {
+            return Err(SandboxError::Protocol {
+                detail: format!(
+                    "the command started although isolation was not proven: {}",
+                    problems.join("; ")
+                ),
+            });
+        }
+        let isolation = Isolation::Namespace {
+            netns_differs: probe.netns != plan.outer_netns,
+            userns_differs: probe.userns != plan.outer_userns,
+            git_dir_read_only: probe.git_dir_read_only == Some(true),
+            probe,
+        };
+        return Ok(Attempt::Ran(Box::new(finished), isolation));
+    }
+    Ok(Attempt::Unavailable(failures.join("; ")))
+}
+
+/// Why a sandbox attempt ended before its `exec` announcement.
+fn not_started(finished: &Finished) -> String {
+    let capture = &finished.capture;
+    let mut detail = match &capture.refused {
+        Some(reason) => format!("the sandbox refused: {reason}"),
+        None => {
+            let how = finished.exit.describe(finished.timed_out);
+            format!("the sandbox {how} before starting the command")
+        }
+    };
+    let preamble = capture.preamble_text();
+    if !preamble.is_empty() {
+        detail.push_str(&format!(" ({})", crate::escape::terminal(&preamble)));
+    }
+    detail
+}
+
+fn find_tool(candidates: &[&str]) -> Option<PathBuf> {
+    candidates.iter().map(PathBuf::from).find(|p| p.is_file())
+}
+
+/// 128 random bits from the kernel, hex.
+fn nonce() -> Result<String, SandboxError> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(io_error("read /dev/urandom"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The effective uid from `/proc/self/status` (`Uid: real effective saved fs`).
+fn effective_uid_is_root() -> Result<bool, SandboxError> {
+    let status =
+        std::fs::read_to_string("/proc/self/status").map_err(io_error("read /proc/self/status"))?;
+    let effective = status
+        .lines()
+        .find_map(|line| line.strip_prefix("Uid:"))
+        .and_then(|ids| ids.split_whitespace().nth(1))
+        .ok_or_else(|| SandboxError::Protocol {
+            detail: "no Uid line in /proc/self/status".into(),
+        })?;
+    Ok(effective == "0")
+}
+
+struct Finished {
+    exit: ExitRecord,
+    timed_out: bool,
+    duration: Duration,
+    capture: Capture,
+}
+
+/// A command that could not be executed ends as it would in a shell: 127 when not found, else 126.
+fn not_executable(program: &OsStr, err: &io::Error, max_output: usize) -> Finished {
+    let mut capture = Capture::direct(max_output);
+    let program = crate::escape::terminal(&program.to_string_lossy());
+    capture.feed(format!("guard run: cannot execute {program}: {err}\n").as_bytes());
+    let code = if err.kind() == io::ErrorKind::NotFound {
+        127
+    } else {
+        126
+    };
+    Finished {
+        exit: ExitRecord {
+            code: Some(code),
+            signal: None,
+        },
+        timed_out: false,
+        duration: Duration::ZERO,
+        capture,
+    }
+}
+
+/// Spawns `cmd` in its own process group with the planned environment, captures its output and
+/// enforces the timeout. The inner `Err` is a failure to spawn. `cleanup_group`: kill what is left
+/// of the process group after the main process exits (without a pid namespace nothing else would;
+/// the group's id cannot be reused while a member is alive, and a reuse in the instant after the
+/// last one died would need a new process to make itself leader of a group with that very id).
+fn supervise(
+    mut cmd: Command,
+    env_plan: &EnvPlan,
+    cwd: &Path,
+    capture: Capture,
+    timeout: Duration,
+    cleanup_group: bool,
+) -> Result<Result<Finished, io::Error>, SandboxError> {
+    let (mut reader, writer) = io::pipe().map_err(io_error("create the output pipe"))?;
+    let writer_err = writer
+        .try_clone()
+        .map_err(io_error("create the output pipe"))?;
+    cmd.env_clear()
+        .envs(env_plan.vars.iter().map(|(k, v)| (k, v)))
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(writer_err)
+        .process_group(0);
+    let start = Instant::now();
+    let spawned = cmd.spawn();
+    // The Command holds our copies of the pipe's write end; the reader sees EOF only without them.
+    drop(cmd);
+    let mut child = match spawned {
+        Ok(child) => child,
+        Err(err) => return Ok(Err(err)),
+    };
+    let shared = Arc::new(Mutex::new(capture));
+    let reader_thread = {
+        let shared = Arc::clone(&shared);
+        thread::spawn(move || {
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => lock(&shared).feed(&buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+        })
+    };
+    let pgid = child.id();
+    let (status, timed_out) = wait_with_timeout(&mut child, pgid, timeout)?;
+    let duration = start.elapsed();
+    if cleanup_group {
+        kill_group(pgid);
+    }
+    let deadline = Instant::now() + OUTPUT_GRACE;
+    while !reader_thread.is_finished() && Instant::now() < deadline {
+        thread::sleep(POLL);
+    }
+    // A process that escaped the group may still hold the pipe; what was read so far is kept.
+    let capture = std::mem::replace(&mut *lock(&shared), Capture::direct(0));
+    Ok(Ok(Finished {
+        exit: ExitRecord::from_status(status),
+        timed_out,
+        duration,
+        capture,
+    }))
+}
+
+fn wait_with_timeout(
+    child: &mut Child,
+    pgid: u32,
+    timeout: Duration,
+) -> Result<(ExitStatus, bool), SandboxError> {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().map_err(io_error("wait for the command"))? {
+            return Ok((status, false));
+        }
+        if start.elapsed() >= timeout {
+            // The group first (while its leader is unreaped, its id cannot be reused), then the
+            // leader itself in case there is no kill binary. With a pid namespace, the leader's
+            // death takes the namespace's init, and with it everything inside, down too.
+            kill_group(pgid);
+            let _ = child.kill();
+            let status = child
+                .wait()
+                .map_err(io_error("wait for the killed command"))?;
+            return Ok((status, true));
+        }
+        thread::sleep(POLL);
+    }
+}
+
+/// `kill -KILL -- -PGID` with the system's kill binary.
+fn kill_group(pgid: u32) {
+    let Some(kill) = find_tool(KILL) else { return };
+    let _ = Command::new(kill)
+        .args(["-KILL", "--", &format!("-{pgid}")])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
+fn lock(shared: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
+    shared
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}

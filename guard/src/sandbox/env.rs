@@ -1,0 +1,435 @@
+//! The scrubbed environment the command runs with: an explicit allowlist, and a secret filter that
+//! wins over the allowlist.
+
+use std::collections::BTreeSet;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// Passed through when present in the guard's own environment (and not secret-looking). `HOME` is
+/// never passed through: it is replaced by a fresh empty directory.
+pub const BASE_ALLOWLIST: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LC_ALL",
+    "TERM",
+    "TMPDIR",
+    "USER",
+    // The Rust toolchain: where rustup and cargo live, which toolchain, where build output goes.
+    // They locate code and output, not credentials (the workflow must keep registry tokens out of
+    // CARGO_HOME: the command can read it).
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "CARGO_TARGET_DIR",
+];
+
+/// What the command gets, and what the report says about it (names only, never values).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnvPlan {
+    /// The complete environment of the command.
+    pub vars: Vec<(OsString, OsString)>,
+    /// Names passed to the command, sorted.
+    pub passed: Vec<String>,
+    /// Names present in the guard's environment that the command does not get, sorted.
+    pub dropped: Vec<String>,
+    /// The subset of `dropped` that was allowlisted or requested but looked like a secret.
+    pub refused: Vec<String>,
+}
+
+/// Plans the command's environment from the guard's own (`ambient`), the names requested with
+/// `--allow-env`, and the fresh `home`. When `CARGO_HOME`/`RUSTUP_HOME` are not passed through,
+/// they are derived from the real `HOME` (`~/.cargo`, `~/.rustup`) if those directories exist, so
+/// that `cargo` still finds its toolchain although `HOME` moved.
+pub fn plan(
+    ambient: impl IntoIterator<Item = (OsString, OsString)>,
+    requested: &[String],
+    home: &Path,
+) -> EnvPlan {
+    let allowed: BTreeSet<&str> = BASE_ALLOWLIST
+        .iter()
+        .copied()
+        .chain(requested.iter().map(String::as_str))
+        .collect();
+    let mut vars = Vec::new();
+    let mut passed = BTreeSet::new();
+    let mut dropped = BTreeSet::new();
+    let mut refused = BTreeSet::new();
+    let mut real_home: Option<PathBuf> = None;
+    for (name, value) in ambient {
+        let display = name.to_string_lossy().into_owned();
+        let Some(name_str) = name.to_str() else {
+            dropped.insert(display);
+            continue;
+        };
+        if name_str == "HOME" {
+            real_home = Some(PathBuf::from(&value));
+            continue;
+        }
+        if !allowed.contains(name_str) {
+            dropped.insert(display);
+            continue;
+        }
+        if secret_name(name_str).is_some() || secret_value(&value) {
+            refused.insert(display.clone());
+            dropped.insert(display);
+            continue;
+        }
+        passed.insert(display);
+        vars.push((name, value));
+    }
+    vars.push(("HOME".into(), home.as_os_str().to_owned()));
+    passed.insert("HOME".to_string());
+    if let Some(real_home) = real_home {
+        for (name, dir) in [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")] {
+            let derived = real_home.join(dir);
+            if !passed.contains(name) && !refused.contains(name) && derived.is_dir() {
+                vars.push((name.into(), derived.into_os_string()));
+                passed.insert(name.to_string());
+            }
+        }
+    }
+    EnvPlan {
+        vars,
+        passed: passed.into_iter().collect(),
+        dropped: dropped.into_iter().collect(),
+        refused: refused.into_iter().collect(),
+    }
+}
+
+/// Whether `name` is a valid variable name for `--allow-env`: `[A-Za-z_][A-Za-z0-9_]*`.
+pub fn valid_name(name: &str) -> bool {
+    let mut bytes = name.bytes();
+    bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+        && bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+/// Prefixes of variables that belong to a CI runner or a cloud/credential tool. Everything under
+/// them is dropped: they hold tokens (`GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`,
+/// `ACTIONS_ID_TOKEN_REQUEST_*`, action inputs `INPUT_*`), endpoints that only make sense with
+/// those tokens (`ACTIONS_CACHE_URL`, `ACTIONS_RESULTS_URL`), or runner internals.
+const SECRET_PREFIXES: &[&str] = &[
+    "GITHUB_",
+    "ACTIONS_",
+    "RUNNER_",
+    "INPUT_",
+    "STATE_",
+    "AWS_",
+    "AZURE_",
+    "ARM_",
+    "GCP_",
+    "GOOGLE_",
+    "GCLOUD_",
+    "CLOUDSDK_",
+    "VAULT_",
+    "DOCKER_",
+    "NPM_CONFIG_",
+    "YARN_NPM_",
+    "TWINE_",
+    "SSH_",
+    "GPG_",
+    "GNUPG",
+    "KRB5",
+];
+
+/// Substrings that mark a credential wherever they occur in the name.
+const SECRET_SUBSTRINGS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "COOKIE",
+    "PRIVATE",
+    "APIKEY",
+    "ACCESSKEY",
+    "WEBHOOK",
+    "CONNECTION_STRING",
+    "CONNSTR",
+    "KUBECONFIG",
+    "NETRC",
+    "ASKPASS",
+];
+
+/// Why `name` looks like it carries a secret, or `None`. Case-insensitive. Besides the prefixes
+/// and substrings above, a name *segment* (split on `_`) marks a secret when it is a key (`KEY`,
+/// `KEYS`, ending in `KEY` like `APIKEY`, or `KEYFILE`/`KEYSTORE`/`KEYRING`/`KEYCHAIN`/`KEYID`/
+/// `KEYPAIR` — but not `KEYBOARD`), an authentication word (contains `AUTH`, except `AUTHOR`/
+/// `AUTHORS`), a session, a pass/passphrase, or one of `PAT`, `SAS`, `JWT`, `BEARER`, `DSN`, `OTP`.
+pub fn secret_name(name: &str) -> Option<&'static str> {
+    let upper = name.to_ascii_uppercase();
+    if let Some(prefix) = SECRET_PREFIXES.iter().find(|p| upper.starts_with(*p)) {
+        return Some(prefix);
+    }
+    if let Some(word) = SECRET_SUBSTRINGS.iter().find(|w| upper.contains(*w)) {
+        return Some(word);
+    }
+    for segment in upper.split('_') {
+        let hit = match segment {
+            "KEYFILE" | "KEYSTORE" | "KEYRING" | "KEYCHAIN" | "KEYID" | "KEYPAIR" => Some("KEY"),
+            s if s.ends_with("KEY") || s.ends_with("KEYS") => Some("KEY"),
+            "AUTHOR" | "AUTHORS" => None,
+            s if s.contains("AUTH") => Some("AUTH"),
+            s if s.contains("SESSION") => Some("SESSION"),
+            s if s.starts_with("PASS") || s.ends_with("PASS") => Some("PASS"),
+            "PAT" => Some("PAT"),
+            "SAS" => Some("SAS"),
+            "JWT" => Some("JWT"),
+            "BEARER" => Some("BEARER"),
+            "DSN" => Some("DSN"),
+            "OTP" => Some("OTP"),
+            _ => None,
+        };
+        if hit.is_some() {
+            return hit;
+        }
+    }
+    None
+}
+
+/// Whether a value looks like a credential whatever its name: a GitHub/GitLab/Slack/npm token, an
+/// AWS access key id, a PEM private key, or a URL carrying a password (`scheme://user:pass@host`).
+pub fn secret_value(value: &OsStr) -> bool {
+    let v = value.as_bytes();
+    const TOKEN_PREFIXES: &[&[u8]] = &[
+        b"ghp_",
+        b"gho_",
+        b"ghu_",
+        b"ghs_",
+        b"ghr_",
+        b"github_pat_",
+        b"glpat-",
+        b"xoxb-",
+        b"xoxp-",
+        b"xoxa-",
+        b"npm_",
+    ];
+    let token_tail = |rest: &[u8]| {
+        rest.iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+            .count()
+            >= 20
+    };
+    for prefix in TOKEN_PREFIXES {
+        if find_all(v, prefix).any(|at| token_tail(&v[at + prefix.len()..])) {
+            return true;
+        }
+    }
+    for prefix in [b"AKIA", b"ASIA"] {
+        let key_id = |rest: &[u8]| {
+            rest.len() >= 16
+                && rest[..16]
+                    .iter()
+                    .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
+        };
+        if find_all(v, prefix).any(|at| key_id(&v[at + 4..])) {
+            return true;
+        }
+    }
+    if find_all(v, b"-----BEGIN ").next().is_some() {
+        return true;
+    }
+    // scheme://user:password@host — the userinfo ends at the first '/', '?' or '#' after "://".
+    find_all(v, b"://").any(|at| {
+        let authority: Vec<u8> = v[at + 3..]
+            .iter()
+            .copied()
+            .take_while(|b| !matches!(b, b'/' | b'?' | b'#') && !b.is_ascii_whitespace())
+            .collect();
+        authority
+            .iter()
+            .rposition(|b| *b == b'@')
+            .is_some_and(|end| authority[..end].contains(&b':'))
+    })
+}
+
+fn find_all<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
+    haystack
+        .windows(needle.len())
+        .enumerate()
+        .filter(move |(_, w)| *w == needle)
+        .map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn secret_names() {
+        let secret = [
+            "GITHUB_TOKEN",
+            "GITHUB_SHA",
+            "github_token",
+            "ACTIONS_RUNTIME_TOKEN",
+            "ACTIONS_ID_TOKEN_REQUEST_URL",
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+            "ACTIONS_CACHE_URL",
+            "ACTIONS_RESULTS_URL",
+            "RUNNER_TEMP",
+            "INPUT_TOKEN",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_REGION",
+            "AZURE_CLIENT_ID",
+            "GOOGLE_APPLICATION_CREDENTIALS",
+            "NPM_TOKEN",
+            "MY_API_KEY",
+            "DB_PASSWORD",
+            "DB_PASS",
+            "SSH_AUTH_SOCK",
+            "GH_PAT",
+            "SENTRY_DSN",
+            "SIGNING_KEYS",
+            "MYAPIKEY",
+            "SSH_KEYFILE",
+            "HTTP_AUTHORIZATION",
+            "OAUTH_CLIENT",
+            "RAILS_SESSION_ID",
+            "GPG_PASSPHRASE",
+            "GIT_ASKPASS",
+            "SLACK_WEBHOOK_URL",
+            "KUBECONFIG",
+            "PRIVATE_REGISTRY",
+            "X_COOKIE_JAR",
+        ];
+        for name in secret {
+            assert!(secret_name(name).is_some(), "{name} should be refused");
+        }
+        let plain = [
+            "PATH",
+            "HOME",
+            "LANG",
+            "LC_ALL",
+            "TERM",
+            "TMPDIR",
+            "USER",
+            "CARGO_HOME",
+            "RUSTUP_HOME",
+            "RUSTUP_TOOLCHAIN",
+            "CARGO_TARGET_DIR",
+            "KEYBOARD_LAYOUT",
+            "GIT_AUTHOR_NAME",
+            "RUST_BACKTRACE",
+            "SOURCE_DATE_EPOCH",
+        ];
+        for name in plain {
+            assert_eq!(secret_name(name), None, "{name} should pass");
+        }
+    }
+
+    #[test]
+    fn secret_values() {
+        let secret = [
+            "ghp_0123456789abcdefghijABCDEFGHIJ",
+            "prefix ghs_0123456789abcdefghijABCDEFGHIJ suffix",
+            "github_pat_11AAAAAAA0123456789_abcdefghijklmnopqrstuvwxyz",
+            "AKIAIOSFODNN7EXAMPLE",
+            "-----BEGIN OPENSSH PRIVATE KEY-----",
+            "https://user:hunter2@example.com/path",
+            "postgres://app:pw@db:5432/app",
+        ];
+        for value in secret {
+            assert!(secret_value(OsStr::new(value)), "{value} should be refused");
+        }
+        let plain = [
+            "/usr/bin:/bin",
+            "en_US.UTF-8",
+            "https://example.com/a@b",
+            "git@github.com:owner/repo",
+            "ghp_short",
+            "user@example.com",
+            "https://user@example.com/",
+        ];
+        for value in plain {
+            assert!(!secret_value(OsStr::new(value)), "{value} should pass");
+        }
+    }
+
+    fn ambient(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(n, v)| (OsString::from(n), OsString::from(v)))
+            .collect()
+    }
+
+    #[test]
+    fn allowlist_secret_filter_and_home() {
+        let home = Path::new("/tmp/fresh-home");
+        let plan = plan(
+            ambient(&[
+                ("PATH", "/usr/bin"),
+                ("HOME", "/nonexistent-real-home"),
+                ("GITHUB_TOKEN", "ghp_x"),
+                ("MY_API_KEY", "k"),
+                ("EXTRA", "1"),
+                ("UNLISTED", "2"),
+                ("LANG", "https://u:p@h/"),
+            ]),
+            &["GITHUB_TOKEN".into(), "MY_API_KEY".into(), "EXTRA".into()],
+            home,
+        );
+        assert_eq!(plan.passed, ["EXTRA", "HOME", "PATH"]);
+        assert_eq!(
+            plan.dropped,
+            ["GITHUB_TOKEN", "LANG", "MY_API_KEY", "UNLISTED"]
+        );
+        assert_eq!(plan.refused, ["GITHUB_TOKEN", "LANG", "MY_API_KEY"]);
+        let home_var = plan
+            .vars
+            .iter()
+            .find(|(n, _)| n == "HOME")
+            .map(|(_, v)| v.clone());
+        assert_eq!(home_var, Some(OsString::from("/tmp/fresh-home")));
+        assert_eq!(plan.vars.len(), 3);
+    }
+
+    #[test]
+    fn toolchain_dirs_derived_from_real_home_when_unset() {
+        let real = tempfile::tempdir().unwrap();
+        std::fs::create_dir(real.path().join(".cargo")).unwrap();
+        let home = Path::new("/tmp/fresh-home");
+        let real_home = real.path().to_str().unwrap();
+        let derived = plan(ambient(&[("HOME", real_home)]), &[], home);
+        assert_eq!(
+            derived.passed,
+            ["CARGO_HOME", "HOME"],
+            "no ~/.rustup, so RUSTUP_HOME stays unset"
+        );
+        let cargo_home = derived
+            .vars
+            .iter()
+            .find(|(n, _)| n == "CARGO_HOME")
+            .map(|(_, v)| PathBuf::from(v));
+        assert_eq!(cargo_home, Some(real.path().join(".cargo")));
+
+        let explicit = plan(
+            ambient(&[("HOME", real_home), ("CARGO_HOME", "/opt/cargo")]),
+            &[],
+            home,
+        );
+        let cargo_home = explicit
+            .vars
+            .iter()
+            .find(|(n, _)| n == "CARGO_HOME")
+            .map(|(_, v)| v.clone());
+        assert_eq!(
+            cargo_home,
+            Some(OsString::from("/opt/cargo")),
+            "an explicit CARGO_HOME wins"
+        );
+    }
+
+    #[test]
+    fn variable_names() {
+        for ok in ["A", "_", "CARGO_HOME", "a1_b"] {
+            assert!(valid_name(ok), "{ok}");
+        }
+        for bad in ["", "1A", "A-B", "A=B", "A B", "Ä"] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+    }
+}

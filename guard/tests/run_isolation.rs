@@ -1,0 +1,593 @@
+//! `guard run` through the real binary: credentials scrubbed, network closed (proved without
+//! traffic), `.git` read-only, time and output bounded, exit status kept, fail closed.
+//!
+//! Needs what CI and this machine have: root (or unprivileged user namespaces), util-linux
+//! `unshare`, `mount`, `ip`, `git`, `bash`. No packet ever leaves loopback.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::ErrorKind;
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const HOOK: &str = "GUARD_RUN_SIMULATE_NO_NAMESPACES";
+
+/// The guard binary with the ambient CI/runner variables (and the test hook) removed.
+fn guard() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_guard"));
+    for (name, _) in std::env::vars_os() {
+        let n = name.to_string_lossy();
+        if ["GITHUB_", "ACTIONS_", "RUNNER_"]
+            .iter()
+            .any(|p| n.starts_with(p))
+            || n == "CI"
+            || n == HOOK
+        {
+            cmd.env_remove(&name);
+        }
+    }
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// Runs `guard run --report <dir>/report.json <args>` and returns the output and the report.
+fn run_with_report(mut cmd: Command, dir: &Path, args: &[&str]) -> (Output, Value) {
+    let report = dir.join("report.json");
+    let output = cmd
+        .arg("run")
+        .arg("--report")
+        .arg(&report)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = std::fs::read_to_string(&report).unwrap_or_else(|e| {
+        panic!(
+            "no report ({e}); stderr: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["schema"], "agent-team-apply/guard-run/v1");
+    (output, doc)
+}
+
+/// `run_with_report` for the guard binary working in `dir`.
+fn run_in(dir: &Path, args: &[&str]) -> (Output, Value) {
+    let mut cmd = guard();
+    cmd.current_dir(dir);
+    run_with_report(cmd, dir, args)
+}
+
+fn tail(doc: &Value) -> &str {
+    doc["output_tail"].as_str().unwrap()
+}
+
+fn names(list: &Value) -> Vec<&str> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn secrets_are_dropped_even_when_requested() {
+    let dir = tempfile::tempdir().unwrap();
+    let planted = [
+        ("GITHUB_TOKEN", "ghs_plantedGithubToken0123456789abcdef"),
+        ("ACTIONS_RUNTIME_TOKEN", "planted-runtime-token-value"),
+        (
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+            "planted-oidc-request-token",
+        ),
+        (
+            "ACTIONS_ID_TOKEN_REQUEST_URL",
+            "https://planted.invalid/oidc",
+        ),
+        ("AWS_SECRET_ACCESS_KEY", "planted-aws-secret-access-key"),
+        ("NPM_TOKEN", "planted-npm-token-value"),
+        ("MY_API_KEY", "planted-my-api-key-value"),
+        ("DB_PASSWORD", "planted-db-password-value"),
+    ];
+    let mut cmd = guard();
+    cmd.current_dir(dir.path())
+        .envs(planted)
+        .env("GUARD_TEST_PLAIN", "plain-visible-value");
+    let (output, doc) = run_with_report(
+        cmd,
+        dir.path(),
+        &[
+            "--allow-env",
+            "GITHUB_TOKEN",
+            "--allow-env",
+            "MY_API_KEY",
+            "--allow-env",
+            "GUARD_TEST_PLAIN",
+            "--",
+            "env",
+        ],
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let env_output = tail(&doc);
+    let everything = format!(
+        "{env_output}{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    // The control: a requested plain variable does reach the command, so `env` output is real.
+    assert!(
+        env_output.contains("GUARD_TEST_PLAIN=plain-visible-value"),
+        "{env_output}"
+    );
+    let dropped = names(&doc["env"]["dropped"]);
+    let passed = names(&doc["env"]["passed"]);
+    for (name, value) in planted {
+        assert!(
+            !env_output.contains(name),
+            "{name} reached the command:\n{env_output}"
+        );
+        assert!(
+            !everything.contains(value),
+            "the value of {name} was printed"
+        );
+        assert!(
+            dropped.contains(&name),
+            "{name} not listed as dropped: {dropped:?}"
+        );
+        assert!(!passed.contains(&name), "{name} listed as passed");
+    }
+    assert!(
+        !doc.to_string().contains("planted"),
+        "a planted value reached the report"
+    );
+    // HOME is a fresh directory, not the real one.
+    let home = env_output
+        .lines()
+        .find_map(|l| l.strip_prefix("HOME="))
+        .unwrap();
+    assert!(home.contains("guard-run-home-"), "HOME={home}");
+    assert_ne!(Some(home.to_string()), std::env::var("HOME").ok());
+    assert!(
+        !Path::new(home).exists(),
+        "the fresh HOME is removed afterwards"
+    );
+}
+
+#[test]
+fn network_is_closed_and_proved_without_traffic() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED");
+    let (output, doc) = run_in(dir.path(), &["--", "bash", "-c", &connect]);
+
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "the connect must fail: {}",
+        tail(&doc)
+    );
+    assert!(!tail(&doc).contains("CONNECTED"));
+    assert!(
+        tail(&doc).contains("Connection refused"),
+        "loopback inside is up but empty: {}",
+        tail(&doc)
+    );
+    match listener.accept() {
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+        other => panic!("the host listener saw a connection: {other:?}"),
+    }
+    let isolation = &doc["isolation"];
+    assert_eq!(isolation["network"], "namespace");
+    let proof = &isolation["proof"];
+    assert_eq!(names(&proof["interfaces"]), ["lo"]);
+    for route in proof["routes"].as_array().unwrap() {
+        assert_eq!(route["interface"], "lo", "non-loopback route {route}");
+    }
+    assert_eq!(proof["netns_differs"], true);
+    assert_eq!(proof["userns_differs"], true);
+    assert_eq!(proof["loopback_up"], true);
+}
+
+/// The control for the test above: the same probe does connect when guard is told to run without
+/// namespaces, so a failure to connect there is the namespace's doing.
+#[test]
+fn opted_out_run_does_reach_the_host_listener() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED");
+    let mut cmd = guard();
+    cmd.current_dir(dir.path()).env(HOOK, "missing");
+    let (output, doc) = run_with_report(
+        cmd,
+        dir.path(),
+        &[
+            "--no-isolation-because",
+            "test: outer layer",
+            "--",
+            "bash",
+            "-c",
+            &connect,
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", tail(&doc));
+    assert!(tail(&doc).contains("CONNECTED"));
+    listener.set_nonblocking(true).unwrap();
+    assert!(listener.accept().is_ok(), "the connection was accepted");
+}
+
+#[test]
+fn git_dir_is_read_only_and_cannot_be_remounted() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let init = Command::new("git")
+        .args(["init", "-q"])
+        .arg(&repo)
+        .status()
+        .unwrap();
+    assert!(init.success());
+    let script = "echo built > built.txt; \
+                  mount -o remount,bind,rw \"$PWD/.git\" && echo REMOUNTED; \
+                  umount \"$PWD/.git\" && echo UNMOUNTED; \
+                  echo evil > .git/hooks/pre-commit && echo WROTE";
+    let (output, doc) = run_with_report(
+        guard(),
+        dir.path(),
+        &["--repo", repo.to_str().unwrap(), "--", "sh", "-c", script],
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", tail(&doc));
+    for forbidden in ["REMOUNTED", "UNMOUNTED", "WROTE"] {
+        assert!(
+            !tail(&doc).contains(forbidden),
+            "{forbidden}: {}",
+            tail(&doc)
+        );
+    }
+    assert!(
+        tail(&doc).contains("Read-only file system"),
+        "{}",
+        tail(&doc)
+    );
+    assert!(!repo.join(".git/hooks/pre-commit").exists());
+    assert_eq!(
+        std::fs::read_to_string(repo.join("built.txt")).unwrap(),
+        "built\n",
+        "the worktree stays writable"
+    );
+    assert_eq!(doc["isolation"]["git_dir_read_only"], true);
+    let leftovers: Vec<_> = std::fs::read_dir(repo.join(".git"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".guard-run"))
+        .collect();
+    assert!(leftovers.is_empty(), "the write probe left {leftovers:?}");
+}
+
+/// Whether any process runs `sleep <arg>`.
+fn sleeping(arg: &str) -> bool {
+    let wanted = format!("sleep\0{arg}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == wanted.as_bytes()))
+}
+
+#[test]
+fn timeout_kills_the_whole_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    // A unique duration marks the grandchild's command line.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let marker = format!("30.{}{}", std::process::id(), nanos % 1000);
+    let script = format!("sleep {marker} & sleep 30");
+    let report = dir.path().join("report.json");
+    let start = Instant::now();
+    let mut child = guard()
+        .current_dir(dir.path())
+        .args(["run", "--timeout", "1", "--report"])
+        .arg(&report)
+        .args(["--", "sh", "-c", &script])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut seen = false;
+    while !seen && start.elapsed() < Duration::from_secs(5) {
+        seen = sleeping(&marker);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(seen, "the grandchild never started");
+    let status = child.wait().unwrap();
+    let elapsed = start.elapsed();
+    assert!(elapsed < Duration::from_secs(8), "took {elapsed:?}");
+    assert_eq!(status.code(), Some(1));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(doc["timed_out"], true);
+    assert_eq!(doc["exit"]["signal"], 9);
+    assert!(doc["duration_ms"].as_u64().unwrap() >= 1000);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while sleeping(&marker) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!sleeping(&marker), "the grandchild survived the timeout");
+}
+
+#[test]
+fn output_keeps_the_tail_and_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, doc) = run_in(
+        dir.path(),
+        &[
+            "--max-output",
+            "1000",
+            "--",
+            "sh",
+            "-c",
+            "yes | head -c 10000000",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(tail(&doc), "y\n".repeat(500));
+    assert_eq!(doc["output_truncated_bytes"], 10_000_000 - 1000);
+}
+
+#[test]
+fn exit_status_is_recorded_as_is() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, doc) = run_in(
+        dir.path(),
+        &["--", "sh", "-c", "echo out; echo err >&2; exit 3"],
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "a failing command is a rejection"
+    );
+    assert_eq!(doc["exit"], serde_json::json!({"code": 3, "signal": null}));
+    assert_eq!(doc["timed_out"], false);
+    assert_eq!(
+        doc["command"],
+        serde_json::json!(["sh", "-c", "echo out; echo err >&2; exit 3"])
+    );
+    assert_eq!(
+        tail(&doc),
+        "out\nerr\n",
+        "stdout and stderr, nothing of the sandbox's own"
+    );
+
+    let (output, doc) = run_in(dir.path(), &["--", "true"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(doc["exit"]["code"], 0);
+
+    let (output, doc) = run_in(dir.path(), &["--", "no-such-command-guard-test"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(doc["exit"]["code"], 127);
+}
+
+#[test]
+fn usage_errors_exit_2_without_running_anything() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("ran");
+    let touch = format!("touch {}", marker.display());
+    let cases: &[&[&str]] = &[
+        &[],
+        &["--"],
+        &["--timeout", "0", "--", "sh", "-c", &touch],
+        &["--timeout", "soon", "--", "sh", "-c", &touch],
+        &["--allow-env", "BAD-NAME", "--", "sh", "-c", &touch],
+        &["--no-isolation-because", " ", "--", "sh", "-c", &touch],
+        &[
+            "--repo",
+            "/nonexistent/guard-test-repo",
+            "--",
+            "sh",
+            "-c",
+            &touch,
+        ],
+        &[
+            "--repo",
+            dir.path().to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            &touch,
+        ],
+        &["--policy", "policy.yml", "--", "sh", "-c", &touch],
+        &["sh", "-c", &touch],
+    ];
+    for args in cases {
+        let output = guard()
+            .current_dir(dir.path())
+            .arg("run")
+            .args(*args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!marker.exists(), "{args:?} ran the command");
+    }
+}
+
+#[test]
+fn unavailable_isolation_fails_closed_unless_opted_out() {
+    for hook in ["missing", "silent"] {
+        let dir = tempfile::tempdir().unwrap();
+        let report = dir.path().join("report.json");
+        let output = guard()
+            .current_dir(dir.path())
+            .env(HOOK, hook)
+            .arg("run")
+            .arg("--report")
+            .arg(&report)
+            .args(["--", "sh", "-c", "touch ran"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{hook}: {stderr}");
+        assert!(
+            stderr.contains("network isolation could not be established"),
+            "{stderr}"
+        );
+        assert!(
+            !dir.path().join("ran").exists(),
+            "{hook}: the command ran without isolation"
+        );
+        assert!(!report.exists());
+
+        let mut cmd = guard();
+        cmd.current_dir(dir.path()).env(HOOK, hook);
+        let (output, doc) = run_with_report(
+            cmd,
+            dir.path(),
+            &[
+                "--no-isolation-because",
+                "harden-runner egress block",
+                "--",
+                "sh",
+                "-c",
+                "touch ran",
+            ],
+        );
+        assert_eq!(output.status.code(), Some(0), "{hook}");
+        assert!(dir.path().join("ran").exists());
+        let isolation = &doc["isolation"];
+        assert_eq!(isolation["network"], "opted-out");
+        assert_eq!(isolation["reason"], "harden-runner egress block");
+        assert!(
+            isolation["unavailable"]
+                .as_str()
+                .unwrap()
+                .contains("before starting the command"),
+            "{isolation}"
+        );
+        assert_eq!(isolation["proof"], Value::Null);
+        assert_eq!(isolation["git_dir_read_only"], false);
+    }
+}
+
+#[test]
+fn opt_out_is_not_used_when_namespaces_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, doc) = run_in(
+        dir.path(),
+        &["--no-isolation-because", "just in case", "--", "true"],
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(doc["isolation"]["network"], "namespace");
+    assert_eq!(doc["isolation"]["reason"], Value::Null);
+}
+
+#[test]
+fn toolchain_still_works_with_a_fresh_home() {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, doc) = run_in(dir.path(), &["--", "cargo", "--version"]);
+    assert_eq!(output.status.code(), Some(0), "{}", tail(&doc));
+    assert!(tail(&doc).starts_with("cargo "), "{}", tail(&doc));
+}
+
+fn root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("Uid:"))
+        .is_some_and(|ids| ids.split_whitespace().nth(1) == Some("0"))
+}
+
+fn as_nobody() -> Command {
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
+    cmd
+}
+
+/// Unprivileged, stage 1 needs a user namespace of its own: where the platform allows that, the
+/// run is isolated just the same; where it does not (Ubuntu's AppArmor restriction), it fails
+/// closed.
+#[test]
+fn unprivileged_runs_isolated_or_fails_closed() {
+    if !root() {
+        eprintln!("skipped: switching to an unprivileged uid needs root");
+        return;
+    }
+    let reachable = as_nobody()
+        .arg(env!("CARGO_BIN_EXE_guard"))
+        .arg("--version")
+        .output();
+    if !reachable.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: the guard binary is not executable by uid 65534 here");
+        return;
+    }
+    let platform_allows = as_nobody()
+        .args([
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "--net",
+            "--mount",
+            "true",
+        ])
+        .status()
+        .is_ok_and(|s| s.success());
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    assert!(
+        Command::new("git")
+            .args(["init", "-q"])
+            .arg(&repo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    for writable in [dir.path(), repo.as_path()] {
+        std::fs::set_permissions(
+            writable,
+            std::os::unix::fs::PermissionsExt::from_mode(0o777),
+        )
+        .unwrap();
+    }
+    let report = dir.path().join("report.json");
+    let script =
+        "touch ran; mount -o remount,bind,rw \"$PWD/.git\"; echo evil > .git/hooks/pre-commit";
+    let output = as_nobody()
+        .arg(env!("CARGO_BIN_EXE_guard"))
+        .current_dir(dir.path())
+        .arg("run")
+        .arg("--report")
+        .arg(&report)
+        .args(["--repo", repo.to_str().unwrap(), "--", "sh", "-c", script])
+        .env_remove(HOOK)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!repo.join(".git/hooks/pre-commit").exists());
+    if platform_allows {
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "the write into .git fails: {stderr}"
+        );
+        assert!(repo.join("ran").exists());
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+        assert_eq!(doc["isolation"]["network"], "namespace");
+        assert_eq!(doc["isolation"]["git_dir_read_only"], true);
+        assert_eq!(names(&doc["isolation"]["proof"]["interfaces"]), ["lo"]);
+    } else {
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(!repo.join("ran").exists());
+    }
+}
