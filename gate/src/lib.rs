@@ -1,11 +1,14 @@
 //! The gate's core: a pure pass/fail decision over the authenticated conclusions of the jobs it
-//! depends on (`toJSON(needs)`), keyed to a run id and a diff hash, and the writers of its
-//! results. No process I/O here except [`github_output::StepOutputs::append_to`].
+//! depends on (`toJSON(needs)`), keyed to a run id and a diff hash, the writers of its results,
+//! and the publication plan computed from trusted inputs. No process I/O here except
+//! [`github_output::StepOutputs::append_to`] and [`publish::prepare`], which runs the guard's git
+//! cross-check (read-only on the base checkout, a throwaway index for the applied diff).
 #![forbid(unsafe_code)]
 
 pub mod decide;
 pub mod github_output;
 pub mod output;
+pub mod publish;
 pub mod strict_json;
 
 pub use decide::{Decision, JobObservation, JobResult, JobState, Reason, ReasonCode, decide};

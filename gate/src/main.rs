@@ -17,7 +17,7 @@ pub const EXIT_ERROR: u8 = 2;
 #[command(
     name = "gate",
     version,
-    about = "Decide pass/fail from toJSON(needs), keyed to a run id and a diff hash"
+    about = "Decide pass/fail from toJSON(needs), keyed to a run id and a diff hash; prepare the publication from trusted inputs"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -28,6 +28,9 @@ struct Cli {
 enum Command {
     /// Pass only if every required job is present in needs with result `success`, and no other.
     Decide(cli::decide::DecideArgs),
+    /// Re-verify a diff from trusted inputs and write the createCommitOnBranch input and the draft
+    /// pull request to open. Never checks out or executes the patch.
+    PublishPlan(cli::publish_plan::PublishPlanArgs),
 }
 
 fn main() -> ExitCode {
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Command::Decide(args) => cli::decide::run(args),
+        Command::PublishPlan(args) => cli::publish_plan::run(args),
     };
     ExitCode::from(code)
 }

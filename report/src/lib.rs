@@ -9,6 +9,7 @@ pub mod annotations;
 pub mod check_run;
 pub mod escape;
 pub mod markdown;
+pub mod pr_body;
 pub mod sarif;
 pub mod select_run;
 pub mod verdict;

@@ -1,3 +1,4 @@
 //! One module per subcommand: parse arguments, call the library, render, return an exit code.
 
 pub mod decide;
+pub mod publish_plan;

@@ -1,4 +1,6 @@
-//! Renderings of a [`crate::decide::Decision`]. Each sink has its own module and its own escaping.
+//! Renderings of a [`crate::decide::Decision`], and the versioned publication plan. Each sink has
+//! its own module and its own escaping.
 
 pub mod json_v1;
+pub mod publish_plan_v1;
 pub mod text;

@@ -1,0 +1,183 @@
+//! `gate publish-plan`: validate the arguments, read the trusted inputs, prepare, write the plan.
+//!
+//! Exit 0 with a plan; 1 when the diff is rejected or cannot be published (no plan is written, the
+//! reasons go to stderr with their rule ids); 2 on a usage, configuration or I/O error (no plan).
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use gate::publish::{Outcome, PublishRequest, PublishTarget, Rejection, prepare, validate_inputs};
+use guard::escape::terminal;
+use guard::policy::Policy;
+
+use crate::{EXIT_ERROR, EXIT_FAIL, EXIT_PASS};
+
+#[derive(Args)]
+pub struct PublishPlanArgs {
+    /// The trusted checkout of the base commit. Only read; the diff is applied to a throwaway index.
+    #[arg(long, value_name = "DIR")]
+    repo: PathBuf,
+    /// The base commit (7 to 40 hex digits); the plan's expectedHeadOid is its full id.
+    #[arg(long, value_name = "SHA")]
+    base: String,
+    /// The diff from the trusted source (never a build-test artifact): a file, or `-` for stdin.
+    #[arg(long, value_name = "FILE|-")]
+    diff: String,
+    /// The SHA-256 the diff bytes must hash to (64 lower-case hex digits).
+    #[arg(long, value_name = "HEX")]
+    expected_sha256: String,
+    /// The branch to commit to and open the pull request from (unqualified; must already exist at
+    /// the base commit when the plan is sent).
+    #[arg(long, value_name = "NAME")]
+    branch: String,
+    /// The branch the pull request targets. Must differ from --branch.
+    #[arg(long, value_name = "NAME")]
+    base_branch: String,
+    /// OWNER/NAME of the repository, written as the input's repositoryNameWithOwner.
+    #[arg(long, value_name = "OWNER/NAME")]
+    repository: Option<String>,
+    /// A declared scope glob (repeatable); every touched path must match one. Required.
+    #[arg(long = "scope", value_name = "GLOB")]
+    scope: Vec<String>,
+    /// A YAML policy that extends or tightens the embedded default.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// The dispatcher's task id (`[A-Za-z0-9._-]{1,64}`), bound into the commit message.
+    #[arg(long, value_name = "ID")]
+    task_id: Option<String>,
+    /// The workflow run id (decimal), bound into the commit message.
+    #[arg(long, value_name = "ID")]
+    run_id: Option<String>,
+    /// Write the plan here instead of stdout (atomically: the file exists only when complete).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Also write the pull-request body (markdown) here.
+    #[arg(long, value_name = "FILE")]
+    pr_body_out: Option<PathBuf>,
+}
+
+pub fn run(args: PublishPlanArgs) -> u8 {
+    match run_inner(&args) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("gate publish-plan: error: {message}");
+            EXIT_ERROR
+        }
+    }
+}
+
+fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
+    // Every argument is checked before anything is read.
+    let target = PublishTarget::new(
+        args.repository.as_deref(),
+        &args.branch,
+        &args.base_branch,
+        args.task_id.as_deref(),
+        args.run_id.as_deref(),
+    )
+    .map_err(|e| e.to_string())?;
+    validate_inputs(&args.base, &args.expected_sha256).map_err(|e| e.to_string())?;
+
+    let policy = load_policy(args.policy.as_deref())?;
+    let diff = read_diff(&args.diff, policy.limits.max_diff_bytes)?;
+    let outcome = prepare(&PublishRequest {
+        repo_dir: &args.repo,
+        base: &args.base,
+        diff: &diff,
+        expected_sha256: &args.expected_sha256,
+        scope: &args.scope,
+        policy: &policy,
+        target: &target,
+    })
+    .map_err(|e| e.to_string())?;
+
+    let plan = match outcome {
+        Outcome::Rejected(rejection) => {
+            eprint!("{}", render_rejection(&rejection));
+            return Ok(EXIT_FAIL);
+        }
+        Outcome::Plan(plan) => plan,
+    };
+    let json = plan
+        .to_json()
+        .map_err(|e| format!("cannot serialize the plan: {e}"))?;
+    if let Some(path) = &args.pr_body_out {
+        write_atomically(path, plan.pull_request.body.as_bytes())?;
+    }
+    match &args.out {
+        Some(path) => write_atomically(path, json.as_bytes())?,
+        None => {
+            let mut stdout = io::stdout().lock();
+            stdout
+                .write_all(json.as_bytes())
+                .and_then(|()| stdout.flush())
+                .map_err(|e| format!("cannot write to stdout: {e}"))?;
+        }
+    }
+    let changes = &plan.input.file_changes;
+    eprintln!(
+        "PLAN: {} addition(s), {} deletion(s) onto {} for branch {}, diff sha256 {}",
+        changes.additions.len(),
+        changes.deletions.len(),
+        plan.input.expected_head_oid,
+        terminal(&plan.input.branch.branch_name),
+        plan.diff_sha256,
+    );
+    Ok(EXIT_PASS)
+}
+
+/// The guard's own rendering of its verdict, then the publication reasons, then the outcome.
+fn render_rejection(rejection: &Rejection) -> String {
+    let mut out = guard::output::text::render(&rejection.verdict);
+    for reason in &rejection.reasons {
+        out.push_str(&format!("error[{}]: ", reason.code));
+        if let Some(path) = &reason.path {
+            out.push_str(&terminal(path));
+            out.push_str(": ");
+        }
+        out.push_str(&terminal(&reason.message));
+        out.push('\n');
+    }
+    out.push_str("NO PLAN: the diff was not re-verified or cannot be published exactly\n");
+    out
+}
+
+fn load_policy(path: Option<&Path>) -> Result<Policy, String> {
+    match path {
+        None => Policy::embedded_default().map_err(|e| format!("embedded default policy: {e}")),
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| format!("cannot read policy {}: {e}", path.display()))?;
+            Policy::from_yaml(&text).map_err(|e| format!("policy {}: {e}", path.display()))
+        }
+    }
+}
+
+/// At most `limit + 1` bytes: anything longer is over the limit whatever follows, and the check
+/// reports it.
+fn read_diff(source: &str, limit: u64) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    let take = limit.saturating_add(1);
+    let result = if source == "-" {
+        io::stdin().lock().take(take).read_to_end(&mut bytes)
+    } else {
+        std::fs::File::open(source).and_then(|f| f.take(take).read_to_end(&mut bytes))
+    };
+    result.map_err(|e| format!("cannot read diff {}: {e}", terminal(source)))?;
+    Ok(bytes)
+}
+
+/// Write to a temporary file beside `path`, then rename it into place.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    let fail = |e: io::Error| format!("cannot write {}: {e}", path.display());
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
+    tmp.write_all(bytes).map_err(fail)?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    tmp.persist(path).map_err(|e| fail(e.error))?;
+    Ok(())
+}

@@ -1,0 +1,971 @@
+//! Preparing a publication from trusted inputs only: the base checkout and the diff bytes from the
+//! trusted source, never anything the build-test job produced. Nothing from the patch is checked
+//! out or executed.
+//!
+//! 1. The diff's SHA-256 is compared (constant time, [`guard::hash`]) with the expected hash before
+//!    anything else; a mismatch stops here, before git runs.
+//! 2. The full guard check runs as a library call with the git cross-check
+//!    ([`guard::check::check_keeping_index`]): git applies the diff with `apply --cached` to a
+//!    throwaway index of the base commit (never a worktree) and must read it as the guard did. Any
+//!    violation means no plan.
+//! 3. The new file contents are read from that index, after asserting once more that the
+//!    verdict's file list and the index's changes are the same set, that every file is a regular
+//!    100644 file (`createCommitOnBranch` carries no modes, so nothing else can be published
+//!    faithfully), and that every path is one git's `:<path>` blob lookup reads unambiguously.
+//! 4. The result is a [`PublishPlanDoc`]: the `createCommitOnBranch` input and the draft pull
+//!    request, bound to the diff hash, the task id and the run id by commit-message trailers.
+//!
+//! Every argument that names something on GitHub (branch, repository, ids) is validated before any
+//! input is read ([`PublishTarget::new`]).
+
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::Path;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use guard::check::{CheckError, CheckRequest, RepoBase, check, check_keeping_index};
+use guard::escape::{display_bytes, is_suspicious, terminal};
+use guard::git::{GitError, GitRepo, RawChange};
+use guard::hash;
+use guard::output::json_v1::VerdictDoc;
+use guard::policy::Policy;
+use guard::verdict::{FileEntry, Status, Verdict};
+
+use crate::decide::valid_run_id;
+use crate::output::publish_plan_v1::{
+    CommitMessage, CommittableBranch, CreateCommitOnBranchInput, FileAddition, FileChanges,
+    FileDeletion, PublishPlanDoc, PullRequestDoc, SCHEMA,
+};
+
+/// The only mode a plan can carry: `createCommitOnBranch` has no way to say anything else.
+pub const MODE_REGULAR: u32 = 0o100644;
+/// Longest accepted branch name, in bytes.
+pub const MAX_BRANCH_BYTES: usize = 255;
+/// Longest accepted task id.
+pub const MAX_TASK_ID_LEN: usize = 64;
+/// Longest repository owner (GitHub's login limit) and name.
+pub const MAX_OWNER_LEN: usize = 39;
+pub const MAX_REPO_NAME_LEN: usize = 100;
+
+/// A command-line value that cannot be used; nothing was read yet when this is reported.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArgError {
+    #[error("invalid {flag} \"{value}\": {problem}")]
+    BranchName {
+        flag: &'static str,
+        value: String,
+        problem: &'static str,
+    },
+    #[error("invalid --task-id \"{value}\": {problem}")]
+    TaskId {
+        value: String,
+        problem: &'static str,
+    },
+    #[error(
+        "invalid --run-id \"{value}\": must be a decimal workflow run id (no sign, no leading zero)"
+    )]
+    RunId { value: String },
+    #[error("invalid --repository \"{value}\": {problem}")]
+    Repository {
+        value: String,
+        problem: &'static str,
+    },
+    #[error("invalid --expected-sha256 \"{value}\": must be 64 lower-case hex digits")]
+    ExpectedSha256 { value: String },
+    #[error("invalid --base \"{value}\": must be a commit id of 7 to 40 hex digits")]
+    Base { value: String },
+    #[error("--branch \"{0}\" is the base branch: the plan must never commit onto the base branch")]
+    SameBranch(String),
+}
+
+/// For messages: terminal-safe and bounded.
+fn shown(value: &str) -> String {
+    let cut: String = value.chars().take(200).collect();
+    let mut out = terminal(&cut);
+    if cut.len() < value.len() {
+        out.push_str("...");
+    }
+    out
+}
+
+/// Why `name` is not acceptable as a branch name, or `None`.
+///
+/// git's ref-name rules (`git check-ref-format`), applied to the unqualified branch name, and a
+/// little more: no component may start with `.` or end with `.lock`; no `..`, `@{`, `//`, leading
+/// or trailing `/`, trailing `.`; no ASCII control character, space, `~ ^ : ? * [ \`; not `@`.
+/// Additionally: not empty, at most [`MAX_BRANCH_BYTES`] bytes, no leading `-` (it would read as an
+/// option), not `HEAD`, no `refs/` prefix (GitHub takes the unqualified name), and no invisible or
+/// reordering character (bidi controls, zero-width characters).
+pub fn branch_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("empty");
+    }
+    if name.len() > MAX_BRANCH_BYTES {
+        return Some("longer than 255 bytes");
+    }
+    if name == "@" {
+        return Some("`@` alone is not a ref name");
+    }
+    if name == "HEAD" {
+        return Some("`HEAD` is not a branch name");
+    }
+    if name.starts_with('-') {
+        return Some("starts with `-`");
+    }
+    if name.starts_with("refs/") {
+        return Some("give the unqualified branch name, without `refs/`");
+    }
+    if name.chars().any(|c| c == ' ' || is_suspicious(c)) {
+        return Some("contains a space, a control character or an invisible character");
+    }
+    if name.contains(['~', '^', ':', '?', '*', '[', '\\']) {
+        return Some("contains one of ~ ^ : ? * [ \\");
+    }
+    if name.contains("..") {
+        return Some("contains `..`");
+    }
+    if name.contains("@{") {
+        return Some("contains `@{`");
+    }
+    if name.starts_with('/') || name.ends_with('/') || name.contains("//") {
+        return Some("has an empty `/`-separated component");
+    }
+    if name.ends_with('.') {
+        return Some("ends with `.`");
+    }
+    for component in name.split('/') {
+        if component.starts_with('.') {
+            return Some("a component starts with `.`");
+        }
+        if component.ends_with(".lock") {
+            return Some("a component ends with `.lock`");
+        }
+    }
+    None
+}
+
+/// Why `id` is not a task id (`[A-Za-z0-9._-]{1,64}`), or `None`.
+pub fn task_id_problem(id: &str) -> Option<&'static str> {
+    if id.is_empty() {
+        Some("empty")
+    } else if id.len() > MAX_TASK_ID_LEN {
+        Some("longer than 64 characters")
+    } else if !id
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+    {
+        Some("only ASCII letters, digits, `.`, `_` and `-` are allowed")
+    } else {
+        None
+    }
+}
+
+/// Why `value` is not `OWNER/NAME`, or `None`. The owner is a GitHub login (ASCII letters, digits
+/// and `-`, not at either end, at most 39); the name is ASCII letters, digits, `.`, `_`, `-`, at
+/// most 100, and not `.` or `..`.
+pub fn repository_problem(value: &str) -> Option<&'static str> {
+    let Some((owner, name)) = value.split_once('/') else {
+        return Some("must be OWNER/NAME");
+    };
+    if owner.is_empty() || owner.len() > MAX_OWNER_LEN {
+        return Some("the owner must be 1 to 39 characters");
+    }
+    if !owner
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        || owner.starts_with('-')
+        || owner.ends_with('-')
+    {
+        return Some("the owner may hold only ASCII letters, digits and inner `-`");
+    }
+    if name.is_empty() || name.len() > MAX_REPO_NAME_LEN {
+        return Some("the name must be 1 to 100 characters");
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+        || name == "."
+        || name == ".."
+    {
+        return Some("the name may hold only ASCII letters, digits, `.`, `_` and `-`");
+    }
+    None
+}
+
+/// A commit id given on the command line: 7 to 40 hex digits (either case).
+fn valid_base(base: &str) -> bool {
+    (7..=40).contains(&base.len()) && base.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Where and under which ids the plan publishes. Every field is validated by [`PublishTarget::new`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublishTarget {
+    repository: Option<String>,
+    branch: String,
+    base_branch: String,
+    task_id: Option<String>,
+    run_id: Option<String>,
+}
+
+impl PublishTarget {
+    pub fn new(
+        repository: Option<&str>,
+        branch: &str,
+        base_branch: &str,
+        task_id: Option<&str>,
+        run_id: Option<&str>,
+    ) -> Result<PublishTarget, ArgError> {
+        for (flag, value) in [("--branch", branch), ("--base-branch", base_branch)] {
+            if let Some(problem) = branch_name_problem(value) {
+                return Err(ArgError::BranchName {
+                    flag,
+                    value: shown(value),
+                    problem,
+                });
+            }
+        }
+        if branch == base_branch {
+            return Err(ArgError::SameBranch(shown(branch)));
+        }
+        if let Some(problem) = repository.and_then(repository_problem) {
+            return Err(ArgError::Repository {
+                value: shown(repository.unwrap_or_default()),
+                problem,
+            });
+        }
+        if let Some(id) = task_id
+            && let Some(problem) = task_id_problem(id)
+        {
+            return Err(ArgError::TaskId {
+                value: shown(id),
+                problem,
+            });
+        }
+        if let Some(id) = run_id
+            && !valid_run_id(id)
+        {
+            return Err(ArgError::RunId { value: shown(id) });
+        }
+        Ok(PublishTarget {
+            repository: repository.map(str::to_owned),
+            branch: branch.to_owned(),
+            base_branch: base_branch.to_owned(),
+            task_id: task_id.map(str::to_owned),
+            run_id: run_id.map(str::to_owned),
+        })
+    }
+
+    pub fn branch(&self) -> &str {
+        &self.branch
+    }
+}
+
+/// Check the hash and base arguments' form, before anything is read.
+pub fn validate_inputs(base: &str, expected_sha256: &str) -> Result<(), ArgError> {
+    if !crate::decide::valid_sha256(expected_sha256) {
+        return Err(ArgError::ExpectedSha256 {
+            value: shown(expected_sha256),
+        });
+    }
+    if !valid_base(base) {
+        return Err(ArgError::Base { value: shown(base) });
+    }
+    Ok(())
+}
+
+/// What to publish.
+#[derive(Debug, Clone, Copy)]
+pub struct PublishRequest<'a> {
+    /// The trusted base checkout (only read: `rev-parse`, `ls-tree`, and a throwaway index).
+    pub repo_dir: &'a Path,
+    /// The base commit id (7 to 40 hex digits).
+    pub base: &'a str,
+    /// The diff bytes from the trusted source.
+    pub diff: &'a [u8],
+    /// 64 lower-case hex digits.
+    pub expected_sha256: &'a str,
+    pub scope: &'a [String],
+    pub policy: &'a Policy,
+    pub target: &'a PublishTarget,
+}
+
+/// Errors that stop before any decision (exit 2): bad arguments, a base git cannot resolve, git
+/// failing to run. Never a plan.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PublishError {
+    #[error(transparent)]
+    Arg(#[from] ArgError),
+    #[error(transparent)]
+    Check(#[from] CheckError),
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error("--base {given} resolved to {resolved:?}, not a full commit id starting with it")]
+    BaseMismatch { given: String, resolved: String },
+}
+
+/// Stable identifiers of the reasons a guard-accepted diff still cannot be published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum PlanReasonCode {
+    UnpublishableMode,
+    UnpublishablePath,
+    IndexDisagrees,
+}
+
+/// Static metadata of one plan reason.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanReasonInfo {
+    pub code: PlanReasonCode,
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+/// Every plan reason, in documentation order.
+pub const PLAN_REASONS: &[PlanReasonInfo] = &[
+    PlanReasonInfo {
+        code: PlanReasonCode::UnpublishableMode,
+        name: "unpublishable-mode",
+        description: "A file is not a regular 100644 file on both sides; createCommitOnBranch \
+                      carries no modes, so publishing it would not reproduce the diff.",
+    },
+    PlanReasonInfo {
+        code: PlanReasonCode::UnpublishablePath,
+        name: "unpublishable-path",
+        description: "A path cannot be read back from the index unambiguously or published \
+                      verbatim (not UTF-8, shown escaped, or read by git as `:<stage>:<path>`).",
+    },
+    PlanReasonInfo {
+        code: PlanReasonCode::IndexDisagrees,
+        name: "index-disagrees",
+        description: "The verdict's file list and the throwaway index's changes are not the \
+                      same set.",
+    },
+];
+
+impl PlanReasonCode {
+    pub fn info(self) -> PlanReasonInfo {
+        PLAN_REASONS
+            .iter()
+            .copied()
+            .find(|info| info.code == self)
+            .unwrap_or(PlanReasonInfo {
+                code: self,
+                name: "unknown",
+                description: "",
+            })
+    }
+
+    /// The stable kebab-case id.
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+}
+
+impl fmt::Display for PlanReasonCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One reason a guard-accepted diff is not published. `path` is the display form.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanReason {
+    pub code: PlanReasonCode,
+    pub path: Option<String>,
+    pub message: String,
+}
+
+/// No plan: the guard's verdict (which may accept) and the reasons specific to publication.
+#[derive(Debug, Clone)]
+pub struct Rejection {
+    pub verdict: Verdict,
+    pub reasons: Vec<PlanReason>,
+}
+
+/// The result of [`prepare`].
+#[derive(Debug, Clone)]
+pub enum Outcome {
+    Plan(Box<PublishPlanDoc>),
+    Rejected(Box<Rejection>),
+}
+
+/// Re-verify the diff from trusted inputs and compute the publication, or say why not.
+pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
+    validate_inputs(req.base, req.expected_sha256)?;
+    let expected =
+        hash::parse_sha256(req.expected_sha256).ok_or_else(|| ArgError::ExpectedSha256 {
+            value: shown(req.expected_sha256),
+        })?;
+
+    // Integrity first: on a mismatch git never runs. The verdict is the guard's own (it stops at
+    // the hash before parsing), so the reason carries the guard's rule id.
+    if !hash::matches(req.diff, &expected) {
+        let verdict = check(&CheckRequest {
+            diff: req.diff,
+            expected_sha256: req.expected_sha256,
+            scope: req.scope,
+            policy: req.policy,
+            repo: None,
+        })?;
+        return Ok(rejected(verdict, Vec::new()));
+    }
+
+    let git = GitRepo::open(req.repo_dir)?;
+    let base_commit = git.resolve_commit(req.base)?;
+    let full_hex = base_commit.len() == 40
+        && base_commit
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !full_hex || !base_commit.starts_with(&req.base.to_ascii_lowercase()) {
+        return Err(PublishError::BaseMismatch {
+            given: req.base.to_owned(),
+            resolved: shown(&base_commit),
+        });
+    }
+
+    let checked = check_keeping_index(&CheckRequest {
+        diff: req.diff,
+        expected_sha256: req.expected_sha256,
+        scope: req.scope,
+        policy: req.policy,
+        repo: Some(RepoBase {
+            dir: req.repo_dir,
+            base: &base_commit,
+        }),
+    })?;
+    let verdict = checked.verdict;
+    if !verdict.accepted() {
+        return Ok(rejected(verdict, Vec::new()));
+    }
+    if verdict.diff_sha256 != req.expected_sha256 {
+        // Unreachable after the constant-time match above; kept so that a plan is never bound
+        // to a hash other than the one it was computed from.
+        return Ok(rejected(
+            verdict,
+            vec![PlanReason {
+                code: PlanReasonCode::IndexDisagrees,
+                path: None,
+                message: "the verdict's diff hash is not the expected hash".to_owned(),
+            }],
+        ));
+    }
+    let Some(index) = checked.index else {
+        return Ok(rejected(
+            verdict,
+            vec![PlanReason {
+                code: PlanReasonCode::IndexDisagrees,
+                path: None,
+                message: "git produced no index for an accepted diff".to_owned(),
+            }],
+        ));
+    };
+
+    let changes = index.changes()?;
+    let mut reasons = compare_with_index(&verdict.files, &changes);
+    for change in &changes {
+        reasons.extend(publishability(change));
+    }
+    if !reasons.is_empty() {
+        return Ok(rejected(verdict, reasons));
+    }
+
+    let mut additions = Vec::new();
+    let mut deletions = Vec::new();
+    let mut seen = BTreeSet::new();
+    for change in &changes {
+        // publishability() accepted the path: valid UTF-8, shown verbatim.
+        let path = String::from_utf8_lossy(&change.path).into_owned();
+        if !seen.insert(path.clone()) {
+            reasons.push(PlanReason {
+                code: PlanReasonCode::IndexDisagrees,
+                path: Some(display_bytes(&change.path)),
+                message: "the index reports the path twice".to_owned(),
+            });
+            continue;
+        }
+        match change.status {
+            'A' | 'M' => {
+                let blob = index.staged_blob(&change.path)?;
+                additions.push(FileAddition {
+                    path,
+                    contents: BASE64.encode(&blob),
+                });
+            }
+            'D' => deletions.push(FileDeletion { path }),
+            other => reasons.push(PlanReason {
+                code: PlanReasonCode::UnpublishableMode,
+                path: Some(display_bytes(&change.path)),
+                message: format!("git reports status {other}, which a plan cannot express"),
+            }),
+        }
+    }
+    if !reasons.is_empty() {
+        return Ok(rejected(verdict, reasons));
+    }
+
+    let doc = plan_doc(req.target, &verdict, &base_commit, additions, deletions);
+    Ok(Outcome::Plan(Box::new(doc)))
+}
+
+fn rejected(verdict: Verdict, reasons: Vec<PlanReason>) -> Outcome {
+    Outcome::Rejected(Box::new(Rejection { verdict, reasons }))
+}
+
+/// The raw changes the verdict implies, as `git diff-index --no-renames` reports them: a rename is
+/// a deletion and an addition, a copy an addition.
+fn implied_changes(files: &[FileEntry]) -> Result<BTreeSet<RawChange>, String> {
+    let mut set = BTreeSet::new();
+    for f in files {
+        let path_of = |p: &Option<String>| {
+            p.as_ref()
+                .map(|p| p.as_bytes().to_vec())
+                .ok_or_else(|| format!("a {:?} entry names no path", f.status))
+        };
+        let mode_of =
+            |m: Option<u32>| m.ok_or_else(|| format!("a {:?} entry has no mode", f.status));
+        let add = |set: &mut BTreeSet<RawChange>| -> Result<(), String> {
+            set.insert(RawChange {
+                status: 'A',
+                old_mode: 0,
+                new_mode: mode_of(f.new_mode)?,
+                path: path_of(&f.new_path)?,
+            });
+            Ok(())
+        };
+        let delete = |set: &mut BTreeSet<RawChange>| -> Result<(), String> {
+            set.insert(RawChange {
+                status: 'D',
+                old_mode: mode_of(f.old_mode)?,
+                new_mode: 0,
+                path: path_of(&f.old_path)?,
+            });
+            Ok(())
+        };
+        match f.status {
+            Status::Added | Status::Copied => add(&mut set)?,
+            Status::Deleted => delete(&mut set)?,
+            Status::Renamed => {
+                delete(&mut set)?;
+                add(&mut set)?;
+            }
+            Status::Modified => {
+                set.insert(RawChange {
+                    status: 'M',
+                    old_mode: mode_of(f.old_mode)?,
+                    new_mode: mode_of(f.new_mode)?,
+                    path: path_of(&f.new_path)?,
+                });
+            }
+        }
+    }
+    Ok(set)
+}
+
+fn describe(c: &RawChange) -> String {
+    format!(
+        "{} {:06o}->{:06o} {}",
+        c.status,
+        c.old_mode,
+        c.new_mode,
+        display_bytes(&c.path)
+    )
+}
+
+/// Every verdict file must map to index changes and every index change to a verdict file.
+fn compare_with_index(files: &[FileEntry], changes: &[RawChange]) -> Vec<PlanReason> {
+    let implied = match implied_changes(files) {
+        Ok(implied) => implied,
+        Err(message) => {
+            return vec![PlanReason {
+                code: PlanReasonCode::IndexDisagrees,
+                path: None,
+                message,
+            }];
+        }
+    };
+    let actual: BTreeSet<RawChange> = changes.iter().cloned().collect();
+    let mut reasons = Vec::new();
+    if actual.len() != changes.len() {
+        reasons.push(PlanReason {
+            code: PlanReasonCode::IndexDisagrees,
+            path: None,
+            message: "the index reports a change twice".to_owned(),
+        });
+    }
+    if implied != actual {
+        let only_index: Vec<String> = actual.difference(&implied).map(describe).collect();
+        let only_verdict: Vec<String> = implied.difference(&actual).map(describe).collect();
+        reasons.push(PlanReason {
+            code: PlanReasonCode::IndexDisagrees,
+            path: None,
+            message: format!(
+                "index only [{}]; verdict only [{}]",
+                only_index.join(", "),
+                only_verdict.join(", ")
+            ),
+        });
+    }
+    reasons
+}
+
+/// Whether one index change can be published exactly.
+fn publishability(change: &RawChange) -> Vec<PlanReason> {
+    let shown_path = display_bytes(&change.path);
+    let mut reasons = Vec::new();
+    let modes_ok = match change.status {
+        'A' => change.new_mode == MODE_REGULAR,
+        'D' => change.old_mode == MODE_REGULAR,
+        'M' => change.old_mode == MODE_REGULAR && change.new_mode == MODE_REGULAR,
+        _ => false,
+    };
+    if !modes_ok {
+        reasons.push(PlanReason {
+            code: PlanReasonCode::UnpublishableMode,
+            path: Some(shown_path.clone()),
+            message: format!(
+                "{} {:06o} -> {:06o}: only regular 100644 files can be published, because \
+                 createCommitOnBranch carries no file modes",
+                change.status, change.old_mode, change.new_mode
+            ),
+        });
+    }
+    let problem = match std::str::from_utf8(&change.path) {
+        Err(_) => Some("is not valid UTF-8"),
+        Ok("") => Some("is empty"),
+        Ok(path) if shown_path != path => Some("holds characters that are shown escaped"),
+        // git reads `:<n>:<path>` (n in 0..=3) as stage n of <path> and `:/<text>` as a commit
+        // message search: such a path would make `staged_blob` read another entry.
+        Ok(path) if path.starts_with('/') => Some("starts with `/`"),
+        Ok(path) if matches!(path.as_bytes(), [b'0'..=b'3', b':', ..]) => {
+            Some("starts with `<digit>:`, which git's `:<path>` syntax reads as a stage number")
+        }
+        Ok(_) => None,
+    };
+    if let Some(problem) = problem {
+        reasons.push(PlanReason {
+            code: PlanReasonCode::UnpublishablePath,
+            path: Some(shown_path),
+            message: format!("the path {problem}"),
+        });
+    }
+    reasons
+}
+
+fn plan_doc(
+    target: &PublishTarget,
+    verdict: &Verdict,
+    base_commit: &str,
+    additions: Vec<FileAddition>,
+    deletions: Vec<FileDeletion>,
+) -> PublishPlanDoc {
+    let verdict_doc = VerdictDoc::from_verdict(verdict);
+    let file_count = verdict_doc.files.len();
+    let headline = match &target.task_id {
+        Some(task) => format!("agent-team-apply {task}: apply verified diff"),
+        None => "agent-team-apply: apply verified diff".to_owned(),
+    };
+    let mut body = format!(
+        "Applies a candidate diff that the apply/verify gate re-verified from\n\
+         trusted inputs: its SHA-256, the guard's strict parse cross-checked\n\
+         with git on the base commit, the policy and the declared scope. The\n\
+         build and tests ran in the build-test job; the gate relies only on\n\
+         that job's conclusion.\n\n\
+         Diff-Sha256: {}\n",
+        verdict.diff_sha256
+    );
+    if let Some(task) = &target.task_id {
+        body.push_str(&format!("Task-Id: {task}\n"));
+    }
+    if let Some(run) = &target.run_id {
+        body.push_str(&format!("Run-Id: {run}\n"));
+    }
+    let pr_ctx = report::pr_body::PrContext {
+        task_id: target.task_id.as_deref(),
+        run_id: target.run_id.as_deref(),
+        diff_sha256: &verdict.diff_sha256,
+        base_commit,
+    };
+    PublishPlanDoc {
+        schema: SCHEMA.to_owned(),
+        input: CreateCommitOnBranchInput {
+            branch: CommittableBranch {
+                repository_name_with_owner: target.repository.clone(),
+                branch_name: target.branch.clone(),
+            },
+            expected_head_oid: base_commit.to_owned(),
+            message: CommitMessage { headline, body },
+            file_changes: FileChanges {
+                additions,
+                deletions,
+            },
+        },
+        pull_request: PullRequestDoc {
+            title: report::pr_body::title(target.task_id.as_deref(), file_count),
+            body: report::pr_body::render(&verdict_doc, &pr_ctx),
+            draft: true,
+            base: target.base_branch.clone(),
+            head: target.branch.clone(),
+        },
+        diff_sha256: verdict.diff_sha256.clone(),
+        files: verdict_doc.files,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn branch_names() {
+        let valid = [
+            "main",
+            "agent/task-1",
+            "a.b/c_d-e",
+            "feature/x@y",
+            "ü-branch",
+            &"a".repeat(255),
+        ];
+        for name in valid {
+            assert_eq!(branch_name_problem(name), None, "{name}");
+        }
+        let invalid: &[(&str, &str)] = &[
+            ("", "empty"),
+            (&"a".repeat(256), "longer than 255 bytes"),
+            ("@", "`@` alone is not a ref name"),
+            ("HEAD", "`HEAD` is not a branch name"),
+            ("-x", "starts with `-`"),
+            (
+                "refs/heads/x",
+                "give the unqualified branch name, without `refs/`",
+            ),
+            (
+                "a b",
+                "contains a space, a control character or an invisible character",
+            ),
+            (
+                "a\tb",
+                "contains a space, a control character or an invisible character",
+            ),
+            (
+                "a\u{7f}",
+                "contains a space, a control character or an invisible character",
+            ),
+            (
+                "a\u{202e}b",
+                "contains a space, a control character or an invisible character",
+            ),
+            ("a~1", "contains one of ~ ^ : ? * [ \\"),
+            ("a^", "contains one of ~ ^ : ? * [ \\"),
+            ("a:b", "contains one of ~ ^ : ? * [ \\"),
+            ("a?", "contains one of ~ ^ : ? * [ \\"),
+            ("a*", "contains one of ~ ^ : ? * [ \\"),
+            ("a[b", "contains one of ~ ^ : ? * [ \\"),
+            ("a\\b", "contains one of ~ ^ : ? * [ \\"),
+            ("a..b", "contains `..`"),
+            ("a@{1}", "contains `@{`"),
+            ("/a", "has an empty `/`-separated component"),
+            ("a/", "has an empty `/`-separated component"),
+            ("a//b", "has an empty `/`-separated component"),
+            ("a.", "ends with `.`"),
+            (".a", "a component starts with `.`"),
+            ("a/.b", "a component starts with `.`"),
+            ("a.lock", "a component ends with `.lock`"),
+            ("a.lock/b", "a component ends with `.lock`"),
+        ];
+        for (name, problem) in invalid {
+            assert_eq!(branch_name_problem(name), Some(*problem), "{name:?}");
+        }
+    }
+
+    #[test]
+    fn task_ids_run_ids_repositories() {
+        for id in ["t", "task-1.a_B", &"x".repeat(64)] {
+            assert_eq!(task_id_problem(id), None, "{id}");
+        }
+        for id in ["", "a b", "a/b", "é", "a\n", "@x", &"x".repeat(65)] {
+            assert!(task_id_problem(id).is_some(), "{id:?}");
+        }
+        for repo in ["o/r", "octo-cat/re.po_x-1", "a1/.github-x"] {
+            assert_eq!(repository_problem(repo), None, "{repo}");
+        }
+        for repo in [
+            "", "o", "/r", "o/", "-o/r", "o-/r", "o_x/r", "o/r/x", "o/..", "o/.", "o/r x", "o/r\n",
+        ] {
+            assert!(repository_problem(repo).is_some(), "{repo:?}");
+        }
+        assert!(repository_problem(&format!("{}/r", "o".repeat(40))).is_some());
+        assert!(repository_problem(&format!("o/{}", "r".repeat(101))).is_some());
+    }
+
+    #[test]
+    fn target_checks_every_field() {
+        let ok = PublishTarget::new(Some("o/r"), "agent/t", "main", Some("t"), Some("42"));
+        assert!(ok.is_ok());
+        assert!(matches!(
+            PublishTarget::new(None, "main", "main", None, None),
+            Err(ArgError::SameBranch(_))
+        ));
+        assert!(matches!(
+            PublishTarget::new(None, "a..b", "main", None, None),
+            Err(ArgError::BranchName {
+                flag: "--branch",
+                ..
+            })
+        ));
+        assert!(matches!(
+            PublishTarget::new(None, "x", "ma in", None, None),
+            Err(ArgError::BranchName {
+                flag: "--base-branch",
+                ..
+            })
+        ));
+        assert!(matches!(
+            PublishTarget::new(None, "x", "main", None, Some("042")),
+            Err(ArgError::RunId { .. })
+        ));
+        assert!(matches!(
+            PublishTarget::new(None, "x", "main", Some("a b"), None),
+            Err(ArgError::TaskId { .. })
+        ));
+        assert!(matches!(
+            PublishTarget::new(Some("nope"), "x", "main", None, None),
+            Err(ArgError::Repository { .. })
+        ));
+        // Messages are terminal-safe.
+        let err = PublishTarget::new(None, "a\u{1b}[31m", "main", None, None).unwrap_err();
+        assert!(!err.to_string().contains('\u{1b}'));
+    }
+
+    #[test]
+    fn inputs_are_checked_for_form() {
+        let sha = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+        assert!(validate_inputs("abcdef0", sha).is_ok());
+        assert!(validate_inputs(&"a".repeat(40), sha).is_ok());
+        assert!(validate_inputs("abcdef", sha).is_err());
+        assert!(validate_inputs(&"a".repeat(41), sha).is_err());
+        assert!(validate_inputs("HEAD", sha).is_err());
+        assert!(validate_inputs("abcdef0", &sha.to_uppercase()).is_err());
+        assert!(validate_inputs("abcdef0", &sha[1..]).is_err());
+    }
+
+    #[test]
+    fn every_reason_is_registered_once() {
+        let codes = [
+            PlanReasonCode::UnpublishableMode,
+            PlanReasonCode::UnpublishablePath,
+            PlanReasonCode::IndexDisagrees,
+        ];
+        assert_eq!(PLAN_REASONS.len(), codes.len());
+        for code in codes {
+            assert_eq!(
+                PLAN_REASONS.iter().filter(|i| i.code == code).count(),
+                1,
+                "{code:?}"
+            );
+            assert_ne!(code.name(), "unknown");
+        }
+    }
+
+    fn change(status: char, old: u32, new: u32, path: &[u8]) -> RawChange {
+        RawChange {
+            status,
+            old_mode: old,
+            new_mode: new,
+            path: path.to_vec(),
+        }
+    }
+
+    fn codes(reasons: &[PlanReason]) -> Vec<PlanReasonCode> {
+        reasons.iter().map(|r| r.code).collect()
+    }
+
+    #[test]
+    fn only_regular_files_at_unambiguous_paths_are_publishable() {
+        use PlanReasonCode::*;
+        assert!(publishability(&change('A', 0, MODE_REGULAR, b"a")).is_empty());
+        assert!(publishability(&change('D', MODE_REGULAR, 0, b"a b/\xc3\xa9")).is_empty());
+        assert!(publishability(&change('M', MODE_REGULAR, MODE_REGULAR, b"4:x")).is_empty());
+        let cases: &[(RawChange, &[PlanReasonCode])] = &[
+            (change('A', 0, 0o100755, b"a"), &[UnpublishableMode]),
+            (change('D', 0o100755, 0, b"a"), &[UnpublishableMode]),
+            (change('A', 0, 0o120000, b"a"), &[UnpublishableMode]),
+            (change('M', 0o100644, 0o100755, b"a"), &[UnpublishableMode]),
+            (change('T', 0o100644, 0o120000, b"a"), &[UnpublishableMode]),
+            (change('A', 0, 0o160000, b"a"), &[UnpublishableMode]),
+            (change('A', 0, MODE_REGULAR, b"0:a"), &[UnpublishablePath]),
+            (change('A', 0, MODE_REGULAR, b"3:a"), &[UnpublishablePath]),
+            (change('A', 0, MODE_REGULAR, b"/a"), &[UnpublishablePath]),
+            (change('A', 0, MODE_REGULAR, b""), &[UnpublishablePath]),
+            (change('A', 0, MODE_REGULAR, b"a\xff"), &[UnpublishablePath]),
+            (change('A', 0, MODE_REGULAR, b"a\\b"), &[UnpublishablePath]),
+            (
+                change('A', 0, MODE_REGULAR, b"a\x1bb"),
+                &[UnpublishablePath],
+            ),
+            (
+                change('A', 0, 0o100755, b"0:a"),
+                &[UnpublishableMode, UnpublishablePath],
+            ),
+        ];
+        for (c, expected) in cases {
+            assert_eq!(codes(&publishability(c)), *expected, "{c:?}");
+        }
+    }
+
+    fn entry(status: Status, old: Option<&str>, new: Option<&str>) -> FileEntry {
+        FileEntry {
+            status,
+            old_path: old.map(str::to_owned),
+            new_path: new.map(str::to_owned),
+            old_mode: old.map(|_| MODE_REGULAR),
+            new_mode: new.map(|_| MODE_REGULAR),
+            line: 1,
+        }
+    }
+
+    #[test]
+    fn verdict_and_index_must_be_the_same_set() {
+        let files = [
+            entry(Status::Modified, Some("m"), Some("m")),
+            entry(Status::Renamed, Some("r1"), Some("r2")),
+            entry(Status::Deleted, Some("d"), None),
+            entry(Status::Added, None, Some("a")),
+            entry(Status::Copied, Some("m"), Some("c")),
+        ];
+        let changes = vec![
+            change('A', 0, MODE_REGULAR, b"a"),
+            change('A', 0, MODE_REGULAR, b"c"),
+            change('D', MODE_REGULAR, 0, b"d"),
+            change('M', MODE_REGULAR, MODE_REGULAR, b"m"),
+            change('D', MODE_REGULAR, 0, b"r1"),
+            change('A', 0, MODE_REGULAR, b"r2"),
+        ];
+        assert!(compare_with_index(&files, &changes).is_empty());
+
+        let mut extra = changes.clone();
+        extra.push(change('A', 0, MODE_REGULAR, b"x"));
+        let r = compare_with_index(&files, &extra);
+        assert_eq!(codes(&r), [PlanReasonCode::IndexDisagrees]);
+        assert!(r[0].message.contains("index only [A 000000->100644 x]"));
+
+        let missing = &changes[1..];
+        let r = compare_with_index(&files, missing);
+        assert!(r[0].message.contains("verdict only [A 000000->100644 a]"));
+
+        let mut doubled = changes.clone();
+        doubled.push(changes[0].clone());
+        assert!(!compare_with_index(&files, &doubled).is_empty());
+
+        let mut other_mode = changes.clone();
+        other_mode[0].new_mode = 0o100755;
+        assert!(!compare_with_index(&files, &other_mode).is_empty());
+
+        let mut no_mode = files.to_vec();
+        no_mode[0].new_mode = None;
+        assert!(!compare_with_index(&no_mode, &changes).is_empty());
+    }
+}

@@ -1,0 +1,323 @@
+//! The title and markdown body of the draft pull request the gate opens, rendered from the guard's
+//! verdict document and the identifiers the publication is bound to.
+//!
+//! The body states what the gate verified itself, from trusted inputs, and what it did not: the
+//! build and tests ran in `build-test`, and the gate knows only that job's conclusion. Every string
+//! that came from the diff (paths) or from the dispatcher (scope globs, ids) is escaped with
+//! [`escape_markdown`]. The title carries no diff-derived text at all.
+//!
+//! `escape_markdown` is local to this module until a shared `report::escape` exists; it has the
+//! same signature so that the call sites can switch without change.
+
+use guard::output::json_v1::{FileDoc, VerdictDoc};
+use guard::verdict::Status;
+
+/// What the pull request is bound to, besides the verdict.
+#[derive(Debug, Clone, Copy)]
+pub struct PrContext<'a> {
+    /// The dispatcher's task id, when given.
+    pub task_id: Option<&'a str>,
+    /// The workflow run id, when given.
+    pub run_id: Option<&'a str>,
+    /// The SHA-256 of the diff the gate re-verified.
+    pub diff_sha256: &'a str,
+    /// The full id of the base commit the change was computed against.
+    pub base_commit: &'a str,
+}
+
+/// The pull-request title: `agent-team-apply <task id>: <N> file(s)`. The task id is included only
+/// when it is made of `[A-Za-z0-9._-]`, so that nothing a reader could mistake for markup or a
+/// mention reaches the title; nothing derived from the diff is included except the file count.
+pub fn title(task_id: Option<&str>, file_count: usize) -> String {
+    let files = if file_count == 1 { "file" } else { "files" };
+    match task_id.filter(|id| is_plain_id(id)) {
+        Some(id) => format!("agent-team-apply {id}: {file_count} {files}"),
+        None => format!("agent-team-apply: {file_count} {files}"),
+    }
+}
+
+fn is_plain_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// The markdown body.
+pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
+    let mut out = String::new();
+    out.push_str("## Draft: verified agent change\n\n");
+    out.push_str(
+        "This draft pull request was prepared by the apply/verify gate. It is a proposal: \
+         review it like any other change. The gate never merges.\n\n",
+    );
+    out.push_str("| | |\n|---|---|\n");
+    if let Some(task) = ctx.task_id {
+        out.push_str(&format!("| Task | {} |\n", escape_markdown(task)));
+    }
+    if let Some(run) = ctx.run_id {
+        out.push_str(&format!("| Workflow run | {} |\n", escape_markdown(run)));
+    }
+    out.push_str(&format!(
+        "| Diff SHA-256 | {} |\n",
+        escape_markdown(ctx.diff_sha256)
+    ));
+    out.push_str(&format!(
+        "| Base commit | {} |\n\n",
+        escape_markdown(ctx.base_commit)
+    ));
+
+    if !verdict.accepted() {
+        out.push_str(
+            "### Not verified\n\nThe guard REJECTED this diff; nothing in it is verified.\n\n",
+        );
+        out.push_str(&files_section(verdict));
+        return out;
+    }
+    out.push_str("### Verified by the gate, from trusted inputs\n\n");
+    out.push_str(
+        "The gate job read only the base commit and the diff bytes from the trusted source. It \
+         did not check out or run the patch, and it read nothing the build-test job produced.\n\n",
+    );
+    out.push_str(
+        "- **Integrity**: the diff bytes hash to the SHA-256 above, compared in constant time \
+         with the expected hash.\n",
+    );
+    let mode = if verdict.mode == "git-cross-checked" {
+        "- **Two readings agree**: the guard's strict parser and `git apply --cached` on a \
+         throwaway index of the base commit report the same files, statuses and modes; the \
+         new file contents were read from that index.\n"
+    } else {
+        "- **Parser only**: git's reading was NOT cross-checked.\n"
+    };
+    out.push_str(mode);
+    out.push_str(
+        "- **Policy**: no path in the denied trust-control surface; path safety; no symlinks, \
+         submodules, binary patches, mode or type changes; UTF-8 text content; no duplicate or \
+         conflicting paths; size limits.\n",
+    );
+    if verdict.scope.is_empty() {
+        out.push_str("- **Declared scope**: none.\n");
+    } else {
+        let globs: Vec<String> = verdict.scope.iter().map(|g| escape_markdown(g)).collect();
+        out.push_str(&format!(
+            "- **Declared scope**: every touched path matches one of {}.\n",
+            globs.join(", ")
+        ));
+    }
+    out.push_str(
+        "- **Publishable as-is**: every file is a regular non-executable file (mode 100644), so \
+         the commit, which carries no file modes, reproduces the diff exactly.\n\n",
+    );
+
+    out.push_str("### Not verified by the gate\n\n");
+    out.push_str(
+        "The build and tests ran in the `build-test` job, without credentials. The gate decides \
+         only from that job's conclusion as GitHub Actions reports it (`gate decide` over \
+         `needs`); it did not read the job's report, logs or artifacts, and nothing here asserts \
+         more than that conclusion.\n\n",
+    );
+
+    out.push_str(&files_section(verdict));
+    out
+}
+
+fn files_section(verdict: &VerdictDoc) -> String {
+    let mut out = format!("### Files ({})\n\n", verdict.files.len());
+    for file in &verdict.files {
+        out.push_str("- ");
+        out.push_str(&file_line(file));
+        out.push('\n');
+    }
+    if verdict.files.is_empty() {
+        out.push_str("- (none)\n");
+    }
+    out
+}
+
+fn file_line(file: &FileDoc) -> String {
+    let verb = match file.status {
+        Status::Added => "added",
+        Status::Deleted => "deleted",
+        Status::Modified => "modified",
+        Status::Renamed => "renamed",
+        Status::Copied => "copied",
+    };
+    let old = file.old_path.as_deref().map(escape_markdown);
+    let new = file.new_path.as_deref().map(escape_markdown);
+    match (file.status, old, new) {
+        (Status::Renamed | Status::Copied, Some(old), Some(new)) => {
+            format!("{verb}: {old} → {new}")
+        }
+        (_, _, Some(path)) | (_, Some(path), None) => format!("{verb}: {path}"),
+        (_, None, None) => verb.to_owned(),
+    }
+}
+
+/// Escape text for GitHub-flavoured markdown wherever inline text may appear (a list item, a table
+/// cell, a heading).
+///
+/// - Every ASCII punctuation character is backslash-escaped: CommonMark allows that for all of
+///   them and renders the character literally, so no emphasis, code, link, image, HTML, entity,
+///   table pipe, math (`$`), list or heading marker, and no `www.`/`http:` autolink survives.
+/// - GitHub turns mentions, issue references and `GH-1` references into links *after* rendering,
+///   on the text, where a backslash no longer is: so `@`, `#` and `:` (and `-` before a digit)
+///   are followed by a zero-width joiner written as the reference `&#8205;`, which breaks them
+///   (`@org/team` notifies no one, `#1` links nowhere).
+/// - Line breaks, other control characters and invisible or reordering characters become a
+///   visible `\u{..}` (itself escaped), so the text stays on one line and shows what it holds.
+pub fn escape_markdown(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if guard::escape::is_suspicious(c) || matches!(c, '\u{2028}' | '\u{2029}') {
+            out.push_str(&format!("\\\\u\\{{{:x}\\}}", c as u32));
+            continue;
+        }
+        if c.is_ascii_punctuation() {
+            out.push('\\');
+            out.push(c);
+            let breaks = matches!(c, '@' | '#' | ':')
+                || (c == '-' && chars.peek().is_some_and(char::is_ascii_digit));
+            if breaks {
+                out.push_str("&#8205;");
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn verdict(files: Vec<FileDoc>) -> VerdictDoc {
+        VerdictDoc {
+            schema: guard::output::json_v1::SCHEMA.to_owned(),
+            verdict: "accept".to_owned(),
+            diff_sha256: "ab".repeat(32),
+            mode: "git-cross-checked".to_owned(),
+            scope: vec!["src/**".to_owned()],
+            files,
+            violations: Vec::new(),
+        }
+    }
+
+    fn file(status: Status, old: Option<&str>, new: Option<&str>) -> FileDoc {
+        FileDoc {
+            status,
+            old_path: old.map(str::to_owned),
+            new_path: new.map(str::to_owned),
+            old_mode: Some("100644".to_owned()),
+            new_mode: Some("100644".to_owned()),
+            line: 1,
+        }
+    }
+
+    #[test]
+    fn escapes_markup_and_breaks_references() {
+        assert_eq!(escape_markdown("src/a.rs"), "src\\/a\\.rs");
+        assert_eq!(escape_markdown("a b"), "a b");
+        assert_eq!(escape_markdown("@octocat"), "\\@&#8205;octocat");
+        assert_eq!(escape_markdown("#12"), "\\#&#8205;12");
+        assert_eq!(escape_markdown("GH-12"), "GH\\-&#8205;12");
+        assert_eq!(escape_markdown("a-b"), "a\\-b");
+        assert_eq!(escape_markdown("https://x"), "https\\:&#8205;\\/\\/x");
+        assert_eq!(escape_markdown("[x](y)"), "\\[x\\]\\(y\\)");
+        assert_eq!(escape_markdown("<b>&amp;"), "\\<b\\>\\&amp\\;");
+        assert_eq!(escape_markdown("a|b`c`*d*_e_~f~$g$!"), {
+            "a\\|b\\`c\\`\\*d\\*\\_e\\_\\~f\\~\\$g\\$\\!"
+        });
+        assert_eq!(escape_markdown("\\"), "\\\\");
+        assert_eq!(escape_markdown("a\nb"), "a\\\\u\\{a\\}b");
+        assert_eq!(escape_markdown("a\r\nb"), "a\\\\u\\{d\\}\\\\u\\{a\\}b");
+        assert_eq!(escape_markdown("rtl\u{202e}x"), "rtl\\\\u\\{202e\\}x");
+        assert_eq!(escape_markdown("café ü"), "café ü");
+    }
+
+    #[test]
+    fn escaped_text_has_no_raw_markup() {
+        let nasty = "@team #1 [l](javascript:x) <img src=x> | `c` *e* _u_ ~s~ $m$ \\ \n\n# h";
+        let out = escape_markdown(nasty);
+        assert!(!out.contains('\n'));
+        // Every punctuation character is preceded by a backslash, except in the `&#8205;`
+        // references this function writes itself.
+        let stripped = out.replace("&#8205;", "");
+        let mut chars = stripped.chars();
+        while let Some(c) = chars.next() {
+            if c == '\\' {
+                let next = chars.next().unwrap();
+                assert!(next.is_ascii_punctuation(), "{out}");
+            } else {
+                assert!(!c.is_ascii_punctuation(), "raw {c:?} in {out}");
+            }
+        }
+        for mention in ["@team", "#1"] {
+            assert!(!out.contains(mention));
+        }
+    }
+
+    #[test]
+    fn title_has_no_diff_text() {
+        assert_eq!(
+            title(Some("task-7.a_b"), 1),
+            "agent-team-apply task-7.a_b: 1 file"
+        );
+        assert_eq!(title(Some("t"), 3), "agent-team-apply t: 3 files");
+        assert_eq!(title(None, 0), "agent-team-apply: 0 files");
+        assert_eq!(title(Some("@x y"), 2), "agent-team-apply: 2 files");
+        assert_eq!(title(Some(""), 2), "agent-team-apply: 2 files");
+    }
+
+    #[test]
+    fn body_lists_files_escaped_and_states_what_was_verified() {
+        let doc = verdict(vec![
+            file(Status::Modified, Some("src/a.rs"), Some("src/a.rs")),
+            file(Status::Renamed, Some("src/@old"), Some("src/new [x](y)")),
+            file(Status::Deleted, Some("src/#9"), None),
+            file(Status::Added, None, Some("src/n.rs")),
+        ]);
+        let ctx = PrContext {
+            task_id: Some("task-1"),
+            run_id: Some("42"),
+            diff_sha256: &"ab".repeat(32),
+            base_commit: &"c".repeat(40),
+        };
+        let body = render(&doc, &ctx);
+        assert!(body.contains("- modified: src\\/a\\.rs\n"));
+        assert!(body.contains("- renamed: src\\/\\@&#8205;old → src\\/new \\[x\\]\\(y\\)\n"));
+        assert!(body.contains("- deleted: src\\/\\#&#8205;9\n"));
+        assert!(body.contains("- added: src\\/n\\.rs\n"));
+        assert!(body.contains("### Files (4)"));
+        assert!(body.contains(&"ab".repeat(32)));
+        assert!(body.contains("| Task | task\\-&#8205;1 |"));
+        assert!(body.contains("| Workflow run | 42 |"));
+        assert!(body.contains("git apply \\-\\-cached") || body.contains("`git apply --cached`"));
+        assert!(body.contains("Not verified by the gate"));
+        assert!(body.contains("src\\/\\*\\*"));
+        assert!(!body.contains("@old"));
+        assert!(!body.contains("[x](y)"));
+    }
+
+    #[test]
+    fn parser_only_verdicts_say_so() {
+        let mut doc = verdict(vec![file(Status::Added, None, Some("a"))]);
+        doc.mode = "parser-only".to_owned();
+        let ctx = PrContext {
+            task_id: None,
+            run_id: None,
+            diff_sha256: "x",
+            base_commit: "y",
+        };
+        let body = render(&doc, &ctx);
+        assert!(body.contains("NOT cross-checked"));
+        assert!(!body.contains("| Task |"));
+        doc.verdict = "reject".to_owned();
+        let body = render(&doc, &ctx);
+        assert!(body.contains("REJECTED"));
+        assert!(!body.contains("Verified by the gate"));
+    }
+}
