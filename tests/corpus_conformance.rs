@@ -28,10 +28,10 @@ fn read_case(dir: &Path) -> Case {
     for line in text.lines() {
         if let Some(v) = line.strip_prefix("git_apply: ") {
             case.git_applies = v == "applies";
-        } else if let Some(v) = line.strip_prefix("effect: ") {
-            if v != "-" {
-                case.effect = v.split('\t').map(|e| normalize_effect(e)).collect();
-            }
+        } else if let Some(v) = line.strip_prefix("effect: ")
+            && v != "-"
+        {
+            case.effect = v.split('\t').map(normalize_effect).collect();
         }
     }
     case

@@ -463,7 +463,8 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
         ));
     };
 
-    let changes = index.changes()?;
+    let with_ids = index.changes_with_ids()?;
+    let changes: Vec<_> = with_ids.iter().map(|(change, _)| change.clone()).collect();
     let mut reasons = compare_with_index(&verdict.files, &changes);
     for change in &changes {
         reasons.extend(publishability(change));
@@ -475,7 +476,7 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
     let mut additions = Vec::new();
     let mut deletions = Vec::new();
     let mut seen = BTreeSet::new();
-    for change in &changes {
+    for (change, oid) in &with_ids {
         // publishability() accepted the path: valid UTF-8, shown verbatim.
         let path = String::from_utf8_lossy(&change.path).into_owned();
         if !seen.insert(path.clone()) {
@@ -488,7 +489,8 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
         }
         match change.status {
             'A' | 'M' => {
-                let blob = index.staged_blob(&change.path)?;
+                // By object id: a `:<path>` lookup would read `0:name` as stage 0 of `name`.
+                let blob = index.blob(oid)?;
                 additions.push(FileAddition {
                     path,
                     contents: BASE64.encode(&blob),

@@ -71,11 +71,8 @@ pub fn check_keeping_index(req: &CheckRequest<'_>) -> Result<Checked, CheckError
     let digest = hash::sha256(req.diff);
     let mut verdict = Verdict {
         diff_sha256: hash::to_hex(&digest),
-        mode: if req.repo.is_some() {
-            CheckMode::GitCrossChecked
-        } else {
-            CheckMode::ParserOnly
-        },
+        // Becomes git-cross-checked only once git's reading has been compared.
+        mode: CheckMode::ParserOnly,
         files: Vec::new(),
         violations: Vec::new(),
         scope: scope.globs(),
@@ -192,7 +189,7 @@ fn evaluate(
         None => Ok(None),
         Some(handle) => {
             let side = handle.join().map_err(|_| CheckError::GitThread)??;
-            Ok(cross_check(side, &parsed, verdict))
+            Ok(cross_check(side, &parsed, req.policy, verdict))
         }
     }
 }
@@ -214,24 +211,22 @@ fn sides(p: &FilePatch) -> Vec<&[u8]> {
     if let Some(old) = &p.old_path {
         out.push(old);
     }
-    if let Some(new) = &p.new_path {
-        if p.old_path.as_ref() != Some(new) {
-            out.push(new);
-        }
+    if let Some(new) = &p.new_path
+        && p.old_path.as_ref() != Some(new)
+    {
+        out.push(new);
     }
     out
 }
 
 fn violation_for(p: &FilePatch, raw: &[u8], rule: RuleId, message: impl Into<String>) -> Violation {
-    let v = Violation::new(rule, message)
-        .at_line(p.line)
-        .with_path(display_bytes(raw));
+    let v = Violation::new(rule, message).at_line(p.line);
+    // Both sides of a rename or copy are shown as `old -> new`; the message says which side offends.
     match (&p.old_path, &p.new_path) {
-        (Some(old), Some(new)) if old != new && new.as_slice() == raw => {
-            v.with_old_path(display_bytes(old))
-        }
-        (Some(old), Some(new)) if old != new => v.with_old_path(display_bytes(new)),
-        _ => v,
+        (Some(old), Some(new)) if old != new => v
+            .with_path(display_bytes(new))
+            .with_old_path(display_bytes(old)),
+        _ => v.with_path(display_bytes(raw)),
     }
 }
 
@@ -251,7 +246,8 @@ fn check_patch(
         match path::validate_path(raw, limits) {
             Err(e) => out.push(violation_for(p, raw, e.rule(), format!("{side} path: {e}"))),
             Ok(valid) => {
-                if let Some(pattern) = policy.denied(valid) {
+                let plain = undisguised(valid);
+                if let Some(pattern) = policy.denied(valid).or_else(|| policy.denied(&plain)) {
                     out.push(
                         violation_for(
                             p,
@@ -281,66 +277,7 @@ fn check_patch(
         .as_deref()
         .or(p.old_path.as_deref())
         .unwrap_or_default();
-    let kind = |v: Violation| v;
-    for mode in [p.old_mode, p.new_mode]
-        .into_iter()
-        .flatten()
-        .collect::<BTreeSet<_>>()
-    {
-        if mode == MODE_SYMLINK {
-            out.push(kind(violation_for(
-                p,
-                main_path,
-                RuleId::Symlink,
-                "symbolic links may not be added, modified or removed",
-            )));
-        }
-        if mode == MODE_GITLINK {
-            out.push(violation_for(
-                p,
-                main_path,
-                RuleId::Gitlink,
-                "gitlinks (submodules) may not be added, modified or removed",
-            ));
-        }
-    }
-    if let (Some(old), Some(new)) = (p.old_mode, p.new_mode) {
-        if old != new {
-            if file_type(old) != file_type(new) {
-                out.push(violation_for(
-                    p,
-                    main_path,
-                    RuleId::TypeChange,
-                    format!("type changes from {old:06o} to {new:06o}"),
-                ));
-            } else if !policy.allow_mode_change {
-                out.push(
-                    violation_for(
-                        p,
-                        main_path,
-                        RuleId::ModeChange,
-                        format!("mode changes from {old:06o} to {new:06o}"),
-                    )
-                    .with_entry("allow.mode-changes: false"),
-                );
-            }
-        }
-    }
-    if p.status != Status::Deleted
-        && p.new_mode == Some(MODE_EXEC)
-        && p.old_mode != Some(MODE_EXEC)
-        && !policy.allow_executable
-    {
-        out.push(
-            violation_for(
-                p,
-                main_path,
-                RuleId::ExecutableFile,
-                "the file is created executable (100755)",
-            )
-            .with_entry("allow.executable-files: false"),
-        );
-    }
+    check_modes(p, p.old_mode, p.new_mode, policy, out);
     if let Some(line) = p.binary {
         let mut v = violation_for(
             p,
@@ -364,6 +301,82 @@ fn check_patch(
         );
         v.line = Some(issue.line);
         out.push(v);
+    }
+}
+
+/// Rules on file modes. Called with the modes the diff states and again, with `--repo`, with the
+/// modes the base tree supplies where a canonical diff states none (a pure rename or copy).
+fn check_modes(
+    p: &FilePatch,
+    old_mode: Option<u32>,
+    new_mode: Option<u32>,
+    policy: &Policy,
+    out: &mut Vec<Violation>,
+) {
+    let main_path: &[u8] = p
+        .new_path
+        .as_deref()
+        .or(p.old_path.as_deref())
+        .unwrap_or_default();
+    for mode in [old_mode, new_mode]
+        .into_iter()
+        .flatten()
+        .collect::<BTreeSet<_>>()
+    {
+        if mode == MODE_SYMLINK {
+            out.push(violation_for(
+                p,
+                main_path,
+                RuleId::Symlink,
+                "symbolic links may not be added, modified, moved or removed",
+            ));
+        }
+        if mode == MODE_GITLINK {
+            out.push(violation_for(
+                p,
+                main_path,
+                RuleId::Gitlink,
+                "gitlinks (submodules) may not be added, modified, moved or removed",
+            ));
+        }
+    }
+    if let (Some(old), Some(new)) = (old_mode, new_mode)
+        && old != new
+    {
+        if file_type(old) != file_type(new) {
+            out.push(violation_for(
+                p,
+                main_path,
+                RuleId::TypeChange,
+                format!("type changes from {old:06o} to {new:06o}"),
+            ));
+        } else if !policy.allow_mode_change {
+            out.push(
+                violation_for(
+                    p,
+                    main_path,
+                    RuleId::ModeChange,
+                    format!("mode changes from {old:06o} to {new:06o}"),
+                )
+                .with_entry("allow.mode-changes: false"),
+            );
+        }
+    }
+    // A new path (a creation or a copy) that is executable; making an existing file executable is
+    // a mode change, and an executable that keeps its mode is not a new one.
+    if matches!(p.status, Status::Added | Status::Copied)
+        && new_mode == Some(MODE_EXEC)
+        && !policy.allow_executable
+    {
+        out.push(
+            violation_for(
+                p,
+                main_path,
+                RuleId::ExecutableFile,
+                "a new file is executable (100755)",
+            )
+            .with_entry("allow.executable-files: false"),
+        );
     }
 }
 
@@ -396,6 +409,31 @@ fn present(p: &FilePatch) -> Option<&[u8]> {
     }
 }
 
+/// The spelling a case-insensitive file system (macOS, Windows) would resolve `path` to, for
+/// collision checks: lower case, without the code points HFS+ ignores.
+fn fold(path: &[u8]) -> String {
+    String::from_utf8_lossy(path)
+        .chars()
+        .filter(|c| !crate::escape::is_suspicious(*c))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// `path` as Windows and HFS+ would resolve it: ignorable code points removed and trailing dots and
+/// spaces of each component dropped. The denylist is matched against this spelling too, so
+/// `.hus\u{200c}ky/` or `.github./` cannot reach the denied surface in disguise.
+fn undisguised(path: &str) -> String {
+    path.split('/')
+        .map(|c| {
+            c.chars()
+                .filter(|ch| !crate::escape::is_suspicious(*ch))
+                .collect::<String>()
+        })
+        .map(|c| c.trim_end_matches(['.', ' ']).to_string())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
 fn ancestors(path: &[u8]) -> impl Iterator<Item = &[u8]> {
     path.iter()
         .enumerate()
@@ -417,16 +455,17 @@ fn check_structure(parsed: &CandidateDiff, out: &mut Vec<Violation>) {
             }
         }
     }
-    let present_paths: HashMap<&[u8], &FilePatch> = parsed
+    // Keyed by the folded spelling: on a case-insensitive checkout `Docs` and `docs/x` collide too.
+    let present_paths: HashMap<String, &FilePatch> = parsed
         .patches
         .iter()
-        .filter_map(|p| present(p).map(|n| (n, p)))
+        .filter_map(|p| present(p).map(|n| (fold(n), p)))
         .collect();
     let mut folded: HashMap<String, &[u8]> = HashMap::new();
     for p in &parsed.patches {
         let Some(new) = present(p) else { continue };
         for dir in ancestors(new) {
-            if let Some(other) = present_paths.get(dir) {
+            if let Some(other) = present_paths.get(&fold(dir)) {
                 let rule = if other.new_mode == Some(MODE_SYMLINK)
                     || other.new_mode == Some(MODE_GITLINK)
                 {
@@ -446,19 +485,18 @@ fn check_structure(parsed: &CandidateDiff, out: &mut Vec<Violation>) {
                 ));
             }
         }
-        let key = String::from_utf8_lossy(new).to_lowercase();
-        if let Some(other) = folded.insert(key, new) {
-            if other != new {
-                out.push(violation_for(
-                    p,
-                    new,
-                    RuleId::PathConflict,
-                    format!(
-                        "differs only in case from {}, which the diff also creates",
-                        display_bytes(other)
-                    ),
-                ));
-            }
+        if let Some(other) = folded.insert(fold(new), new)
+            && other != new
+        {
+            out.push(violation_for(
+                p,
+                new,
+                RuleId::PathConflict,
+                format!(
+                    "differs only in case from {}, which the diff also creates",
+                    display_bytes(other)
+                ),
+            ));
         }
     }
 }
@@ -491,12 +529,15 @@ fn read_git_side(repo: RepoBase<'_>, diff_bytes: &[u8]) -> Result<GitSide, git::
 fn cross_check(
     side: GitSide,
     parsed: &CandidateDiff,
+    policy: &Policy,
     verdict: &mut Verdict,
 ) -> Option<ThrowawayIndex> {
+    verdict.mode = CheckMode::GitCrossChecked;
     let base = side.base;
     let out = &mut verdict.violations;
 
-    // Rules that need the base tree.
+    // Rules that need the base tree. Lookups are also made by folded spelling, because the tree
+    // may later be checked out on a case-insensitive file system.
     let removed: HashSet<&[u8]> = parsed
         .patches
         .iter()
@@ -504,25 +545,32 @@ fn cross_check(
         .filter_map(|p| p.old_path.as_deref())
         .collect();
     let mut base_folded: HashMap<String, &[u8]> = HashMap::new();
-    for path in base.keys() {
-        base_folded.insert(String::from_utf8_lossy(path).to_lowercase(), path);
+    let mut base_links: HashMap<String, u32> = HashMap::new();
+    for (path, &mode) in &base {
+        base_folded.insert(fold(path), path);
+        if git::is_link(mode) {
+            base_links.insert(fold(path), mode);
+        }
     }
     for p in &parsed.patches {
         for raw in sides(p) {
             for dir in ancestors(raw) {
-                if let Some(&mode) = base.get(dir) {
-                    if git::is_link(mode) {
-                        out.push(violation_for(
-                            p,
-                            raw,
-                            RuleId::BeneathSymlink,
-                            format!(
-                                "{} is a {} in the base tree",
-                                display_bytes(dir),
-                                link_kind(mode)
-                            ),
-                        ));
-                    }
+                let link = base
+                    .get(dir)
+                    .copied()
+                    .filter(|m| git::is_link(*m))
+                    .or_else(|| base_links.get(&fold(dir)).copied());
+                if let Some(mode) = link {
+                    out.push(violation_for(
+                        p,
+                        raw,
+                        RuleId::BeneathSymlink,
+                        format!(
+                            "{} is a {} in the base tree",
+                            display_bytes(dir),
+                            link_kind(mode)
+                        ),
+                    ));
                 }
             }
             if let Some(&mode) = base.get(raw) {
@@ -543,27 +591,27 @@ fn cross_check(
                 }
             }
         }
-        if p.status == Status::Added {
-            if let Some(new) = &p.new_path {
-                let key = String::from_utf8_lossy(new).to_lowercase();
-                if let Some(existing) = base_folded.get(&key) {
-                    if *existing != new.as_slice() && !removed.contains(existing) {
-                        out.push(violation_for(
-                            p,
-                            new,
-                            RuleId::PathConflict,
-                            format!(
-                                "differs only in case from {}, which exists in the base tree",
-                                display_bytes(existing)
-                            ),
-                        ));
-                    }
-                }
-            }
+        // A new path (creation, rename or copy target) that differs only in case from a base path.
+        if matches!(p.status, Status::Added | Status::Renamed | Status::Copied)
+            && let Some(new) = &p.new_path
+            && !base.contains_key(new)
+            && let Some(existing) = base_folded.get(&fold(new))
+            && !removed.contains(existing)
+        {
+            out.push(violation_for(
+                p,
+                new,
+                RuleId::PathConflict,
+                format!(
+                    "differs only in case from {}, which exists in the base tree",
+                    display_bytes(existing)
+                ),
+            ));
         }
     }
 
-    // Fill the modes a canonical diff leaves implicit (a pure rename or copy names none).
+    // Fill the modes a canonical diff leaves implicit (a pure rename or copy names none), and run
+    // the mode rules again on them: a 100% copy of an executable is a new executable.
     for (entry, p) in verdict.files.iter_mut().zip(&parsed.patches) {
         let source_mode = p.old_path.as_ref().and_then(|o| base.get(o)).copied();
         if entry.old_mode.is_none() && entry.status != Status::Added {
@@ -576,26 +624,13 @@ fn cross_check(
                 entry.old_mode
             };
         }
-        for (mode, raw) in [
-            (entry.old_mode, p.old_path.as_deref()),
-            (entry.new_mode, p.new_path.as_deref()),
-        ] {
-            if let (Some(mode), Some(raw)) = (mode, raw) {
-                if mode == MODE_SYMLINK
-                    && !verdict
-                        .violations
-                        .iter()
-                        .any(|v| v.rule == RuleId::Symlink && v.line == Some(p.line))
-                {
-                    verdict.violations.push(violation_for(
-                        p,
-                        raw,
-                        RuleId::Symlink,
-                        "the file patch moves a symbolic link",
-                    ));
-                }
-            }
-        }
+        check_modes(
+            p,
+            entry.old_mode,
+            entry.new_mode,
+            policy,
+            &mut verdict.violations,
+        );
     }
 
     // git's own reading, on a throwaway index.
@@ -702,6 +737,37 @@ fn expected_changes(files: &[FileEntry], parsed: &CandidateDiff) -> Option<BTree
                 added(&mut set, p.new_path.as_ref()?)?;
             }
             Status::Copied => added(&mut set, p.new_path.as_ref()?)?,
+        }
+    }
+    // A deletion and a creation of one path (git's type-change output) is one change in the index.
+    let paths: Vec<Vec<u8>> = set
+        .iter()
+        .filter(|c| c.status == 'D')
+        .map(|c| c.path.clone())
+        .collect();
+    for path in paths {
+        let deleted = set
+            .iter()
+            .find(|c| c.status == 'D' && c.path == path)
+            .cloned();
+        let added = set
+            .iter()
+            .find(|c| c.status == 'A' && c.path == path)
+            .cloned();
+        if let (Some(d), Some(a)) = (deleted, added) {
+            set.remove(&d);
+            set.remove(&a);
+            let status = if file_type(d.old_mode) == file_type(a.new_mode) {
+                'M'
+            } else {
+                'T'
+            };
+            set.insert(RawChange {
+                status,
+                old_mode: d.old_mode,
+                new_mode: a.new_mode,
+                path,
+            });
         }
     }
     Some(set)

@@ -394,10 +394,7 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
             "`dissimilarity index` on a rename, copy, creation or deletion",
         ));
     }
-    let index_mode = match h.index {
-        Some(mode) => mode,
-        None => None,
-    };
+    let index_mode = h.index.unwrap_or_default();
     if index_mode.is_some() && (is_new || is_deleted || h.old_mode.is_some()) {
         return Err(inconsistent(
             "a mode on the `index` line where the mode is given elsewhere",
@@ -431,12 +428,17 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
                 expected.extend_from_slice(b" b/");
                 expected.extend_from_slice(to);
                 if *rest != expected {
+                    let which = if is_rename {
+                        "rename from/to"
+                    } else {
+                        "copy from/to"
+                    };
                     return Err(err(
                         line,
                         ParseErrorKind::NameMismatch {
-                            which: which_from,
-                            found: show(rest),
-                            with: show(&expected),
+                            which,
+                            found: show(&expected),
+                            with: show(rest),
                         },
                     ));
                 }
@@ -588,24 +590,24 @@ fn parse_diff_git_names(rest: &[u8]) -> Result<HeaderNames, ParseErrorKind> {
         ));
     }
     // Old name unquoted. A quoted new name is introduced by ` "b/` and closes the line.
-    if rest.last() == Some(&b'"') {
-        if let Some(pos) = find(rest, b" \"b/") {
-            let old = &rest[..pos];
-            let quoted = &rest[pos + 1..];
-            if let Ok((new, used)) = unquote(quoted) {
-                if used == quoted.len() {
-                    check_unquoted(old)?;
-                    return Ok(HeaderNames::Pair(
-                        strip_prefix(old.to_vec(), b"a/")?,
-                        strip_prefix(new, b"b/")?,
-                    ));
-                }
-            }
+    if rest.last() == Some(&b'"')
+        && let Some(pos) = find(rest, b" \"b/")
+    {
+        let old = &rest[..pos];
+        let quoted = &rest[pos + 1..];
+        if let Ok((new, used)) = unquote(quoted)
+            && used == quoted.len()
+        {
+            check_unquoted(old)?;
+            return Ok(HeaderNames::Pair(
+                strip_prefix(old.to_vec(), b"a/")?,
+                strip_prefix(new, b"b/")?,
+            ));
         }
     }
     check_unquoted(rest)?;
     // Both unquoted: `a/N b/N` splits in exactly one place when the names are equal.
-    if rest.len() >= 5 && (rest.len() - 5) % 2 == 0 {
+    if rest.len() >= 5 && (rest.len() - 5).is_multiple_of(2) {
         let len = (rest.len() - 5) / 2;
         let (old, new) = (&rest[..2 + len], &rest[3 + len..]);
         if rest[2 + len] == b' '
@@ -730,7 +732,9 @@ fn parse_marker_name(v: &[u8], prefix: &[u8], line: usize) -> Result<Option<Vec<
     }
     let name = if v.first() == Some(&b'"') {
         let (name, used) = unquote(v).map_err(|k| err(line, k))?;
-        if used != v.len() {
+        // `git diff` appends a TAB after a name holding a space, quoted or not.
+        let tab_ok = &v[used..] == b"\t" && name.contains(&b' ');
+        if used != v.len() && !tab_ok {
             return Err(err(
                 line,
                 ParseErrorKind::BadQuoting("text after a quoted name"),
@@ -834,8 +838,7 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
         let (mut old_left, mut new_left) = (hunk.old_count, hunk.new_count);
         // The side(s) the previous body line belonged to, for `\ No newline`.
         let mut last: Option<(bool, bool)> = None;
-        loop {
-            let Some(l) = lines.peek() else { break };
+        while let Some(l) = lines.peek() {
             let ln = lines.number();
             if l.first() == Some(&b'\\') {
                 if l != b"\\ No newline at end of file" {
@@ -913,7 +916,9 @@ fn parse_hunk_header(line: &[u8]) -> Option<Hunk> {
     let rest = rest.strip_prefix(b" +")?;
     let (new, rest) = split_range(rest)?;
     let rest = rest.strip_prefix(b" @@")?;
-    if !(rest.is_empty() || rest.starts_with(b" ")) || rest.contains(&b'\r') {
+    // What follows ` @@ ` is function context taken from the file (it may hold a CR of a CRLF
+    // file); git ignores it.
+    if !(rest.is_empty() || rest.starts_with(b" ")) {
         return None;
     }
     // A zero-length side points at the line before; otherwise lines count from 1.
@@ -1029,6 +1034,16 @@ mod tests {
         let p = &d.patches[0];
         assert_eq!(p.status, Status::Renamed);
         assert_eq!(p.new_path.as_deref(), Some(&b"sp ace2.txt"[..]));
+    }
+
+    #[test]
+    fn quoted_name_with_a_space_carries_gits_trailing_tab() {
+        let d = parse_ok(
+            "diff --git \"a/x \\303\\251\" \"b/x \\303\\251\"\nindex 7898192..6178079 100644\n--- \"a/x \\303\\251\"\t\n+++ \"b/x \\303\\251\"\t\n@@ -1 +1 @@\n-a\n+b\n",
+        );
+        assert_eq!(d.patches[0].new_path.as_deref(), Some("x é".as_bytes()));
+        let k = parse_err(b"diff --git \"a/x\\303\\251\" \"b/x\\303\\251\"\nindex 7898192..6178079 100644\n--- \"a/x\\303\\251\"\t\n+++ \"b/x\\303\\251\"\t\n@@ -1 +1 @@\n-a\n+b\n");
+        assert_eq!(k, ParseErrorKind::BadQuoting("text after a quoted name"));
     }
 
     #[test]

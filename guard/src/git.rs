@@ -258,6 +258,17 @@ impl ThrowawayIndex {
 
     /// What the index now differs in from the base commit, renames not detected.
     pub fn changes(&self) -> Result<Vec<RawChange>, GitError> {
+        Ok(self
+            .changes_with_ids()?
+            .into_iter()
+            .map(|(change, _)| change)
+            .collect())
+    }
+
+    /// Like [`ThrowawayIndex::changes`], each with the object id of the new content (all zeros
+    /// for a deletion). Contents must be read by this id: a `:<path>` lookup would read
+    /// `0:name` as stage 0 of `name`.
+    pub fn changes_with_ids(&self) -> Result<Vec<(RawChange, String)>, GitError> {
         let mut cmd = self.command();
         cmd.args([
             "diff-index",
@@ -278,15 +289,15 @@ impl ThrowawayIndex {
         })
     }
 
-    /// The content of `path` as staged in the throwaway index.
-    pub fn staged_blob(&self, path: &[u8]) -> Result<Vec<u8>, GitError> {
+    /// The content of the blob `oid` (40 or 64 hex digits), from the throwaway or the base objects.
+    pub fn blob(&self, oid: &str) -> Result<Vec<u8>, GitError> {
+        if !(oid.len() == 40 || oid.len() == 64) || !oid.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(GitError::BadOutput {
+                command: "cat-file".into(),
+            });
+        }
         let mut cmd = self.command();
-        let mut spec = b":".to_vec();
-        spec.extend_from_slice(path);
-        let spec = String::from_utf8(spec).map_err(|_| GitError::BadOutput {
-            command: "cat-file".into(),
-        })?;
-        cmd.args(["cat-file", "blob", "--end-of-options"]).arg(spec);
+        cmd.args(["cat-file", "blob", oid]);
         let out = run(cmd, None)?;
         if !out.status.success() {
             return Err(failed("cat-file", &out));
@@ -309,7 +320,7 @@ fn parse_octal(text: &[u8]) -> Option<u32> {
 }
 
 /// `:<old mode> <new mode> <old id> <new id> <status>\0<path>\0` records.
-fn parse_raw(out: &[u8]) -> Option<Vec<RawChange>> {
+fn parse_raw(out: &[u8]) -> Option<Vec<(RawChange, String)>> {
     let mut changes = Vec::new();
     let mut fields = out.split(|&b| b == 0);
     while let Some(meta) = fields.next() {
@@ -318,7 +329,7 @@ fn parse_raw(out: &[u8]) -> Option<Vec<RawChange>> {
         }
         let meta = meta.strip_prefix(b":")?;
         let parts: Vec<&[u8]> = meta.split(|&b| b == b' ').collect();
-        let [old_mode, new_mode, _, _, status] = parts.as_slice() else {
+        let [old_mode, new_mode, _, new_oid, status] = parts.as_slice() else {
             return None;
         };
         let path = fields.next()?.to_vec();
@@ -329,12 +340,13 @@ fn parse_raw(out: &[u8]) -> Option<Vec<RawChange>> {
             b"T" => 'T',
             _ => return None,
         };
-        changes.push(RawChange {
+        let change = RawChange {
             status,
             old_mode: parse_octal(old_mode)?,
             new_mode: parse_octal(new_mode)?,
             path,
-        });
+        };
+        changes.push((change, String::from_utf8(new_oid.to_vec()).ok()?));
     }
     Some(changes)
 }
@@ -351,7 +363,11 @@ mod tests {
     #[test]
     fn parses_raw_records() {
         let out = b":100644 100755 aaaa bbbb M\0src/a b\0:000000 120000 0000 cccc A\0l\0";
-        let changes = parse_raw(out).unwrap_or_default();
+        let changes: Vec<RawChange> = parse_raw(out)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(c, _)| c)
+            .collect();
         assert_eq!(changes.len(), 2);
         assert_eq!(
             changes[0],
