@@ -1,0 +1,608 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The adversarial fixture suite, run through the real `guard` binary.
+//!
+//! Every directory in `fixtures/cases/` is one case:
+//!
+//! - `patch.diff`: the candidate diff, exact bytes;
+//! - `expect`: `accept`, or `reject` followed by every rule id that must fire, one per line (the set
+//!   of distinct rule ids in the JSON verdict must equal it exactly);
+//! - `scope` (optional): one `--scope` glob per line; `**` when absent; an empty file means no
+//!   `--scope` at all;
+//! - `policy.yml` (optional): passed with `--policy`;
+//! - `expected-sha256` (optional): passed instead of the real hash of `patch.diff`;
+//! - `base/`, `base.links` (`path -> target`, one symlink per line), `base.gitlinks` (`path sha`,
+//!   one gitlink per line) (all optional): when any is present the case runs against a temporary
+//!   repository whose single commit holds that tree (`--repo <tmp> --base HEAD`), otherwise parser-only;
+//! - `README`: one line saying what the case shows and why.
+//!
+//! Failures of all cases are collected and reported together.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+/// Deleting fixtures must fail the suite.
+const MIN_CASES: usize = 207;
+
+/// Rules `guard check` cannot fire: they judge the tree after apply and after the build.
+const NOT_FIRED_BY_CHECK: &[&str] = &["tree-mismatch", "build-wrote"];
+
+fn cases_dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/cases"))
+}
+
+/// The guard binary with no ambient environment (no `GITHUB_*`, `CI`, `GIT_*`).
+fn guard() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_guard"));
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    cmd
+}
+
+fn git(dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", "/nonexistent")
+        .env("LC_ALL", "C")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_AUTHOR_NAME", "fixture")
+        .env("GIT_AUTHOR_EMAIL", "fixture@example.invalid")
+        .env("GIT_COMMITTER_NAME", "fixture")
+        .env("GIT_COMMITTER_EMAIL", "fixture@example.invalid")
+        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+        .current_dir(dir);
+    cmd
+}
+
+fn git_ok(dir: &Path, args: &[&str]) -> Result<(), String> {
+    let out = git(dir)
+        .args(args)
+        .output()
+        .map_err(|e| format!("spawn git: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+#[derive(Debug)]
+enum Expect {
+    Accept,
+    Reject(BTreeSet<String>),
+}
+
+#[derive(Debug)]
+struct Case {
+    name: String,
+    dir: PathBuf,
+    expect: Expect,
+    /// Empty: no `--scope` at all.
+    scope: Vec<String>,
+    has_base: bool,
+}
+
+impl Case {
+    fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+fn known_rule(name: &str) -> bool {
+    guard::rules::RULES.iter().any(|r| r.name == name)
+}
+
+fn load_case(dir: &Path) -> Result<Case, String> {
+    let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let expect_text = std::fs::read_to_string(dir.join("expect"))
+        .map_err(|e| format!("cannot read expect: {e}"))?;
+    let mut lines = expect_text.lines();
+    let expect = match lines.next() {
+        Some("accept") => {
+            if lines.next().is_some() {
+                return Err("`accept` must be the only line of expect".into());
+            }
+            Expect::Accept
+        }
+        Some("reject") => {
+            let rules: BTreeSet<String> = lines.map(str::to_owned).collect();
+            if rules.is_empty() {
+                return Err("`reject` must list the rule ids that fire".into());
+            }
+            if let Some(bad) = rules.iter().find(|r| !known_rule(r)) {
+                return Err(format!("unknown rule id {bad:?} in expect"));
+            }
+            Expect::Reject(rules)
+        }
+        other => {
+            return Err(format!(
+                "expect must start with accept or reject, not {other:?}"
+            ));
+        }
+    };
+    let readme = std::fs::read_to_string(dir.join("README"))
+        .map_err(|e| format!("cannot read README: {e}"))?;
+    if readme.trim().is_empty() || readme.trim_end().contains('\n') {
+        return Err("README must be exactly one non-empty line".into());
+    }
+    if !dir.join("patch.diff").is_file() {
+        return Err("patch.diff is missing".into());
+    }
+    let scope = match std::fs::read_to_string(dir.join("scope")) {
+        Ok(text) => text.lines().map(str::to_owned).collect(),
+        Err(_) => vec!["**".to_owned()],
+    };
+    let has_base = ["base", "base.links", "base.gitlinks"]
+        .iter()
+        .any(|f| dir.join(f).exists());
+    Ok(Case {
+        name,
+        dir: dir.to_path_buf(),
+        expect,
+        scope,
+        has_base,
+    })
+}
+
+fn all_cases() -> Vec<Result<Case, (String, String)>> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(cases_dir())
+        .unwrap_or_else(|e| panic!("{} must exist: {e}", cases_dir().display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    dirs.sort();
+    dirs.iter()
+        .map(|d| {
+            load_case(d).map_err(|e| (d.file_name().unwrap().to_string_lossy().into_owned(), e))
+        })
+        .collect()
+}
+
+/// Copy a directory tree, keeping file permissions (the executable bit matters).
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(to).map_err(|e| e.to_string())?;
+    for entry in std::fs::read_dir(from).map_err(|e| e.to_string())? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        let kind = entry.file_type().map_err(|e| e.to_string())?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target).map_err(|e| e.to_string())?;
+        } else {
+            return Err(format!(
+                "{}: only files and directories belong in base/ (symlinks go in base.links)",
+                entry.path().display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A repository at `<tmp>/wt` with one commit holding the case's base tree.
+fn build_base(case: &Case, tmp: &Path) -> Result<PathBuf, String> {
+    let wt = tmp.join("wt");
+    std::fs::create_dir_all(&wt).map_err(|e| e.to_string())?;
+    git_ok(&wt, &["init", "-q", "-b", "main"])?;
+    if case.file("base").is_dir() {
+        copy_tree(&case.file("base"), &wt)?;
+    }
+    if let Ok(links) = std::fs::read_to_string(case.file("base.links")) {
+        for line in links.lines() {
+            let (path, target) = line
+                .split_once(" -> ")
+                .ok_or_else(|| format!("base.links: bad line {line:?}"))?;
+            let link = wt.join(path);
+            std::fs::create_dir_all(link.parent().unwrap()).map_err(|e| e.to_string())?;
+            std::os::unix::fs::symlink(target, &link).map_err(|e| e.to_string())?;
+        }
+    }
+    if let Ok(gitlinks) = std::fs::read_to_string(case.file("base.gitlinks")) {
+        for line in gitlinks.lines() {
+            let (path, sha) = line
+                .split_once(' ')
+                .ok_or_else(|| format!("base.gitlinks: bad line {line:?}"))?;
+            // An empty directory keeps `git add -A` from dropping the gitlink entry.
+            std::fs::create_dir_all(wt.join(path)).map_err(|e| e.to_string())?;
+            git_ok(
+                &wt,
+                &[
+                    "update-index",
+                    "--add",
+                    "--cacheinfo",
+                    &format!("160000,{sha},{path}"),
+                ],
+            )?;
+        }
+    }
+    git_ok(&wt, &["add", "-A"])?;
+    git_ok(&wt, &["commit", "-q", "--allow-empty", "-m", "base"])?;
+    Ok(wt)
+}
+
+fn case_args(case: &Case, repo: Option<&Path>) -> Vec<std::ffi::OsString> {
+    let diff = std::fs::read(case.file("patch.diff")).unwrap();
+    let sha = match std::fs::read_to_string(case.file("expected-sha256")) {
+        Ok(text) => text.trim().to_owned(),
+        Err(_) => guard::hash::sha256_hex(&diff),
+    };
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "check".into(),
+        "--diff".into(),
+        case.file("patch.diff").into(),
+        "--expected-sha256".into(),
+        sha.into(),
+    ];
+    for glob in &case.scope {
+        args.push("--scope".into());
+        args.push(glob.into());
+    }
+    if case.file("policy.yml").exists() {
+        args.push("--policy".into());
+        args.push(case.file("policy.yml").into());
+    }
+    if let Some(repo) = repo {
+        args.push("--repo".into());
+        args.push(repo.into());
+        args.push("--base".into());
+        args.push("HEAD".into());
+    }
+    args
+}
+
+fn run(args: &[std::ffi::OsString], format: &str) -> Output {
+    guard()
+        .args(args)
+        .arg("--format")
+        .arg(format)
+        .output()
+        .expect("run guard")
+}
+
+/// Bytes a terminal would interpret: C0 controls other than `\n`, DEL, C1 controls, bidi controls.
+fn raw_control(stdout: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stdout);
+    text.chars()
+        .find(|&c| {
+            (c.is_control() && c != '\n')
+                || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .map(|c| format!("U+{:04X}", u32::from(c)))
+}
+
+fn exit_code(out: &Output) -> i32 {
+    out.status.code().unwrap_or(-1)
+}
+
+/// Runs one case in JSON and text form; returns every way it failed.
+fn check_case(case: &Case) -> Vec<String> {
+    let mut problems = Vec::new();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = if case.has_base {
+        match build_base(case, tmp.path()) {
+            Ok(repo) => Some(repo),
+            Err(e) => return vec![format!("cannot build the base repository: {e}")],
+        }
+    } else {
+        None
+    };
+    let args = case_args(case, repo.as_deref());
+
+    let json_out = run(&args, "json");
+    let doc: Value = match serde_json::from_slice(&json_out.stdout) {
+        Ok(doc) => doc,
+        Err(e) => {
+            return vec![format!(
+                "exit {} without a JSON verdict ({e}); stderr: {}",
+                exit_code(&json_out),
+                String::from_utf8_lossy(&json_out.stderr)
+            )];
+        }
+    };
+    let violations = doc["violations"].as_array().cloned().unwrap_or_default();
+    let fired: BTreeSet<String> = violations
+        .iter()
+        .map(|v| v["rule"].as_str().unwrap_or("<no rule>").to_owned())
+        .collect();
+    let (want_code, want_verdict) = match &case.expect {
+        Expect::Accept => (0, "accept"),
+        Expect::Reject(_) => (1, "reject"),
+    };
+    if exit_code(&json_out) != want_code {
+        problems.push(format!(
+            "exit code {} (want {want_code}); rules fired: {fired:?}",
+            exit_code(&json_out)
+        ));
+    }
+    if doc["verdict"] != want_verdict {
+        problems.push(format!("verdict {} (want {want_verdict})", doc["verdict"]));
+    }
+    let want_rules = match &case.expect {
+        Expect::Accept => BTreeSet::new(),
+        Expect::Reject(rules) => rules.clone(),
+    };
+    if fired != want_rules {
+        let messages: Vec<String> = violations
+            .iter()
+            .map(|v| format!("{}: {}", v["rule"], v["message"]))
+            .collect();
+        problems.push(format!(
+            "rules fired {fired:?}, want {want_rules:?}; violations: {messages:#?}"
+        ));
+    }
+    let want_mode = if case.has_base {
+        "git-cross-checked"
+    } else {
+        "parser-only"
+    };
+    if doc["mode"] != want_mode {
+        problems.push(format!("mode {} (want {want_mode})", doc["mode"]));
+    }
+    if let Some(c) = raw_control(&json_out.stdout) {
+        problems.push(format!("JSON output holds a raw {c}"));
+    }
+
+    // The human form names every rule, its diff line and both sides of a path pair.
+    let text_out = run(&args, "text");
+    if exit_code(&text_out) != exit_code(&json_out) {
+        problems.push(format!(
+            "text exit code {} differs from JSON exit code {}",
+            exit_code(&text_out),
+            exit_code(&json_out)
+        ));
+    }
+    let text = String::from_utf8_lossy(&text_out.stdout);
+    if let Some(c) = raw_control(&text_out.stdout) {
+        problems.push(format!("text output holds a raw {c}"));
+    }
+    let word = if want_code == 0 { "ACCEPT" } else { "REJECT" };
+    if !text.lines().any(|l| l.starts_with(word)) {
+        problems.push(format!("text output has no {word} line:\n{text}"));
+    }
+    for v in &violations {
+        let rule = v["rule"].as_str().unwrap_or_default();
+        let want = match v["line"].as_u64() {
+            Some(line) => format!("error[{rule}] diff line {line}: "),
+            None => format!("error[{rule}]: "),
+        };
+        if !text.contains(&want) {
+            problems.push(format!("text output lacks {want:?}:\n{text}"));
+        }
+        if let (Some(old), Some(new)) = (v["old_path"].as_str(), v["path"].as_str()) {
+            let pair = format!("{old} -> {new}");
+            if !text.contains(&pair) {
+                problems.push(format!("text output lacks the path pair {pair:?}:\n{text}"));
+            }
+        } else if let Some(path) = v["path"].as_str()
+            && !text.contains(path)
+        {
+            problems.push(format!("text output lacks the path {path:?}:\n{text}"));
+        }
+    }
+    problems
+}
+
+#[test]
+fn every_fixture_case_gets_its_expected_verdict_and_rules() {
+    let cases = all_cases();
+    assert!(
+        cases.len() >= MIN_CASES,
+        "{} cases in {}, expected at least {MIN_CASES}",
+        cases.len(),
+        cases_dir().display()
+    );
+    let mut failures = Vec::new();
+    let mut valid = Vec::new();
+    for case in cases {
+        match case {
+            Ok(case) => valid.push(case),
+            Err((name, e)) => failures.push(format!("{name}: bad fixture: {e}")),
+        }
+    }
+    // Two workers: the machine is shared, and each case runs the binary (and git) a few times.
+    let (left, right) = valid.split_at(valid.len() / 2);
+    let results: Vec<(String, Vec<String>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = [left, right]
+            .into_iter()
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|c| (c.name.clone(), check_case(c)))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
+    });
+    for (name, problems) in results {
+        for p in problems {
+            failures.push(format!("{name}: {p}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn every_rule_guard_check_can_fire_has_a_rejecting_case() {
+    let mut covered = BTreeSet::new();
+    let (mut accepted, mut rejected) = (0, 0);
+    for case in all_cases().into_iter().flatten() {
+        match case.expect {
+            Expect::Accept => accepted += 1,
+            Expect::Reject(rules) => {
+                rejected += 1;
+                covered.extend(rules);
+            }
+        }
+    }
+    let missing: Vec<&str> = guard::rules::RULES
+        .iter()
+        .map(|r| r.name)
+        .filter(|n| !NOT_FIRED_BY_CHECK.contains(n) && !covered.contains(*n))
+        .collect();
+    assert!(missing.is_empty(), "rules without a fixture: {missing:?}");
+    assert!(
+        accepted >= 40 && rejected >= 150,
+        "{accepted} accept / {rejected} reject cases"
+    );
+}
+
+#[test]
+fn every_accepted_case_is_cross_checked_against_git() {
+    let parser_only: Vec<String> = all_cases()
+        .into_iter()
+        .flatten()
+        .filter(|c| matches!(c.expect, Expect::Accept) && !c.has_base)
+        .map(|c| c.name)
+        .collect();
+    // The -U0 case shows what the parser alone accepts; its cross-checked twin is rejected.
+    assert_eq!(parser_only, ["644-unidiff-zero-parser-only"]);
+}
+
+fn case_dir(name: &str) -> PathBuf {
+    cases_dir().join(name)
+}
+
+fn rules_of(out: &Output) -> BTreeSet<String> {
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON verdict");
+    doc["violations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["rule"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_wrong_expected_hash_rejects_with_exactly_hash_mismatch() {
+    let diff = case_dir("600-modify-simple").join("patch.diff");
+    let wrong = guard::hash::sha256_hex(b"some other bytes");
+    let out = guard()
+        .args(["check", "--scope", "**", "--format", "json", "--diff"])
+        .arg(&diff)
+        .args(["--expected-sha256", &wrong])
+        .output()
+        .unwrap();
+    assert_eq!(exit_code(&out), 1);
+    assert_eq!(rules_of(&out), BTreeSet::from(["hash-mismatch".to_owned()]));
+
+    // The right hash in upper case is the same hash.
+    let right = guard::hash::sha256_hex(&std::fs::read(&diff).unwrap()).to_uppercase();
+    let out = guard()
+        .args(["check", "--scope", "**", "--diff"])
+        .arg(&diff)
+        .args(["--expected-sha256", &right])
+        .output()
+        .unwrap();
+    assert_eq!(
+        exit_code(&out),
+        0,
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn an_expected_hash_that_is_not_hex_is_a_usage_error() {
+    let diff = case_dir("600-modify-simple").join("patch.diff");
+    for bad in [
+        "not-hex".to_owned(),
+        "g".repeat(64),
+        "0".repeat(63),
+        "0".repeat(65),
+        String::new(),
+    ] {
+        let out = guard()
+            .args(["check", "--scope", "**", "--diff"])
+            .arg(&diff)
+            .args(["--expected-sha256", &bad])
+            .output()
+            .unwrap();
+        assert_eq!(exit_code(&out), 2, "--expected-sha256 {bad:?}");
+        assert!(out.stdout.is_empty(), "no verdict on a usage error");
+    }
+}
+
+#[test]
+fn a_missing_diff_file_is_an_error_not_a_verdict() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = guard()
+        .args(["check", "--scope", "**", "--diff"])
+        .arg(tmp.path().join("absent.diff"))
+        .args(["--expected-sha256", &"0".repeat(64)])
+        .output()
+        .unwrap();
+    assert_eq!(exit_code(&out), 2);
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn a_rename_violation_names_both_paths_old_first() {
+    let dir = case_dir("202-rename-src-to-workflow");
+    let diff = std::fs::read(dir.join("patch.diff")).unwrap();
+    let out = guard()
+        .args(["check", "--scope", "src/**", "--diff"])
+        .arg(dir.join("patch.diff"))
+        .args(["--expected-sha256", &guard::hash::sha256_hex(&diff)])
+        .output()
+        .unwrap();
+    assert_eq!(exit_code(&out), 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("error[denied-path] diff line 1: src/x.yml -> .github/workflows/x.yml: "),
+        "{text}"
+    );
+    assert!(
+        text.contains("error[out-of-scope] diff line 1: src/x.yml -> .github/workflows/x.yml: "),
+        "{text}"
+    );
+}
+
+#[test]
+fn hostile_names_never_reach_stdout_raw() {
+    for name in [
+        "121-ansi-escape-in-name",
+        "122-bidi-override-in-name",
+        "131-rename-bidi-both-sides",
+        "135-bidi-raw-utf8-name",
+    ] {
+        let dir = case_dir(name);
+        let diff = std::fs::read(dir.join("patch.diff")).unwrap();
+        for format in ["text", "json"] {
+            let out = guard()
+                .args(["check", "--scope", "**", "--format", format, "--diff"])
+                .arg(dir.join("patch.diff"))
+                .args(["--expected-sha256", &guard::hash::sha256_hex(&diff)])
+                .output()
+                .unwrap();
+            assert_eq!(exit_code(&out), 1, "{name} {format}");
+            assert!(!out.stdout.contains(&0x1b), "{name} {format}: raw ESC");
+            assert!(
+                !out.stdout.windows(3).any(|w| w == [0xe2, 0x80, 0xae]),
+                "{name} {format}: raw U+202E"
+            );
+            assert_eq!(raw_control(&out.stdout), None, "{name} {format}");
+            let shown = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                shown.contains("\\u{1b}") || shown.contains("\\u{202e}"),
+                "{name} {format}: the escaped form is shown:\n{shown}"
+            );
+        }
+    }
+}
