@@ -3,6 +3,7 @@
 //! explicit git cross-check in [`git`].
 #![forbid(unsafe_code)]
 
+pub mod apply;
 pub mod check;
 pub mod diff;
 pub mod escape;
@@ -13,4 +14,5 @@ pub mod path;
 pub mod policy;
 pub mod rules;
 pub mod sandbox;
+pub mod tree;
 pub mod verdict;
