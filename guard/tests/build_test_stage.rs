@@ -287,16 +287,31 @@ fn assert_finding(out: &Output, rule: &str, path: &str) {
 }
 
 /// The `report` binary. Cargo builds only this package's binaries for its tests, so build
-/// report's (a no-op when it is fresh) next to guard's.
+/// report's (a no-op when it is fresh) into the same target directory and profile as guard's.
 fn report_binary() -> PathBuf {
     let guard_exe = Path::new(env!("CARGO_BIN_EXE_guard"));
+    let profile_dir = guard_exe.parent().unwrap();
+    let target_dir = profile_dir.parent().unwrap();
     let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("../Cargo.toml");
     let mut cargo = Command::new(env!("CARGO"));
     cargo
-        .args(["build", "--quiet", "-p", "report", "--manifest-path"])
-        .arg(&manifest);
-    if guard_exe.parent().and_then(Path::file_name) == Some("release".as_ref()) {
-        cargo.arg("--release");
+        .args([
+            "build",
+            "--quiet",
+            "--locked",
+            "-p",
+            "report",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(target_dir);
+    match profile_dir.file_name().and_then(|n| n.to_str()) {
+        Some("debug") => {}
+        Some(profile) => {
+            cargo.args(["--profile", profile]);
+        }
+        None => panic!("no profile directory above {}", guard_exe.display()),
     }
     let status = cargo.status().unwrap();
     assert!(status.success(), "cargo build -p report failed");
