@@ -181,9 +181,8 @@ impl GitRepo {
         Ok(modes)
     }
 
-    /// Apply `diff` to a throwaway index holding `commit`'s tree. The worktree, the real index and
-    /// the repository's object store are left untouched.
-    pub fn apply_cached(&self, commit: &str, diff: &[u8]) -> Result<Applied, GitError> {
+    /// A throwaway index (and object directory) holding `commit`'s tree.
+    fn throwaway_index(&self, commit: &str) -> Result<ThrowawayIndex, GitError> {
         // Thousands of small loose objects are written; on a memory file system that costs a
         // fraction of what it costs on a journaling disk.
         let builder = || {
@@ -209,7 +208,13 @@ impl GitRepo {
         if !out.status.success() {
             return Err(failed("read-tree", &out));
         }
+        Ok(index)
+    }
 
+    /// Apply `diff` to a throwaway index holding `commit`'s tree. The worktree, the real index and
+    /// the repository's object store are left untouched.
+    pub fn apply_cached(&self, commit: &str, diff: &[u8]) -> Result<Applied, GitError> {
+        let index = self.throwaway_index(commit)?;
         let mut cmd = index.command();
         cmd.args([
             "-c",
@@ -226,6 +231,138 @@ impl GitRepo {
         }
         Ok(Applied::Applied(index))
     }
+}
+
+impl GitRepo {
+    /// A git command that reads or writes the worktree. On top of the fixed environment, the
+    /// repository's own configuration is overridden where it could run a program or let git skip
+    /// looking at a file: no fsmonitor, no untracked cache, no sparse checkout, and file modes and
+    /// symbolic links taken from the file system as they are.
+    fn worktree_command(&self) -> Command {
+        let mut cmd = self.command();
+        add_worktree_config(&mut cmd);
+        cmd
+    }
+
+    /// The top level of the worktree `dir` belongs to (absolute).
+    pub fn toplevel(&self) -> Result<PathBuf, GitError> {
+        let mut cmd = self.command();
+        cmd.args(["rev-parse", "--show-toplevel"]);
+        let out = run(cmd, None)?;
+        if !out.status.success() {
+            return Err(failed("rev-parse --show-toplevel", &out));
+        }
+        let top = String::from_utf8(out.stdout.trim_ascii_end().to_vec()).map_err(|_| {
+            GitError::BadOutput {
+                command: "rev-parse --show-toplevel".into(),
+            }
+        })?;
+        if top.is_empty() {
+            return Err(GitError::BadOutput {
+                command: "rev-parse --show-toplevel".into(),
+            });
+        }
+        Ok(PathBuf::from(top))
+    }
+
+    /// Every entry `git status --porcelain=v2 -z --untracked-files=all --ignored` reports:
+    /// changed, unmerged, untracked and ignored paths alike, each as its path bytes.
+    pub fn status_entries(&self) -> Result<Vec<StatusEntry>, GitError> {
+        let mut cmd = self.worktree_command();
+        cmd.args([
+            "status",
+            "--porcelain=v2",
+            "-z",
+            "--untracked-files=all",
+            "--ignored",
+            "--no-renames",
+        ]);
+        let out = run(cmd, None)?;
+        if !out.status.success() {
+            return Err(failed("status", &out));
+        }
+        parse_status(&out.stdout).ok_or(GitError::BadOutput {
+            command: "status".into(),
+        })
+    }
+
+    /// Apply `diff` to the worktree with `git apply` (the index is not touched). git applies all
+    /// or nothing; `Ok(Err(message))` is git's refusal.
+    pub fn apply_to_worktree(&self, diff: &[u8]) -> Result<Result<(), String>, GitError> {
+        let mut cmd = self.worktree_command();
+        cmd.args(["-c", "apply.whitespace=nowarn", "apply", "-"]);
+        let out = run(cmd, Some(diff))?;
+        if out.status.success() {
+            Ok(Ok(()))
+        } else {
+            Ok(Err(lossy(&out.stderr)))
+        }
+    }
+
+    /// What the worktree, as it is on disk, differs in from `commit`: every file is staged into a
+    /// throwaway index holding `commit`'s tree with `git add --all --force` (ignored files count),
+    /// and the index is compared with `commit`, renames not detected. The real index and the
+    /// repository's object store are not touched. git does not see what it cannot stage (nested
+    /// `.git` directories, sockets, FIFOs): a walk of the file system has to cover those.
+    pub fn worktree_changes(&self, commit: &str) -> Result<Vec<RawChange>, GitError> {
+        let index = self.throwaway_index(commit)?;
+        let mut cmd = index.command();
+        add_worktree_config(&mut cmd);
+        cmd.args(["add", "--all", "--force"]);
+        let out = run(cmd, None)?;
+        if !out.status.success() {
+            return Err(failed("add --all --force", &out));
+        }
+        index.changes()
+    }
+}
+
+fn add_worktree_config(cmd: &mut Command) {
+    for setting in [
+        "core.fsmonitor=false",
+        "core.untrackedCache=false",
+        "core.sparseCheckout=false",
+        "core.fileMode=true",
+        "core.symlinks=true",
+        "core.ignoreCase=false",
+    ] {
+        cmd.arg("-c").arg(setting);
+    }
+}
+
+/// One record of `git status --porcelain=v2 -z`: its kind (`1` changed, `2` renamed or copied,
+/// `u` unmerged, `?` untracked, `!` ignored) and path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusEntry {
+    pub kind: char,
+    pub path: Vec<u8>,
+}
+
+/// Records are NUL-terminated; `1`, `2` and `u` records carry 8, 9 and 10 space-separated fields
+/// before the path, and a `2` record is followed by one more NUL-terminated field (the source).
+fn parse_status(out: &[u8]) -> Option<Vec<StatusEntry>> {
+    let mut entries = Vec::new();
+    let mut fields = out.split(|&b| b == 0);
+    while let Some(record) = fields.next() {
+        if record.is_empty() {
+            continue;
+        }
+        let kind = char::from(*record.first()?);
+        let skip = match kind {
+            '?' | '!' => 1,
+            '1' => 8,
+            '2' => 9,
+            'u' => 10,
+            // Headers (`# branch.*`) are only printed with --branch.
+            _ => return None,
+        };
+        let path = record.splitn(skip + 1, |&b| b == b' ').nth(skip)?.to_vec();
+        if kind == '2' {
+            fields.next()?;
+        }
+        entries.push(StatusEntry { kind, path });
+    }
+    Some(entries)
 }
 
 /// The outcome of `git apply --cached` on a throwaway index.
@@ -380,5 +517,25 @@ mod tests {
         );
         assert_eq!(changes[1].new_mode, 0o120000);
         assert_eq!(parse_raw(b":100644 X\0p\0"), None);
+    }
+
+    #[test]
+    fn parses_status_records() {
+        let out = b"1 .M N... 100644 100644 100644 aaaa bbbb src/a b.rs\0\
+2 R. N... 100644 100644 100644 aaaa bbbb R100 new\0old\0\
+? un tracked\0! target/\0";
+        let entries = parse_status(out).unwrap_or_default();
+        let shown: Vec<(char, &[u8])> = entries.iter().map(|e| (e.kind, &e.path[..])).collect();
+        assert_eq!(
+            shown,
+            [
+                ('1', &b"src/a b.rs"[..]),
+                ('2', &b"new"[..]),
+                ('?', &b"un tracked"[..]),
+                ('!', &b"target/"[..])
+            ]
+        );
+        assert_eq!(parse_status(b"# branch.oid x\0"), None);
+        assert_eq!(parse_status(b""), Some(Vec::new()));
     }
 }

@@ -1,8 +1,10 @@
 //! The guard's core: a strict reader of git's canonical diff form, path rules, the policy, and the
-//! checks that turn a candidate diff into a [`verdict::Verdict`]. No process I/O here except the
-//! explicit git cross-check in [`git`].
+//! checks that turn a candidate diff into a [`verdict::Verdict`]; then the build-test stage: the
+//! apply ([`apply`]), the tree checks ([`tree`]) and the isolated build ([`sandbox`]). Processes
+//! are started only by [`git`] (always the git CLI, with a fixed environment) and [`sandbox`].
 #![forbid(unsafe_code)]
 
+pub mod apply;
 pub mod check;
 pub mod diff;
 pub mod escape;
@@ -13,4 +15,5 @@ pub mod path;
 pub mod policy;
 pub mod rules;
 pub mod sandbox;
+pub mod tree;
 pub mod verdict;

@@ -27,6 +27,10 @@ struct Cli {
 enum Command {
     /// Validate a candidate diff against the policy (and, with --repo, against git's own reading).
     Check(cli::check::CheckArgs),
+    /// Re-check the diff against a clean checkout of the base and apply it to the worktree.
+    Apply(cli::apply::ApplyArgs),
+    /// Check the worktree against the verdict after apply, or against the baseline after the build.
+    VerifyTree(cli::verify_tree::VerifyTreeArgs),
     /// Run the build/test command without credentials or network.
     Run(cli::run::RunArgs),
     #[command(name = guard::sandbox::stage::STAGE_SUBCOMMAND, hide = true)]
@@ -49,6 +53,8 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Command::Check(args) => cli::check::run(args),
+        Command::Apply(args) => cli::apply::run(args),
+        Command::VerifyTree(args) => cli::verify_tree::run(args),
         Command::Run(args) => cli::run::run(args),
         Command::SandboxStage(args) => cli::run::sandbox_stage(args),
     };

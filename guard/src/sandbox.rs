@@ -5,7 +5,7 @@
 //!
 //! | layer | mechanism | what it stops |
 //! |---|---|---|
-//! | environment | `env_clear()`, then [`env::BASE_ALLOWLIST`] plus `--allow-env`; a secret-looking name or value ([`env::secret_name`], [`env::secret_value`]) is dropped even when allowlisted | tokens in the environment: `GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, `ACTIONS_ID_TOKEN_REQUEST_*`, cloud and registry keys |
+//! | environment | `env_clear()`, then [`env::BASE_ALLOWLIST`] plus `--allow-env` and the `--policy` file's `build.env`; a secret-looking name or value ([`env::secret_name`], [`env::secret_value`]) is dropped even when allowlisted | tokens in the environment: `GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, `ACTIONS_ID_TOKEN_REQUEST_*`, cloud and registry keys |
 //! | `HOME` | a fresh empty directory, removed afterwards; `CARGO_HOME`/`RUSTUP_HOME` passed through, or derived from the real home when unset and present, so `cargo` still finds its toolchain | tools reading credentials through `$HOME` by default (`~/.git-credentials`, `~/.ssh`, `~/.config/gh`, `~/.npmrc`, `~/.docker`). Hygiene, not a file-system boundary: the command can still read absolute paths its uid can read, so the job must hold no secrets on disk (`persist-credentials: false`) |
 //! | network | a new network namespace holding only `lo` | any connection off the machine, and to the host's loopback services |
 //! | processes | a new pid namespace with a fresh `/proc` | signalling, tracing or reading the environment of the runner's processes |

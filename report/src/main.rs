@@ -31,6 +31,8 @@ enum Command {
     Render(cli::render::RenderArgs),
     /// Print the JSON body of `POST /repos/{owner}/{repo}/check-runs` for a gate decision.
     CheckRun(cli::check_run::CheckRunArgs),
+    /// Assemble the NON-authoritative build-test report from guard's run and tree-check documents.
+    BuildTest(cli::build_test::BuildTestArgs),
     /// Print the id of the run a dispatch started, from `gh run list --json ...` output.
     SelectRun(cli::select_run::SelectRunArgs),
 }
@@ -53,6 +55,7 @@ fn main() -> ExitCode {
         Command::Render(args) => cli::render::run(args),
         Command::CheckRun(args) => cli::check_run::run(args),
         Command::SelectRun(args) => cli::select_run::run(args),
+        Command::BuildTest(args) => cli::build_test::run(args),
     };
     ExitCode::from(code)
 }

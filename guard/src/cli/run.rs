@@ -28,8 +28,8 @@ pub struct RunArgs {
     /// are dropped anyway.
     #[arg(long = "allow-env", value_name = "NAME")]
     allow_env: Vec<String>,
-    /// Policy file whose `build.env` names are passed through like --allow-env (not wired in yet:
-    /// refused with exit 2).
+    /// Policy file whose `build.env` names are passed through like --allow-env (the secret
+    /// filter still applies).
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
     /// Run without namespaces if they cannot be established, because an outer layer isolates the
@@ -44,15 +44,16 @@ pub struct RunArgs {
     command: Vec<OsString>,
 }
 
-pub fn run(args: RunArgs) -> u8 {
-    if let Some(policy) = &args.policy {
-        // The policy module (build.env) is not part of this branch yet; refusing is better than
-        // silently ignoring a configuration the caller relies on.
-        eprintln!(
-            "guard run: --policy {}: not supported by this build yet; pass the names with --allow-env",
-            escape::terminal(&policy.to_string_lossy())
-        );
-        return EXIT_ERROR;
+pub fn run(mut args: RunArgs) -> u8 {
+    if let Some(path) = &args.policy {
+        // Loaded before anything runs: a policy that cannot be read stops the run (exit 2).
+        match super::check::load_policy(Some(path)) {
+            Ok(policy) => args.allow_env.extend(policy.env_allow),
+            Err(message) => {
+                eprintln!("guard run: {}", escape::terminal(&message));
+                return EXIT_ERROR;
+            }
+        }
     }
     let guard_exe = match std::env::current_exe() {
         Ok(exe) => exe,

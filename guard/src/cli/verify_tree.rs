@@ -1,0 +1,266 @@
+//! `guard verify-tree`: the tree after apply must be exactly the verdict's; after the build,
+//! nothing may have been written where the build may not write (see [`guard::tree`]).
+
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+
+use guard::escape::{display_bytes, terminal};
+use guard::hash;
+use guard::output::json_v1::VerdictDoc;
+use guard::tree::json_v1::{FindingDoc, SCHEMA, SNAPSHOT_SCHEMA, SnapshotDoc, VerifyTreeDoc};
+use guard::tree::walk::{Snapshot, WalkLimits};
+use guard::tree::{self, Check, Finding};
+
+use super::apply::refuse_inside;
+use super::check::load_policy;
+
+/// A verdict is small; a snapshot holds one line per entry of the tree.
+const MAX_VERDICT_BYTES: u64 = 64 * 1024 * 1024;
+const MAX_SNAPSHOT_BYTES: u64 = 1024 * 1024 * 1024;
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Args)]
+pub struct VerifyTreeArgs {
+    /// The guard verdict (JSON v1) of the applied diff: accepting and git-cross-checked.
+    #[arg(long, value_name = "FILE")]
+    verdict: PathBuf,
+    /// The worktree the diff was applied to (its top level).
+    #[arg(long, value_name = "DIR")]
+    repo: PathBuf,
+    /// The base commit the diff was applied to. With --after-build it is optional and must be
+    /// the full commit id the baseline records.
+    #[arg(long, value_name = "REV", required_unless_present = "after_build")]
+    base: Option<String>,
+    /// Compare the tree with --baseline instead of with the verdict: what did the build write?
+    #[arg(long, requires = "baseline")]
+    after_build: bool,
+    /// The snapshot `verify-tree --out` wrote after apply.
+    #[arg(long, value_name = "FILE", requires = "after_build")]
+    baseline: Option<PathBuf>,
+    /// SHA-256 the baseline file must hash to (as printed when it was written): a build that
+    /// rewrote the baseline is caught.
+    #[arg(long, value_name = "HEX", requires = "after_build")]
+    baseline_sha256: Option<String>,
+    /// A YAML policy: its denied surface and build outputs apply after the build.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
+    /// Write the snapshot of the tree (the baseline, after apply) to this file, outside the
+    /// worktree.
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+    /// Most entries walked (the whole tree, `.git` included); more is an error.
+    #[arg(long, value_name = "N", default_value_t = WalkLimits::default().max_entries)]
+    max_entries: usize,
+}
+
+/// Exit 0 the tree checks out, 1 findings, 2 error.
+pub fn run(args: VerifyTreeArgs) -> u8 {
+    match run_inner(args) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("guard verify-tree: error: {}", terminal(&message));
+            crate::EXIT_ERROR
+        }
+    }
+}
+
+fn read_bounded(path: &PathBuf, limit: u64, what: &str) -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "{what} {} is larger than {limit} bytes",
+            path.display()
+        ));
+    }
+    Ok(bytes)
+}
+
+fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
+    let policy = load_policy(args.policy.as_ref())?;
+    if let Some(out) = &args.out {
+        refuse_inside(out, &args.repo, "--out")?;
+    }
+    let verdict_bytes = read_bounded(&args.verdict, MAX_VERDICT_BYTES, "verdict")?;
+    let verdict_sha256 = hash::sha256_hex(&verdict_bytes);
+    let verdict: VerdictDoc = serde_json::from_slice(&verdict_bytes)
+        .map_err(|e| format!("verdict {}: {e}", args.verdict.display()))?;
+    tree::check_verdict(&verdict).map_err(|e| e.to_string())?;
+    let limits = WalkLimits {
+        max_entries: args.max_entries,
+        ..WalkLimits::default()
+    };
+
+    let (check, base_commit, findings, snapshot, baseline_sha256) = if args.after_build {
+        let Some(baseline_path) = &args.baseline else {
+            return Err("--after-build needs --baseline".into());
+        };
+        let baseline_bytes = read_bounded(baseline_path, MAX_SNAPSHOT_BYTES, "baseline")?;
+        let baseline_sha256 = hash::sha256_hex(&baseline_bytes);
+        if let Some(pinned) = &args.baseline_sha256 {
+            let pinned = hash::parse_sha256(pinned)
+                .ok_or("--baseline-sha256 must be 64 hexadecimal digits")?;
+            if !hash::matches(&baseline_bytes, &pinned) {
+                return Err(format!(
+                    "baseline {} hashes to {baseline_sha256}, not to --baseline-sha256: it changed since it was written",
+                    baseline_path.display()
+                ));
+            }
+        }
+        let text = String::from_utf8(baseline_bytes).map_err(|_| "baseline is not UTF-8")?;
+        let baseline = SnapshotDoc::parse(&text).map_err(|e| format!("baseline: {e}"))?;
+        if let Some(base) = &args.base
+            && !base.eq_ignore_ascii_case(&baseline.base_commit)
+        {
+            return Err(format!(
+                "--base {base} is not the full commit id the baseline was taken at ({})",
+                baseline.base_commit
+            ));
+        }
+        let result = tree::verify_after_build(
+            &args.repo,
+            &baseline,
+            &verdict,
+            &verdict_sha256,
+            &policy,
+            &limits,
+        )
+        .map_err(|e| e.to_string())?;
+        (
+            Check::AfterBuild,
+            baseline.base_commit,
+            result.findings,
+            result.snapshot,
+            Some(baseline_sha256),
+        )
+    } else {
+        let checkout = tree::open_checkout(&args.repo).map_err(|e| e.to_string())?;
+        let base = args.base.as_deref().unwrap_or("HEAD");
+        let result = tree::verify_after_apply(&checkout, base, &verdict, &limits)
+            .map_err(|e| e.to_string())?;
+        (
+            Check::AfterApply,
+            result.base_commit,
+            result.findings,
+            result.snapshot,
+            None,
+        )
+    };
+
+    let passed = findings.is_empty();
+    let snapshot_sha256 = match &args.out {
+        Some(out) => Some(write_snapshot(
+            out,
+            &args.repo,
+            check,
+            passed,
+            &base_commit,
+            &verdict,
+            &verdict_sha256,
+            &snapshot,
+        )?),
+        None => None,
+    };
+    let baseline_sha256 = match check {
+        Check::AfterApply => snapshot_sha256.clone(),
+        Check::AfterBuild => baseline_sha256,
+    };
+    let doc = VerifyTreeDoc {
+        schema: SCHEMA.to_string(),
+        check: check.name().to_string(),
+        result: if passed { "pass" } else { "fail" }.to_string(),
+        base_commit,
+        diff_sha256: verdict.diff_sha256.to_ascii_lowercase(),
+        verdict_sha256,
+        scope: verdict.scope.clone(),
+        entries: snapshot.len() as u64,
+        baseline_sha256,
+        snapshot_sha256,
+        findings: findings.iter().map(FindingDoc::from_finding).collect(),
+    };
+    match args.format {
+        Format::Json => print!("{}", doc.to_json()),
+        Format::Text => print!("{}", render_text(&doc, &findings)),
+    }
+    Ok(if passed {
+        crate::EXIT_ACCEPT
+    } else {
+        crate::EXIT_REJECT
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn write_snapshot(
+    out: &PathBuf,
+    repo: &std::path::Path,
+    check: Check,
+    verified: bool,
+    base_commit: &str,
+    verdict: &VerdictDoc,
+    verdict_sha256: &str,
+    snapshot: &Snapshot,
+) -> Result<String, String> {
+    let root = repo
+        .canonicalize()
+        .map_err(|e| format!("--repo {}: {e}", repo.display()))?;
+    let doc = SnapshotDoc {
+        schema: SNAPSHOT_SCHEMA.to_string(),
+        root: display_bytes(root.as_os_str().as_bytes()),
+        taken: check.name().to_string(),
+        verified,
+        base_commit: base_commit.to_string(),
+        diff_sha256: verdict.diff_sha256.to_ascii_lowercase(),
+        verdict_sha256: verdict_sha256.to_string(),
+        scope: verdict.scope.clone(),
+        entries: SnapshotDoc::entries_from(snapshot),
+    };
+    let json = doc.to_json();
+    std::fs::write(out, &json).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+    Ok(hash::sha256_hex(json.as_bytes()))
+}
+
+fn render_text(doc: &VerifyTreeDoc, findings: &[Finding]) -> String {
+    let mut out = String::new();
+    for f in findings {
+        out.push_str(&format!(
+            "error[{}]: {} ({}): {}",
+            f.rule,
+            terminal(&f.path),
+            f.change.name(),
+            terminal(&f.message)
+        ));
+        if let Some(entry) = &f.policy_entry {
+            out.push_str(&format!(" (policy: {})", terminal(entry)));
+        }
+        out.push('\n');
+    }
+    let word = if doc.passed() { "PASS" } else { "FAIL" };
+    out.push_str(&format!(
+        "{word}: verify-tree {}: {} finding(s), {} entries walked, base {}\n",
+        doc.check,
+        findings.len(),
+        doc.entries,
+        doc.base_commit
+    ));
+    if let Some(sha) = &doc.snapshot_sha256 {
+        out.push_str(&format!("snapshot written, sha256 {sha}\n"));
+    }
+    if doc.check == Check::AfterBuild.name()
+        && let Some(sha) = &doc.baseline_sha256
+    {
+        out.push_str(&format!("baseline read, sha256 {sha}\n"));
+    }
+    out
+}

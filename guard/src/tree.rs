@@ -1,0 +1,850 @@
+//! Ground truth about the worktree the candidate diff was applied to, before and after the build.
+//!
+//! # After apply (`guard verify-tree`)
+//!
+//! The real delta between the base commit and the worktree must equal the verdict's file list
+//! exactly: same paths, same statuses (a rename is its source deleted and its target added, as
+//! `git diff --no-renames` shows it), same modes, nothing else. The delta is read twice:
+//!
+//! 1. **git's view**: every file on disk is staged into a throwaway index holding the base tree
+//!    (`git add --all --force`, so untracked *and ignored* files count; [`GitRepo::worktree_changes`])
+//!    and compared with the base. A fresh index has no assume-unchanged or skip-worktree bits and no
+//!    stat cache that could hide a change; file modes and symlinks are taken from the file system
+//!    whatever the repository's `core.fileMode`/`core.symlinks` say.
+//! 2. **the file system's view**: a walk that follows nothing ([`walk::walk`]) must find exactly
+//!    the expected tree (the base tree with the verdict's changes): every file with its executable
+//!    bit, every symlink of the base, no other entry. This covers what git cannot stage: files
+//!    inside a nested `.git` directory, FIFOs, sockets, empty directories.
+//!
+//! Any difference is a `tree-mismatch` finding naming the path. Contents of the changed files are
+//! not compared with the diff here: `guard apply` wrote them with git from hash-checked bytes a
+//! moment before, in the same trusted step.
+//!
+//! # The baseline
+//!
+//! The same walk is recorded as a snapshot ([`json_v1::SnapshotDoc`]): (path, type, permission
+//! bits, size, SHA-256, symlink target) of every entry under the worktree, **`.git` included**
+//! (config, hooks, info, refs, index, packed objects: content hashes everywhere except
+//! `.git/objects/**`, whose files are content-addressed and recorded by type and size only), and
+//! ignored files included. It binds the base commit, the diff hash, the verdict file's hash and
+//! the scope.
+//!
+//! # After the build (`guard verify-tree --after-build`)
+//!
+//! The tree is walked again, without running git (the build may have rewritten `.git/config`, and
+//! git would obey it), and compared with the baseline. Every path the build created, modified
+//! (content, permission bits, type, link target) or deleted is a `build-wrote` finding when it is
+//!
+//! - inside `.git/` (anything at all, the index included: a build has no business there, and
+//!   `guard run --repo` mounts it read-only; the check is what catches a build that ran without
+//!   that mount);
+//! - a symbolic link that was created or changed, anywhere (build outputs included);
+//! - at a path the path rules refuse (a nested `.git` in any disguise, not UTF-8, controls, ...);
+//! - in the denied surface ([`Policy::denied`]), build outputs included: deny beats build output;
+//! - outside the verdict's declared scope, unless the policy declares it a build output
+//!   ([`Policy::is_build_output`], default `target/**`).
+//!
+//! Directories themselves are reported only in the first, third and fourth case (creating
+//! `target/` is not a write; creating `.github/` is); their sizes are not compared, since file
+//! systems change them as entries come and go.
+
+pub mod json_v1;
+pub mod walk;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use crate::diff::{MODE_EXEC, MODE_FILE, MODE_GITLINK, MODE_SYMLINK};
+use crate::escape::display_bytes;
+use crate::git::{GitError, GitRepo, RawChange};
+use crate::output::json_v1::{FileDoc, VerdictDoc};
+use crate::path::{PathLimits, validate_path};
+use crate::policy::{Policy, Scope};
+use crate::rules::RuleId;
+use crate::verdict::Status;
+use json_v1::SnapshotDoc;
+use walk::{Entry, Kind, Snapshot, WalkError, WalkLimits};
+
+const MODE_TREE: u32 = 0o040000;
+
+/// Which of the two checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Check {
+    AfterApply,
+    AfterBuild,
+}
+
+impl Check {
+    pub fn name(self) -> &'static str {
+        match self {
+            Check::AfterApply => "after-apply",
+            Check::AfterBuild => "after-build",
+        }
+    }
+}
+
+/// How a path differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Change {
+    /// After apply: in the worktree, not in the verdict.
+    Unexpected,
+    /// After apply: in the verdict, not in the worktree.
+    Missing,
+    /// After apply: in both, with another status, mode or type.
+    Differs,
+    /// After the build: absent from the baseline.
+    Created,
+    /// After the build: absent now.
+    Deleted,
+    /// After the build: another content, permission bits, type or link target.
+    Modified,
+}
+
+impl Change {
+    pub fn name(self) -> &'static str {
+        match self {
+            Change::Unexpected => "unexpected",
+            Change::Missing => "missing",
+            Change::Differs => "differs",
+            Change::Created => "created",
+            Change::Deleted => "deleted",
+            Change::Modified => "modified",
+        }
+    }
+}
+
+/// One reason the tree check fails.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub rule: RuleId,
+    /// Root-relative, display form.
+    pub path: String,
+    pub change: Change,
+    pub message: String,
+    /// The policy entry that decided it, when one did.
+    pub policy_entry: Option<String>,
+}
+
+/// Errors that stop a tree check from reaching a result (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TreeError {
+    #[error("--repo {path}: {reason}")]
+    Repo { path: String, reason: String },
+    #[error(transparent)]
+    Git(#[from] GitError),
+    #[error(transparent)]
+    Walk(#[from] WalkError),
+    #[error("verdict: {0}")]
+    Verdict(String),
+    #[error("baseline: {0}")]
+    Baseline(String),
+}
+
+/// A worktree checked out at its top level with a real `.git` directory.
+#[derive(Debug, Clone)]
+pub struct Checkout {
+    /// Canonical path of the worktree's top level.
+    pub root: PathBuf,
+    pub git: GitRepo,
+}
+
+/// Opens the worktree at `dir`, which must be the top level of a non-bare repository whose `.git`
+/// is a directory (not a symlink, not the `gitdir:` file of a linked worktree or submodule: the
+/// hooks and config that matter would live elsewhere, out of the checks' sight).
+pub fn open_checkout(dir: &Path) -> Result<Checkout, TreeError> {
+    let fail = |reason: String| TreeError::Repo {
+        path: display_bytes(dir.as_os_str().as_bytes()),
+        reason,
+    };
+    let root = dir.canonicalize().map_err(|e| fail(e.to_string()))?;
+    let git = GitRepo::open(&root)?;
+    let top = git.toplevel()?;
+    let top = top.canonicalize().map_err(|e| fail(e.to_string()))?;
+    if top != root {
+        return Err(fail(format!(
+            "not the top level of its worktree ({})",
+            display_bytes(top.as_os_str().as_bytes())
+        )));
+    }
+    match std::fs::symlink_metadata(root.join(".git")) {
+        Ok(meta) if meta.is_dir() => Ok(Checkout { root, git }),
+        Ok(_) => Err(fail(
+            ".git is not a directory (a linked worktree, a submodule or a symlink); use a plain clone"
+                .into(),
+        )),
+        Err(e) => Err(fail(format!(".git: {e}"))),
+    }
+}
+
+/// Whether a root-relative display path is `.git` or inside it.
+pub fn in_git_dir(path: &str) -> bool {
+    path == ".git" || path.starts_with(".git/")
+}
+
+/// Files whose content the baseline hashes: everything but git's content-addressed objects.
+pub fn hashed_in_baseline(path: &str) -> bool {
+    !path.starts_with(".git/objects/")
+}
+
+/// Checks a verdict document before a tree is compared with it: an accepting, git-cross-checked
+/// guard verdict (JSON v1) with every mode known.
+pub fn check_verdict(doc: &VerdictDoc) -> Result<(), TreeError> {
+    let bad = |m: &str| Err(TreeError::Verdict(m.to_string()));
+    if doc.schema != crate::output::json_v1::SCHEMA {
+        return bad("not a guard verdict (JSON v1)");
+    }
+    if !doc.accepted() || !doc.violations.is_empty() {
+        return bad("the verdict does not accept the diff");
+    }
+    if doc.mode != "git-cross-checked" {
+        return bad("the verdict was not cross-checked with git (guard check --repo)");
+    }
+    if crate::hash::parse_sha256(&doc.diff_sha256).is_none() {
+        return bad("diff_sha256 is not a 64-digit hex SHA-256");
+    }
+    expected_changes(doc).map(|_| ())
+}
+
+/// The raw changes `git diff-index --no-renames <base>` must show for the verdict's file list,
+/// keyed by path.
+pub fn expected_changes(doc: &VerdictDoc) -> Result<BTreeMap<Vec<u8>, RawChange>, TreeError> {
+    let mut out: BTreeMap<Vec<u8>, RawChange> = BTreeMap::new();
+    for file in &doc.files {
+        let mut push = |status: char, old_mode: u32, new_mode: u32, path: &str| {
+            let raw = path.as_bytes().to_vec();
+            if validate_path(&raw, &PathLimits::default()).is_err() {
+                return Err(TreeError::Verdict(format!(
+                    "file at diff line {} has an invalid path",
+                    file.line
+                )));
+            }
+            let change = RawChange {
+                status,
+                old_mode,
+                new_mode,
+                path: raw.clone(),
+            };
+            match out.insert(raw, change) {
+                None => Ok(()),
+                Some(_) => Err(TreeError::Verdict(format!(
+                    "the file list names {} twice",
+                    display_bytes(path.as_bytes())
+                ))),
+            }
+        };
+        let old = || side(file, file.old_path.as_deref(), file.old_mode.as_deref());
+        let new = || side(file, file.new_path.as_deref(), file.new_mode.as_deref());
+        match file.status {
+            Status::Added | Status::Copied => {
+                let (path, mode) = new()?;
+                push('A', 0, mode, path)?;
+            }
+            Status::Deleted => {
+                let (path, mode) = old()?;
+                push('D', mode, 0, path)?;
+            }
+            Status::Modified => {
+                let ((old_path, old_mode), (path, mode)) = (old()?, new()?);
+                if old_path != path {
+                    return Err(TreeError::Verdict(format!(
+                        "modified file at diff line {} names two paths",
+                        file.line
+                    )));
+                }
+                let status = if old_mode & 0o170000 == mode & 0o170000 {
+                    'M'
+                } else {
+                    'T'
+                };
+                push(status, old_mode, mode, path)?;
+            }
+            Status::Renamed => {
+                let ((old_path, old_mode), (path, mode)) = (old()?, new()?);
+                push('D', old_mode, 0, old_path)?;
+                push('A', 0, mode, path)?;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn side<'a>(
+    file: &FileDoc,
+    path: Option<&'a str>,
+    mode: Option<&str>,
+) -> Result<(&'a str, u32), TreeError> {
+    let missing = || {
+        TreeError::Verdict(format!(
+            "file at diff line {} lacks a path or mode it needs",
+            file.line
+        ))
+    };
+    let path = path.ok_or_else(missing)?;
+    let mode = mode.and_then(parse_mode).ok_or_else(missing)?;
+    Ok((path, mode))
+}
+
+fn parse_mode(text: &str) -> Option<u32> {
+    (text.len() == 6 && text.bytes().all(|b| (b'0'..=b'7').contains(&b)))
+        .then(|| u32::from_str_radix(text, 8).ok())
+        .flatten()
+}
+
+/// The outcome of the check after apply.
+#[derive(Debug)]
+pub struct AfterApply {
+    pub base_commit: String,
+    pub findings: Vec<Finding>,
+    /// The walk, to be written as the baseline.
+    pub snapshot: Snapshot,
+}
+
+/// Compares the worktree of `checkout` with `base` plus the verdict's file list (see the module
+/// documentation). `verdict` must have passed [`check_verdict`].
+pub fn verify_after_apply(
+    checkout: &Checkout,
+    base: &str,
+    verdict: &VerdictDoc,
+    limits: &WalkLimits,
+) -> Result<AfterApply, TreeError> {
+    check_verdict(verdict)?;
+    let expected = expected_changes(verdict)?;
+    let git = &checkout.git;
+    let base_commit = git.resolve_commit(base)?;
+    let base_tree = git.tree_modes(&base_commit)?;
+    let actual: BTreeMap<Vec<u8>, RawChange> = git
+        .worktree_changes(&base_commit)?
+        .into_iter()
+        .map(|c| (c.path.clone(), c))
+        .collect();
+
+    let mut findings: BTreeMap<String, Finding> = BTreeMap::new();
+    let paths: BTreeSet<&Vec<u8>> = expected.keys().chain(actual.keys()).collect();
+    for path in paths {
+        let finding = match (expected.get(path), actual.get(path)) {
+            (Some(e), Some(a)) if e == a => continue,
+            (Some(e), Some(a)) => mismatch(
+                path,
+                Change::Differs,
+                format!(
+                    "the verdict has {} but the worktree has {}",
+                    describe(e),
+                    describe(a)
+                ),
+            ),
+            (Some(e), None) => mismatch(path, Change::Missing, missing_message(e)),
+            (None, Some(a)) => mismatch(path, Change::Unexpected, unexpected_message(a)),
+            (None, None) => continue,
+        };
+        findings.insert(finding.path.clone(), finding);
+    }
+
+    // The expected tree: the base's files, links and gitlinks with the verdict's changes.
+    let mut tree: BTreeMap<String, u32> = base_tree
+        .iter()
+        .filter(|(_, mode)| **mode != MODE_TREE)
+        .map(|(p, m)| (display_bytes(p), *m))
+        .collect();
+    for change in expected.values() {
+        let key = display_bytes(&change.path);
+        if change.status == 'D' {
+            tree.remove(&key);
+        } else {
+            tree.insert(key, change.new_mode);
+        }
+    }
+    let mut dirs: BTreeSet<&str> = BTreeSet::new();
+    for (path, mode) in &tree {
+        if *mode == MODE_GITLINK {
+            dirs.insert(path);
+        }
+        for (i, _) in path.match_indices('/') {
+            dirs.insert(&path[..i]);
+        }
+    }
+
+    let snapshot = walk::walk(&checkout.root, limits, &hashed_in_baseline)?;
+    let mut stray_dirs = Vec::new();
+    for (path, entry) in snapshot.iter().filter(|(p, _)| !in_git_dir(p)) {
+        let problem = match (entry.kind, tree.get(path)) {
+            (Kind::Dir, _) if dirs.contains(path.as_str()) => None,
+            (Kind::Dir, _) => {
+                stray_dirs.push(path.as_str());
+                None
+            }
+            (Kind::File, Some(&MODE_FILE)) if !entry.executable() => None,
+            (Kind::File, Some(&MODE_EXEC)) if entry.executable() => None,
+            (Kind::Symlink, Some(&MODE_SYMLINK)) => None,
+            (_, Some(mode)) => Some(mismatch(
+                path.as_bytes(),
+                Change::Differs,
+                format!(
+                    "expected {} ({mode:06o}) but the worktree has {}",
+                    mode_kind(*mode),
+                    found(entry)
+                ),
+            )),
+            (_, None) => Some(mismatch(
+                path.as_bytes(),
+                Change::Unexpected,
+                format!(
+                    "not in the verdict: the worktree has {} that the expected tree does not \
+                     (git cannot see it: inside a nested .git directory, or not a file)",
+                    found(entry)
+                ),
+            )),
+        };
+        if let Some(f) = problem {
+            findings.entry(path.clone()).or_insert(f);
+        }
+    }
+    for (path, mode) in &tree {
+        if !snapshot.contains_key(path) {
+            let f = mismatch(
+                path.as_bytes(),
+                Change::Missing,
+                format!(
+                    "expected {} ({mode:06o}) but the worktree has nothing here",
+                    mode_kind(*mode)
+                ),
+            );
+            findings.entry(path.clone()).or_insert(f);
+        }
+    }
+    for dir in stray_dirs {
+        let prefix = format!("{dir}/");
+        if !findings.keys().any(|p| p.starts_with(&prefix)) {
+            let f = mismatch(
+                dir.as_bytes(),
+                Change::Unexpected,
+                "not in the verdict: a directory that holds nothing the expected tree has".into(),
+            );
+            findings.entry(dir.to_string()).or_insert(f);
+        }
+    }
+    Ok(AfterApply {
+        base_commit,
+        findings: findings.into_values().collect(),
+        snapshot,
+    })
+}
+
+fn mismatch(path: &[u8], change: Change, message: String) -> Finding {
+    Finding {
+        rule: RuleId::TreeMismatch,
+        path: display_bytes(path),
+        change,
+        message,
+        policy_entry: None,
+    }
+}
+
+fn mode_kind(mode: u32) -> &'static str {
+    match mode {
+        MODE_SYMLINK => "a symbolic link",
+        MODE_GITLINK => "a gitlink (embedded repository)",
+        MODE_EXEC => "an executable file",
+        _ => "a file",
+    }
+}
+
+fn found(entry: &Entry) -> String {
+    match entry.kind {
+        Kind::File if entry.executable() => format!("an executable file ({:04o})", entry.mode),
+        Kind::File => format!("a non-executable file ({:04o})", entry.mode),
+        Kind::Symlink => "a symbolic link".to_string(),
+        Kind::Dir => "a directory".to_string(),
+        Kind::Other => "a special file (FIFO, socket or device)".to_string(),
+    }
+}
+
+fn describe(c: &RawChange) -> String {
+    let what = match c.status {
+        'A' => "added",
+        'D' => "deleted",
+        'T' => "type-changed",
+        _ => "modified",
+    };
+    format!("{what} {:06o} -> {:06o}", c.old_mode, c.new_mode)
+}
+
+fn missing_message(e: &RawChange) -> String {
+    match e.status {
+        'A' => format!(
+            "the verdict adds {} ({:06o}) but the worktree does not have it",
+            mode_kind(e.new_mode),
+            e.new_mode
+        ),
+        'D' => "the verdict deletes this file but the worktree still has it as in the base".into(),
+        _ => "the verdict changes this file but the worktree has it as in the base (a reverted change?)"
+            .into(),
+    }
+}
+
+fn unexpected_message(a: &RawChange) -> String {
+    let symlink = if a.new_mode == MODE_SYMLINK {
+        " (symbolic links are never accepted)"
+    } else {
+        ""
+    };
+    match a.status {
+        'A' => format!(
+            "not in the verdict: the worktree has {} ({:06o}) that the base does not (untracked and ignored files count){symlink}",
+            mode_kind(a.new_mode),
+            a.new_mode
+        ),
+        'D' => "not in the verdict: the file is missing from the worktree".into(),
+        'T' => format!(
+            "not in the verdict: the type changes from {:06o} to {:06o}{symlink}",
+            a.old_mode, a.new_mode
+        ),
+        _ if a.old_mode != a.new_mode => format!(
+            "not in the verdict: the mode changes from {:06o} to {:06o}",
+            a.old_mode, a.new_mode
+        ),
+        _ => "not in the verdict: the content differs from the base".into(),
+    }
+}
+
+/// The outcome of the check after the build.
+#[derive(Debug)]
+pub struct AfterBuild {
+    pub findings: Vec<Finding>,
+    /// The walk, for `--out`.
+    pub snapshot: Snapshot,
+}
+
+/// Compares the worktree at `root` with `baseline` (see the module documentation). `verdict` is
+/// the verdict file the baseline was taken for (`verdict_sha256` the hash of its bytes); its scope
+/// is the declared scope.
+pub fn verify_after_build(
+    root: &Path,
+    baseline: &SnapshotDoc,
+    verdict: &VerdictDoc,
+    verdict_sha256: &str,
+    policy: &Policy,
+    limits: &WalkLimits,
+) -> Result<AfterBuild, TreeError> {
+    if baseline.taken != Check::AfterApply.name() || !baseline.verified {
+        return Err(TreeError::Baseline(
+            "not the snapshot of a passing check after apply".into(),
+        ));
+    }
+    if !verdict_sha256.eq_ignore_ascii_case(&baseline.verdict_sha256) {
+        return Err(TreeError::Baseline(
+            "the verdict file is not the one the baseline was taken with".into(),
+        ));
+    }
+    check_verdict(verdict)?;
+    let root = root.canonicalize().map_err(|e| TreeError::Repo {
+        path: display_bytes(root.as_os_str().as_bytes()),
+        reason: e.to_string(),
+    })?;
+    let shown_root = display_bytes(root.as_os_str().as_bytes());
+    if shown_root != baseline.root {
+        return Err(TreeError::Baseline(format!(
+            "taken of {}, not of {shown_root}",
+            baseline.root
+        )));
+    }
+    let scope = Scope::new(&verdict.scope).map_err(|e| TreeError::Verdict(e.to_string()))?;
+    let before = baseline
+        .snapshot()
+        .map_err(|e| TreeError::Baseline(e.to_string()))?;
+    let path_limits = PathLimits {
+        max_path_bytes: policy.limits.max_path_bytes,
+        max_component_bytes: policy.limits.max_component_bytes,
+    };
+    let exempt_content = |path: &str| {
+        !in_git_dir(path)
+            && validate_path(path.as_bytes(), &path_limits).is_ok()
+            && policy.denied(path).is_none()
+            && policy.is_build_output(path)
+    };
+    let hash = |path: &str| hashed_in_baseline(path) && !exempt_content(path);
+    let after = walk::walk(&root, limits, &hash)?;
+
+    let mut findings = Vec::new();
+    let paths: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    for path in paths {
+        let (b, a) = (before.get(path), after.get(path));
+        if let (Some(b), Some(a)) = (b, a)
+            && same(b, a)
+        {
+            continue;
+        }
+        if let Some(f) = build_write(path, b, a, policy, &scope, &path_limits) {
+            findings.push(f);
+        }
+    }
+    Ok(AfterBuild {
+        findings,
+        snapshot: after,
+    })
+}
+
+/// Whether an entry is unchanged. Directory sizes are file-system bookkeeping; a content hash is
+/// compared when both sides have one.
+fn same(b: &Entry, a: &Entry) -> bool {
+    b.kind == a.kind
+        && b.mode == a.mode
+        && b.target == a.target
+        && (a.kind == Kind::Dir
+            || (b.size == a.size
+                && match (&b.sha256, &a.sha256) {
+                    (Some(x), Some(y)) => x == y,
+                    _ => true,
+                }))
+}
+
+/// What happened to a path, in words.
+fn what_changed(b: Option<&Entry>, a: Option<&Entry>) -> String {
+    match (b, a) {
+        (None, Some(a)) => match &a.target {
+            Some(t) => format!("created a symbolic link to {t}"),
+            None => format!("created {}", article(a.kind)),
+        },
+        (Some(b), None) => format!("deleted {}", article(b.kind)),
+        (Some(b), Some(a)) if b.kind != a.kind => {
+            format!("replaced {} with {}", article(b.kind), article(a.kind))
+        }
+        (Some(b), Some(a)) if b.target != a.target => format!(
+            "changed a symbolic link to point to {}",
+            a.target.as_deref().unwrap_or_default()
+        ),
+        (Some(b), Some(a)) if b.mode != a.mode => format!(
+            "changed the permissions of {} from {:04o} to {:04o}",
+            article(a.kind),
+            b.mode,
+            a.mode
+        ),
+        (Some(b), _) => format!("modified the content of {}", article(b.kind)),
+        (None, None) => String::new(),
+    }
+}
+
+fn article(kind: Kind) -> String {
+    match kind {
+        Kind::Other => "a special file".to_string(),
+        k => format!("a {}", k.name()),
+    }
+}
+
+/// The `build-wrote` finding for one changed path, or None when the build may write there.
+fn build_write(
+    path: &str,
+    b: Option<&Entry>,
+    a: Option<&Entry>,
+    policy: &Policy,
+    scope: &Scope,
+    limits: &PathLimits,
+) -> Option<Finding> {
+    let change = match (b, a) {
+        (None, _) => Change::Created,
+        (_, None) => Change::Deleted,
+        _ => Change::Modified,
+    };
+    let what = what_changed(b, a);
+    let finding = |message: String, entry: Option<String>| Finding {
+        rule: RuleId::BuildWrote,
+        path: path.to_string(),
+        change,
+        message,
+        policy_entry: entry,
+    };
+    if in_git_dir(path) {
+        return Some(finding(
+            format!("the build {what} inside .git, which later git commands read and obey"),
+            None,
+        ));
+    }
+    if a.is_some_and(|a| a.kind == Kind::Symlink) {
+        return Some(finding(
+            format!("the build {what}; symbolic links may not be created or changed anywhere"),
+            None,
+        ));
+    }
+    if let Err(e) = validate_path(path.as_bytes(), limits) {
+        return Some(finding(
+            format!("the build {what} at a path the path rules refuse: {e}"),
+            None,
+        ));
+    }
+    if let Some(pattern) = policy.denied(path) {
+        return Some(finding(
+            format!("the build {what} in the denied trust-control surface"),
+            Some(format!("deny: {pattern}")),
+        ));
+    }
+    let only_dirs = b.is_none_or(|e| e.kind == Kind::Dir) && a.is_none_or(|e| e.kind == Kind::Dir);
+    if only_dirs || policy.is_build_output(path) {
+        return None;
+    }
+    if scope.matching(path).is_none() {
+        return Some(finding(
+            format!("the build {what} outside the declared scope and outside the build outputs"),
+            Some(format!("scope: {}", scope.globs().join(", "))),
+        ));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    fn file(mode: u32, sha: &str) -> Entry {
+        Entry {
+            kind: Kind::File,
+            mode,
+            size: 1,
+            sha256: Some(sha.into()),
+            target: None,
+        }
+    }
+
+    fn dir() -> Entry {
+        Entry {
+            kind: Kind::Dir,
+            mode: 0o755,
+            size: 4096,
+            sha256: None,
+            target: None,
+        }
+    }
+
+    fn link(target: &str) -> Entry {
+        Entry {
+            kind: Kind::Symlink,
+            mode: 0o777,
+            size: 4,
+            sha256: None,
+            target: Some(target.into()),
+        }
+    }
+
+    fn classify(path: &str, b: Option<&Entry>, a: Option<&Entry>) -> Option<(Change, String)> {
+        let policy = Policy::embedded_default().unwrap();
+        let scope = Scope::new(&["src/**".to_string()]).unwrap();
+        build_write(path, b, a, &policy, &scope, &PathLimits::default())
+            .map(|f| (f.change, f.policy_entry.unwrap_or_default()))
+    }
+
+    #[test]
+    fn build_writes_are_classified() {
+        let f = file(0o644, "a");
+        let g = file(0o644, "b");
+        let x = file(0o755, "a");
+        // Allowed: in scope, build outputs, plain directories outside scope.
+        assert_eq!(classify("src/gen.rs", None, Some(&f)), None);
+        assert_eq!(classify("src/lib.rs", Some(&f), Some(&g)), None);
+        assert_eq!(classify("target/debug/x", None, Some(&f)), None);
+        assert_eq!(classify("target", None, Some(&dir())), None);
+        // Refused.
+        assert_eq!(
+            classify(".github/workflows/x.yml", None, Some(&f)),
+            Some((Change::Created, "deny: .github/**".into()))
+        );
+        assert_eq!(
+            classify(".github", None, Some(&dir())),
+            Some((Change::Created, "deny: .github/**".into()))
+        );
+        assert_eq!(
+            classify("target/.github/workflows/x.yml", None, Some(&f)),
+            None,
+            "deny patterns anchored at the root do not reach into target/"
+        );
+        assert_eq!(
+            classify("target/CODEOWNERS", None, Some(&f)),
+            Some((Change::Created, "deny: **/CODEOWNERS".into())),
+            "deny beats build output"
+        );
+        assert_eq!(
+            classify("docs/x.md", Some(&f), None),
+            Some((Change::Deleted, "scope: src/**".into()))
+        );
+        assert_eq!(
+            classify("README.md", Some(&f), Some(&x)),
+            Some((Change::Modified, "scope: src/**".into()))
+        );
+        assert!(classify("target/l", None, Some(&link("/etc"))).is_some());
+        assert!(classify("src/l", Some(&link("a")), Some(&link("b"))).is_some());
+        assert!(classify(".git/hooks/pre-commit", None, Some(&f)).is_some());
+        assert!(classify(".git/index", Some(&f), Some(&g)).is_some());
+        assert!(classify("src/.git/config", None, Some(&f)).is_some());
+        assert!(classify("src/a\\xff", None, Some(&f)).is_some());
+    }
+
+    #[test]
+    fn entries_compare_without_directory_sizes() {
+        let mut d = dir();
+        assert!(same(&dir(), &d));
+        d.size = 8192;
+        assert!(same(&dir(), &d));
+        d.mode = 0o700;
+        assert!(!same(&dir(), &d));
+        assert!(!same(&file(0o644, "a"), &file(0o644, "b")));
+        assert!(!same(&file(0o644, "a"), &file(0o755, "a")));
+        assert!(!same(&link("a"), &link("b")));
+        let mut unhashed = file(0o644, "a");
+        unhashed.sha256 = None;
+        assert!(same(&file(0o644, "a"), &unhashed));
+    }
+
+    #[test]
+    fn verdict_file_list_becomes_raw_changes() {
+        let doc: VerdictDoc = serde_json::from_value(serde_json::json!({
+            "schema": crate::output::json_v1::SCHEMA,
+            "verdict": "accept",
+            "diff_sha256": "0".repeat(64),
+            "mode": "git-cross-checked",
+            "scope": ["src/**"],
+            "files": [
+                {"status": "renamed", "old_path": "src/a", "new_path": "src/b",
+                 "old_mode": "100644", "new_mode": "100644", "line": 1},
+                {"status": "modified", "old_path": "src/c", "new_path": "src/c",
+                 "old_mode": "100644", "new_mode": "100755", "line": 5},
+                {"status": "copied", "old_path": "src/c", "new_path": "src/d",
+                 "old_mode": "100644", "new_mode": "100644", "line": 9}
+            ],
+            "violations": []
+        }))
+        .unwrap();
+        check_verdict(&doc).unwrap();
+        let changes: Vec<String> = expected_changes(&doc)
+            .unwrap()
+            .values()
+            .map(|c| {
+                format!(
+                    "{} {:o} {:o} {}",
+                    c.status,
+                    c.old_mode,
+                    c.new_mode,
+                    String::from_utf8_lossy(&c.path)
+                )
+            })
+            .collect();
+        assert_eq!(
+            changes,
+            [
+                "D 100644 0 src/a",
+                "A 0 100644 src/b",
+                "M 100644 100755 src/c",
+                "A 0 100644 src/d"
+            ]
+        );
+        let mut rejected = doc.clone();
+        rejected.verdict = "reject".into();
+        assert!(check_verdict(&rejected).is_err());
+        let mut parser_only = doc.clone();
+        parser_only.mode = "parser-only".into();
+        assert!(check_verdict(&parser_only).is_err());
+        let mut no_mode = doc;
+        no_mode.files[0].new_mode = None;
+        assert!(check_verdict(&no_mode).is_err());
+    }
+}

@@ -1,0 +1,250 @@
+//! A bounded walk of a worktree that records what is there without following anything: every
+//! entry's type, permission bits, size, symlink target and (where asked) the SHA-256 of its
+//! content. Symbolic links are recorded, never followed; directories are entered only when
+//! `symlink_metadata` says they are directories.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::escape::display_bytes;
+
+/// Bounds on one walk. Reaching either is an error (exit 2), never a silent cut-off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WalkLimits {
+    /// Entries (files, directories, links, others) in the whole tree, `.git` included.
+    pub max_entries: usize,
+    /// Components in one path.
+    pub max_depth: usize,
+}
+
+impl Default for WalkLimits {
+    fn default() -> Self {
+        WalkLimits {
+            max_entries: 1_000_000,
+            max_depth: 128,
+        }
+    }
+}
+
+/// What a path is on the file system.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    File,
+    Dir,
+    Symlink,
+    /// A FIFO, socket or device.
+    Other,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::File => "file",
+            Kind::Dir => "directory",
+            Kind::Symlink => "symbolic link",
+            Kind::Other => "special file",
+        }
+    }
+}
+
+/// One walked entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub kind: Kind,
+    /// Permission bits (`st_mode & 0o7777`).
+    pub mode: u32,
+    /// `st_size` as `lstat` reports it.
+    pub size: u64,
+    /// Hex SHA-256 of a file's content, when the walk was asked to hash it.
+    pub sha256: Option<String>,
+    /// A symbolic link's target, in display form.
+    pub target: Option<String>,
+}
+
+impl Entry {
+    /// Whether the owner may execute the file: what git records as mode 100755.
+    pub fn executable(&self) -> bool {
+        self.mode & 0o100 != 0
+    }
+}
+
+/// Every entry under a root, keyed by its root-relative path in display form
+/// ([`display_bytes`], which is injective, so equal keys mean equal paths).
+pub type Snapshot = BTreeMap<String, Entry>;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WalkError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the tree has more than {max} entries")]
+    TooManyEntries { max: usize },
+    #[error("{path} has more than {max} path components")]
+    TooDeep { path: String, max: usize },
+    #[error("{path} changed while it was being read")]
+    Changed { path: String },
+}
+
+/// Walks `root` (not following symbolic links) and returns every entry beneath it; the root
+/// itself is not an entry. `hash(key)` says whether a file's content is hashed.
+pub fn walk(
+    root: &Path,
+    limits: &WalkLimits,
+    hash: &dyn Fn(&str) -> bool,
+) -> Result<Snapshot, WalkError> {
+    let mut snapshot = Snapshot::new();
+    let mut stack: Vec<(PathBuf, Vec<u8>, usize)> = vec![(root.to_path_buf(), Vec::new(), 0)];
+    while let Some((dir, rel_dir, depth)) = stack.pop() {
+        let io = |source| WalkError::Io {
+            path: shown(root, &rel_dir),
+            source,
+        };
+        let mut names = Vec::new();
+        for item in std::fs::read_dir(&dir).map_err(io)? {
+            names.push(item.map_err(io)?.file_name());
+        }
+        for name in names {
+            let mut rel = rel_dir.clone();
+            if !rel.is_empty() {
+                rel.push(b'/');
+            }
+            rel.extend_from_slice(name.as_bytes());
+            let abs = dir.join(&name);
+            let key = display_bytes(&rel);
+            let io = |source| WalkError::Io {
+                path: key.clone(),
+                source,
+            };
+            if snapshot.len() >= limits.max_entries {
+                return Err(WalkError::TooManyEntries {
+                    max: limits.max_entries,
+                });
+            }
+            if depth + 1 > limits.max_depth {
+                return Err(WalkError::TooDeep {
+                    path: key,
+                    max: limits.max_depth,
+                });
+            }
+            let meta = std::fs::symlink_metadata(&abs).map_err(io)?;
+            let file_type = meta.file_type();
+            let mut entry = Entry {
+                kind: Kind::Other,
+                mode: meta.mode() & 0o7777,
+                size: meta.len(),
+                sha256: None,
+                target: None,
+            };
+            if file_type.is_symlink() {
+                entry.kind = Kind::Symlink;
+                let target = std::fs::read_link(&abs).map_err(io)?;
+                entry.target = Some(display_bytes(target.as_os_str().as_bytes()));
+            } else if file_type.is_dir() {
+                entry.kind = Kind::Dir;
+                stack.push((abs, rel, depth + 1));
+            } else if file_type.is_file() {
+                entry.kind = Kind::File;
+                if hash(&key) {
+                    entry.sha256 = Some(hash_file(&abs, &meta, &key)?);
+                }
+            }
+            snapshot.insert(key, entry);
+        }
+    }
+    Ok(snapshot)
+}
+
+fn shown(root: &Path, rel: &[u8]) -> String {
+    if rel.is_empty() {
+        display_bytes(root.as_os_str().as_bytes())
+    } else {
+        display_bytes(rel)
+    }
+}
+
+/// SHA-256 of a regular file's content. The opened file must be the one `lstat` saw: a path
+/// swapped for a link (or anything else) in between is refused rather than followed.
+fn hash_file(abs: &Path, seen: &std::fs::Metadata, key: &str) -> Result<String, WalkError> {
+    let io = |source| WalkError::Io {
+        path: key.to_string(),
+        source,
+    };
+    let mut file = std::fs::File::open(abs).map_err(io)?;
+    let opened = file.metadata().map_err(io)?;
+    if opened.dev() != seen.dev() || opened.ino() != seen.ino() || !opened.is_file() {
+        return Err(WalkError::Changed {
+            path: key.to_string(),
+        });
+    }
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buf).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    let digest: [u8; 32] = hasher.finalize().into();
+    Ok(crate::hash::to_hex(&digest))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn records_without_following_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("a/b")).unwrap();
+        std::fs::write(root.join("a/b/f"), b"x").unwrap();
+        std::os::unix::fs::symlink("/etc", root.join("a/l")).unwrap();
+        let snap = walk(root, &WalkLimits::default(), &|_| true).unwrap();
+        let keys: Vec<&str> = snap.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["a", "a/b", "a/b/f", "a/l"]);
+        assert_eq!(snap["a/l"].kind, Kind::Symlink);
+        assert_eq!(snap["a/l"].target.as_deref(), Some("/etc"));
+        assert_eq!(
+            snap["a/b/f"].sha256.as_deref(),
+            Some("2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881")
+        );
+        let unhashed = walk(root, &WalkLimits::default(), &|_| false).unwrap();
+        assert_eq!(unhashed["a/b/f"].sha256, None);
+    }
+
+    #[test]
+    fn limits_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("a/b/c")).unwrap();
+        let few = WalkLimits {
+            max_entries: 2,
+            max_depth: 100,
+        };
+        assert!(matches!(
+            walk(dir.path(), &few, &|_| true),
+            Err(WalkError::TooManyEntries { max: 2 })
+        ));
+        let shallow = WalkLimits {
+            max_entries: 100,
+            max_depth: 2,
+        };
+        assert!(matches!(
+            walk(dir.path(), &shallow, &|_| true),
+            Err(WalkError::TooDeep { .. })
+        ));
+    }
+}

@@ -1,0 +1,411 @@
+//! The build-test report (`agent-team-apply/build-test-report/v1`): what the build did and what
+//! the two tree checks found, gathered from the documents the build-test job wrote
+//! (`guard run --report`, `guard verify-tree --format json` after apply and after the build, and
+//! the guard verdict).
+//!
+//! **It is not authoritative.** Every input was written in the job where untrusted patch code ran,
+//! after it ran, and the code could have rewritten any of them. The document says so in
+//! `"authoritative": false` and in its `note`; the gate decides from the jobs' conclusions only and
+//! never reads it. It is for a human reading the step summary or the uploaded artifact.
+//!
+//! ```json
+//! {"schema": "agent-team-apply/build-test-report/v1",
+//!  "authoritative": false,
+//!  "note": "NOT AUTHORITATIVE ...",
+//!  "diff_sha256": "<64 hex>", "verdict": "accept", "base_commit": "<hex>",
+//!  "build": {"command": ["cargo", "test"], "exit": {"code": 0, "signal": null},
+//!            "timed_out": false, "duration_ms": 1234, "passed": true,
+//!            "network": {"network": "namespace", "reason": null, "unavailable": null,
+//!                        "proof": {...}, "git_dir_read_only": true},
+//!            "env": {"passed": [...], "dropped": [...]},
+//!            "output_tail": "...", "output_truncated_bytes": 0},
+//!  "tree_after_apply": {"check": "after-apply", "result": "pass", "entries": 42,
+//!                       "baseline_sha256": "<64 hex>", "findings": []},
+//!  "tree_after_build": {"check": "after-build", "result": "fail", "entries": 57,
+//!                       "baseline_sha256": "<64 hex>",
+//!                       "findings": [{"rule": "build-wrote", "path": ".github/x.yml", ...}]}}
+//! ```
+//!
+//! The inputs must agree (same diff hash, same verdict file, same base commit, the baseline the
+//! second check read is the one the first wrote); a report over documents that do not belong
+//! together is refused rather than rendered.
+
+use serde::{Deserialize, Serialize};
+
+use guard::output::json_v1::VerdictDoc;
+use guard::sandbox::json_v1::{self as run_v1, EnvDoc, ExitDoc, IsolationDoc, RunReportDoc};
+use guard::tree::json_v1::{self as tree_v1, FindingDoc, VerifyTreeDoc};
+
+use crate::escape::escape_markdown;
+use crate::verdict::{DocsBase, VerdictError, rule};
+
+pub const SCHEMA: &str = "agent-team-apply/build-test-report/v1";
+
+/// The top-level note every report carries.
+pub const NOTE: &str = "NOT AUTHORITATIVE: assembled in the build-test job from files written \
+after untrusted patch code ran there, which that code could have rewritten. Nothing downstream may \
+decide on this report; the gate decides from the jobs' conclusions only.";
+
+/// Lines of build output the markdown form shows (the JSON form keeps the whole tail).
+pub const MARKDOWN_TAIL_LINES: usize = 200;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildTestReport {
+    pub schema: String,
+    /// Always `false`.
+    pub authoritative: bool,
+    pub note: String,
+    pub diff_sha256: String,
+    /// The guard verdict word (`accept` or `reject`).
+    pub verdict: String,
+    pub base_commit: String,
+    pub build: BuildDoc,
+    pub tree_after_apply: TreeCheckDoc,
+    pub tree_after_build: TreeCheckDoc,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildDoc {
+    pub command: Vec<String>,
+    pub exit: ExitDoc,
+    pub timed_out: bool,
+    pub duration_ms: u64,
+    /// Exit code 0 within the time limit.
+    pub passed: bool,
+    /// How the network was closed, with the proof `guard run` recorded.
+    pub network: IsolationDoc,
+    pub env: EnvDoc,
+    /// The last bytes of output, raw (lossy UTF-8): renderers escape it.
+    pub output_tail: String,
+    pub output_truncated_bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TreeCheckDoc {
+    /// `after-apply` or `after-build`.
+    pub check: String,
+    /// `pass` or `fail`.
+    pub result: String,
+    pub entries: u64,
+    pub baseline_sha256: Option<String>,
+    pub findings: Vec<FindingDoc>,
+}
+
+/// Why the inputs were refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BuildTestError {
+    #[error("{what} is not valid JSON of its schema: {source}")]
+    Json {
+        what: &'static str,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{what} has schema {found:?}, expected {expected:?}")]
+    Schema {
+        what: &'static str,
+        found: String,
+        expected: &'static str,
+    },
+    #[error(transparent)]
+    Verdict(#[from] VerdictError),
+    #[error("{what}: {problem}")]
+    Invalid { what: &'static str, problem: String },
+    #[error("the inputs do not belong together: {0}")]
+    Inconsistent(String),
+}
+
+/// Parse a `guard run --report` document.
+pub fn parse_run(json: &str) -> Result<RunReportDoc, BuildTestError> {
+    let doc: RunReportDoc = serde_json::from_str(json).map_err(|source| BuildTestError::Json {
+        what: "--run",
+        source,
+    })?;
+    if doc.schema != run_v1::SCHEMA {
+        return Err(BuildTestError::Schema {
+            what: "--run",
+            found: doc.schema,
+            expected: run_v1::SCHEMA,
+        });
+    }
+    if doc.isolation.network != "namespace" && doc.isolation.network != "opted-out" {
+        return Err(BuildTestError::Invalid {
+            what: "--run",
+            problem: format!("unknown network isolation {:?}", doc.isolation.network),
+        });
+    }
+    Ok(doc)
+}
+
+/// Parse a `guard verify-tree --format json` document; `what` names the argument it came from.
+pub fn parse_tree(json: &str, what: &'static str) -> Result<VerifyTreeDoc, BuildTestError> {
+    let doc: VerifyTreeDoc =
+        serde_json::from_str(json).map_err(|source| BuildTestError::Json { what, source })?;
+    if doc.schema != tree_v1::SCHEMA {
+        return Err(BuildTestError::Schema {
+            what,
+            found: doc.schema,
+            expected: tree_v1::SCHEMA,
+        });
+    }
+    let invalid = |problem: String| BuildTestError::Invalid { what, problem };
+    match (doc.result.as_str(), doc.findings.is_empty()) {
+        ("pass", true) | ("fail", false) => {}
+        ("pass", false) => return Err(invalid("result is pass but it lists findings".into())),
+        ("fail", true) => return Err(invalid("result is fail but it lists no finding".into())),
+        (other, _) => return Err(invalid(format!("unknown result {other:?}"))),
+    }
+    for (field, value) in [
+        ("diff_sha256", Some(&doc.diff_sha256)),
+        ("verdict_sha256", Some(&doc.verdict_sha256)),
+        ("baseline_sha256", doc.baseline_sha256.as_ref()),
+    ] {
+        if let Some(value) = value
+            && guard::hash::parse_sha256(value).is_none()
+        {
+            return Err(invalid(format!("{field} is not a 64-digit hex SHA-256")));
+        }
+    }
+    if !is_commit_id(&doc.base_commit) {
+        return Err(invalid("base_commit is not a full hex commit id".into()));
+    }
+    Ok(doc)
+}
+
+fn is_commit_id(text: &str) -> bool {
+    (text.len() == 40 || text.len() == 64) && text.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Assemble the report, refusing inputs that do not belong together.
+pub fn build(
+    run: &RunReportDoc,
+    after_apply: &VerifyTreeDoc,
+    after_build: &VerifyTreeDoc,
+    verdict: &VerdictDoc,
+) -> Result<BuildTestReport, BuildTestError> {
+    let inconsistent = |m: &str| Err(BuildTestError::Inconsistent(m.to_string()));
+    if after_apply.check != "after-apply" {
+        return inconsistent("--tree-before is not the check after apply");
+    }
+    if after_build.check != "after-build" {
+        return inconsistent("--tree-after is not the check after the build");
+    }
+    let diff = verdict.diff_sha256.to_ascii_lowercase();
+    if !after_apply.diff_sha256.eq_ignore_ascii_case(&diff)
+        || !after_build.diff_sha256.eq_ignore_ascii_case(&diff)
+    {
+        return inconsistent("the tree checks were run for another diff than the verdict's");
+    }
+    if !after_apply
+        .verdict_sha256
+        .eq_ignore_ascii_case(&after_build.verdict_sha256)
+    {
+        return inconsistent("the two tree checks read different verdict files");
+    }
+    if !after_apply
+        .base_commit
+        .eq_ignore_ascii_case(&after_build.base_commit)
+    {
+        return inconsistent("the two tree checks name different base commits");
+    }
+    if let (Some(written), Some(read)) =
+        (&after_apply.baseline_sha256, &after_build.baseline_sha256)
+        && !written.eq_ignore_ascii_case(read)
+    {
+        return inconsistent(
+            "the check after the build read another baseline than the one written after apply",
+        );
+    }
+    let tree = |doc: &VerifyTreeDoc| TreeCheckDoc {
+        check: doc.check.clone(),
+        result: doc.result.clone(),
+        entries: doc.entries,
+        baseline_sha256: doc.baseline_sha256.clone(),
+        findings: doc.findings.clone(),
+    };
+    Ok(BuildTestReport {
+        schema: SCHEMA.to_string(),
+        authoritative: false,
+        note: NOTE.to_string(),
+        diff_sha256: diff,
+        verdict: verdict.verdict.clone(),
+        base_commit: after_apply.base_commit.to_ascii_lowercase(),
+        build: BuildDoc {
+            command: run.command.clone(),
+            exit: run.exit.clone(),
+            timed_out: run.timed_out,
+            duration_ms: run.duration_ms,
+            passed: run.exit.code == Some(0) && run.exit.signal.is_none() && !run.timed_out,
+            network: run.isolation.clone(),
+            env: run.env.clone(),
+            output_tail: run.output_tail.clone(),
+            output_truncated_bytes: run.output_truncated_bytes,
+        },
+        tree_after_apply: tree(after_apply),
+        tree_after_build: tree(after_build),
+    })
+}
+
+impl BuildTestReport {
+    /// Serialize as pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        let mut s = serde_json::to_string_pretty(self)?;
+        s.push('\n');
+        Ok(s)
+    }
+}
+
+/// The report as GitHub-flavoured markdown. Values the report validated or produced (hex hashes,
+/// numbers, the verdict and result words, registry rule ids and links) are written raw;
+/// everything else, the build output above all, goes through [`escape_markdown`].
+pub fn render_markdown(report: &BuildTestReport, docs: Option<&DocsBase>) -> String {
+    let mut out = String::from("## Build-test report (not authoritative)\n\n");
+    // The constant, not the document's copy: it is ours and must read the same in every report.
+    out.push_str(&format!("> **{NOTE}**\n\n"));
+    let b = &report.build;
+    let word = |ok: bool| if ok { "pass" } else { "fail" };
+    let overall = b.passed
+        && report.tree_after_apply.result == "pass"
+        && report.tree_after_build.result == "pass";
+    out.push_str(&format!("- **Outcome (as reported):** {}\n", word(overall)));
+    out.push_str(&format!("- **Diff SHA-256:** `{}`\n", report.diff_sha256));
+    out.push_str(&format!("- **Base commit:** `{}`\n", report.base_commit));
+    out.push_str(&format!(
+        "- **Verdict:** {}\n",
+        escape_markdown(&report.verdict)
+    ));
+    let command: Vec<String> = b.command.iter().map(|a| escape_markdown(a)).collect();
+    out.push_str(&format!("- **Command:** {}\n", command.join(" ")));
+    out.push_str(&format!("- **Exit:** {}\n", exit_text(b)));
+    out.push_str(&format!("- **Duration:** {} ms\n", b.duration_ms));
+    out.push_str(&format!("- **Network:** {}\n", network_text(&b.network)));
+    out.push_str(&format!(
+        "- **Tree after apply:** {} ({} finding(s), {} entries)\n",
+        word(report.tree_after_apply.result == "pass"),
+        report.tree_after_apply.findings.len(),
+        report.tree_after_apply.entries
+    ));
+    out.push_str(&format!(
+        "- **Tree after the build:** {} ({} finding(s), {} entries)\n",
+        word(report.tree_after_build.result == "pass"),
+        report.tree_after_build.findings.len(),
+        report.tree_after_build.entries
+    ));
+    for (title, tree) in [
+        ("Tree after apply", &report.tree_after_apply),
+        ("Tree after the build", &report.tree_after_build),
+    ] {
+        if tree.findings.is_empty() {
+            continue;
+        }
+        out.push_str(&format!(
+            "\n### {title}: findings ({})\n\n",
+            tree.findings.len()
+        ));
+        out.push_str("| Rule | Path | Change | Message | Policy entry |\n|---|---|---|---|---|\n");
+        for f in &tree.findings {
+            out.push_str(&finding_row(f, docs));
+        }
+    }
+    out.push_str(&output_section(b));
+    out
+}
+
+fn exit_text(b: &BuildDoc) -> String {
+    let mut text = match (b.exit.code, b.exit.signal) {
+        (Some(code), _) => format!("code {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => "unknown".to_string(),
+    };
+    if b.timed_out {
+        text.push_str(", timed out");
+    }
+    text
+}
+
+fn network_text(n: &IsolationDoc) -> String {
+    match (&n.proof, n.network.as_str()) {
+        (Some(proof), "namespace") => {
+            let interfaces: Vec<String> = proof
+                .interfaces
+                .iter()
+                .map(|i| escape_markdown(i))
+                .collect();
+            let via_lo = proof.routes.iter().all(|r| r.interface == "lo");
+            format!(
+                "isolated by guard run in a network namespace; interfaces: {}; {} route(s){}; \
+                 network namespace differs: {}; user namespace differs: {}; .git read-only: {}",
+                interfaces.join(", "),
+                proof.routes.len(),
+                if via_lo {
+                    ", all through lo"
+                } else {
+                    ", NOT all through lo"
+                },
+                yes(proof.netns_differs),
+                yes(proof.userns_differs),
+                yes(n.git_dir_read_only)
+            )
+        }
+        _ => format!(
+            "NOT isolated by guard run (opted out: {}; namespaces unavailable: {}); only an outer layer blocks egress",
+            escape_markdown(n.reason.as_deref().unwrap_or_default()),
+            escape_markdown(n.unavailable.as_deref().unwrap_or_default())
+        ),
+    }
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+fn finding_row(f: &FindingDoc, docs: Option<&DocsBase>) -> String {
+    let rule_cell = match rule(&f.rule) {
+        Some(known) => {
+            let target = docs.map_or_else(|| known.anchor(), |base| base.rule_url(known));
+            format!("[{}]({})", known.name, target)
+        }
+        None => escape_markdown(&f.rule),
+    };
+    format!(
+        "| {} | {} | {} | {} | {} |\n",
+        rule_cell,
+        escape_markdown(&f.path),
+        escape_markdown(&f.change),
+        escape_markdown(&f.message),
+        f.policy_entry
+            .as_deref()
+            .map(escape_markdown)
+            .unwrap_or_default()
+    )
+}
+
+/// The output tail in a `<pre>` block: an HTML block of this kind ends only at `</pre>`, which
+/// escaped text cannot contain (`<` is always a reference), and each line is escaped.
+fn output_section(b: &BuildDoc) -> String {
+    let lines: Vec<&str> = b.output_tail.lines().collect();
+    let shown = &lines[lines.len().saturating_sub(MARKDOWN_TAIL_LINES)..];
+    let mut out = format!("\n### Output (last {} line(s)", shown.len());
+    if b.output_truncated_bytes > 0 || shown.len() < lines.len() {
+        out.push_str(&format!(
+            "; {} earlier line(s) and {} earlier byte(s) not shown",
+            lines.len() - shown.len(),
+            b.output_truncated_bytes
+        ));
+    }
+    out.push_str(")\n\n");
+    if shown.is_empty() {
+        out.push_str("No output.\n");
+        return out;
+    }
+    out.push_str("<pre>\n");
+    for line in shown {
+        out.push_str(&escape_markdown(line));
+        out.push('\n');
+    }
+    out.push_str("</pre>\n");
+    out
+}
