@@ -446,12 +446,28 @@ fn check_structure(parsed: &CandidateDiff, out: &mut Vec<Violation>) {
     for p in &parsed.patches {
         for w in written(p) {
             if let Some(first) = writers.insert(w, p) {
-                out.push(violation_for(
-                    p,
-                    w,
-                    RuleId::DuplicatePath,
-                    format!("path already patched at diff line {}", first.line),
-                ));
+                // `git diff` writes a change of type (file <-> symlink or gitlink) as a deletion and
+                // a creation of the same path.
+                let type_change = first.status == Status::Deleted
+                    && p.status == Status::Added
+                    && first.old_mode.map(file_type) != p.new_mode.map(file_type);
+                let (rule, message) = if type_change {
+                    (
+                        RuleId::TypeChange,
+                        format!(
+                            "the path changes type ({:06o} at diff line {} to {:06o})",
+                            first.old_mode.unwrap_or(0),
+                            first.line,
+                            p.new_mode.unwrap_or(0)
+                        ),
+                    )
+                } else {
+                    (
+                        RuleId::DuplicatePath,
+                        format!("path already patched at diff line {}", first.line),
+                    )
+                };
+                out.push(violation_for(p, w, rule, message));
             }
         }
     }
