@@ -39,13 +39,19 @@ fn file_text(file: usize, lines: usize, version: &str) -> String {
         .collect()
 }
 
-/// Median wall seconds and peak RSS (KiB) of `cmd` over `runs` runs; asserts the exit status.
-fn measure(label: &str, runs: usize, expect_code: i32, cmd: &[&str], dir: &Path) -> (f64, u64) {
-    let mut walls = Vec::new();
-    let mut rss = Vec::new();
+/// Median wall seconds, peak RSS (KiB) and CPU seconds (user + system) of `cmd` over `runs`
+/// runs; asserts the exit status.
+fn measure(
+    label: &str,
+    runs: usize,
+    expect_code: i32,
+    cmd: &[&str],
+    dir: &Path,
+) -> (f64, u64, f64) {
+    let (mut walls, mut rss, mut cpu) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..runs {
         let out = Command::new("/usr/bin/time")
-            .args(["-f", "BENCH %e %M"])
+            .args(["-f", "BENCH %e %M %U %S"])
             .args(cmd)
             .current_dir(dir)
             .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -63,13 +69,20 @@ fn measure(label: &str, runs: usize, expect_code: i32, cmd: &[&str], dir: &Path)
             .rev()
             .find(|l| l.starts_with("BENCH "))
             .unwrap();
-        let mut parts = line.split_whitespace().skip(1);
-        walls.push(parts.next().unwrap().parse::<f64>().unwrap());
-        rss.push(parts.next().unwrap().parse::<u64>().unwrap());
+        let fields: Vec<f64> = line
+            .split_whitespace()
+            .skip(1)
+            .map(|f| f.parse().unwrap())
+            .collect();
+        walls.push(fields[0]);
+        rss.push(fields[1] as u64);
+        cpu.push(fields[2] + fields[3]);
     }
-    walls.sort_by(f64::total_cmp);
+    for v in [&mut walls, &mut cpu] {
+        v.sort_by(f64::total_cmp);
+    }
     rss.sort_unstable();
-    (walls[runs / 2], rss[runs / 2])
+    (walls[runs / 2], rss[runs / 2], cpu[runs / 2])
 }
 
 fn arg(args: &[String], name: &str, default: usize) -> usize {
@@ -156,19 +169,20 @@ fn main() {
         &repo,
     );
     println!(
-        "{:<34} {:>9} {:>10} {:>10} {:>10}",
-        "command", "wall s", "peak MiB", "wall ×git", "mem ×git"
+        "{:<34} {:>8} {:>9} {:>8} {:>10} {:>9} {:>9}",
+        "command", "wall s", "peak MiB", "cpu s", "wall ×git", "mem ×git", "cpu ×git"
     );
-    for (label, (wall, kib)) in [
+    for (label, (wall, kib, cpu)) in [
         ("git apply --check (baseline)", git_check),
         ("guard check, parser-only", parser_only),
         ("guard check --repo (cross-check)", cross),
     ] {
         println!(
-            "{label:<34} {wall:>9.3} {:>10.1} {:>10.2} {:>10.2}",
+            "{label:<34} {wall:>8.3} {:>9.1} {cpu:>8.3} {:>10.2} {:>9.2} {:>9.2}",
             kib as f64 / 1024.0,
             wall / git_check.0.max(0.001),
-            kib as f64 / git_check.1.max(1) as f64
+            kib as f64 / git_check.1.max(1) as f64,
+            cpu / git_check.2.max(0.001)
         );
     }
 }

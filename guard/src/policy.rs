@@ -66,7 +66,9 @@
 //! The deny check wins over build outputs: a consumer must check [`Policy::denied`] before
 //! exempting a path with [`Policy::is_build_output`].
 
-use globset::{GlobBuilder, GlobMatcher};
+use std::sync::OnceLock;
+
+use globset::{GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
 /// The default policy file, embedded.
@@ -232,12 +234,27 @@ pub struct Policy {
     /// Whether a file's mode may change.
     pub allow_mode_change: bool,
     pub limits: Limits,
+    /// All deny matchers compiled into one set, built on first use (the denylist is matched
+    /// against every path of a diff that may touch thousands of files).
+    deny_set: OnceLock<DenySet>,
+}
+
+/// The deny matchers as one [`GlobSet`]; `owner[i]` is the index in `deny` of glob `i`.
+#[derive(Debug, Clone)]
+struct DenySet {
+    /// `None` when the set could not be built; matching then goes entry by entry.
+    set: Option<GlobSet>,
+    owner: Vec<usize>,
+    /// How many deny entries the set was built from; a policy whose `deny` changed since falls
+    /// back to matching entry by entry.
+    entries: usize,
 }
 
 impl Policy {
     /// The embedded default policy (`default-policy.yml`).
     pub fn embedded_default() -> Result<Policy, PolicyError> {
         let base = Policy {
+            deny_set: OnceLock::new(),
             deny: Vec::new(),
             build_output: Vec::new(),
             env_allow: Vec::new(),
@@ -257,7 +274,18 @@ impl Policy {
 
     /// The first deny pattern matching `path` (case-insensitively), or None.
     pub fn denied(&self, path: &str) -> Option<&str> {
-        first_match(&self.deny, path)
+        let index = self.deny_set.get_or_init(|| DenySet::build(&self.deny));
+        match index.set.as_ref() {
+            Some(set) if index.entries == self.deny.len() => {
+                let first = set
+                    .matches(path)
+                    .into_iter()
+                    .map(|i| index.owner[i])
+                    .min()?;
+                self.deny.get(first).map(PatternEntry::pattern)
+            }
+            _ => first_match(&self.deny, path),
+        }
     }
 
     /// Whether `path` is a build output. Does not override [`Policy::denied`].
@@ -312,6 +340,26 @@ impl Policy {
         )?;
         lower_usize("limits.line-bytes", r.line_bytes, &mut l.max_line_bytes)?;
         Ok(self)
+    }
+}
+
+impl DenySet {
+    fn build(deny: &[PatternEntry]) -> DenySet {
+        let mut builder = GlobSetBuilder::new();
+        let mut owner = Vec::new();
+        for (i, entry) in deny.iter().enumerate() {
+            for glob in std::iter::once(entry.matcher.glob())
+                .chain(entry.itself.as_ref().map(GlobMatcher::glob))
+            {
+                builder.add(glob.clone());
+                owner.push(i);
+            }
+        }
+        DenySet {
+            set: builder.build().ok(),
+            owner,
+            entries: deny.len(),
+        }
     }
 }
 

@@ -71,8 +71,16 @@ pub fn read_diff(source: &str, limit: u64) -> Result<Vec<u8>, String> {
             .take(limit.saturating_add(1))
             .read_to_end(&mut bytes)
     } else {
-        std::fs::File::open(source)
-            .and_then(|f| f.take(limit.saturating_add(1)).read_to_end(&mut bytes))
+        std::fs::File::open(source).and_then(|f| {
+            // One allocation of the right size: a large diff is not copied while the buffer grows.
+            let size = f
+                .metadata()
+                .map(|m| m.len())
+                .unwrap_or(0)
+                .min(limit.saturating_add(1));
+            bytes.reserve_exact(usize::try_from(size).unwrap_or(0));
+            f.take(limit.saturating_add(1)).read_to_end(&mut bytes)
+        })
     };
     result.map_err(|e| format!("cannot read diff {}: {e}", guard::escape::terminal(source)))?;
     Ok(bytes)
