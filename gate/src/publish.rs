@@ -566,16 +566,6 @@ fn implied_changes(files: &[FileEntry]) -> Result<BTreeSet<RawChange>, String> {
     Ok(set)
 }
 
-fn describe(c: &RawChange) -> String {
-    format!(
-        "{} {:06o}->{:06o} {}",
-        c.status,
-        c.old_mode,
-        c.new_mode,
-        display_bytes(&c.path)
-    )
-}
-
 /// Every verdict file must map to index changes and every index change to a verdict file.
 fn compare_with_index(files: &[FileEntry], changes: &[RawChange]) -> Vec<PlanReason> {
     let implied = match implied_changes(files) {
@@ -598,8 +588,14 @@ fn compare_with_index(files: &[FileEntry], changes: &[RawChange]) -> Vec<PlanRea
         });
     }
     if implied != actual {
-        let only_index: Vec<String> = actual.difference(&implied).map(describe).collect();
-        let only_verdict: Vec<String> = implied.difference(&actual).map(describe).collect();
+        let only_index: Vec<String> = actual
+            .difference(&implied)
+            .map(RawChange::to_string)
+            .collect();
+        let only_verdict: Vec<String> = implied
+            .difference(&actual)
+            .map(RawChange::to_string)
+            .collect();
         reasons.push(PlanReason {
             code: PlanReasonCode::IndexDisagrees,
             path: None,

@@ -675,8 +675,14 @@ fn cross_check(
             "the file modes of some patch are unknown, so git's result cannot be compared",
         )),
         Some(expected) if expected != actual => {
-            let only_git: Vec<String> = actual.difference(&expected).map(describe).collect();
-            let only_guard: Vec<String> = expected.difference(&actual).map(describe).collect();
+            let only_git: Vec<String> = actual
+                .difference(&expected)
+                .map(RawChange::to_string)
+                .collect();
+            let only_guard: Vec<String> = expected
+                .difference(&actual)
+                .map(RawChange::to_string)
+                .collect();
             verdict.violations.push(Violation::new(
                 RuleId::GitDisagrees,
                 format!(
@@ -697,16 +703,6 @@ fn link_kind(mode: u32) -> &'static str {
     } else {
         "symbolic link"
     }
-}
-
-fn describe(c: &RawChange) -> String {
-    format!(
-        "{} {:06o}->{:06o} {}",
-        c.status,
-        c.old_mode,
-        c.new_mode,
-        display_bytes(&c.path)
-    )
 }
 
 /// The raw changes `git diff-index --no-renames` must report if git read the diff as the guard did.

@@ -41,6 +41,20 @@ pub struct RawChange {
     pub path: Vec<u8>,
 }
 
+impl std::fmt::Display for RawChange {
+    /// `M 100644->100755 path`, the path in display form.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} {:06o}->{:06o} {}",
+            self.status,
+            self.old_mode,
+            self.new_mode,
+            crate::escape::display_bytes(&self.path)
+        )
+    }
+}
+
 /// A repository checkout consulted read-only.
 #[derive(Debug, Clone)]
 pub struct GitRepo {

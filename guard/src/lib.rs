@@ -6,6 +6,7 @@
 
 pub mod apply;
 pub mod check;
+pub mod cli_args;
 pub mod diff;
 pub mod escape;
 pub mod git;

@@ -38,18 +38,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match guard::cli_args::parse::<Cli>() {
         Ok(cli) => cli,
-        Err(err) => {
-            let _ = err.print();
-            // --help and --version are successes; every other parse failure is a usage error.
-            return match err.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    ExitCode::SUCCESS
-                }
-                _ => ExitCode::from(EXIT_ERROR),
-            };
-        }
+        Err(code) => return code,
     };
     let code = match cli.command {
         Command::Check(args) => cli::check::run(args),

@@ -272,6 +272,19 @@ impl Policy {
         Policy::embedded_default()?.apply(raw)
     }
 
+    /// The policy in the YAML file at `path` (on top of the default), or the embedded default.
+    /// The error names the file.
+    pub fn load(path: Option<&std::path::Path>) -> Result<Policy, String> {
+        match path {
+            None => Policy::embedded_default().map_err(|e| format!("embedded default policy: {e}")),
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read policy {}: {e}", path.display()))?;
+                Policy::from_yaml(&text).map_err(|e| format!("policy {}: {e}", path.display()))
+            }
+        }
+    }
+
     /// The first deny pattern matching `path` (case-insensitively), or None.
     pub fn denied(&self, path: &str) -> Option<&str> {
         let index = self.deny_set.get_or_init(|| DenySet::build(&self.deny));

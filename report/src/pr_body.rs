@@ -6,10 +6,12 @@
 //! that came from the diff (paths) or from the dispatcher (scope globs, ids) is escaped with
 //! [`escape_markdown`]. The title carries no diff-derived text at all.
 //!
-//! `escape_markdown` is local to this module until a shared `report::escape` exists; it has the
+//! Escaping is [`crate::escape::escape_markdown`], shared with every other markdown rendering; it has the
 //! same signature so that the call sites can switch without change.
 
 use guard::output::json_v1::{FileDoc, VerdictDoc};
+
+use crate::escape::escape_markdown;
 use guard::verdict::Status;
 
 /// What the pull request is bound to, besides the verdict.
@@ -154,41 +156,6 @@ fn file_line(file: &FileDoc) -> String {
     }
 }
 
-/// Escape text for GitHub-flavoured markdown wherever inline text may appear (a list item, a table
-/// cell, a heading).
-///
-/// - Every ASCII punctuation character is backslash-escaped: CommonMark allows that for all of
-///   them and renders the character literally, so no emphasis, code, link, image, HTML, entity,
-///   table pipe, math (`$`), list or heading marker, and no `www.`/`http:` autolink survives.
-/// - GitHub turns mentions, issue references and `GH-1` references into links *after* rendering,
-///   on the text, where a backslash no longer is: so `@`, `#` and `:` (and `-` before a digit)
-///   are followed by a zero-width joiner written as the reference `&#8205;`, which breaks them
-///   (`@org/team` notifies no one, `#1` links nowhere).
-/// - Line breaks, other control characters and invisible or reordering characters become a
-///   visible `\u{..}` (itself escaped), so the text stays on one line and shows what it holds.
-pub fn escape_markdown(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 2);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if guard::escape::is_suspicious(c) || matches!(c, '\u{2028}' | '\u{2029}') {
-            out.push_str(&format!("\\\\u\\{{{:x}\\}}", c as u32));
-            continue;
-        }
-        if c.is_ascii_punctuation() {
-            out.push('\\');
-            out.push(c);
-            let breaks = matches!(c, '@' | '#' | ':')
-                || (c == '-' && chars.peek().is_some_and(char::is_ascii_digit));
-            if breaks {
-                out.push_str("&#8205;");
-            }
-            continue;
-        }
-        out.push(c);
-    }
-    out
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -215,27 +182,6 @@ mod tests {
             new_mode: Some("100644".to_owned()),
             line: 1,
         }
-    }
-
-    #[test]
-    fn escapes_markup_and_breaks_references() {
-        assert_eq!(escape_markdown("src/a.rs"), "src\\/a\\.rs");
-        assert_eq!(escape_markdown("a b"), "a b");
-        assert_eq!(escape_markdown("@octocat"), "\\@&#8205;octocat");
-        assert_eq!(escape_markdown("#12"), "\\#&#8205;12");
-        assert_eq!(escape_markdown("GH-12"), "GH\\-&#8205;12");
-        assert_eq!(escape_markdown("a-b"), "a\\-b");
-        assert_eq!(escape_markdown("https://x"), "https\\:&#8205;\\/\\/x");
-        assert_eq!(escape_markdown("[x](y)"), "\\[x\\]\\(y\\)");
-        assert_eq!(escape_markdown("<b>&amp;"), "\\<b\\>\\&amp\\;");
-        assert_eq!(escape_markdown("a|b`c`*d*_e_~f~$g$!"), {
-            "a\\|b\\`c\\`\\*d\\*\\_e\\_\\~f\\~\\$g\\$\\!"
-        });
-        assert_eq!(escape_markdown("\\"), "\\\\");
-        assert_eq!(escape_markdown("a\nb"), "a\\\\u\\{a\\}b");
-        assert_eq!(escape_markdown("a\r\nb"), "a\\\\u\\{d\\}\\\\u\\{a\\}b");
-        assert_eq!(escape_markdown("rtl\u{202e}x"), "rtl\\\\u\\{202e\\}x");
-        assert_eq!(escape_markdown("café ü"), "café ü");
     }
 
     #[test]

@@ -79,7 +79,7 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
     .map_err(|e| e.to_string())?;
     validate_inputs(&args.base, &args.expected_sha256).map_err(|e| e.to_string())?;
 
-    let policy = load_policy(args.policy.as_deref())?;
+    let policy = Policy::load(args.policy.as_deref())?;
     let diff = read_diff(&args.diff, policy.limits.max_diff_bytes)?;
     let outcome = prepare(&PublishRequest {
         repo_dir: &args.repo,
@@ -141,17 +141,6 @@ fn render_rejection(rejection: &Rejection) -> String {
     }
     out.push_str("NO PLAN: the diff was not re-verified or cannot be published exactly\n");
     out
-}
-
-fn load_policy(path: Option<&Path>) -> Result<Policy, String> {
-    match path {
-        None => Policy::embedded_default().map_err(|e| format!("embedded default policy: {e}")),
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read policy {}: {e}", path.display()))?;
-            Policy::from_yaml(&text).map_err(|e| format!("policy {}: {e}", path.display()))
-        }
-    }
 }
 
 /// At most `limit + 1` bytes: anything longer is over the limit whatever follows, and the check

@@ -51,14 +51,7 @@ pub struct CheckArgs {
 
 /// Load the policy named on the command line, or the embedded default.
 pub fn load_policy(path: Option<&PathBuf>) -> Result<Policy, String> {
-    match path {
-        None => Policy::embedded_default().map_err(|e| format!("embedded default policy: {e}")),
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .map_err(|e| format!("cannot read policy {}: {e}", path.display()))?;
-            Policy::from_yaml(&text).map_err(|e| format!("policy {}: {e}", path.display()))
-        }
-    }
+    Policy::load(path.map(PathBuf::as_path))
 }
 
 /// Read the diff from a file or standard input, at most `limit + 1` bytes: anything longer is

@@ -1,0 +1,20 @@
+//! Argument parsing shared by the three binaries: usage errors exit 2, `--help`/`--version` exit 0.
+
+use std::process::ExitCode;
+
+/// The documented exit code for usage, configuration and I/O errors.
+pub const EXIT_USAGE: u8 = 2;
+
+/// Parse the process arguments into `C`, or print clap's message and return the exit code to end
+/// with: success for `--help`/`--version`, [`EXIT_USAGE`] for every other parse failure.
+pub fn parse<C: clap::Parser>() -> Result<C, ExitCode> {
+    C::try_parse().map_err(|err| {
+        let _ = err.print();
+        match err.kind() {
+            clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                ExitCode::SUCCESS
+            }
+            _ => ExitCode::from(EXIT_USAGE),
+        }
+    })
+}
