@@ -151,7 +151,11 @@ fn invalid_inputs_exit_2() {
             "unknown gate decision schema",
         ),
         (with("gate", true.into()), vec![], "invalid type"),
-        (with("gate", "PASS".into()), vec![], "neither \"pass\" nor \"fail\""),
+        (
+            with("gate", "PASS".into()),
+            vec![],
+            "neither \"pass\" nor \"fail\"",
+        ),
         (with("reasons", json!(["a string"])), vec![], "invalid type"),
         (with("diff_sha256", "nope".into()), vec![], "diff_sha256"),
         (with("run_id", "".into()), vec![], "run_id"),
