@@ -68,7 +68,10 @@ fn accepted_sample_passes_the_gate_and_plans_both_files() {
         .nth(1)
         .and_then(|rest| rest.get(..40))
         .unwrap();
-    assert!(stdout.contains(&format!("expectedHeadOid: {base}")), "{stdout}");
+    assert!(
+        stdout.contains(&format!("expectedHeadOid: {base}")),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -99,7 +102,10 @@ fn hook_attack_fails_the_gate_on_build_wrote_and_plans_nothing() {
         "$ report check-run",
         "DRAFT PULL REQUEST",
     ] {
-        assert!(!stdout.contains(absent), "unexpected {absent:?} in\n{stdout}");
+        assert!(
+            !stdout.contains(absent),
+            "unexpected {absent:?} in\n{stdout}"
+        );
     }
     let kept = stdout
         .lines()
@@ -109,7 +115,10 @@ fn hook_attack_fails_the_gate_on_build_wrote_and_plans_nothing() {
     let gate_job = kept.join("gate-and-pr");
     assert!(gate_job.join("decision.json").is_file());
     assert!(!gate_job.join("plan.json").exists(), "a plan was written");
-    assert!(!gate_job.join("diff.patch").exists(), "the gate fetched the diff");
+    assert!(
+        !gate_job.join("diff.patch").exists(),
+        "the gate fetched the diff"
+    );
     // The attack really happened in build-test's worktree, and only there.
     assert!(
         kept.join("build-test/work/.github/workflows/release.yml")
