@@ -552,10 +552,6 @@ fn scope_args() -> Vec<OsString> {
     SCOPE.iter().flat_map(|g| [os("--scope"), os(g)]).collect()
 }
 
-fn job_result_word(result: &JobResult) -> &str {
-    result.as_str()
-}
-
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
     let bytes = std::fs::read(path).ok()?;
     serde_json::from_slice(&bytes).ok()
@@ -773,7 +769,7 @@ fn job_guard(
     } else {
         JobResult::Failure
     };
-    run.say(&format!("  job guard: {}\n", job_result_word(&result)))?;
+    run.say(&format!("  job guard: {}\n", result.as_str()))?;
     Ok(result)
 }
 
@@ -880,8 +876,8 @@ fn job_build_test(
             run.say(
                 "    !!! WARNING: guard run could not create its namespaces on this machine.\n    \
                  !!! Re-running it with --no-isolation-because: the build below runs WITHOUT\n    \
-                 !!! network isolation (on GitHub, harden-runner's egress block is the other layer;\n    \
-                 !!! here there is none).\n",
+                 !!! network isolation, and nothing else blocks its network here (the workflow\n    \
+                 !!! never opts out: there the job fails instead).\n",
             )?;
             let mut retry = vec![os("run"), os("--no-isolation-because"), os(reason)];
             retry.extend(args.into_iter().skip(1));
@@ -956,7 +952,7 @@ fn job_build_test(
     } else {
         JobResult::Failure
     };
-    run.say(&format!("  job build-test: {}\n", job_result_word(&result)))?;
+    run.say(&format!("  job build-test: {}\n", result.as_str()))?;
     Ok(result)
 }
 
