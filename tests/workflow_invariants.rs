@@ -126,6 +126,10 @@ const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("harden-runner-first", harden_runner_first),
     ("egress-probed-before-build", egress_probed_before_build),
     ("build-test-order", build_test_order),
+    ("build-sandboxed-under-sudo", build_sandboxed_under_sudo),
+    ("deps-fetched-before-sandbox", deps_fetched_before_sandbox),
+    ("gate-decision-wired", gate_decision_wired),
+    ("publication-from-plan", publication_from_plan),
     ("gate-always-runs", gate_always_runs),
     ("gate-no-head-checkout", gate_no_head_checkout),
     ("gate-builds-own-binaries", gate_builds_own_binaries),
@@ -577,7 +581,9 @@ fn diff_rehashed_in_every_job(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// harden-runner is build-test's first step, blocking egress and sudo, with an explicit allowlist.
+/// harden-runner is build-test's first step, blocking egress with an explicit allowlist. It must NOT
+/// disable sudo: on ubuntu-24.04 `guard run` needs root to create its namespaces (see
+/// [`build_sandboxed_under_sudo`]), so the egress block is the second network layer, not the only one.
 fn harden_runner_first(wf: &Workflow) -> Result<(), String> {
     let first = wf
         .steps(BUILD_TEST)?
@@ -590,8 +596,10 @@ fn harden_runner_first(wf: &Workflow) -> Result<(), String> {
         return Err("harden-runner egress-policy is not `block`".into());
     }
     for key in ["disable-sudo", "disable-sudo-and-containers"] {
-        if as_bool(with_of(first, key)) != Some(true) {
-            return Err(format!("harden-runner `{key}` is not true"));
+        if with_of(first, key).is_some() {
+            return Err(format!(
+                "harden-runner sets `{key}`: guard run needs sudo to create its namespaces"
+            ));
         }
     }
     let endpoints = with_of(first, "allowed-endpoints")
@@ -657,6 +665,204 @@ fn build_test_order(wf: &Workflow) -> Result<(), String> {
         return Err(format!(
             "build-test order is build {build_guard}, apply {apply}, run {untrusted}, verify {after_build}"
         ));
+    }
+    Ok(())
+}
+
+/// A script with its `\`-newline continuations joined and runs of blanks collapsed, so that one
+/// shell command reads as one line.
+fn joined(script: &str) -> String {
+    script
+        .replace("\\\n", " ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The one command of build-test that runs patch code: `guard run` in its namespaces, started by
+/// root only so that it may create them. sudo -> env -> setpriv back to the runner user without
+/// supplementary groups, with `CAP_SYS_ADMIN` alone (what AppArmor asks of a namespace creator)
+/// -> the root-owned trusted guard, `--repo` the work tree. The build is then root only inside user
+/// namespaces mapped to the runner user. Nothing in the workflow opts out of the isolation.
+fn build_sandboxed_under_sudo(wf: &Workflow) -> Result<(), String> {
+    if wf.raw.contains("--no-isolation-because") {
+        return Err("the workflow opts out of guard run's isolation".into());
+    }
+    let steps = wf.steps(BUILD_TEST)?;
+    let script = joined(run_of(&steps[untrusted_run_index(steps)?]).unwrap_or_default());
+    let expected_prefix = "sudo /usr/bin/env PATH=\"$PATH\" ";
+    if !script.starts_with(expected_prefix) {
+        return Err(format!(
+            "guard run is not started by `{expected_prefix}...`: {script}"
+        ));
+    }
+    let setpriv = script
+        .find("/usr/bin/setpriv ")
+        .ok_or("guard run is not started through /usr/bin/setpriv")?;
+    let guard = script
+        .find("\"$RUNNER_TEMP/agent-team/bin/guard\" run ")
+        .ok_or("the guard run is not the trusted binary in $RUNNER_TEMP/agent-team/bin")?;
+    if setpriv > guard {
+        return Err("setpriv does not wrap guard run".into());
+    }
+    let setpriv_call = script[setpriv..guard].trim_end();
+    let wanted = "/usr/bin/setpriv --reuid=\"$(id -u)\" --regid=\"$(id -g)\" --clear-groups \
+                  --inh-caps=+sys_admin --ambient-caps=+sys_admin --";
+    if setpriv_call != wanted {
+        return Err(format!("setpriv is `{setpriv_call}`, expected `{wanted}`"));
+    }
+    let guard_args = &script[guard..];
+    if !guard_args.contains(" run --repo \"$GITHUB_WORKSPACE/work\" ") {
+        return Err("guard run does not name the work tree with --repo".into());
+    }
+    let installed_by_root = steps.iter().any(|s| {
+        run_of(s).is_some_and(|r| {
+            r.lines().any(|l| {
+                let l = l.trim();
+                l.starts_with("sudo install -o root -g root -m 0555 ")
+                    && l.contains("target/release/guard")
+                    && l.ends_with("\"$RUNNER_TEMP/agent-team/bin/\"")
+            })
+        })
+    });
+    if !installed_by_root {
+        return Err("the guard that build-test runs is not installed root-owned".into());
+    }
+    Ok(())
+}
+
+/// Dependencies are fetched by a trusted step after apply and before the sandbox, outside the work
+/// tree (so the diff's `.cargo/config.toml` or `rust-toolchain.toml` is not read), into the same
+/// fresh CARGO_HOME the sandboxed build reads; the build itself runs `--offline`.
+fn deps_fetched_before_sandbox(wf: &Workflow) -> Result<(), String> {
+    let steps = wf.steps(BUILD_TEST)?;
+    let apply = index_of(steps, |s| run_contains(s, "guard\" apply "))
+        .ok_or("build-test does not apply the diff")?;
+    let untrusted = untrusted_run_index(steps)?;
+    let fetch = index_of(steps, |s| {
+        run_contains(
+            s,
+            "cargo fetch --locked --manifest-path \"$GITHUB_WORKSPACE/work/Cargo.toml\"",
+        )
+    })
+    .ok_or("build-test does not fetch the dependencies with cargo fetch --locked")?;
+    if !(apply < fetch && fetch < untrusted) {
+        return Err(format!(
+            "cargo fetch (step {fetch}) is not between apply ({apply}) and guard run ({untrusted})"
+        ));
+    }
+    let fetch_step = &steps[fetch];
+    let script = run_of(fetch_step).unwrap_or_default();
+    if fetch_step.get("working-directory").is_some()
+        || script.lines().next().map(str::trim) != Some("cd \"$RUNNER_TEMP\"")
+        || script.contains("sudo")
+    {
+        return Err("cargo fetch does not run first thing from $RUNNER_TEMP, unprivileged".into());
+    }
+    let cargo_home = |i: usize| steps[i].pointer("/env/CARGO_HOME").and_then(Value::as_str);
+    match (cargo_home(fetch), cargo_home(untrusted)) {
+        (Some(a), Some(b)) if a == b && a.starts_with("${{ runner.temp }}/") => {}
+        other => {
+            return Err(format!(
+                "fetch and build do not share a fresh CARGO_HOME under runner.temp: {other:?}"
+            ));
+        }
+    }
+    let build = joined(run_of(&steps[untrusted]).unwrap_or_default());
+    let command = build
+        .split_once(" -- cargo ")
+        .map(|(_, c)| c)
+        .ok_or("guard run does not run cargo")?;
+    if !command.split_whitespace().any(|w| w == "--offline") {
+        return Err(format!(
+            "the sandboxed build is not --offline: cargo {command}"
+        ));
+    }
+    Ok(())
+}
+
+/// `gate decide` writes its JSON decision (for `report check-run`) and `gate=pass|fail` to
+/// GITHUB_OUTPUT, over exactly the two upstream jobs, and the next step refuses anything but `pass`
+/// read from that output.
+fn gate_decision_wired(wf: &Workflow) -> Result<(), String> {
+    let steps = wf.steps(GATE)?;
+    let decide = index_of(steps, |s| str_of(s, "id") == Some("decide"))
+        .ok_or("gate-and-pr has no `decide` step")?;
+    let script = joined(run_of(&steps[decide]).unwrap_or_default());
+    for needed in [
+        "/gate\" decide ",
+        " --require guard,build-test ",
+        " --github-output \"$GITHUB_OUTPUT\" ",
+        " --format json > \"$RUNNER_TEMP/agent-team/decision.json\"",
+    ] {
+        if !script.contains(needed) {
+            return Err(format!("gate decide lacks `{}`", needed.trim()));
+        }
+    }
+    let next = steps.get(decide + 1).ok_or("nothing follows gate decide")?;
+    let env = next.get("env").and_then(Value::as_object);
+    let reads_gate = env.is_some_and(|env| {
+        env.iter().any(|(name, value)| {
+            value.as_str() == Some("${{ steps.decide.outputs.gate }}")
+                && run_of(next).is_some_and(|r| {
+                    r.contains(&format!("if [[ \"${name}\" != \"pass\" ]]; then"))
+                        && r.contains("exit 1")
+                })
+        })
+    });
+    if !reads_gate {
+        return Err(
+            "the step after gate decide does not refuse unless steps.decide.outputs.gate is pass"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// The commit and the pull request come from `gate publish-plan`'s document as it is
+/// (`agent-team-apply/publish-plan/v1`): `.input` is sent as the createCommitOnBranch input after
+/// checking its branch and base, `.pull_request` gives the title and body, and the PR is a draft.
+fn publication_from_plan(wf: &Workflow) -> Result<(), String> {
+    let steps = wf.steps(GATE)?;
+    let plan = steps
+        .iter()
+        .find_map(|s| run_of(s).filter(|r| r.contains("/gate\" publish-plan ")))
+        .map(joined)
+        .ok_or("gate-and-pr does not run gate publish-plan")?;
+    for needed in [
+        " --repo trusted ",
+        " --base \"$BASE_SHA\" ",
+        " --branch \"agent-team/$TASK_ID\" ",
+        " --base-branch \"$DEFAULT_BRANCH\" ",
+        " --repository \"$GITHUB_REPOSITORY\" ",
+        " --out \"$RUNNER_TEMP/agent-team/plan.json\"",
+    ] {
+        if !plan.contains(needed) {
+            return Err(format!("gate publish-plan lacks `{}`", needed.trim()));
+        }
+    }
+    let commit = steps
+        .iter()
+        .find_map(|s| run_of(s).filter(|r| r.contains("createCommitOnBranch(input: $input)")))
+        .map(joined)
+        .ok_or("gate-and-pr does not send createCommitOnBranch")?;
+    for needed in [
+        ".schema == \"agent-team-apply/publish-plan/v1\"",
+        ".input.branch == {repositoryNameWithOwner: $repo, branchName: $branch}",
+        ".input.expectedHeadOid == $head",
+        "'{query: $query, variables: {input: .input}}'",
+    ] {
+        if !commit.contains(needed) {
+            return Err(format!("the commit step lacks `{needed}`"));
+        }
+    }
+    let pull = steps
+        .iter()
+        .find_map(|s| run_of(s).filter(|r| r.contains("/pulls\"")))
+        .map(joined)
+        .ok_or("gate-and-pr does not open a pull request")?;
+    if !pull.contains("'{title: .pull_request.title, body: .pull_request.body, head: $head, base: $base, draft: true}'") {
+        return Err("the pull request is not the plan's draft `.pull_request`".into());
     }
     Ok(())
 }
@@ -1239,9 +1445,207 @@ const APPLY_MUTATIONS: &[Mutation] = &[
         },
     },
     Mutation {
-        description: "keep sudo",
+        description: "disable sudo in build-test (guard run could not create its namespaces)",
         breaks: &["harden-runner-first"],
-        apply: |t| replace_in_job(t, BUILD_TEST, "disable-sudo: true", "disable-sudo: false"),
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "          egress-policy: block\n",
+                "          egress-policy: block\n          disable-sudo: true\n",
+            )
+        },
+    },
+    Mutation {
+        description: "disable sudo and containers in build-test",
+        breaks: &["harden-runner-first"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "          egress-policy: block\n",
+                "          egress-policy: block\n          disable-sudo-and-containers: \"true\"\n",
+            )
+        },
+    },
+    Mutation {
+        description: "run guard run without sudo",
+        breaks: &["build-sandboxed-under-sudo"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "sudo /usr/bin/env PATH=",
+                "/usr/bin/env PATH=",
+            )
+        },
+    },
+    Mutation {
+        description: "run the build as host root (no setpriv back to the runner user)",
+        breaks: &["build-sandboxed-under-sudo"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "--reuid=\"$(id -u)\" --regid=\"$(id -g)\" ",
+                "",
+            )
+        },
+    },
+    Mutation {
+        description: "keep the runner's supplementary groups (docker)",
+        breaks: &["build-sandboxed-under-sudo"],
+        apply: |t| replace_in_job(t, BUILD_TEST, " --clear-groups", ""),
+    },
+    Mutation {
+        description: "hand guard run more capabilities than CAP_SYS_ADMIN",
+        breaks: &["build-sandboxed-under-sudo"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "--ambient-caps=+sys_admin",
+                "--ambient-caps=+sys_admin,+net_admin",
+            )
+        },
+    },
+    Mutation {
+        description: "opt out of guard run's isolation",
+        breaks: &["build-sandboxed-under-sudo"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "--timeout 2700 ",
+                "--no-isolation-because \"harden-runner blocks egress\" --timeout 2700 ",
+            )
+        },
+    },
+    Mutation {
+        description: "run guard run in the work tree without --repo (.git stays writable)",
+        breaks: &["build-sandboxed-under-sudo"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                " run --repo \"$GITHUB_WORKSPACE/work\" \\\n",
+                " run \\\n",
+            )
+        },
+    },
+    Mutation {
+        description: "install guard where the build (runner user) can replace it",
+        breaks: &["build-sandboxed-under-sudo"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "sudo install -o root -g root -m 0555 ",
+                "install -m 0555 ",
+            )
+        },
+    },
+    Mutation {
+        description: "build online",
+        breaks: &["deps-fetched-before-sandbox"],
+        apply: |t| replace_in_job(t, BUILD_TEST, "--locked --offline", "--locked"),
+    },
+    Mutation {
+        description: "fetch the dependencies inside the patched tree (reads its .cargo/config.toml)",
+        breaks: &["deps-fetched-before-sandbox"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "          cd \"$RUNNER_TEMP\"\n          cargo fetch",
+                "          cd \"$GITHUB_WORKSPACE/work\"\n          cargo fetch",
+            )
+        },
+    },
+    Mutation {
+        description: "fetch into another CARGO_HOME than the build reads",
+        breaks: &["deps-fetched-before-sandbox"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "          CARGO_HOME: ${{ runner.temp }}/agent-team/cargo-home\n        run: |\n          cd",
+                "          CARGO_HOME: ${{ runner.temp }}/cargo-home\n        run: |\n          cd",
+            )
+        },
+    },
+    Mutation {
+        description: "fetch without --locked (the fetch may rewrite Cargo.lock)",
+        breaks: &["deps-fetched-before-sandbox"],
+        apply: |t| replace_in_job(t, BUILD_TEST, "cargo fetch --locked ", "cargo fetch "),
+    },
+    Mutation {
+        description: "read the decision from an output gate decide does not write",
+        breaks: &["gate-decision-wired"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                "steps.decide.outputs.gate }}",
+                "steps.decide.outputs.decision }}",
+            )
+        },
+    },
+    Mutation {
+        description: "save the decision as text (report check-run reads JSON)",
+        breaks: &["gate-decision-wired"],
+        apply: |t| replace_in_job(t, GATE, " --format json > ", " > "),
+    },
+    Mutation {
+        description: "require only build-test",
+        breaks: &["gate-decision-wired"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                "--require guard,build-test",
+                "--require build-test",
+            )
+        },
+    },
+    Mutation {
+        description: "send a commit input the plan does not have",
+        breaks: &["publication-from-plan"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                "'{query: $query, variables: {input: .input}}'",
+                "'{query: $query, variables: {input: {message: .message, fileChanges: .fileChanges}}}'",
+            )
+        },
+    },
+    Mutation {
+        description: "skip the plan's base check",
+        breaks: &["publication-from-plan"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                "\n              and .input.expectedHeadOid == $head",
+                "",
+            )
+        },
+    },
+    Mutation {
+        description: "plan without the repository",
+        breaks: &["publication-from-plan"],
+        apply: |t| replace_in_job(t, GATE, "--repository \"$GITHUB_REPOSITORY\" ", ""),
+    },
+    Mutation {
+        description: "take the PR title from a key the plan does not have",
+        breaks: &["publication-from-plan"],
+        apply: |t| replace_in_job(t, GATE, ".pull_request.title", ".pullRequest.title"),
+    },
+    Mutation {
+        description: "open the pull request ready for review",
+        breaks: &["publication-from-plan"],
+        apply: |t| replace_in_job(t, GATE, "draft: true}", "draft: false}"),
     },
     Mutation {
         description: "allow every endpoint",

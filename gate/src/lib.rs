@@ -2,11 +2,13 @@
 //! depends on (`toJSON(needs)`), keyed to a run id and a diff hash, the writers of its results,
 //! and the publication plan computed from trusted inputs. No process I/O here except
 //! [`github_output::StepOutputs::append_to`] and [`publish::prepare`], which runs the guard's git
-//! cross-check (read-only on the base checkout, a throwaway index for the applied diff).
+//! cross-check (read-only on the base checkout, a throwaway index for the applied diff), and
+//! [`local_run`], which plays the whole workflow on this machine by running the stage binaries.
 #![forbid(unsafe_code)]
 
 pub mod decide;
 pub mod github_output;
+pub mod local_run;
 pub mod output;
 pub mod publish;
 pub mod strict_json;

@@ -56,15 +56,30 @@
 //! - **This machine and CI containers running as root** (and unprivileged hosts that allow user
 //!   namespaces): the namespaces above; `--no-isolation-because` is not needed and must not be
 //!   passed.
-//! - **GitHub-hosted Ubuntu 24.04**: the job runs as `runner`; AppArmor restricts unprivileged user
-//!   namespaces, and root (sudo) is what harden-runner's `disable-sudo` removes. Decision: the
-//!   build-test job keeps sudo (no `disable-sudo`) and runs `sudo` + `guard run`, so the namespaces
-//!   are the primary network layer, and harden-runner `egress-policy: block` (>= v2.21.0, after the
-//!   silent audit fallback fix) is the second. Keeping sudo costs little there: the patch's code
-//!   only ever runs inside `guard run`, where it has no capability in the host's namespaces.
-//!   Caveat: the command is then root of its user namespace mapped to host root, so a checkout
-//!   owned by `runner` is not writable to it (chown the worktree to root first, or point
-//!   `CARGO_TARGET_DIR` elsewhere).
+//! - **GitHub-hosted Ubuntu 24.04**: the job runs as `runner`, and AppArmor
+//!   (`kernel.apparmor_restrict_unprivileged_userns=1`) strips every capability from a user
+//!   namespace that a process *without* `CAP_SYS_ADMIN` creates, so `unshare` cannot even write its
+//!   uid map. Decision: build-test keeps sudo (no harden-runner `disable-sudo`), and the trusted
+//!   step starts the root-owned, pre-built guard as
+//!   `sudo env PATH=… setpriv --reuid=<runner> --regid=<runner> --clear-groups
+//!   --inh-caps=+sys_admin --ambient-caps=+sys_admin -- guard run --repo …`. The guard then runs
+//!   as the runner user without supplementary groups (no `docker` group: docker access is root
+//!   access) holding `CAP_SYS_ADMIN` alone, which exempts its `unshare` from the AppArmor
+//!   restriction; it takes the unprivileged path above (a user namespace in stage 1, inner root
+//!   mapped to the runner user), and the ambient capability ends at the first user namespace. So
+//!   the namespaces are the primary network layer, and harden-runner `egress-policy: block` (with
+//!   build-test's probe that the block holds) is the second. The command is root only inside user
+//!   namespaces mapped to the runner user: it writes the runner-owned work tree as the runner
+//!   would, cannot write root-owned files, and setuid binaries such as `sudo` do not raise it
+//!   (their owner is not mapped). Never combine this with `--no-isolation-because`: its direct
+//!   fallback would inherit the ambient `CAP_SYS_ADMIN` (the workflow invariants forbid the flag).
+//!   Not verified on a hosted runner from here: that AppArmor's exemption is by capability (as
+//!   root's own namespaces rely on too).
+//!
+//!   Plain `sudo guard run` is worse and not used: as real root, stage 1 skips the user namespace
+//!   and stage 2's `--map-root-user` maps the command's root to host uid 0. It then has no
+//!   capability on the host but *owns* every root-owned file (`/etc/ld.so.preload`, `/etc/cron.d`,
+//!   `/usr/bin`), so it can plant code that a real root process outside the namespaces runs later.
 //! - **Where namespaces are impossible** (e.g. `disable-sudo` is kept): `--no-isolation-because
 //!   "<reason>"` is an explicit, logged opt-out: the guard still tries the namespaces first and
 //!   falls back only when they cannot be established; the environment scrubbing, fresh `HOME`,

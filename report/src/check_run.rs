@@ -17,15 +17,33 @@ pub const DEFAULT_CHECK_NAME: &str = "agent-team-apply / gate";
 /// GitHub's limit on `output.summary` and `output.text`, applied in bytes (the stricter reading).
 pub const OUTPUT_MAX_BYTES: usize = 65535;
 
-/// The gate's decision document. Unknown fields are accepted (a later gate may add some); the
-/// ones below are required.
+/// The gate's decision document as `gate decide --format json` writes it (`gate/src/output/
+/// json_v1.rs`). Unknown fields are accepted (a later gate may add some, and `required`/`jobs`
+/// are not needed here); the ones below are required.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct GateDecision {
     pub schema: String,
-    pub pass: bool,
+    /// `pass` or `fail`; anything else is refused by [`parse_decision`].
+    pub gate: String,
     pub run_id: String,
     pub diff_sha256: String,
-    pub reasons: Vec<String>,
+    pub reasons: Vec<GateReason>,
+}
+
+/// One reason the gate failed.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct GateReason {
+    /// Stable reason code, e.g. `job-not-successful`.
+    pub code: String,
+    #[serde(default)]
+    pub job: Option<String>,
+    pub message: String,
+}
+
+impl GateDecision {
+    pub fn pass(&self) -> bool {
+        self.gate == "pass"
+    }
 }
 
 /// Why a check-run body could not be built.
@@ -36,6 +54,8 @@ pub enum CheckRunError {
     Json(#[from] serde_json::Error),
     #[error("unknown gate decision schema {found:?} (expected {GATE_DECISION_SCHEMA:?})")]
     Schema { found: String },
+    #[error("gate decision gate {found:?} is neither \"pass\" nor \"fail\"")]
+    Gate { found: String },
     #[error("gate decision run_id {found:?} is empty, too long or has hidden characters")]
     RunId { found: String },
     #[error("gate decision diff_sha256 {found:?} is not a 64-digit hex SHA-256")]
@@ -54,6 +74,11 @@ pub fn parse_decision(json: &str) -> Result<GateDecision, CheckRunError> {
     if decision.schema != GATE_DECISION_SCHEMA {
         return Err(CheckRunError::Schema {
             found: decision.schema,
+        });
+    }
+    if decision.gate != "pass" && decision.gate != "fail" {
+        return Err(CheckRunError::Gate {
+            found: decision.gate,
         });
     }
     if decision.run_id.is_empty()
@@ -134,12 +159,12 @@ pub fn build(
         });
     }
 
-    let (word, conclusion) = if decision.pass {
+    let (word, conclusion) = if decision.pass() {
         ("pass", "success")
     } else {
         ("fail", "failure")
     };
-    let title = if decision.pass {
+    let title = if decision.pass() {
         "Gate passed".to_string()
     } else {
         format!("Gate failed: {} reason(s)", decision.reasons.len())
@@ -155,7 +180,8 @@ pub fn build(
         text.push_str("No reasons recorded.\n");
     }
     for reason in &decision.reasons {
-        text.push_str(&format!("- {}\n", escape_markdown(reason)));
+        let line = format!("{}: {}", reason.code, reason.message);
+        text.push_str(&format!("- {}\n", escape_markdown(&line)));
     }
 
     Ok(CheckRunRequest {

@@ -9,12 +9,20 @@ use serde_json::{Value, json};
 
 const HEAD: &str = "0123456789abcdef0123456789abcdef01234567";
 
+/// The shape `gate decide --format json` writes (`agent-team-apply/gate-decision/v1`); each
+/// reason gets the code `job-not-successful`.
 fn decision(pass: bool, reasons: &[&str]) -> Value {
+    let reasons: Vec<Value> = reasons
+        .iter()
+        .map(|message| json!({"code": "job-not-successful", "job": null, "message": message}))
+        .collect();
     json!({
         "schema": "agent-team-apply/gate-decision/v1",
-        "pass": pass,
+        "gate": if pass { "pass" } else { "fail" },
         "run_id": "9876543210",
         "diff_sha256": SHA,
+        "required": ["guard", "build-test"],
+        "jobs": [],
         "reasons": reasons,
     })
 }
@@ -72,8 +80,8 @@ fn failing_decision_body_escapes_reasons() {
     assert_eq!(body["output"]["title"], "Gate failed: 2 reason(s)");
     assert_eq!(
         body["output"]["text"],
-        "### Reasons\n\n- job &#96;build&#45;test&#96; result&#58;&#8205; failure\n\
-         - unexpected job \"x&#124;y\" &#64;&#8205;org/team &#35;&#8205;1&#92;u{a}&#45; &#91; &#93; injected\n"
+        "### Reasons\n\n- job&#45;not&#45;successful&#58;&#8205; job &#96;build&#45;test&#96; result&#58;&#8205; failure\n\
+         - job&#45;not&#45;successful&#58;&#8205; unexpected job \"x&#124;y\" &#64;&#8205;org/team &#35;&#8205;1&#92;u{a}&#45; &#91; &#93; injected\n"
     );
 }
 
@@ -97,7 +105,7 @@ fn uppercase_head_sha_is_normalised() {
 #[test]
 fn unknown_fields_are_accepted_for_forward_compatibility() {
     let mut d = decision(true, &[]);
-    d["jobs"] = json!({"guard": "success"});
+    d["added_later"] = json!({"guard": "success"});
     let out = check_run(&d.to_string(), &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
 }
@@ -114,7 +122,7 @@ fn long_output_is_cut_to_githubs_limit_on_a_char_boundary() {
         "{}",
         text.len()
     );
-    assert!(text.starts_with("### Reasons\n\n- éé"));
+    assert!(text.starts_with("### Reasons\n\n- job&#45;not&#45;successful&#58;&#8205; éé"));
     assert!(
         text.contains("_Truncated: "),
         "{}",
@@ -142,11 +150,17 @@ fn invalid_inputs_exit_2() {
             vec![],
             "unknown gate decision schema",
         ),
-        (with("pass", "true".into()), vec![], "invalid type"),
+        (with("gate", true.into()), vec![], "invalid type"),
+        (
+            with("gate", "PASS".into()),
+            vec![],
+            "neither \"pass\" nor \"fail\"",
+        ),
+        (with("reasons", json!(["a string"])), vec![], "invalid type"),
         (with("diff_sha256", "nope".into()), vec![], "diff_sha256"),
         (with("run_id", "".into()), vec![], "run_id"),
         (with("run_id", "1\n2".into()), vec![], "run_id"),
-        (without("pass"), vec![], "missing field `pass`"),
+        (without("gate"), vec![], "missing field `gate`"),
         (without("reasons"), vec![], "missing field `reasons`"),
         (without("run_id"), vec![], "missing field `run_id`"),
         (

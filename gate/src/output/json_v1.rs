@@ -93,3 +93,39 @@ impl DecisionDoc {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+    use crate::decide::decide;
+
+    const SHA: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    /// `report check-run --decision` consumes exactly this document: both sides of the contract.
+    #[test]
+    fn report_check_run_reads_the_decision_document() {
+        for (needs, pass) in [
+            (
+                r#"{"guard":{"result":"success"},"build-test":{"result":"success"}}"#,
+                true,
+            ),
+            (
+                r#"{"guard":{"result":"success"},"build-test":{"result":"failure"}}"#,
+                false,
+            ),
+        ] {
+            let decision = decide(needs.as_bytes(), &["guard", "build-test"], "42", SHA);
+            let doc = DecisionDoc::from_decision(&decision);
+            let read = report::check_run::parse_decision(&doc.to_json()).unwrap();
+            assert_eq!(read.pass(), pass);
+            assert_eq!(read.run_id, "42");
+            assert_eq!(read.diff_sha256, SHA);
+            assert_eq!(read.reasons.len(), doc.reasons.len());
+            for (r, d) in read.reasons.iter().zip(&doc.reasons) {
+                assert_eq!((&r.code, &r.message), (&d.code, &d.message));
+            }
+        }
+    }
+}
