@@ -116,6 +116,8 @@ pub enum ParseErrorKind {
     BadHunkLine { found: String },
     #[error("`\\ No newline at end of file` is misplaced")]
     MisplacedNoNewline,
+    #[error("the hunk changes nothing (its old and new sides are the same lines)")]
+    HunkChangesNothing,
     #[error("hunks out of order or overlapping")]
     HunkOrder,
     #[error("file patch changes nothing")]
@@ -822,6 +824,9 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
     let mut old_ended = false;
     let mut new_ended = false;
     let mut next_old_min = 0u64;
+    // Reused across hunks: slices into the input, never copies.
+    let mut old_lines: Vec<&[u8]> = Vec::new();
+    let mut new_lines: Vec<&[u8]> = Vec::new();
     while let Some(line) = lines.peek() {
         if !line.starts_with(b"@@ ") {
             break;
@@ -838,6 +843,11 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
         let (mut old_left, mut new_left) = (hunk.old_count, hunk.new_count);
         // The side(s) the previous body line belonged to, for `\ No newline`.
         let mut last: Option<(bool, bool)> = None;
+        // Each side's lines (and whether it ends without a newline): a hunk whose two sides are
+        // equal changes nothing, and git refuses one without any `-` or `+` line.
+        old_lines.clear();
+        new_lines.clear();
+        let (mut old_no_newline, mut new_no_newline) = (false, false);
         while let Some(l) = lines.peek() {
             let ln = lines.number();
             if l.first() == Some(&b'\\') {
@@ -852,6 +862,8 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
                 }
                 old_ended |= old_side;
                 new_ended |= new_side;
+                old_no_newline |= old_side;
+                new_no_newline |= new_side;
                 lines.advance()?;
                 continue;
             }
@@ -870,14 +882,16 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
             {
                 return Err(err(ln, ParseErrorKind::HunkCount));
             }
+            let content = l.get(1..).unwrap_or_default();
             if old_side {
                 old_left -= 1;
+                old_lines.push(content);
             }
             if new_side {
                 new_left -= 1;
+                new_lines.push(content);
             }
             if patch.content_issue.is_none() {
-                let content = l.get(1..).unwrap_or_default();
                 // A CR before the newline is content of a CRLF file, not a header.
                 let kind = if content.contains(&0) {
                     Some(ContentIssueKind::Nul)
@@ -895,6 +909,9 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
         }
         if old_left != 0 || new_left != 0 {
             return Err(err(lines.number(), ParseErrorKind::HunkCount));
+        }
+        if old_lines == new_lines && old_no_newline == new_no_newline {
+            return Err(err(hunk.line, ParseErrorKind::HunkChangesNothing));
         }
         patch.hunks.push(hunk);
     }
@@ -1100,6 +1117,24 @@ mod tests {
         assert_eq!(
             parse_err(b"diff --git a/x b/x\nold mode 100644\nnew mode 100755"),
             ParseErrorKind::NoFinalNewline
+        );
+    }
+
+    #[test]
+    fn hunks_that_change_nothing_are_rejected() {
+        // Context only: git refuses it ("corrupt patch").
+        let k = parse_err(b"diff --git a/f b/f\nindex 7898192..7898192 100644\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n a\n");
+        assert_eq!(k, ParseErrorKind::HunkChangesNothing);
+        // Removes and re-adds the same line: git applies it and nothing changes.
+        let k = parse_err(b"diff --git a/f b/f\nindex 7898192..7898192 100644\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+a\n");
+        assert_eq!(k, ParseErrorKind::HunkChangesNothing);
+        // The same line with and without its final newline is a change.
+        parse_ok(
+            "diff --git a/f b/f\nindex 7898192..78981922 100644\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+a\n\\ No newline at end of file\n",
+        );
+        // Moving a line is a change.
+        parse_ok(
+            "diff --git a/f b/f\nindex 7898192..78981922 100644\n--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n-a\n b\n+a\n",
         );
     }
 
