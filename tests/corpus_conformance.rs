@@ -200,15 +200,21 @@ fn guard_never_accepts_what_git_refuses_and_agrees_on_what_it_accepts() {
         "conformance failures:\n{}",
         failures.join("\n")
     );
-    // The benign cases in git's canonical form must pass; a gate that rejects them gets switched off.
+    // The cases in the canonical form `git diff` writes, inside the default policy, must pass: a
+    // gate that rejects them gets switched off.
     for must in [
-        "031-git-create-with-tab",
         "033-utf8-octal-quoted-dir",
         "036-rename-with-hunk-exec",
-        "039-criss-cross-swap",
+        "040-rename-only-subdir",
+        "041-copy-with-hunk",
+        "044-delete-empty-in-dir-with-trailing-space",
         "046-git-create-plain",
+        "076-git-create-with-spaces-trailing-tab",
     ] {
-        let _ = must;
+        assert!(
+            accepted.iter().any(|a| a == must),
+            "{must} is canonical and benign but was rejected"
+        );
     }
     eprintln!(
         "accepted {} of {} corpus cases: {accepted:?}",
