@@ -144,6 +144,8 @@ struct Lines<'a> {
     /// Start of the line after the current one, or `None` past the end.
     next_start: Option<usize>,
     current: Option<&'a [u8]>,
+    /// Byte offset of the current line (the input's length past the end).
+    current_start: usize,
     /// 1-based number of the current line.
     number: usize,
     max_line_bytes: usize,
@@ -155,6 +157,7 @@ impl<'a> Lines<'a> {
         let mut lines = Lines {
             body,
             next_start: Some(0),
+            current_start: 0,
             current: None,
             number: 0,
             max_line_bytes,
@@ -170,10 +173,15 @@ impl<'a> Lines<'a> {
     fn number(&self) -> usize {
         self.number
     }
+    /// Byte offset of the line `peek` returns (the input's length past the end).
+    fn offset(&self) -> usize {
+        self.current_start
+    }
     fn advance(&mut self) -> Result<(), ParseError> {
         self.number += 1;
         let Some(start) = self.next_start else {
             self.current = None;
+            self.current_start = self.body.len();
             return Ok(());
         };
         let rest = &self.body[start..];
@@ -192,6 +200,7 @@ impl<'a> Lines<'a> {
         }
         self.longest = self.longest.max(line.len());
         self.current = Some(line);
+        self.current_start = start;
         self.next_start = next;
         Ok(())
     }
@@ -840,6 +849,7 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
         }
         next_old_min = hunk.old_start.saturating_add(hunk.old_count);
         lines.advance()?;
+        let (body_start, body_line) = (lines.offset(), lines.number());
         let (mut old_left, mut new_left) = (hunk.old_count, hunk.new_count);
         // The side(s) the previous body line belonged to, for `\ No newline`.
         let mut last: Option<(bool, bool)> = None;
@@ -891,24 +901,15 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
                 new_left -= 1;
                 new_lines.push(content);
             }
-            if patch.content_issue.is_none() {
-                // A CR before the newline is content of a CRLF file, not a header.
-                let kind = if content.contains(&0) {
-                    Some(ContentIssueKind::Nul)
-                } else if std::str::from_utf8(content).is_err() {
-                    Some(ContentIssueKind::NotUtf8)
-                } else {
-                    None
-                };
-                if let Some(kind) = kind {
-                    patch.content_issue = Some(ContentIssue { line: ln, kind });
-                }
-            }
             last = Some((old_side, new_side));
             lines.advance()?;
         }
         if old_left != 0 || new_left != 0 {
             return Err(err(lines.number(), ParseErrorKind::HunkCount));
+        }
+        if patch.content_issue.is_none() {
+            let end = lines.offset().min(lines.body.len());
+            patch.content_issue = content_issue(&lines.body[body_start..end], body_line);
         }
         if old_lines == new_lines && old_no_newline == new_no_newline {
             return Err(err(hunk.line, ParseErrorKind::HunkChangesNothing));
@@ -924,6 +925,31 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
             ParseErrorKind::BadHunkLine { found: show(l) },
         )),
     }
+}
+
+/// The first line of a hunk body (starting at line `first_line`) whose content is not UTF-8 text
+/// or holds a NUL. Every line boundary is an ASCII newline, so the body as a whole is valid UTF-8
+/// exactly when each line is: one pass over the whole body decides the common case.
+fn content_issue(body: &[u8], first_line: usize) -> Option<ContentIssue> {
+    if memchr::memchr(0, body).is_none() && std::str::from_utf8(body).is_ok() {
+        return None;
+    }
+    body.split(|&b| b == b'\n')
+        .enumerate()
+        .find_map(|(i, line)| {
+            // A CR before the newline is content of a CRLF file, not a header.
+            let kind = if line.contains(&0) {
+                ContentIssueKind::Nul
+            } else if std::str::from_utf8(line).is_err() {
+                ContentIssueKind::NotUtf8
+            } else {
+                return None;
+            };
+            Some(ContentIssue {
+                line: first_line + i,
+                kind,
+            })
+        })
 }
 
 /// `@@ -a[,b] +c[,d] @@[ section]`
