@@ -36,16 +36,7 @@ fn command(violation: &ViolationDoc) -> String {
     let title = format!("guard: {}", neutralize(&violation.rule));
     properties.push(format!("title={}", escape_workflow_property(&title)));
 
-    let mut message = neutralize(&violation.message);
-    if let (Some(old), Some(_)) = (&violation.old_path, &violation.path) {
-        message.push_str(&format!(" (old path: {})", neutralize(old)));
-    }
-    if let Some(line) = violation.line {
-        message.push_str(&format!(" (diff line {line})"));
-    }
-    if let Some(entry) = &violation.policy_entry {
-        message.push_str(&format!(" (policy: {})", neutralize(entry)));
-    }
+    let message = crate::verdict::violation_message(violation);
     format!(
         "::error {}::{}\n",
         properties.join(","),

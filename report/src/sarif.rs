@@ -185,16 +185,7 @@ fn result(violation: &ViolationDoc) -> SarifResult {
         Some(known) => known.name.to_string(),
         None => neutralize(&violation.rule),
     };
-    let mut message = neutralize(&violation.message);
-    if let (Some(old), Some(_)) = (&violation.old_path, &violation.path) {
-        message.push_str(&format!(" (old path: {})", neutralize(old)));
-    }
-    if let Some(line) = violation.line {
-        message.push_str(&format!(" (diff line {line})"));
-    }
-    if let Some(entry) = &violation.policy_entry {
-        message.push_str(&format!(" (policy: {})", neutralize(entry)));
-    }
+    let message = crate::verdict::violation_message(violation);
     let locations = violation
         .path
         .as_deref()

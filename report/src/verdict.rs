@@ -5,7 +5,7 @@
 //! understand: an unknown `schema`, verdict word or mode, a malformed hash, or an `accept` that
 //! carries violations is an error, not something to render.
 
-use guard::output::json_v1::{SCHEMA, VerdictDoc};
+use guard::output::json_v1::{SCHEMA, VerdictDoc, ViolationDoc};
 use guard::rules::{RULES, Rule};
 
 /// Why a verdict document was refused.
@@ -53,6 +53,23 @@ pub fn parse(json: &str) -> Result<VerdictDoc, VerdictError> {
 
 /// The registered rule with this id, if any. Renderers build rule links from the registry only,
 /// never from the document's `docs` field, so a forged document cannot plant a link.
+/// A violation's message with its evidence (old path, diff line, policy entry), every part
+/// neutralized; the sink-specific escaping comes after.
+pub fn violation_message(violation: &ViolationDoc) -> String {
+    use crate::escape::neutralize;
+    let mut message = neutralize(&violation.message);
+    if let (Some(old), Some(_)) = (&violation.old_path, &violation.path) {
+        message.push_str(&format!(" (old path: {})", neutralize(old)));
+    }
+    if let Some(line) = violation.line {
+        message.push_str(&format!(" (diff line {line})"));
+    }
+    if let Some(entry) = &violation.policy_entry {
+        message.push_str(&format!(" (policy: {})", neutralize(entry)));
+    }
+    message
+}
+
 pub fn rule(id: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.name == id)
 }
