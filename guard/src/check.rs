@@ -65,10 +65,27 @@ pub fn check(req: &CheckRequest<'_>) -> Result<Verdict, CheckError> {
 
 /// Like [`check`], keeping the throwaway index when git applied the diff.
 pub fn check_keeping_index(req: &CheckRequest<'_>) -> Result<Checked, CheckError> {
+    check_with_digest(req, hash::sha256(req.diff))
+}
+
+/// Like [`check`], for a diff whose SHA-256 was computed while it was read. The digest is used
+/// only when `req.diff` is the very buffer `hashed` holds; otherwise it is computed again.
+pub fn check_hashed(
+    req: &CheckRequest<'_>,
+    hashed: &hash::HashedDiff,
+) -> Result<Verdict, CheckError> {
+    let digest = if std::ptr::eq(req.diff, hashed.bytes()) {
+        *hashed.digest()
+    } else {
+        hash::sha256(req.diff)
+    };
+    check_with_digest(req, digest).map(|c| c.verdict)
+}
+
+fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked, CheckError> {
     let expected = hash::parse_sha256(req.expected_sha256)
         .ok_or_else(|| CheckError::BadExpectedHash(req.expected_sha256.to_string()))?;
     let scope = Scope::new(req.scope)?;
-    let digest = hash::sha256(req.diff);
     let mut verdict = Verdict {
         diff_sha256: hash::to_hex(&digest),
         // Becomes git-cross-checked only once git's reading has been compared.

@@ -18,3 +18,13 @@ pub fn parse<C: clap::Parser>() -> Result<C, ExitCode> {
         }
     })
 }
+
+/// Write `text` to standard output. A closed or failing stdout is an I/O error for the caller to
+/// turn into exit 2, not a panic (`print!` panics on a broken pipe).
+pub fn emit(text: &str) -> Result<(), String> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| format!("cannot write to standard output: {e}"))
+}

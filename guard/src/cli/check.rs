@@ -1,11 +1,11 @@
 //! `guard check`: validate a candidate diff as data.
 
-use std::io::Read;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use guard::check::{CheckRequest, RepoBase, check};
+use guard::check::{CheckRequest, RepoBase, check_hashed};
+use guard::hash::HashedDiff;
 use guard::output::{json_v1::VerdictDoc, text};
 use guard::policy::Policy;
 
@@ -57,26 +57,22 @@ pub fn load_policy(path: Option<&PathBuf>) -> Result<Policy, String> {
 /// Read the diff from a file or standard input, at most `limit + 1` bytes: anything longer is
 /// over the limit whatever follows.
 pub fn read_diff(source: &str, limit: u64) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
+    read_hashed_diff(source, limit).map(HashedDiff::into_bytes)
+}
+
+/// Read the diff (at most `limit + 1` bytes: anything longer is over the limit whatever follows),
+/// hashing it while it is read.
+pub fn read_hashed_diff(source: &str, limit: u64) -> Result<HashedDiff, String> {
+    let cap = limit.saturating_add(1);
     let result = if source == "-" {
-        std::io::stdin()
-            .lock()
-            .take(limit.saturating_add(1))
-            .read_to_end(&mut bytes)
+        HashedDiff::read(std::io::stdin().lock(), 0, cap)
     } else {
         std::fs::File::open(source).and_then(|f| {
-            // One allocation of the right size: a large diff is not copied while the buffer grows.
-            let size = f
-                .metadata()
-                .map(|m| m.len())
-                .unwrap_or(0)
-                .min(limit.saturating_add(1));
-            bytes.reserve_exact(usize::try_from(size).unwrap_or(0));
-            f.take(limit.saturating_add(1)).read_to_end(&mut bytes)
+            let size = f.metadata().map(|m| m.len()).unwrap_or(0);
+            HashedDiff::read(f, size, cap)
         })
     };
-    result.map_err(|e| format!("cannot read diff {}: {e}", guard::escape::terminal(source)))?;
-    Ok(bytes)
+    result.map_err(|e| format!("cannot read diff {}: {e}", guard::escape::terminal(source)))
 }
 
 pub fn run(args: CheckArgs) -> u8 {
@@ -93,14 +89,12 @@ fn run_inner(args: CheckArgs) -> Result<u8, String> {
     let policy = load_policy(args.policy.as_ref())?;
     let (diff, expected, scope) = if args.sample {
         let scope = SAMPLE_SCOPE.iter().map(|s| s.to_string()).collect();
-        (
-            SAMPLE_DIFF.to_vec(),
-            guard::hash::sha256_hex(SAMPLE_DIFF),
-            scope,
-        )
+        let diff = HashedDiff::new(SAMPLE_DIFF.to_vec());
+        let expected = guard::hash::to_hex(diff.digest());
+        (diff, expected, scope)
     } else {
         let source = args.diff.as_deref().unwrap_or("-");
-        let diff = read_diff(source, policy.limits.max_diff_bytes)?;
+        let diff = read_hashed_diff(source, policy.limits.max_diff_bytes)?;
         (
             diff,
             args.expected_sha256.clone().unwrap_or_default(),
@@ -108,14 +102,14 @@ fn run_inner(args: CheckArgs) -> Result<u8, String> {
         )
     };
     if args.sample && matches!(args.format, Format::Text) {
-        println!(
-            "Checking the bundled sample diff (fixtures/sample/accept.diff) with scope {}",
+        guard::cli_args::emit(&format!(
+            "Checking the bundled sample diff (fixtures/sample/accept.diff) with scope {}\n",
             SAMPLE_SCOPE.join(", ")
-        );
+        ))?;
     }
     let base = args.base.clone().unwrap_or_else(|| "HEAD".to_string());
     let request = CheckRequest {
-        diff: &diff,
+        diff: diff.bytes(),
         expected_sha256: &expected,
         scope: &scope,
         policy: &policy,
@@ -124,15 +118,15 @@ fn run_inner(args: CheckArgs) -> Result<u8, String> {
             .as_deref()
             .map(|dir| RepoBase { dir, base: &base }),
     };
-    let verdict = check(&request).map_err(|e| e.to_string())?;
+    let verdict = check_hashed(&request, &diff).map_err(|e| e.to_string())?;
     let doc = VerdictDoc::from_verdict(&verdict);
     if let Some(path) = &args.verdict_out {
         std::fs::write(path, doc.to_json())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     match args.format {
-        Format::Text => print!("{}", text::render(&verdict)),
-        Format::Json => print!("{}", doc.to_json()),
+        Format::Text => guard::cli_args::emit(&text::render(&verdict))?,
+        Format::Json => guard::cli_args::emit(&doc.to_json())?,
     }
     Ok(if verdict.accepted() {
         crate::EXIT_ACCEPT
