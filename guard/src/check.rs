@@ -426,11 +426,13 @@ fn present(p: &FilePatch) -> Option<&[u8]> {
     }
 }
 
-/// The spelling a case-insensitive file system (macOS, Windows) would resolve `path` to, for
-/// collision checks: lower case, without the code points HFS+ ignores.
+/// The spelling a case- and normalization-insensitive file system (macOS, Windows) would resolve
+/// `path` to, for collision checks: canonically decomposed (`é` and `e` + U+0301 are one name on
+/// macOS), lower case, without the code points HFS+ ignores.
 fn fold(path: &[u8]) -> String {
+    use unicode_normalization::UnicodeNormalization;
     String::from_utf8_lossy(path)
-        .chars()
+        .nfd()
         .filter(|c| !crate::escape::is_suspicious(*c))
         .flat_map(char::to_lowercase)
         .collect()
@@ -526,7 +528,7 @@ fn check_structure(parsed: &CandidateDiff, out: &mut Vec<Violation>) {
                 new,
                 RuleId::PathConflict,
                 format!(
-                    "differs only in case from {}, which the diff also creates",
+                    "differs only in case or Unicode normalization from {}, which the diff also creates",
                     display_bytes(other)
                 ),
             ));
@@ -636,7 +638,7 @@ fn cross_check(
                 new,
                 RuleId::PathConflict,
                 format!(
-                    "differs only in case from {}, which exists in the base tree",
+                    "differs only in case or Unicode normalization from {}, which exists in the base tree",
                     display_bytes(existing)
                 ),
             ));
