@@ -72,15 +72,15 @@ fn run_inner(args: ApplyArgs) -> Result<u8, String> {
         std::fs::write(path, VerdictDoc::from_verdict(verdict).to_json())
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    print!("{}", text::render(verdict));
-    match &outcome {
-        Applied::Applied { base_commit, .. } => println!(
-            "APPLIED: {} file(s) onto {base_commit} in {}",
+    let summary = match &outcome {
+        Applied::Applied { base_commit, .. } => format!(
+            "APPLIED: {} file(s) onto {base_commit} in {}\n",
             verdict.files.len(),
             guard::escape::terminal(&args.repo.to_string_lossy())
         ),
-        Applied::Rejected(_) => println!("NOT APPLIED: the diff was rejected"),
-    }
+        Applied::Rejected(_) => "NOT APPLIED: the diff was rejected\n".to_string(),
+    };
+    guard::cli_args::emit(&format!("{}{summary}", text::render(verdict)))?;
     Ok(code)
 }
 

@@ -191,8 +191,8 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
         findings: findings.iter().map(FindingDoc::from_finding).collect(),
     };
     match args.format {
-        Format::Json => print!("{}", doc.to_json()),
-        Format::Text => print!("{}", render_text(&doc, &findings)),
+        Format::Json => guard::cli_args::emit(&doc.to_json())?,
+        Format::Text => guard::cli_args::emit(&render_text(&doc, &findings))?,
     }
     Ok(if passed {
         crate::EXIT_ACCEPT
