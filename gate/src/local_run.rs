@@ -552,6 +552,27 @@ fn scope_args() -> Vec<OsString> {
     SCOPE.iter().flat_map(|g| [os("--scope"), os(g)]).collect()
 }
 
+/// `<subcommand> --diff F --expected-sha256 H --scope ... --repo R --base B`: what every stage that
+/// re-verifies the diff against a checkout of the base is given.
+fn diff_stage_args(
+    subcommand: &str,
+    diff_file: &Path,
+    expected: &str,
+    repo: &Path,
+    base: &str,
+) -> Vec<OsString> {
+    let mut args = vec![
+        os(subcommand),
+        os("--diff"),
+        os(diff_file),
+        os("--expected-sha256"),
+        os(expected),
+    ];
+    args.extend(scope_args());
+    args.extend([os("--repo"), os(repo), os("--base"), os(base)]);
+    args
+}
+
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
     let bytes = std::fs::read(path).ok()?;
     serde_json::from_slice(&bytes).ok()
@@ -714,19 +735,8 @@ fn job_guard(
     run.checkout(origin, &checkout, base)?;
     let diff_file = run.fetch_diff(&dir, diff, expected)?;
     let verdict = dir.join("verdict.json");
-    let mut args = vec![
-        os("check"),
-        os("--diff"),
-        os(&diff_file),
-        os("--expected-sha256"),
-        os(expected),
-    ];
-    args.extend(scope_args());
+    let mut args = diff_stage_args("check", &diff_file, expected, &checkout, base);
     args.extend([
-        os("--repo"),
-        os(&checkout),
-        os("--base"),
-        os(base),
         os("--format"),
         os("json"),
         os("--verdict-out"),
@@ -799,22 +809,8 @@ fn job_build_test(
     let mut all_ok = true;
 
     // Step `apply`: guard apply, then the tree check that writes the baseline.
-    let mut args = vec![
-        os("apply"),
-        os("--diff"),
-        os(&diff_file),
-        os("--expected-sha256"),
-        os(expected),
-    ];
-    args.extend(scope_args());
-    args.extend([
-        os("--repo"),
-        os(&work),
-        os("--base"),
-        os(base),
-        os("--verdict-out"),
-        os(&verdict),
-    ]);
+    let mut args = diff_stage_args("apply", &diff_file, expected, &work, base);
+    args.extend([os("--verdict-out"), os(&verdict)]);
     let (end, _) = run.stage("guard apply", &guard, args, None)?;
     let evidence = read_json::<VerdictDoc>(&verdict)
         .map(|d| verdict_evidence(&d))
@@ -1083,25 +1079,20 @@ fn job_gate_and_pr(run: &mut Run<'_>, inputs: &GateInputs<'_>) -> Result<bool, L
     let diff_file = run.fetch_diff(&dir, inputs.diff, inputs.expected)?;
     let plan_file = dir.join("plan.json");
     let branch = format!("agent-team/{}", inputs.task_id);
-    let mut args = vec![
-        os("publish-plan"),
-        os("--repo"),
-        os(&trusted),
-        os("--base"),
-        os(inputs.base),
-        os("--diff"),
-        os(&diff_file),
-        os("--expected-sha256"),
-        os(inputs.expected),
+    let mut args = diff_stage_args(
+        "publish-plan",
+        &diff_file,
+        inputs.expected,
+        &trusted,
+        inputs.base,
+    );
+    args.extend([
         os("--branch"),
         os(&branch),
         os("--base-branch"),
         os(BASE_BRANCH),
         os("--repository"),
         os(REPOSITORY),
-    ];
-    args.extend(scope_args());
-    args.extend([
         os("--task-id"),
         os(inputs.task_id),
         os("--run-id"),

@@ -30,7 +30,7 @@ use guard::git::{GitError, GitRepo, RawChange};
 use guard::hash;
 use guard::output::json_v1::VerdictDoc;
 use guard::policy::Policy;
-use guard::verdict::{FileEntry, Status, Verdict};
+use guard::verdict::{FileEntry, Verdict};
 
 use crate::decide::valid_run_id;
 use crate::output::publish_plan_v1::{
@@ -516,67 +516,22 @@ fn rejected(verdict: Verdict, reasons: Vec<PlanReason>) -> Outcome {
     Outcome::Rejected(Box::new(Rejection { verdict, reasons }))
 }
 
-/// The raw changes the verdict implies, as `git diff-index --no-renames` reports them: a rename is
-/// a deletion and an addition, a copy an addition.
-fn implied_changes(files: &[FileEntry]) -> Result<BTreeSet<RawChange>, String> {
-    let mut set = BTreeSet::new();
-    for f in files {
-        let path_of = |p: &Option<String>| {
-            p.as_ref()
-                .map(|p| p.as_bytes().to_vec())
-                .ok_or_else(|| format!("a {:?} entry names no path", f.status))
-        };
-        let mode_of =
-            |m: Option<u32>| m.ok_or_else(|| format!("a {:?} entry has no mode", f.status));
-        let add = |set: &mut BTreeSet<RawChange>| -> Result<(), String> {
-            set.insert(RawChange {
-                status: 'A',
-                old_mode: 0,
-                new_mode: mode_of(f.new_mode)?,
-                path: path_of(&f.new_path)?,
-            });
-            Ok(())
-        };
-        let delete = |set: &mut BTreeSet<RawChange>| -> Result<(), String> {
-            set.insert(RawChange {
-                status: 'D',
-                old_mode: mode_of(f.old_mode)?,
-                new_mode: 0,
-                path: path_of(&f.old_path)?,
-            });
-            Ok(())
-        };
-        match f.status {
-            Status::Added | Status::Copied => add(&mut set)?,
-            Status::Deleted => delete(&mut set)?,
-            Status::Renamed => {
-                delete(&mut set)?;
-                add(&mut set)?;
-            }
-            Status::Modified => {
-                set.insert(RawChange {
-                    status: 'M',
-                    old_mode: mode_of(f.old_mode)?,
-                    new_mode: mode_of(f.new_mode)?,
-                    path: path_of(&f.new_path)?,
-                });
-            }
-        }
-    }
-    Ok(set)
-}
-
 /// Every verdict file must map to index changes and every index change to a verdict file.
 fn compare_with_index(files: &[FileEntry], changes: &[RawChange]) -> Vec<PlanReason> {
-    let implied = match implied_changes(files) {
-        Ok(implied) => implied,
-        Err(message) => {
-            return vec![PlanReason {
-                code: PlanReasonCode::IndexDisagrees,
-                path: None,
-                message,
-            }];
-        }
+    // An accepted verdict's paths are the real ones (their display form is the path itself).
+    let implied = guard::check::index_changes(files.iter().map(|f| guard::check::FileChange {
+        status: f.status,
+        old_path: f.old_path.as_deref().map(str::as_bytes),
+        new_path: f.new_path.as_deref().map(str::as_bytes),
+        old_mode: f.old_mode,
+        new_mode: f.new_mode,
+    }));
+    let Some(implied) = implied else {
+        return vec![PlanReason {
+            code: PlanReasonCode::IndexDisagrees,
+            path: None,
+            message: "a file of the verdict names no path or mode".to_owned(),
+        }];
     };
     let actual: BTreeSet<RawChange> = changes.iter().cloned().collect();
     let mut reasons = Vec::new();
@@ -716,6 +671,7 @@ fn plan_doc(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+    use guard::verdict::Status;
 
     #[test]
     fn branch_names() {

@@ -136,40 +136,23 @@ fn main() {
         &["git", "apply", "--check", diff_arg],
         &repo,
     );
-    let parser_only = measure(
-        "guard check (parser-only)",
-        runs,
-        0,
-        &[
-            guard,
-            "check",
-            "--diff",
-            diff_arg,
-            "--expected-sha256",
-            &sha,
-            "--scope",
-            "src/**",
-        ],
-        &repo,
-    );
-    let cross = measure(
-        "guard check --repo",
-        runs,
-        0,
-        &[
-            guard,
-            "check",
-            "--diff",
-            diff_arg,
-            "--expected-sha256",
-            &sha,
-            "--scope",
-            "src/**",
-            "--repo",
-            repo_arg,
-        ],
-        &repo,
-    );
+    let check_args = [
+        guard,
+        "check",
+        "--diff",
+        diff_arg,
+        "--expected-sha256",
+        &sha,
+        "--scope",
+        "src/**",
+    ];
+    let parser_only = measure("guard check (parser-only)", runs, 0, &check_args, &repo);
+    let cross_args: Vec<&str> = check_args
+        .iter()
+        .copied()
+        .chain(["--repo", repo_arg])
+        .collect();
+    let cross = measure("guard check --repo", runs, 0, &cross_args, &repo);
     println!(
         "{:<34} {:>8} {:>9} {:>8} {:>10} {:>9} {:>9}",
         "command", "wall s", "peak MiB", "cpu s", "wall ×git", "mem ×git", "cpu ×git"

@@ -263,7 +263,7 @@ fn check_patch(
         match path::validate_path(raw, limits) {
             Err(e) => out.push(violation_for(p, raw, e.rule(), format!("{side} path: {e}"))),
             Ok(valid) => {
-                let plain = undisguised(valid);
+                let plain = path::resolved_spelling(valid);
                 if let Some(pattern) = policy.denied(valid).or_else(|| policy.denied(&plain)) {
                     out.push(
                         violation_for(
@@ -426,33 +426,6 @@ fn present(p: &FilePatch) -> Option<&[u8]> {
     }
 }
 
-/// The spelling a case- and normalization-insensitive file system (macOS, Windows) would resolve
-/// `path` to, for collision checks: canonically decomposed (`é` and `e` + U+0301 are one name on
-/// macOS), lower case, without the code points HFS+ ignores.
-fn fold(path: &[u8]) -> String {
-    use unicode_normalization::UnicodeNormalization;
-    String::from_utf8_lossy(path)
-        .nfd()
-        .filter(|c| !crate::escape::is_suspicious(*c))
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
-/// `path` as Windows and HFS+ would resolve it: ignorable code points removed and trailing dots and
-/// spaces of each component dropped. The denylist is matched against this spelling too, so
-/// `.hus\u{200c}ky/` or `.github./` cannot reach the denied surface in disguise.
-fn undisguised(path: &str) -> String {
-    path.split('/')
-        .map(|c| {
-            c.chars()
-                .filter(|ch| !crate::escape::is_suspicious(*ch))
-                .collect::<String>()
-        })
-        .map(|c| c.trim_end_matches(['.', ' ']).to_string())
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
 fn ancestors(path: &[u8]) -> impl Iterator<Item = &[u8]> {
     path.iter()
         .enumerate()
@@ -494,13 +467,13 @@ fn check_structure(parsed: &CandidateDiff, out: &mut Vec<Violation>) {
     let present_paths: HashMap<String, &FilePatch> = parsed
         .patches
         .iter()
-        .filter_map(|p| present(p).map(|n| (fold(n), p)))
+        .filter_map(|p| present(p).map(|n| (path::collision_key(n), p)))
         .collect();
     let mut folded: HashMap<String, &[u8]> = HashMap::new();
     for p in &parsed.patches {
         let Some(new) = present(p) else { continue };
         for dir in ancestors(new) {
-            if let Some(other) = present_paths.get(&fold(dir)) {
+            if let Some(other) = present_paths.get(&path::collision_key(dir)) {
                 let rule = if other.new_mode == Some(MODE_SYMLINK)
                     || other.new_mode == Some(MODE_GITLINK)
                 {
@@ -520,7 +493,7 @@ fn check_structure(parsed: &CandidateDiff, out: &mut Vec<Violation>) {
                 ));
             }
         }
-        if let Some(other) = folded.insert(fold(new), new)
+        if let Some(other) = folded.insert(path::collision_key(new), new)
             && other != new
         {
             out.push(violation_for(
@@ -582,9 +555,9 @@ fn cross_check(
     let mut base_folded: HashMap<String, &[u8]> = HashMap::new();
     let mut base_links: HashMap<String, u32> = HashMap::new();
     for (path, &mode) in &base {
-        base_folded.insert(fold(path), path);
+        base_folded.insert(path::collision_key(path), path);
         if git::is_link(mode) {
-            base_links.insert(fold(path), mode);
+            base_links.insert(path::collision_key(path), mode);
         }
     }
     for p in &parsed.patches {
@@ -594,7 +567,7 @@ fn cross_check(
                     .get(dir)
                     .copied()
                     .filter(|m| git::is_link(*m))
-                    .or_else(|| base_links.get(&fold(dir)).copied());
+                    .or_else(|| base_links.get(&path::collision_key(dir)).copied());
                 if let Some(mode) = link {
                     out.push(violation_for(
                         p,
@@ -630,7 +603,7 @@ fn cross_check(
         if matches!(p.status, Status::Added | Status::Renamed | Status::Copied)
             && let Some(new) = &p.new_path
             && !base.contains_key(new)
-            && let Some(existing) = base_folded.get(&fold(new))
+            && let Some(existing) = base_folded.get(&path::collision_key(new))
             && !removed.contains(existing)
         {
             out.push(violation_for(
@@ -687,7 +660,21 @@ fn cross_check(
         }
     };
     let actual: BTreeSet<RawChange> = changes.into_iter().collect();
-    let expected = expected_changes(&verdict.files, parsed);
+    // Paths from the parse (raw bytes), statuses and modes from the verdict (modes filled in).
+    let expected =
+        index_changes(
+            verdict
+                .files
+                .iter()
+                .zip(&parsed.patches)
+                .map(|(entry, p)| FileChange {
+                    status: entry.status,
+                    old_path: p.old_path.as_deref(),
+                    new_path: p.new_path.as_deref(),
+                    old_mode: entry.old_mode,
+                    new_mode: entry.new_mode,
+                }),
+        );
     match expected {
         None => verdict.violations.push(Violation::new(
             RuleId::GitDisagrees,
@@ -724,33 +711,52 @@ fn link_kind(mode: u32) -> &'static str {
     }
 }
 
-/// The raw changes `git diff-index --no-renames` must report if git read the diff as the guard did.
-fn expected_changes(files: &[FileEntry], parsed: &CandidateDiff) -> Option<BTreeSet<RawChange>> {
+/// One touched file, as [`index_changes`] takes it: the verdict's status and modes with the raw
+/// path bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct FileChange<'a> {
+    pub status: Status,
+    pub old_path: Option<&'a [u8]>,
+    pub new_path: Option<&'a [u8]>,
+    pub old_mode: Option<u32>,
+    pub new_mode: Option<u32>,
+}
+
+/// The raw changes `git diff-index --no-renames` reports for these files: a rename is a deletion
+/// and an addition, a copy an addition, and a deletion plus a creation of one path (git's form of
+/// a type change) is one change. `None` when a path or mode it needs is unknown.
+pub fn index_changes<'a>(
+    files: impl IntoIterator<Item = FileChange<'a>>,
+) -> Option<BTreeSet<RawChange>> {
     let mut set = BTreeSet::new();
-    for (entry, p) in files.iter().zip(&parsed.patches) {
-        let added = |set: &mut BTreeSet<RawChange>, path: &Vec<u8>| -> Option<()> {
+    for f in files {
+        let added = |set: &mut BTreeSet<RawChange>| -> Option<()> {
             set.insert(RawChange {
                 status: 'A',
                 old_mode: 0,
-                new_mode: entry.new_mode?,
-                path: path.clone(),
+                new_mode: f.new_mode?,
+                path: f.new_path?.to_vec(),
             });
             Some(())
         };
-        let deleted = |set: &mut BTreeSet<RawChange>, path: &Vec<u8>| -> Option<()> {
+        let deleted = |set: &mut BTreeSet<RawChange>| -> Option<()> {
             set.insert(RawChange {
                 status: 'D',
-                old_mode: entry.old_mode?,
+                old_mode: f.old_mode?,
                 new_mode: 0,
-                path: path.clone(),
+                path: f.old_path?.to_vec(),
             });
             Some(())
         };
-        match p.status {
-            Status::Added => added(&mut set, p.new_path.as_ref()?)?,
-            Status::Deleted => deleted(&mut set, p.old_path.as_ref()?)?,
+        match f.status {
+            Status::Added | Status::Copied => added(&mut set)?,
+            Status::Deleted => deleted(&mut set)?,
+            Status::Renamed => {
+                deleted(&mut set)?;
+                added(&mut set)?;
+            }
             Status::Modified => {
-                let (old, new) = (entry.old_mode?, entry.new_mode?);
+                let (old, new) = (f.old_mode?, f.new_mode?);
                 let status = if file_type(old) == file_type(new) {
                     'M'
                 } else {
@@ -760,17 +766,11 @@ fn expected_changes(files: &[FileEntry], parsed: &CandidateDiff) -> Option<BTree
                     status,
                     old_mode: old,
                     new_mode: new,
-                    path: p.new_path.clone()?,
+                    path: f.new_path?.to_vec(),
                 });
             }
-            Status::Renamed => {
-                deleted(&mut set, p.old_path.as_ref()?)?;
-                added(&mut set, p.new_path.as_ref()?)?;
-            }
-            Status::Copied => added(&mut set, p.new_path.as_ref()?)?,
         }
     }
-    // A deletion and a creation of one path (git's type-change output) is one change in the index.
     let paths: Vec<Vec<u8>> = set
         .iter()
         .filter(|c| c.status == 'D')

@@ -161,6 +161,32 @@ fn validate_component(component: &str, limits: &PathLimits) -> Result<(), PathEr
     Ok(())
 }
 
+/// `path` as HFS+ and NTFS resolve it: the code points HFS+ ignores removed and the trailing dots
+/// and spaces NTFS trims dropped from each component. The denylist is matched against this
+/// spelling too, so `.hus\u{200c}ky/` or `.github./` cannot reach the denied surface in disguise.
+pub fn resolved_spelling(path: &str) -> String {
+    path.split('/')
+        .map(|c| {
+            strip_hfs_ignorable(c)
+                .trim_end_matches(['.', ' '])
+                .to_owned()
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The key under which a case- and normalization-insensitive file system (macOS, Windows) finds
+/// `path`: canonically decomposed (`é` and `e` + U+0301 are one name on macOS), without the code
+/// points HFS+ ignores, lower case. Two paths with one key collide on such a checkout.
+pub fn collision_key(path: &[u8]) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    String::from_utf8_lossy(path)
+        .nfd()
+        .filter(|&c| !is_hfs_ignorable(c))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
 /// C0 controls, DEL and the C1 range U+0080–U+009F (tab and newline included).
 fn is_control(ch: char) -> bool {
     matches!(ch, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
@@ -339,6 +365,24 @@ mod tests {
         ] {
             assert!(!is_ntfs_dotgitmodules(name.as_bytes()), "{name:?}");
         }
+    }
+
+    #[test]
+    fn resolved_spelling_and_collision_key_follow_hfs_and_ntfs() {
+        assert_eq!(
+            resolved_spelling(".hus\u{200c}ky/pre-commit"),
+            ".husky/pre-commit"
+        );
+        assert_eq!(
+            resolved_spelling(".github. /workflows/x.yml"),
+            ".github/workflows/x.yml"
+        );
+        assert_eq!(resolved_spelling("src/lib.rs"), "src/lib.rs");
+        assert_eq!(
+            collision_key("Caf\u{e9}.TXT".as_bytes()),
+            collision_key("cafe\u{301}.txt".as_bytes())
+        );
+        assert_ne!(collision_key(b"a.txt"), collision_key(b"b.txt"));
     }
 
     #[test]

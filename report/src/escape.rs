@@ -110,18 +110,10 @@ pub fn escape_workflow_data(text: &str) -> String {
 /// does in actions/toolkit `command.ts`: [`escape_workflow_data`] plus `:` → `%3A` (which would end
 /// the property list) and `,` → `%2C` (which would start another property).
 pub fn escape_workflow_property(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '%' => out.push_str("%25"),
-            '\r' => out.push_str("%0D"),
-            '\n' => out.push_str("%0A"),
-            ':' => out.push_str("%3A"),
-            ',' => out.push_str("%2C"),
-            c => out.push(c),
-        }
-    }
-    out
+    // The data escape writes only `%`, digits and letters, so `:` and `,` can follow it safely.
+    escape_workflow_data(text)
+        .replace(':', "%3A")
+        .replace(',', "%2C")
 }
 
 /// Escape a SARIF 2.1.0 plain-text message string (SARIF §3.11, "message object"):
