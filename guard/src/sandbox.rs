@@ -103,11 +103,14 @@
 pub mod capture;
 pub mod env;
 pub mod json_v1;
+pub mod mounts;
 pub mod probe;
+pub mod proof;
 pub mod stage;
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read};
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -117,20 +120,42 @@ use std::time::{Duration, Instant};
 
 use capture::Capture;
 use env::EnvPlan;
-use probe::NetworkProbe;
-use stage::StagePlan;
+use proof::ContainmentProbe;
+use stage::{Limits, StagePlan};
+
+use crate::output::json_v1::VerdictDoc;
+use crate::policy::Policy;
+use crate::tree::walk::WalkLimits;
+use crate::tree::{self, Baseline, Finding, TreeError};
 
 /// How often the guard checks whether the command has exited or its time is up.
 const POLL: Duration = Duration::from_millis(10);
 /// How long the guard waits for the output pipe to close after the command has exited.
 const OUTPUT_GRACE: Duration = Duration::from_secs(2);
+/// How long the guard waits for the last process of the sandbox's pid namespace to be gone.
+const NAMESPACE_GRACE: Duration = Duration::from_secs(10);
 
 const UNSHARE: &[&str] = &["/usr/bin/unshare", "/bin/unshare"];
-const MOUNT: &[&str] = &["/usr/bin/mount", "/bin/mount"];
 const IP: &[&str] = &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"];
 const KILL: &[&str] = &["/usr/bin/kill", "/bin/kill"];
 const SETPRIV: &[&str] = &["/usr/bin/setpriv", "/bin/setpriv"];
 const TRUE: &[&str] = &["/usr/bin/true", "/bin/true"];
+
+/// The ids a build gets when the guard is started as root on a root-owned worktree: `nobody` and
+/// `nogroup`. As root on a worktree owned by someone else, the build is that owner with group
+/// `nogroup` (never the owner's primary group: on GitHub's runners it is `docker`).
+pub const NOBODY: u32 = 65534;
+pub const NOGROUP: u32 = 65534;
+
+/// Directories always covered: fresh writable tmpfs, and fresh empty read-only tmpfs (where
+/// daemons keep their sockets).
+const SCRATCH: &[&str] = &["/tmp", "/var/tmp"];
+const ALWAYS_HIDDEN: &[&str] = &["/run", "/var/run", "/root"];
+/// Variables naming directories of a CI runner that the build must not see: their directories
+/// (and the parent of `RUNNER_TEMP`, the runner's work root, with `_actions`, `_temp`, the other
+/// checkouts) are hidden; so is every ancestor of `RUNNER_TEMP` that holds the runner's own files.
+const RUNNER_DIRS: &[&str] = &["RUNNER_TEMP", "RUNNER_WORKSPACE", "GITHUB_WORKSPACE"];
+const RUNNER_ROOT_MARKERS: &[&str] = &[".credentials", ".runner", "_diag"];
 
 /// What to run and how.
 #[derive(Debug, Clone)]
@@ -147,6 +172,24 @@ pub struct RunSpec {
     /// The guard binary, re-entered for the inner stages.
     pub guard_exe: PathBuf,
     pub hook: Option<NamespaceHook>,
+    /// Declared build outputs outside the worktree, writable (`--writable`).
+    pub writable: Vec<PathBuf>,
+    /// Toolchains and caches that a hidden directory would cover, visible read-only.
+    pub read_only: Vec<PathBuf>,
+    /// More directories to hide (`--hide`).
+    pub hide: Vec<PathBuf>,
+    pub limits: Limits,
+    /// The tree check after the build, against a baseline held in memory.
+    pub tree: Option<TreeSpec>,
+}
+
+/// The after-build tree check that `guard run` does itself once the sandbox is gone.
+#[derive(Debug, Clone)]
+pub struct TreeSpec {
+    pub baseline: Baseline,
+    pub verdict: VerdictDoc,
+    pub policy: Policy,
+    pub walk: WalkLimits,
 }
 
 /// Test hook that makes namespaces unavailable (see the module docs).
@@ -201,14 +244,19 @@ impl ExitRecord {
     }
 }
 
-/// Which layer isolated the network.
+/// Which layers contained the command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Isolation {
     Namespace {
-        probe: NetworkProbe,
+        probe: Box<ContainmentProbe>,
         netns_differs: bool,
         userns_differs: bool,
         git_dir_read_only: bool,
+        /// The layers in force, by name, in the order they are listed in the module docs.
+        layers: Vec<String>,
+        /// Which host directories were hidden, and which were bound back.
+        hidden: Vec<PathBuf>,
+        writable: Vec<PathBuf>,
     },
     OptedOut {
         reason: String,
@@ -226,6 +274,13 @@ pub struct EnvNames {
     pub refused: Vec<String>,
 }
 
+/// The tree check after the build.
+#[derive(Debug, Clone)]
+pub struct TreeOutcome {
+    pub findings: Vec<Finding>,
+    pub entries: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
     pub command: Vec<OsString>,
@@ -236,12 +291,17 @@ pub struct RunOutcome {
     pub env: EnvNames,
     pub output_tail: Vec<u8>,
     pub output_truncated_bytes: u64,
+    /// With a [`TreeSpec`]: what the build wrote, judged after every process of it was gone.
+    pub tree: Option<TreeOutcome>,
 }
 
 impl RunOutcome {
-    /// Whether the command succeeded: exit code 0 within the time limit.
+    /// Whether the command succeeded (exit code 0 within the time limit) and the tree check, if
+    /// any, found nothing.
     pub fn passed(&self) -> bool {
-        self.exit.success() && !self.timed_out
+        self.exit.success()
+            && !self.timed_out
+            && self.tree.as_ref().is_none_or(|t| t.findings.is_empty())
     }
 }
 
@@ -256,15 +316,27 @@ pub enum SandboxError {
     EmptyReason,
     #[error("--repo {path}: {reason}")]
     Repo { path: PathBuf, reason: String },
+    #[error("{flag} {path}: {reason}")]
+    Path {
+        flag: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
     #[error("{context}: {source}")]
     Io { context: String, source: io::Error },
     #[error(
-        "network isolation could not be established, so the command was not run: {detail} \
+        "isolation could not be established, so the command was not run: {detail} \
          (where an outer layer blocks egress, --no-isolation-because <REASON> allows running without it)"
     )]
     IsolationUnavailable { detail: String },
     #[error("the sandbox broke its protocol: {detail}")]
     Protocol { detail: String },
+    #[error("the build user is not safe to run the command as: {0}")]
+    Identity(String),
+    #[error("the tree changed after the check that took its baseline, before the build: {0}")]
+    TreeChanged(String),
+    #[error("tree check: {0}")]
+    Tree(#[from] TreeError),
 }
 
 fn io_error(context: impl Into<String>) -> impl FnOnce(io::Error) -> SandboxError {
@@ -290,49 +362,81 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
             (repo, Some(git_dir))
         }
         None => (
-            std::env::current_dir().map_err(io_error("current directory"))?,
+            std::env::current_dir()
+                .and_then(|d| d.canonicalize())
+                .map_err(io_error("current directory"))?,
             None,
         ),
     };
-    let home = tempfile::Builder::new()
-        .prefix("guard-run-home-")
-        .tempdir()
-        .map_err(io_error("create the command's fresh HOME"))?;
-    let env_plan = env::plan(std::env::vars_os(), &spec.allow_env, home.path());
+    if let Some(tree) = &spec.tree {
+        let changed = tree::changed_since(&tree.baseline, &tree.walk)?;
+        if !changed.is_empty() {
+            return Err(SandboxError::TreeChanged(changed.join(", ")));
+        }
+    }
+    let nonce = nonce()?;
+    let sandbox_home = PathBuf::from(format!("/tmp/guard-run-home-{nonce}"));
+    let env_plan = sandbox_env(env::plan(
+        std::env::vars_os(),
+        &spec.allow_env,
+        &sandbox_home,
+    ));
     let names = EnvNames {
         passed: env_plan.passed.clone(),
         dropped: env_plan.dropped.clone(),
         refused: env_plan.refused.clone(),
     };
 
-    let (finished, isolation) = match sandboxed(spec, &env_plan, &cwd, git_dir)? {
-        Attempt::Ran(finished, isolation) => (*finished, isolation),
-        Attempt::Unavailable(detail) => match &spec.opt_out {
-            None => return Err(SandboxError::IsolationUnavailable { detail }),
-            Some(reason) => {
-                let mut direct = Command::new(&spec.command[0]);
-                direct.args(&spec.command[1..]);
-                let finished = match supervise(
-                    direct,
-                    &env_plan,
-                    &cwd,
-                    Capture::direct(spec.max_output),
-                    spec.timeout,
-                    true,
-                )? {
-                    Ok(finished) => finished,
-                    Err(err) => not_executable(&spec.command[0], &err, spec.max_output),
-                };
-                (
-                    finished,
-                    Isolation::OptedOut {
-                        reason: reason.clone(),
-                        unavailable: detail,
-                    },
-                )
-            }
-        },
+    let (finished, isolation, chowned) =
+        match sandboxed(spec, &env_plan, &cwd, git_dir, &sandbox_home)? {
+            Attempt::Ran(finished, isolation, chowned) => (*finished, isolation, chowned),
+            Attempt::Unavailable(detail) => match &spec.opt_out {
+                None => return Err(SandboxError::IsolationUnavailable { detail }),
+                Some(reason) => {
+                    let home = tempfile::Builder::new()
+                        .prefix("guard-run-home-")
+                        .tempdir()
+                        .map_err(io_error("create the command's fresh HOME"))?;
+                    let env_plan = env::plan(std::env::vars_os(), &spec.allow_env, home.path());
+                    let mut direct = Command::new(&spec.command[0]);
+                    direct.args(&spec.command[1..]);
+                    let finished = match supervise(
+                        direct,
+                        &env_plan,
+                        &cwd,
+                        Capture::direct(spec.max_output),
+                        spec.timeout,
+                        true,
+                    )? {
+                        Ok(finished) => finished,
+                        Err(err) => not_executable(&spec.command[0], &err, spec.max_output),
+                    };
+                    (
+                        finished,
+                        Isolation::OptedOut {
+                            reason: reason.clone(),
+                            unavailable: detail,
+                        },
+                        None,
+                    )
+                }
+            },
+        };
+    // Every process of the build is gone now (its pid namespace is dead): what it left is final.
+    let tree = match &spec.tree {
+        Some(t) => {
+            let result = tree::verify_against(&t.baseline, &t.verdict, &t.policy, &t.walk);
+            Some(result.map(|after| TreeOutcome {
+                entries: after.snapshot.len() as u64,
+                findings: after.findings,
+            }))
+        }
+        None => None,
     };
+    if let Some(chowned) = &chowned {
+        chowned.restore()?;
+    }
+    let tree = tree.transpose()?;
     let (output_tail, output_truncated_bytes) = finished.capture.tail.finish();
     Ok(RunOutcome {
         command: spec.command.clone(),
@@ -343,7 +447,20 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
         env: names,
         output_tail,
         output_truncated_bytes,
+        tree,
     })
+}
+
+/// The sandbox's `TMPDIR` is its fresh `/tmp`: a host temporary directory passed through would
+/// be hidden, or worse, shared.
+fn sandbox_env(mut plan: EnvPlan) -> EnvPlan {
+    plan.vars.retain(|(name, _)| name != "TMPDIR");
+    plan.vars.push(("TMPDIR".into(), "/tmp".into()));
+    if !plan.passed.iter().any(|n| n == "TMPDIR") {
+        plan.passed.push("TMPDIR".into());
+        plan.passed.sort();
+    }
+    plan
 }
 
 /// The canonical repository directory and its `.git`, which must be a real directory: a `.git`
@@ -363,17 +480,178 @@ fn repository(repo: &Path) -> Result<(PathBuf, PathBuf), SandboxError> {
 }
 
 enum Attempt {
-    Ran(Box<Finished>, Isolation),
+    Ran(Box<Finished>, Isolation, Option<Chowned>),
     /// Isolation could not be established; the command did not run.
     Unavailable(String),
 }
 
-/// Tries the namespaces: without a user namespace first when root, then with one.
+/// Who the build runs as, and how the guard reaches that identity.
+struct BuildIdentity {
+    uid: u32,
+    gid: u32,
+    /// Started as root: switch with `setpriv` (groups cleared, `CAP_SYS_ADMIN` alone, ambient,
+    /// for the namespace setup).
+    switch: bool,
+    /// Started as root on a root-owned worktree: lend it to `nobody` for the build.
+    lend: bool,
+}
+
+fn build_identity(cwd: &Path) -> Result<BuildIdentity, SandboxError> {
+    let status =
+        std::fs::read_to_string("/proc/self/status").map_err(io_error("read /proc/self/status"))?;
+    let euid = proof::status_ids(&status, "Uid").get(1).copied();
+    let egid = proof::status_ids(&status, "Gid").get(1).copied();
+    let (Some(euid), Some(egid)) = (euid, egid) else {
+        return Err(SandboxError::Identity(
+            "no Uid/Gid line in /proc/self/status".into(),
+        ));
+    };
+    if euid == 0 {
+        let owner = std::fs::metadata(cwd)
+            .map_err(io_error(format!("{}", cwd.display())))?
+            .uid();
+        return Ok(if owner == 0 {
+            BuildIdentity {
+                uid: NOBODY,
+                gid: NOGROUP,
+                switch: true,
+                lend: true,
+            }
+        } else {
+            BuildIdentity {
+                uid: owner,
+                gid: NOGROUP,
+                switch: true,
+                lend: false,
+            }
+        });
+    }
+    let groups = proof::status_ids(&status, "Groups");
+    if groups.iter().any(|g| *g != egid) {
+        return Err(SandboxError::Identity(format!(
+            "supplementary groups {groups:?} would reach the build (start the guard with setpriv --clear-groups, or as root)"
+        )));
+    }
+    for socket in ["/run/docker.sock", "/var/run/docker.sock"] {
+        if let Ok(meta) = std::fs::metadata(socket)
+            && meta.gid() == egid
+        {
+            return Err(SandboxError::Identity(format!(
+                "group {egid} owns {socket}: docker access is root access"
+            )));
+        }
+    }
+    Ok(BuildIdentity {
+        uid: euid,
+        gid: egid,
+        switch: false,
+        lend: false,
+    })
+}
+
+/// A root-owned worktree lent to `nobody` for the build (owner changed, nothing else), given
+/// back afterwards. Only the trusted process does this, before the build starts and after every
+/// process of it is gone; the walk follows no link (`lchown`) and leaves `.git` alone.
+struct Chowned {
+    roots: Vec<PathBuf>,
+    skip: Option<PathBuf>,
+    uid: u32,
+}
+
+impl Chowned {
+    fn lend(roots: Vec<PathBuf>, skip: Option<PathBuf>, uid: u32, gid: u32) -> Result<Chowned, SandboxError> {
+        let lent = Chowned { roots, skip, uid };
+        lent.change(0, uid, gid)?;
+        Ok(lent)
+    }
+
+    fn restore(&self) -> Result<(), SandboxError> {
+        self.change(self.uid, 0, 0)
+    }
+
+    /// Every entry owned by `from` gets `to_uid:to_gid`.
+    fn change(&self, from: u32, to_uid: u32, to_gid: u32) -> Result<(), SandboxError> {
+        let mut stack = self.roots.clone();
+        while let Some(path) = stack.pop() {
+            if self.skip.as_deref() == Some(path.as_path()) {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path)
+                .map_err(io_error(format!("{}", path.display())))?;
+            if meta.uid() == from {
+                std::os::unix::fs::lchown(&path, Some(to_uid), Some(to_gid))
+                    .map_err(io_error(format!("chown {}", path.display())))?;
+            }
+            if meta.is_dir() {
+                for entry in std::fs::read_dir(&path).map_err(io_error(format!("{}", path.display())))? {
+                    stack.push(entry.map_err(io_error(format!("{}", path.display())))?.path());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The canonical form of an existing directory, or `None` when it does not exist.
+fn existing_dir(path: &Path) -> Option<PathBuf> {
+    path.canonicalize().ok().filter(|p| p.is_dir())
+}
+
+/// Which host directories the build must not see (see the module docs).
+fn hidden_dirs(spec: &RunSpec, build_uid: u32) -> Vec<PathBuf> {
+    let mut hidden: Vec<PathBuf> = ALWAYS_HIDDEN.iter().map(PathBuf::from).collect();
+    if let Some(home) = std::env::var_os("HOME") {
+        hidden.push(PathBuf::from(home));
+    }
+    if let Ok(passwd) = std::fs::read_to_string("/etc/passwd") {
+        let uid = build_uid.to_string();
+        for line in passwd.lines() {
+            let fields: Vec<&str> = line.split(':').collect();
+            if fields.get(2) == Some(&uid.as_str())
+                && let Some(home) = fields.get(5)
+            {
+                hidden.push(PathBuf::from(home));
+            }
+        }
+    }
+    for name in RUNNER_DIRS {
+        if let Some(dir) = std::env::var_os(name).map(PathBuf::from) {
+            hidden.push(dir.clone());
+            if *name == "RUNNER_TEMP" {
+                if let Some(work_root) = dir.parent() {
+                    hidden.push(work_root.to_path_buf());
+                }
+                for ancestor in dir.ancestors().skip(1) {
+                    if RUNNER_ROOT_MARKERS.iter().any(|m| ancestor.join(m).exists()) {
+                        hidden.push(ancestor.to_path_buf());
+                    }
+                }
+            }
+            if *name == "GITHUB_WORKSPACE"
+                && let Some(parent) = dir.parent()
+            {
+                hidden.push(parent.to_path_buf());
+            }
+        }
+    }
+    hidden.extend(spec.hide.iter().cloned());
+    let mut out: Vec<PathBuf> = hidden
+        .iter()
+        .filter_map(|p| existing_dir(p))
+        .filter(|p| p.parent().is_some())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Tries the namespaces.
 fn sandboxed(
     spec: &RunSpec,
     env_plan: &EnvPlan,
     cwd: &Path,
     git_dir: Option<PathBuf>,
+    home: &Path,
 ) -> Result<Attempt, SandboxError> {
     let unshare = match spec.hook {
         None => find_tool(UNSHARE),
@@ -386,104 +664,246 @@ fn sandboxed(
             UNSHARE.join(" or ")
         )));
     };
-    let Some(mount) = find_tool(MOUNT) else {
+    let identity = build_identity(cwd)?;
+    let setpriv = find_tool(SETPRIV);
+    if identity.switch && setpriv.is_none() {
         return Ok(Attempt::Unavailable(format!(
-            "no mount binary at {}",
-            MOUNT.join(" or ")
+            "started as root, the guard needs setpriv ({}) to leave root for the build",
+            SETPRIV.join(" or ")
         )));
+    }
+    let canonical = |flag: &'static str, path: &Path| -> Result<PathBuf, SandboxError> {
+        existing_dir(path).ok_or_else(|| SandboxError::Path {
+            flag,
+            path: path.to_path_buf(),
+            reason: "not an existing directory".into(),
+        })
     };
-    let mut plan = StagePlan {
-        stage: 1,
-        nonce: String::new(),
-        outer_netns: probe::namespace_id("net").map_err(io_error("read /proc/self/ns/net"))?,
-        outer_userns: probe::namespace_id("user").map_err(io_error("read /proc/self/ns/user"))?,
-        git_dir,
-        guard_exe: spec.guard_exe.clone(),
-        unshare,
-        mount,
-        ip: find_tool(IP),
-        command: spec.command.clone(),
-    };
-    let user_ns_attempts: &[bool] = if effective_uid_is_root()? {
-        &[false, true]
-    } else {
-        &[true]
-    };
-    let mut failures = Vec::new();
-    for &user_ns in user_ns_attempts {
-        // A fresh nonce per attempt: nothing left over from one attempt can pass in the next.
-        plan.nonce = nonce()?;
-        let mut cmd = match find_tool(SETPRIV) {
-            Some(setpriv) => {
-                let mut cmd = Command::new(setpriv);
-                cmd.args(["--pdeathsig", "KILL", "--"]).arg(&plan.unshare);
-                cmd
-            }
-            None => Command::new(&plan.unshare),
-        };
-        if user_ns {
-            cmd.args(["--user", "--map-root-user"]);
-        }
-        cmd.args([
-            "--pid",
-            "--fork",
-            "--kill-child",
-            "--mount",
-            "--mount-proc",
-            "--propagation",
-            "private",
-            "--",
-        ])
-        .arg(&plan.guard_exe)
-        .args(plan.to_args(1));
-        let label = if user_ns {
-            "with a user namespace"
-        } else {
-            "as root"
-        };
-        let capture = Capture::sandboxed(&plan.nonce, spec.max_output);
-        let finished = match supervise(cmd, env_plan, cwd, capture, spec.timeout, false)? {
-            Ok(finished) => finished,
-            Err(err) => {
-                failures.push(format!(
-                    "{label}: cannot start {}: {err}",
-                    plan.unshare.display()
-                ));
-                continue;
-            }
-        };
-        if !finished.capture.started {
-            failures.push(format!("{label}: {}", not_started(&finished)));
-            continue;
-        }
-        let probe = match &finished.capture.probe {
-            Some(Ok(probe)) => probe.clone(),
-            Some(Err(e)) => return Err(SandboxError::Protocol { detail: e.clone() }),
-            None => {
-                return Err(SandboxError::Protocol {
-                    detail: "the command started without a probe".into(),
-                });
-            }
-        };
-        let problems = probe.problems(&plan.outer_netns, &plan.outer_userns);
-        if !problems.is_empty() || (plan.git_dir.is_some() && probe.git_dir_read_only != Some(true))
+    let mut writable = vec![cwd.to_path_buf()];
+    for dir in &spec.writable {
+        writable.push(canonical("--writable", dir)?);
+    }
+    let mut read_only = Vec::new();
+    for dir in &spec.read_only {
+        read_only.push(canonical("--read-only", dir)?);
+    }
+    for (name, value) in &env_plan.vars {
+        if (name == "CARGO_HOME" || name == "RUSTUP_HOME")
+            && let Some(dir) = existing_dir(Path::new(value))
         {
+            read_only.push(dir);
+        }
+    }
+    let guard_exe = spec
+        .guard_exe
+        .canonicalize()
+        .map_err(io_error("locate the guard binary"))?;
+    read_only.push(guard_exe.clone());
+    let scratch: Vec<PathBuf> = SCRATCH.iter().filter_map(|p| existing_dir(Path::new(p))).collect();
+    let hidden: Vec<PathBuf> = hidden_dirs(spec, identity.uid)
+        .into_iter()
+        .filter(|h| !writable.iter().any(|w| mounts::within(h, w)))
+        .filter(|h| !scratch.contains(h))
+        .collect();
+    let ns = |kind: &str| probe::namespace_id(kind).map_err(io_error(format!("read /proc/self/ns/{kind}")));
+    let plan = StagePlan {
+        nonce: nonce()?,
+        outer_netns: ns("net")?,
+        outer_userns: ns("user")?,
+        outer_pidns: ns("pid")?,
+        outer_mntns: ns("mnt")?,
+        guard_exe,
+        unshare,
+        ip: find_tool(IP),
+        build_uid: identity.uid,
+        build_gid: identity.gid,
+        cwd: cwd.to_path_buf(),
+        home: home.to_path_buf(),
+        git_dir,
+        writable,
+        read_only,
+        scratch,
+        hidden,
+        host_sockets: proof::host_unix_sockets().map_err(io_error("read /proc/net/unix"))?,
+        limits: spec.limits,
+    };
+    let mut cmd = match (&setpriv, identity.switch) {
+        (Some(setpriv), true) => {
+            let mut cmd = Command::new(setpriv);
+            cmd.arg(format!("--reuid={}", identity.uid))
+                .arg(format!("--regid={}", identity.gid))
+                .args([
+                    "--clear-groups",
+                    "--inh-caps=+sys_admin",
+                    "--ambient-caps=+sys_admin",
+                    "--pdeathsig",
+                    "KILL",
+                    "--",
+                ])
+                .arg(&plan.unshare);
+            cmd
+        }
+        (Some(setpriv), false) => {
+            let mut cmd = Command::new(setpriv);
+            cmd.args(["--pdeathsig", "KILL", "--"]).arg(&plan.unshare);
+            cmd
+        }
+        (None, _) => Command::new(&plan.unshare),
+    };
+    cmd.args([
+        "--user",
+        "--map-root-user",
+        "--pid",
+        "--fork",
+        "--kill-child",
+        "--mount",
+        "--net",
+        "--ipc",
+        "--uts",
+        "--cgroup",
+        "--propagation",
+        "private",
+        "--",
+    ])
+    .arg(&plan.guard_exe)
+    .args(
+        plan.to_args("setup", &spec.command)
+            .map_err(|detail| SandboxError::Protocol { detail })?,
+    );
+    let chowned = if identity.lend {
+        Some(Chowned::lend(
+            plan.writable.clone(),
+            plan.git_dir.clone(),
+            identity.uid,
+            identity.gid,
+        )?)
+    } else {
+        None
+    };
+    let capture = Capture::sandboxed(&plan.nonce, spec.max_output);
+    let finished = supervise(cmd, env_plan, cwd, capture, spec.timeout, false)?;
+    let finished = match finished {
+        Ok(finished) => finished,
+        Err(err) => {
+            if let Some(c) = &chowned {
+                c.restore()?;
+            }
+            return Ok(Attempt::Unavailable(format!(
+                "cannot start {}: {err}",
+                plan.unshare.display()
+            )));
+        }
+    };
+    let result = judge(&plan, finished);
+    if let Some(c) = &chowned
+        && !matches!(result, Ok(Attempt::Ran(..)))
+    {
+        c.restore()?;
+    }
+    match result? {
+        Attempt::Ran(finished, isolation, _) => Ok(Attempt::Ran(finished, isolation, chowned)),
+        other => Ok(other),
+    }
+}
+
+/// The outer process's reading of a finished sandbox: it started, its proof holds, and nothing
+/// of it is alive any more.
+fn judge(plan: &StagePlan, finished: Finished) -> Result<Attempt, SandboxError> {
+    if !finished.capture.started {
+        return Ok(Attempt::Unavailable(not_started(&finished)));
+    }
+    let probe = match &finished.capture.probe {
+        Some(Ok(probe)) => probe.clone(),
+        Some(Err(e)) => return Err(SandboxError::Protocol { detail: e.clone() }),
+        None => {
+            return Err(SandboxError::Protocol {
+                detail: "the command started without a probe".into(),
+            });
+        }
+    };
+    let allowed = plan.writable_allowed();
+    let problems = probe.problems(&plan.expectations(&allowed));
+    if !problems.is_empty() {
+        return Err(SandboxError::Protocol {
+            detail: format!(
+                "the command started although isolation was not proven: {}",
+                problems.join("; ")
+            ),
+        });
+    }
+    wait_for_namespace_end(&probe.pidns)?;
+    let layers = layers(&probe);
+    let isolation = Isolation::Namespace {
+        netns_differs: probe.network.netns != plan.outer_netns,
+        userns_differs: probe.network.userns != plan.outer_userns,
+        git_dir_read_only: probe.network.git_dir_read_only == Some(true),
+        layers,
+        hidden: plan.hidden.clone(),
+        writable: plan.writable.clone(),
+        probe: Box::new(probe),
+    };
+    Ok(Attempt::Ran(Box::new(finished), isolation, None))
+}
+
+/// The layers a passing proof shows, by name.
+fn layers(probe: &ContainmentProbe) -> Vec<String> {
+    let mut layers: Vec<String> = [
+        "environment-scrubbed",
+        "user-namespaces",
+        "pid-namespace",
+        "network-namespace",
+        "ipc-uts-cgroup-namespaces",
+        "read-only-locked-host",
+        "hidden-runner-dirs-and-sockets",
+        "fresh-dev-proc-tmp-home",
+        "no-capabilities",
+        "no-new-privs",
+        "no-nested-user-namespaces",
+        "resource-limits",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if probe.network.git_dir_read_only == Some(true) {
+        layers.push("git-dir-read-only".into());
+    }
+    layers.push(format!(
+        "landlock-abi-{}-{}",
+        probe.landlock.abi, probe.landlock.ruleset
+    ));
+    if probe.landlock.scoped {
+        layers.push("landlock-scoped-abstract-sockets-and-signals".into());
+    }
+    layers
+}
+
+/// Waits until no process is left in the pid namespace `pidns` (`pid:[N]`).
+fn wait_for_namespace_end(pidns: &str) -> Result<(), SandboxError> {
+    let deadline = Instant::now() + NAMESPACE_GRACE;
+    loop {
+        let alive: Vec<String> = std::fs::read_dir("/proc")
+            .map_err(io_error("read /proc"))?
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+            .filter(|e| {
+                std::fs::read_link(e.path().join("ns/pid"))
+                    .is_ok_and(|l| l.as_os_str() == OsStr::new(pidns))
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if alive.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
             return Err(SandboxError::Protocol {
                 detail: format!(
-                    "the command started although isolation was not proven: {}",
-                    problems.join("; ")
+                    "processes {} of the sandbox's pid namespace outlived it",
+                    alive.join(", ")
                 ),
             });
         }
-        let isolation = Isolation::Namespace {
-            netns_differs: probe.netns != plan.outer_netns,
-            userns_differs: probe.userns != plan.outer_userns,
-            git_dir_read_only: probe.git_dir_read_only == Some(true),
-            probe,
-        };
-        return Ok(Attempt::Ran(Box::new(finished), isolation));
+        thread::sleep(POLL);
     }
-    Ok(Attempt::Unavailable(failures.join("; ")))
 }
 
 /// Why a sandbox attempt ended before its `exec` announcement.
@@ -514,20 +934,6 @@ fn nonce() -> Result<String, SandboxError> {
         .and_then(|mut f| f.read_exact(&mut bytes))
         .map_err(io_error("read /dev/urandom"))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// The effective uid from `/proc/self/status` (`Uid: real effective saved fs`).
-fn effective_uid_is_root() -> Result<bool, SandboxError> {
-    let status =
-        std::fs::read_to_string("/proc/self/status").map_err(io_error("read /proc/self/status"))?;
-    let effective = status
-        .lines()
-        .find_map(|line| line.strip_prefix("Uid:"))
-        .and_then(|ids| ids.split_whitespace().nth(1))
-        .ok_or_else(|| SandboxError::Protocol {
-            detail: "no Uid line in /proc/self/status".into(),
-        })?;
-    Ok(effective == "0")
 }
 
 struct Finished {
