@@ -726,33 +726,22 @@ fn sandboxed(
         hidden,
         host_sockets: proof::host_unix_sockets().map_err(io_error("read /proc/net/unix"))?,
         limits: spec.limits,
+        privileged_setup: identity.switch,
+        setpriv: setpriv.clone(),
     };
-    let mut cmd = match (&setpriv, identity.switch) {
-        (Some(setpriv), true) => {
-            let mut cmd = Command::new(setpriv);
-            cmd.arg(format!("--reuid={}", identity.uid))
-                .arg(format!("--regid={}", identity.gid))
-                .args([
-                    "--clear-groups",
-                    "--inh-caps=+sys_admin",
-                    "--ambient-caps=+sys_admin",
-                    "--pdeathsig",
-                    "KILL",
-                    "--",
-                ])
-                .arg(&plan.unshare);
-            cmd
-        }
-        (Some(setpriv), false) => {
+    let mut cmd = match &setpriv {
+        Some(setpriv) => {
             let mut cmd = Command::new(setpriv);
             cmd.args(["--pdeathsig", "KILL", "--"]).arg(&plan.unshare);
             cmd
         }
-        (None, _) => Command::new(&plan.unshare),
+        None => Command::new(&plan.unshare),
     };
+    if !identity.switch {
+        // Not root: the first user namespace maps only the build user (its root).
+        cmd.args(["--user", "--map-root-user"]);
+    }
     cmd.args([
-        "--user",
-        "--map-root-user",
         "--pid",
         "--fork",
         "--kill-child",

@@ -47,6 +47,8 @@ pub struct ContainmentProbe {
     /// Whether creating a file at the root of the view failed.
     pub root_write_refused: bool,
     pub rlimits: Vec<RlimitProof>,
+    /// Descriptors open besides 0, 1 and 2 just before `exec`.
+    pub open_fds: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,6 +180,12 @@ impl ContainmentProbe {
                 self.hidden_leftovers.join(", ")
             ));
         }
+        if !self.open_fds.is_empty() {
+            problems.push(format!(
+                "descriptors {} would leak into the command",
+                self.open_fds.join(", ")
+            ));
+        }
         if !self.root_write_refused {
             problems.push("the root of the view is writable".into());
         }
@@ -264,11 +272,6 @@ pub fn host_unix_sockets() -> io::Result<Vec<PathBuf>> {
     Ok(parse_unix_sockets(&std::fs::read_to_string(
         "/proc/net/unix",
     )?))
-}
-
-/// Every mount point in `mountinfo` text lies within one of the directories it checks.
-pub fn read_only_count(entries: &[MountEntry]) -> usize {
-    entries.iter().filter(|e| e.read_only()).count()
 }
 
 /// Entries of the hidden directories that are neither bind mount points nor on the way to one.

@@ -95,6 +95,12 @@ pub struct StagePlan {
     pub hidden: Vec<PathBuf>,
     /// Pathname sockets bound on the host, read in the outer network namespace.
     pub host_sockets: Vec<PathBuf>,
+    /// The setup stage runs as real root in the initial user namespace (the guard was started
+    /// as root): it can reach every bind source (a toolchain in root's `0700` home), and leaves
+    /// root through `setpriv` into the limit stage. Otherwise it runs as root of a first user
+    /// namespace mapped to the build user.
+    pub privileged_setup: bool,
+    pub setpriv: Option<PathBuf>,
     pub limits: Limits,
 }
 
@@ -166,6 +172,7 @@ fn refuse_io(context: &str) -> impl FnOnce(io::Error) -> Failure + '_ {
 pub fn run_stage(stage: &str, plan: &StagePlan, command: &[OsString]) -> u8 {
     let result = match stage {
         "setup" => setup(plan, command),
+        "limit" => limit(plan, command),
         "enter" => enter(plan, command),
         other => Err(Failure::Refuse(format!("unknown sandbox stage {other}"))),
     };
@@ -298,6 +305,7 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
             "the setup stage is not the init process of a new pid namespace".into(),
         ));
     }
+    close_inherited()?;
     // Loopback first, while the host's binaries are still at their paths.
     if let Some(ip) = &plan.ip {
         let _ = Command::new(ip)
@@ -307,11 +315,9 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
             .stderr(Stdio::null())
             .status();
     }
-    // bubblewrap's --disable-userns: this namespace may hold exactly one more user namespace,
-    // the command's; inside that one the count of every ancestor is full, so the command cannot
-    // create another (and so cannot gain capabilities anywhere).
-    std::fs::write("/proc/sys/user/max_user_namespaces", "1")
-        .map_err(refuse_io("limit nested user namespaces"))?;
+    if !plan.privileged_setup {
+        limit_user_namespaces(Path::new("/proc"))?;
+    }
 
     let none = None::<&str>;
     nix::mount::mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)
@@ -397,15 +403,12 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         none,
     )
     .map_err(refuse("mount proc"))?;
-    for entry in PROC_READ_ONLY {
-        let target = proc.join(entry);
-        if std::fs::symlink_metadata(&target).is_ok() {
-            bind(&target, &target, true)?;
-            read_only_beneath(&host_proc, &target)?;
-        }
+    if !plan.privileged_setup {
+        proc_read_only(&host_proc, &proc)?;
     }
 
     // What the build needs back: the worktree and outputs writable, toolchains read-only.
+    let source_of = |path: &Path| under(OLDROOT, path);
     let mut binds: Vec<(&PathBuf, bool)> = plan
         .writable
         .iter()
@@ -414,7 +417,7 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         .collect();
     binds.sort_by_key(|(p, _)| p.components().count());
     for (path, writable) in binds {
-        let source = under(OLDROOT, path);
+        let source = source_of(path);
         let target = under(NEWROOT, path);
         if !writable && std::fs::symlink_metadata(&source).is_err() {
             continue;
@@ -427,9 +430,10 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     }
     if let Some(git_dir) = &plan.git_dir {
         let target = under(NEWROOT, git_dir);
-        bind(&under(OLDROOT, git_dir), &target, false)?;
+        bind(&source_of(git_dir), &target, false)?;
         read_only_at(&host_proc, &target)?;
     }
+
     // The command's HOME, in the fresh /tmp.
     let home = under(NEWROOT, &plan.home);
     std::fs::create_dir_all(&home).map_err(refuse_io("create HOME"))?;
@@ -444,8 +448,71 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     nix::mount::umount2(".", MntFlags::MNT_DETACH).map_err(refuse("detach the host tree"))?;
     nix::unistd::chdir(&plan.cwd).map_err(refuse("enter the working directory"))?;
 
-    // The command's own user namespace (less privileged: every mount above is locked in its new
-    // mount namespace), where it is the build user and holds no capability once exec'd.
+    if plan.privileged_setup {
+        // Out of root: the build user, no group, CAP_SYS_ADMIN alone for the user namespace
+        // (ubuntu's AppArmor strips namespaces created without it), into the limit stage.
+        let Some(setpriv) = &plan.setpriv else {
+            return Err(Failure::Refuse("no setpriv to leave root with".into()));
+        };
+        let args = plan.to_args("limit", command).map_err(Failure::Refuse)?;
+        let err = Command::new(setpriv)
+            .arg(format!("--reuid={}", plan.build_uid))
+            .arg(format!("--regid={}", plan.build_gid))
+            .args([
+                "--clear-groups",
+                "--inh-caps=+sys_admin",
+                "--ambient-caps=+sys_admin",
+                "--",
+            ])
+            .arg(&plan.unshare)
+            .args(["--user", "--map-root-user", "--mount", "--propagation", "private", "--"])
+            .arg(&plan.guard_exe)
+            .args(args)
+            .exec();
+        return Err(Failure::Refuse(format!(
+            "cannot execute {}: {err}",
+            setpriv.display()
+        )));
+    }
+    exec_enter(plan, command)
+}
+
+/// bubblewrap's `--disable-userns`: the current user namespace may hold exactly one more user
+/// namespace, the command's; inside that one the count of every ancestor is full, so the command
+/// cannot create another (and so cannot gain capabilities anywhere).
+fn limit_user_namespaces(proc: &Path) -> Result<(), Failure> {
+    std::fs::write(proc.join("sys/user/max_user_namespaces"), "1")
+        .map_err(refuse_io("limit nested user namespaces"))
+}
+
+/// The system-wide knobs of `proc` made read-only (bubblewrap's list).
+fn proc_read_only(mountinfo_proc: &Path, proc: &Path) -> Result<(), Failure> {
+    for entry in PROC_READ_ONLY {
+        let target = proc.join(entry);
+        if std::fs::symlink_metadata(&target).is_ok() {
+            bind(&target, &target, true)?;
+            read_only_beneath(mountinfo_proc, &target)?;
+        }
+    }
+    Ok(())
+}
+
+/// The limit stage (only after a privileged setup): root of a user namespace mapped to the build
+/// user, in the final view, with a mount namespace of its own.
+fn limit(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> {
+    if std::process::id() != 1 {
+        return Err(Failure::Refuse(
+            "the limit stage is not the init process of the new pid namespace".into(),
+        ));
+    }
+    limit_user_namespaces(Path::new("/proc"))?;
+    proc_read_only(Path::new("/proc"), Path::new("/proc"))?;
+    exec_enter(plan, command)
+}
+
+/// Into the command's own user namespace (less privileged: every mount above is locked in its
+/// new mount namespace), where it is the build user and holds no capability once exec'd.
+fn exec_enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> {
     let args = plan
         .to_args("enter", command)
         .map_err(Failure::Refuse)?;
@@ -570,6 +637,7 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     // change on the way may have cleared the death signal set by unshare).
     nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
         .map_err(refuse("set the parent-death signal"))?;
+    close_inherited()?;
     let rlimits = set_limits(&plan.limits)?;
     nix::sys::prctl::set_no_new_privs().map_err(refuse("set no_new_privs"))?;
     let nested = nix::sched::unshare(nix::sched::CloneFlags::CLONE_NEWUSER);
@@ -622,6 +690,7 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         hidden_leftovers: proof::hidden_leftovers(&plan.hidden, &plan.bind_targets()),
         root_write_refused: write_is_refused(Path::new("/"), &plan.nonce),
         rlimits,
+        open_fds: open_fds(),
     };
     let allowed = plan.writable_allowed();
     let problems = probe.problems(&plan.expectations(&allowed));
@@ -641,6 +710,42 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     announce(&plan.nonce, "exec", "")
         .map_err(|e| Failure::Refuse(format!("cannot announce the command: {e}")))?;
     Err(Failure::Exec(Command::new(program).args(args).exec()))
+}
+
+/// Closes every descriptor above stderr that this process inherited (a parent of the guard may
+/// have left some open without close-on-exec; none may reach the command).
+fn close_inherited() -> Result<(), Failure> {
+    let listed: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .map_err(refuse_io("list /proc/self/fd"))?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    for fd in listed {
+        // The listing's own descriptor is already closed: EBADF.
+        match nix::unistd::close(fd) {
+            Ok(()) | Err(nix::Error::EBADF) => {}
+            Err(e) => return Err(Failure::Refuse(format!("close descriptor {fd}: {e}"))),
+        }
+    }
+    Ok(())
+}
+
+/// The descriptors open in this process besides stdin, stdout and stderr (and the one listing
+/// them): the command must inherit nothing else.
+fn open_fds() -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return vec!["(cannot list /proc/self/fd)".into()];
+    };
+    let mut fds: Vec<String> = dir
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !["0", "1", "2"].contains(&n.as_str()))
+        .collect();
+    // One of them is the listing's own descriptor, gone by now.
+    fds.retain(|n| std::fs::read_link(format!("/proc/self/fd/{n}")).is_ok());
+    fds.sort();
+    fds
 }
 
 /// Whether creating a file in `dir` fails (read-only file system, or refused by Landlock); a
