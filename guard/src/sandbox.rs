@@ -325,7 +325,7 @@ pub enum SandboxError {
     #[error("{context}: {source}")]
     Io { context: String, source: io::Error },
     #[error(
-        "isolation could not be established, so the command was not run: {detail} \
+        "network isolation could not be established, so the command was not run: {detail} \
          (where an outer layer blocks egress, --no-isolation-because <REASON> allows running without it)"
     )]
     IsolationUnavailable { detail: String },

@@ -441,7 +441,7 @@ fn unavailable_isolation_fails_closed_unless_opted_out() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{hook}: {stderr}");
         assert!(
-            stderr.contains("isolation could not be established"),
+            stderr.contains("network isolation could not be established"),
             "{stderr}"
         );
         assert!(
