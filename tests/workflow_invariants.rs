@@ -644,8 +644,10 @@ const TRUSTED_BIN: &str = "/opt/agent-team/bin";
 
 /// The step of build-test that runs patch code under `guard run`.
 fn untrusted_run_index(steps: &[Value]) -> Result<usize, String> {
-    index_of(steps, |s| run_contains(s, &format!("{TRUSTED_BIN}/guard run ")))
-        .ok_or_else(|| "no `guard run` step".into())
+    index_of(steps, |s| {
+        run_contains(s, &format!("{TRUSTED_BIN}/guard run "))
+    })
+    .ok_or_else(|| "no `guard run` step".into())
 }
 
 /// build-test: guard is built from the trusted commit before the patch is applied; the tree is
@@ -676,10 +678,15 @@ fn build_test_order(wf: &Workflow) -> Result<(), String> {
         " --baseline-sha256 \"$BASELINE_SHA256\" ",
     ] {
         if !run.contains(flag) {
-            return Err(format!("guard run does not check the tree itself: no `{}`", flag.trim()));
+            return Err(format!(
+                "guard run does not check the tree itself: no `{}`",
+                flag.trim()
+            ));
         }
     }
-    if steps[untrusted].pointer("/env/BASELINE_SHA256").and_then(Value::as_str)
+    if steps[untrusted]
+        .pointer("/env/BASELINE_SHA256")
+        .and_then(Value::as_str)
         != Some("${{ steps.apply.outputs.baseline_sha256 }}")
     {
         return Err("the baseline hash guard run checks is not the apply step's output".into());
@@ -736,15 +743,18 @@ fn build_sandboxed_under_sudo(wf: &Workflow) -> Result<(), String> {
         .flat_map(str::lines)
         .map(str::trim)
         .collect();
-    let dirs_by_root =
-        lines.contains(&"sudo install -d -o root -g root -m 0755 /opt/agent-team /opt/agent-team/bin");
+    let dirs_by_root = lines
+        .contains(&"sudo install -d -o root -g root -m 0755 /opt/agent-team /opt/agent-team/bin");
     let installed_by_root = lines.iter().any(|l| {
         l.starts_with("sudo install -o root -g root -m 0555 ")
             && l.contains("target/release/guard")
             && l.ends_with(" /opt/agent-team/bin/")
     });
     if !(dirs_by_root && installed_by_root) {
-        return Err("the guard that build-test runs is not installed in root-owned /opt/agent-team/bin".into());
+        return Err(
+            "the guard that build-test runs is not installed in root-owned /opt/agent-team/bin"
+                .into(),
+        );
     }
     Ok(())
 }
@@ -760,10 +770,14 @@ fn later_steps_out_of_reach(wf: &Workflow) -> Result<(), String> {
     for step in &steps[untrusted + 1..] {
         let name = str_of(step, "name").unwrap_or("(unnamed)");
         if step.get("working-directory").is_some() {
-            return Err(format!("step `{name}` runs in a working directory the build could write"));
+            return Err(format!(
+                "step `{name}` runs in a working directory the build could write"
+            ));
         }
         if let Some(uses) = uses_of(step) {
-            let path = with_of(step, "path").and_then(Value::as_str).unwrap_or_default();
+            let path = with_of(step, "path")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             if !uses.starts_with("actions/upload-artifact@")
                 || path != "${{ runner.temp }}/agent-team/report/"
             {
@@ -772,9 +786,19 @@ fn later_steps_out_of_reach(wf: &Workflow) -> Result<(), String> {
             continue;
         }
         let script = run_of(step).unwrap_or_default();
-        for forbidden in ["$GITHUB_WORKSPACE", "work/", " work ", "target/", "cargo ", "./", "$HOME"] {
+        for forbidden in [
+            "$GITHUB_WORKSPACE",
+            "work/",
+            " work ",
+            "target/",
+            "cargo ",
+            "./",
+            "$HOME",
+        ] {
             if script.contains(forbidden) {
-                return Err(format!("step `{name}` reaches `{forbidden}`, which the build could write"));
+                return Err(format!(
+                    "step `{name}` reaches `{forbidden}`, which the build could write"
+                ));
             }
         }
         // Line by line: shell structure, the two variables, or a call of a trusted binary.
@@ -787,7 +811,9 @@ fn later_steps_out_of_reach(wf: &Workflow) -> Result<(), String> {
                 || line.starts_with("args=(")
                 || line.starts_with("--");
             if !allowed {
-                return Err(format!("step `{name}` runs `{line}`, not a trusted binary on trusted inputs"));
+                return Err(format!(
+                    "step `{name}` runs `{line}`, not a trusted binary on trusted inputs"
+                ));
             }
         }
     }

@@ -559,7 +559,12 @@ struct Chowned {
 }
 
 impl Chowned {
-    fn lend(roots: Vec<PathBuf>, skip: Option<PathBuf>, uid: u32, gid: u32) -> Result<Chowned, SandboxError> {
+    fn lend(
+        roots: Vec<PathBuf>,
+        skip: Option<PathBuf>,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Chowned, SandboxError> {
         let lent = Chowned { roots, skip, uid };
         lent.change(0, uid, gid)?;
         Ok(lent)
@@ -583,8 +588,14 @@ impl Chowned {
                     .map_err(io_error(format!("chown {}", path.display())))?;
             }
             if meta.is_dir() {
-                for entry in std::fs::read_dir(&path).map_err(io_error(format!("{}", path.display())))? {
-                    stack.push(entry.map_err(io_error(format!("{}", path.display())))?.path());
+                for entry in
+                    std::fs::read_dir(&path).map_err(io_error(format!("{}", path.display())))?
+                {
+                    stack.push(
+                        entry
+                            .map_err(io_error(format!("{}", path.display())))?
+                            .path(),
+                    );
                 }
             }
         }
@@ -622,7 +633,10 @@ fn hidden_dirs(spec: &RunSpec, build_uid: u32) -> Vec<PathBuf> {
                     hidden.push(work_root.to_path_buf());
                 }
                 for ancestor in dir.ancestors().skip(1) {
-                    if RUNNER_ROOT_MARKERS.iter().any(|m| ancestor.join(m).exists()) {
+                    if RUNNER_ROOT_MARKERS
+                        .iter()
+                        .any(|m| ancestor.join(m).exists())
+                    {
                         hidden.push(ancestor.to_path_buf());
                     }
                 }
@@ -699,13 +713,18 @@ fn sandboxed(
         .canonicalize()
         .map_err(io_error("locate the guard binary"))?;
     read_only.push(guard_exe.clone());
-    let scratch: Vec<PathBuf> = SCRATCH.iter().filter_map(|p| existing_dir(Path::new(p))).collect();
+    let scratch: Vec<PathBuf> = SCRATCH
+        .iter()
+        .filter_map(|p| existing_dir(Path::new(p)))
+        .collect();
     let hidden: Vec<PathBuf> = hidden_dirs(spec, identity.uid)
         .into_iter()
         .filter(|h| !writable.iter().any(|w| mounts::within(h, w)))
         .filter(|h| !scratch.contains(h))
         .collect();
-    let ns = |kind: &str| probe::namespace_id(kind).map_err(io_error(format!("read /proc/self/ns/{kind}")));
+    let ns = |kind: &str| {
+        probe::namespace_id(kind).map_err(io_error(format!("read /proc/self/ns/{kind}")))
+    };
     let plan = StagePlan {
         nonce: nonce()?,
         outer_netns: ns("net")?,
@@ -873,7 +892,12 @@ fn wait_for_namespace_end(pidns: &str) -> Result<(), SandboxError> {
         let alive: Vec<String> = std::fs::read_dir("/proc")
             .map_err(io_error("read /proc"))?
             .flatten()
-            .filter(|e| e.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            })
             .filter(|e| {
                 std::fs::read_link(e.path().join("ns/pid"))
                     .is_ok_and(|l| l.as_os_str() == OsStr::new(pidns))

@@ -656,7 +656,11 @@ pub fn verify_against(
             baseline.identity.root,
             now.as_ref().ok().map(|n| n.root),
         ),
-        (".git", baseline.identity.git, now.as_ref().ok().map(|n| n.git)),
+        (
+            ".git",
+            baseline.identity.git,
+            now.as_ref().ok().map(|n| n.git),
+        ),
     ] {
         if after != Some(before) {
             let now = match after {

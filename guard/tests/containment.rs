@@ -63,8 +63,18 @@ fn runner_user() -> (u32, u32) {
             .unwrap()
             .lines()
             .any(|l| l.starts_with("Uid:\t0\t"));
-        assert!(root, "these tests create a user and run the workflow's root step: run them as root (CI does)");
-        let exists = |args: &[&str]| Command::new("getent").args(args).output().unwrap().status.success();
+        assert!(
+            root,
+            "these tests create a user and run the workflow's root step: run them as root (CI does)"
+        );
+        let exists = |args: &[&str]| {
+            Command::new("getent")
+                .args(args)
+                .output()
+                .unwrap()
+                .status
+                .success()
+        };
         if !exists(&["group", DOCKER_GROUP]) {
             run(Command::new("groupadd").arg(DOCKER_GROUP), "groupadd");
         }
@@ -183,9 +193,14 @@ impl Replica {
         );
         write(
             runner_root.join(".credentials"),
-            &format!("{{\"scheme\": \"OAuth\", \"data\": {{\"clientId\": \"{secret}-runner\"}}}}\n"),
+            &format!(
+                "{{\"scheme\": \"OAuth\", \"data\": {{\"clientId\": \"{secret}-runner\"}}}}\n"
+            ),
         );
-        write(runner_root.join(".runner"), "{\"agentName\": \"replica\"}\n");
+        write(
+            runner_root.join(".runner"),
+            "{\"agentName\": \"replica\"}\n",
+        );
         write(
             runner_root.join("_diag/Worker_20260101.log"),
             &format!("ACTIONS_RUNTIME_TOKEN={secret}-diag\n"),
@@ -198,7 +213,10 @@ impl Replica {
         let add_path = runner_temp.join("_runner_file_commands/add_path_6b1c");
         write(set_env.clone(), "");
         write(add_path.clone(), "");
-        write(work.join("src/lib.rs"), "pub fn answer() -> u32 {\n    41\n}\n");
+        write(
+            work.join("src/lib.rs"),
+            "pub fn answer() -> u32 {\n    41\n}\n",
+        );
         write(work.join("README.md"), "# Replica\n");
         write(work.join(".gitignore"), "target/\n");
         chown_runner(top.path());
@@ -209,7 +227,9 @@ impl Replica {
             .tempdir_in("/opt")
             .or_else(|_| {
                 std::fs::create_dir_all("/opt")?;
-                tempfile::Builder::new().prefix("guard-replica-bin-").tempdir_in("/opt")
+                tempfile::Builder::new()
+                    .prefix("guard-replica-bin-")
+                    .tempdir_in("/opt")
             })
             .unwrap();
         let bin = bin_top.path().join("bin");
@@ -231,8 +251,14 @@ impl Replica {
         git_as_runner(&work, &["init", "--quiet", "--initial-branch=main"]);
         git_as_runner(&work, &["add", "--all"]);
         git_as_runner(&work, &["commit", "--quiet", "-m", "base"]);
-        let base = git_as_runner(&work, &["rev-parse", "HEAD"]).trim().to_string();
-        std::fs::write(work.join("src/lib.rs"), "pub fn answer() -> u32 {\n    42\n}\n").unwrap();
+        let base = git_as_runner(&work, &["rev-parse", "HEAD"])
+            .trim()
+            .to_string();
+        std::fs::write(
+            work.join("src/lib.rs"),
+            "pub fn answer() -> u32 {\n    42\n}\n",
+        )
+        .unwrap();
         let diff = git_as_runner(&work, &["diff", "--no-color", "--no-ext-diff"]);
         git_as_runner(&work, &["checkout", "--quiet", "--", "src/lib.rs"]);
         let agent = runner_temp.join("agent-team");
@@ -385,9 +411,20 @@ fn env_file_injection_leaves_the_runner_file_commands_unchanged() {
     for marker in ["APPENDED-ENV", "APPENDED-PATH", "WROTE", "LISTED"] {
         assert!(!tail(&doc).contains(marker), "{marker}: {}", tail(&doc));
     }
-    assert_eq!(std::fs::read(&r.set_env).unwrap(), b"", "set_env file changed");
-    assert_eq!(std::fs::read(&r.add_path).unwrap(), b"", "add_path file changed");
-    assert!(outside_reports(&r) == before, "something under RUNNER_TEMP changed");
+    assert_eq!(
+        std::fs::read(&r.set_env).unwrap(),
+        b"",
+        "set_env file changed"
+    );
+    assert_eq!(
+        std::fs::read(&r.add_path).unwrap(),
+        b"",
+        "add_path file changed"
+    );
+    assert!(
+        outside_reports(&r) == before,
+        "something under RUNNER_TEMP changed"
+    );
     let hidden: Vec<&str> = doc["isolation"]["containment"]["hidden"]
         .as_array()
         .unwrap()
@@ -419,15 +456,25 @@ fn trusted_binaries_cannot_be_replaced_and_the_after_build_check_still_fails() {
     for marker in ["RENAMED", "PLANTED", "OVERWROTE", "PLANTED-OLD"] {
         assert!(!t.contains(marker), "{marker}: {t}");
     }
-    assert!(t.contains("HOOKED"), "the build did write into its worktree: {t}");
-    assert_eq!(std::fs::read(&guard).unwrap(), before, "the trusted guard changed");
+    assert!(
+        t.contains("HOOKED"),
+        "the build did write into its worktree: {t}"
+    );
+    assert_eq!(
+        std::fs::read(&guard).unwrap(),
+        before,
+        "the trusted guard changed"
+    );
     assert_eq!(
         std::fs::metadata(&guard).unwrap().uid(),
         0,
         "the trusted guard is no longer root-owned"
     );
     assert!(!r.bin.with_extension("orig").exists());
-    assert!(!r.agent("bin").exists(), "a fake bin dir was planted under RUNNER_TEMP");
+    assert!(
+        !r.agent("bin").exists(),
+        "a fake bin dir was planted under RUNNER_TEMP"
+    );
     // The write into the denied surface is caught by the trusted process itself.
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     let findings = doc["after_build"]["findings"].as_array().unwrap();
@@ -438,14 +485,16 @@ fn trusted_binaries_cannot_be_replaced_and_the_after_build_check_still_fails() {
         "{findings:?}"
     );
     assert_eq!(doc["after_build"]["result"], "fail");
-    let tree: Value = serde_json::from_slice(
-        &std::fs::read(r.agent("report/tree-after-build.json")).unwrap(),
-    )
-    .unwrap();
+    let tree: Value =
+        serde_json::from_slice(&std::fs::read(r.agent("report/tree-after-build.json")).unwrap())
+            .unwrap();
     assert_eq!(tree["schema"], "agent-team-apply/verify-tree/v1");
     assert_eq!(tree["check"], "after-build");
     assert_eq!(tree["result"], "fail");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("error[build-wrote]: .github/workflows/release.yml"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("error[build-wrote]: .github/workflows/release.yml")
+    );
 }
 
 fn listener(path: &Path) -> UnixListener {
@@ -459,7 +508,11 @@ fn listener(path: &Path) -> UnixListener {
 #[test]
 fn unix_sockets_outside_are_unreachable() {
     let r = Replica::new();
-    let tag = format!("{}-{}", std::process::id(), r.baseline_sha256.get(..8).unwrap());
+    let tag = format!(
+        "{}-{}",
+        std::process::id(),
+        r.baseline_sha256.get(..8).unwrap()
+    );
     let tmp_sock = PathBuf::from(format!("/tmp/guard-test-{tag}.sock"));
     let run_dir = PathBuf::from(format!("/run/guard-test-{tag}"));
     std::fs::create_dir_all(&run_dir).unwrap();
@@ -478,7 +531,8 @@ fn unix_sockets_outside_are_unreachable() {
     let abstract_name = format!("guard-test-abstract-{tag}");
     let abstract_listener = {
         use std::os::linux::net::SocketAddrExt;
-        let addr = std::os::unix::net::SocketAddr::from_abstract_name(abstract_name.as_bytes()).unwrap();
+        let addr =
+            std::os::unix::net::SocketAddr::from_abstract_name(abstract_name.as_bytes()).unwrap();
         let l = UnixListener::bind_addr(&addr).unwrap();
         l.set_nonblocking(true).unwrap();
         l
@@ -517,9 +571,20 @@ fn unix_sockets_outside_are_unreachable() {
         "{probe}"
     );
     assert_eq!(probe["reachable_sockets"], serde_json::json!([]));
-    assert_eq!(probe["groups"], serde_json::json!([]), "no supplementary group");
-    assert_ne!(probe["gids"][0], gid, "not the runner's docker-like primary group");
-    assert!(layers(&doc).iter().any(|l| l == "hidden-runner-dirs-and-sockets"));
+    assert_eq!(
+        probe["groups"],
+        serde_json::json!([]),
+        "no supplementary group"
+    );
+    assert_ne!(
+        probe["gids"][0], gid,
+        "not the runner's docker-like primary group"
+    );
+    assert!(
+        layers(&doc)
+            .iter()
+            .any(|l| l == "hidden-runner-dirs-and-sockets")
+    );
     let _ = std::fs::remove_dir_all(&run_dir);
     let _ = std::fs::remove_file(&tmp_sock);
 }
@@ -534,10 +599,11 @@ fn some_object(work: &Path) -> PathBuf {
     let objects = work.join(".git/objects");
     for entry in std::fs::read_dir(&objects).unwrap().flatten() {
         let name = entry.file_name();
-        if name.len() == 2 && entry.path().is_dir() {
-            if let Some(obj) = std::fs::read_dir(entry.path()).unwrap().flatten().next() {
-                return obj.path();
-            }
+        if name.len() == 2
+            && entry.path().is_dir()
+            && let Some(obj) = std::fs::read_dir(entry.path()).unwrap().flatten().next()
+        {
+            return obj.path();
         }
     }
     panic!("no loose object");
@@ -570,7 +636,13 @@ fn worktree_swap_and_object_rewrite_are_refused_inside_and_detected_outside() {
     // check finds the swapped worktree by identity...
     let verify = |r: &Replica| {
         Command::new(r.bin.join("guard"))
-            .args(["verify-tree", "--after-build", "--format", "json", "--verdict"])
+            .args([
+                "verify-tree",
+                "--after-build",
+                "--format",
+                "json",
+                "--verdict",
+            ])
             .arg(r.agent("report/verdict.json"))
             .arg("--baseline")
             .arg(r.agent("tree-baseline.json"))
@@ -637,11 +709,12 @@ fn credentials_of_the_runner_are_not_visible() {
     for f in &files {
         script.push_str(&format!("cat '{}'; ", f.display()));
     }
+    // A pattern that matches the secret without spelling it (the report shows the script).
+    let pattern = format!(".{}", &r.secret[1..]);
     script.push_str(&format!(
         "ls -la '{home}' '{root}' '{root}/_diag'; \
          grep -rs '{secret}' /home /tmp /run /var/tmp /opt /root 2>/dev/null | head -5; true",
-        // A pattern that matches the secret without spelling it (the report shows the script).
-        secret = format!(".{}", &r.secret[1..]),
+        secret = pattern,
         home = r.home.display(),
         root = r.runner_root.display(),
     ));
@@ -670,7 +743,11 @@ fn started_as_root_the_build_cannot_write_the_host() {
     let etc_marker = PathBuf::from(format!("/etc/guard-test-{tag}"));
     let bin_marker = PathBuf::from(format!("/usr/local/bin/guard-test-{tag}"));
     let passwd = std::fs::read("/etc/passwd").unwrap();
-    let etc_before: Vec<_> = std::fs::read_dir("/etc").unwrap().flatten().map(|e| e.file_name()).collect();
+    let etc_before: Vec<_> = std::fs::read_dir("/etc")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
     let script = format!(
         "id; echo x > '{etc}' && echo WROTE-ETC; echo x > '{bin}' && echo WROTE-BIN; \
          echo 'evil::0:0::/:/bin/sh' >> /etc/passwd && echo WROTE-PASSWD; \
@@ -700,16 +777,30 @@ fn started_as_root_the_build_cannot_write_the_host() {
     }
     assert!(!etc_marker.exists() && !bin_marker.exists());
     assert_eq!(std::fs::read("/etc/passwd").unwrap(), passwd);
-    let etc_after: Vec<_> = std::fs::read_dir("/etc").unwrap().flatten().map(|e| e.file_name()).collect();
+    let etc_after: Vec<_> = std::fs::read_dir("/etc")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
     assert_eq!(etc_before, etc_after);
     let (uid, _) = runner_user();
-    assert!(t.contains(&format!("uid={uid}")), "runs as the worktree's owner: {t}");
+    assert!(
+        t.contains(&format!("uid={uid}")),
+        "runs as the worktree's owner: {t}"
+    );
     let probe = &doc["isolation"]["containment"]["probe"];
     assert_eq!(probe["capabilities"]["effective"], "0000000000000000");
     assert_eq!(probe["capabilities"]["permitted"], "0000000000000000");
     assert_eq!(probe["no_new_privs"], true);
     assert_eq!(probe["nested_userns_refused"], true);
-    assert_eq!(probe["writable_mounts"].as_array().unwrap().iter().any(|m| m == "/"), false);
+    assert!(
+        !probe["writable_mounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m == "/"),
+        "{probe}"
+    );
     assert_eq!(probe["root_write_refused"], true);
     let landlock = &probe["landlock"];
     assert!(landlock["abi"].as_u64().unwrap() >= 1, "{landlock}");
@@ -733,7 +824,10 @@ fn started_as_root_the_build_cannot_write_the_host() {
 fn root_owned_worktree_is_lent_to_nobody_and_given_back() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
-    run(Command::new("git").args(["init", "-q"]).arg(&repo), "git init");
+    run(
+        Command::new("git").args(["init", "-q"]).arg(&repo),
+        "git init",
+    );
     std::fs::write(repo.join("a.txt"), "a\n").unwrap();
     let report = dir.path().join("run.json");
     let out = Command::new(env!("CARGO_BIN_EXE_guard"))
@@ -748,7 +842,10 @@ fn root_owned_worktree_is_lent_to_nobody_and_given_back() {
         .stdin(Stdio::null())
         .output()
         .unwrap();
-    let doc: Value = serde_json::from_slice(&std::fs::read(&report).unwrap_or_else(|e| panic!("{e}: {}", text(&out)))).unwrap();
+    let doc: Value = serde_json::from_slice(
+        &std::fs::read(&report).unwrap_or_else(|e| panic!("{e}: {}", text(&out))),
+    )
+    .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(tail(&doc).starts_with("65534\n"), "{}", tail(&doc));
     assert!(!tail(&doc).contains("WROTE"));
@@ -756,7 +853,10 @@ fn root_owned_worktree_is_lent_to_nobody_and_given_back() {
         let m = std::fs::metadata(repo.join(f)).unwrap();
         assert_eq!((m.uid(), m.gid()), (0, 0), "{f} not given back to root");
     }
-    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "a\nx\n");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "a\nx\n"
+    );
     assert_eq!(std::fs::metadata(&repo).unwrap().uid(), 0);
 }
 
@@ -781,7 +881,10 @@ fn benign(dir: &Path, envs: &[(&str, &str)], extra: &[&str], script: &str) -> (O
 
 fn repo_in(dir: &Path) -> PathBuf {
     let repo = dir.join("repo");
-    run(Command::new("git").args(["init", "-q"]).arg(&repo), "git init");
+    run(
+        Command::new("git").args(["init", "-q"]).arg(&repo),
+        "git init",
+    );
     repo
 }
 
@@ -824,7 +927,10 @@ fn cargo_builds_with_a_read_only_registry_cache_and_a_writable_target() {
     assert!(t.contains("CACHE-READ-ONLY"), "{t}");
     assert!(repo.join("target").is_dir(), "target/ was written");
     assert!(!registry.join("x").exists());
-    assert_eq!(std::fs::metadata(&registry).unwrap().mtime(), registry_before);
+    assert_eq!(
+        std::fs::metadata(&registry).unwrap().mtime(),
+        registry_before
+    );
 }
 
 #[test]

@@ -90,12 +90,15 @@ fn read_bounded(path: &PathBuf, limit: u64, what: &str) -> Result<Vec<u8>, Strin
 
 /// Reads a baseline document (bounded), checks it against its pinned SHA-256 when one is given,
 /// and parses it; returns it with the SHA-256 of its bytes.
-pub fn read_baseline(path: &PathBuf, pinned: Option<&str>) -> Result<(SnapshotDoc, String), String> {
+pub fn read_baseline(
+    path: &PathBuf,
+    pinned: Option<&str>,
+) -> Result<(SnapshotDoc, String), String> {
     let baseline_bytes = read_bounded(path, MAX_SNAPSHOT_BYTES, "baseline")?;
     let baseline_sha256 = hash::sha256_hex(&baseline_bytes);
     if let Some(pinned) = pinned {
-        let pinned = hash::parse_sha256(pinned)
-            .ok_or("--baseline-sha256 must be 64 hexadecimal digits")?;
+        let pinned =
+            hash::parse_sha256(pinned).ok_or("--baseline-sha256 must be 64 hexadecimal digits")?;
         if !hash::matches(&baseline_bytes, &pinned) {
             return Err(format!(
                 "baseline {} hashes to {baseline_sha256}, not to --baseline-sha256: it changed since it was written",

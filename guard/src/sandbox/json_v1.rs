@@ -139,7 +139,10 @@ impl RunReportDoc {
                 git_dir_read_only: *git_dir_read_only,
                 containment: Some(ContainmentDoc {
                     layers: layers.clone(),
-                    hidden: hidden.iter().map(|p| p.to_string_lossy().into_owned()).collect(),
+                    hidden: hidden
+                        .iter()
+                        .map(|p| p.to_string_lossy().into_owned())
+                        .collect(),
                     writable: writable
                         .iter()
                         .map(|p| p.to_string_lossy().into_owned())
@@ -180,7 +183,12 @@ impl RunReportDoc {
             output_tail: String::from_utf8_lossy(&outcome.output_tail).into_owned(),
             output_truncated_bytes: outcome.output_truncated_bytes,
             after_build: outcome.tree.as_ref().map(|t| AfterBuildDoc {
-                result: if t.findings.is_empty() { "pass" } else { "fail" }.into(),
+                result: if t.findings.is_empty() {
+                    "pass"
+                } else {
+                    "fail"
+                }
+                .into(),
                 entries: t.entries,
                 findings: t.findings.iter().map(FindingDoc::from_finding).collect(),
             }),

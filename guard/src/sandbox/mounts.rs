@@ -75,14 +75,12 @@ fn unescape(field: &str) -> std::ffi::OsString {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let octal = bytes.get(i + 1..i + 4).filter(|d| {
-            bytes[i] == b'\\' && d.iter().all(|b| (b'0'..=b'7').contains(b))
-        });
+        let octal = bytes
+            .get(i + 1..i + 4)
+            .filter(|d| bytes[i] == b'\\' && d.iter().all(|b| (b'0'..=b'7').contains(b)));
         match octal {
             Some(d) => {
-                let value = d
-                    .iter()
-                    .fold(0u32, |acc, b| acc * 8 + u32::from(b - b'0'));
+                let value = d.iter().fold(0u32, |acc, b| acc * 8 + u32::from(b - b'0'));
                 out.push(u8::try_from(value).unwrap_or(b'?'));
                 i += 4;
             }

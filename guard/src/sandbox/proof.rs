@@ -102,7 +102,9 @@ const ZERO_CAPS: &str = "0000000000000000";
 impl ContainmentProbe {
     /// Why this proof does not show the sandbox (empty when it does).
     pub fn problems(&self, expect: &Expectations<'_>) -> Vec<String> {
-        let mut problems = self.network.problems(expect.outer_netns, expect.outer_userns);
+        let mut problems = self
+            .network
+            .problems(expect.outer_netns, expect.outer_userns);
         if expect.git_dir && self.network.git_dir_read_only != Some(true) {
             problems.push(".git is not read-only".into());
         }
@@ -120,7 +122,9 @@ impl ContainmentProbe {
             ("ambient", &caps.ambient),
         ] {
             if value != ZERO_CAPS {
-                problems.push(format!("the command would hold {name} capabilities {value}"));
+                problems.push(format!(
+                    "the command would hold {name} capabilities {value}"
+                ));
             }
         }
         if self.uids.iter().any(|u| *u != expect.build_uid) || self.uids.len() != 4 {
@@ -204,7 +208,11 @@ pub fn status_field(status: &str, name: &str) -> Option<String> {
 /// Numbers of a `/proc/self/status` id line (`Uid:`, `Gid:`, `Groups:`).
 pub fn status_ids(status: &str, name: &str) -> Vec<u32> {
     status_field(status, name)
-        .map(|v| v.split_whitespace().filter_map(|n| n.parse().ok()).collect())
+        .map(|v| {
+            v.split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
@@ -317,7 +325,8 @@ mod tests {
 
     #[test]
     fn status_lines() {
-        let status = "Name:\tx\nUid:\t1001\t1001\t1001\t1001\nGroups:\t\nCapEff:\t0000000000000000\n";
+        let status =
+            "Name:\tx\nUid:\t1001\t1001\t1001\t1001\nGroups:\t\nCapEff:\t0000000000000000\n";
         assert_eq!(status_ids(status, "Uid"), [1001, 1001, 1001, 1001]);
         assert!(status_ids(status, "Groups").is_empty());
         assert_eq!(status_field(status, "CapEff").as_deref(), Some(ZERO_CAPS));

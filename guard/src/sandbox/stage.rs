@@ -21,7 +21,9 @@ use serde::{Deserialize, Serialize};
 use super::capture::MARKER;
 use super::mounts::{self, MountEntry};
 use super::probe::{self, NetworkProbe};
-use super::proof::{self, Capabilities, ContainmentProbe, Expectations, LandlockProof, RlimitProof};
+use super::proof::{
+    self, Capabilities, ContainmentProbe, Expectations, LandlockProof, RlimitProof,
+};
 
 /// The hidden subcommand that runs a stage.
 pub const STAGE_SUBCOMMAND: &str = "__sandbox-stage";
@@ -268,9 +270,8 @@ fn read_only_at(proc: &Path, target: &Path) -> Result<(), Failure> {
         .rev()
         .find(|e| e.mount_point == target)
         .ok_or_else(|| Failure::Refuse(format!("no mount at {}", target.display())))?;
-    remount_read_only(entry).map_err(|e| {
-        Failure::Refuse(format!("remount {} read-only: {e}", target.display()))
-    })
+    remount_read_only(entry)
+        .map_err(|e| Failure::Refuse(format!("remount {} read-only: {e}", target.display())))
 }
 
 /// Creates the mount point `target` for a bind of `source` (a directory or a file), with its
@@ -291,12 +292,8 @@ fn mount_point(source: &Path, target: &Path) -> Result<(), Failure> {
             std::fs::write(t, b"")
         }
     };
-    create(target).map_err(|e| {
-        Failure::Refuse(format!(
-            "create the mount point {}: {e}",
-            target.display()
-        ))
-    })
+    create(target)
+        .map_err(|e| Failure::Refuse(format!("create the mount point {}: {e}", target.display())))
 }
 
 fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> {
@@ -323,7 +320,11 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     nix::mount::mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)
         .map_err(refuse("make the mounts private"))?;
     // A scratch root: the host's tree moves to /oldroot beneath it.
-    mount_tmpfs(Path::new("/tmp"), MsFlags::MS_NOSUID | MsFlags::MS_NODEV, "mode=0755")?;
+    mount_tmpfs(
+        Path::new("/tmp"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        "mode=0755",
+    )?;
     std::fs::create_dir("/tmp/oldroot").map_err(refuse_io("mkdir oldroot"))?;
     nix::unistd::pivot_root("/tmp", "/tmp/oldroot").map_err(refuse("pivot to the scratch root"))?;
     nix::unistd::chdir("/").map_err(refuse("chdir /"))?;
@@ -360,7 +361,11 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
 
     // A fresh /dev: a few device nodes bound from the host, nothing else.
     let dev = under(NEWROOT, Path::new("/dev"));
-    mount_tmpfs(&dev, MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC, "mode=0755,size=1m")?;
+    mount_tmpfs(
+        &dev,
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        "mode=0755,size=1m",
+    )?;
     for node in DEVICES {
         let source = under(OLDROOT, &Path::new("/dev").join(node));
         let target = dev.join(node);
@@ -465,7 +470,14 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
                 "--",
             ])
             .arg(&plan.unshare)
-            .args(["--user", "--map-root-user", "--mount", "--propagation", "private", "--"])
+            .args([
+                "--user",
+                "--map-root-user",
+                "--mount",
+                "--propagation",
+                "private",
+                "--",
+            ])
             .arg(&plan.guard_exe)
             .args(args)
             .exec();
@@ -513,9 +525,7 @@ fn limit(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
 /// Into the command's own user namespace (less privileged: every mount above is locked in its
 /// new mount namespace), where it is the build user and holds no capability once exec'd.
 fn exec_enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> {
-    let args = plan
-        .to_args("enter", command)
-        .map_err(Failure::Refuse)?;
+    let args = plan.to_args("enter", command).map_err(Failure::Refuse)?;
     let err = Command::new(&plan.unshare)
         .args(["--user", "--mount", "--propagation", "private"])
         .arg(format!("--map-user={}", plan.build_uid))
