@@ -1,97 +1,104 @@
-//! `guard run`: run the build/test command of an applied candidate diff without credentials and
-//! without network. This is the only place the untrusted patch is executed.
+//! `guard run`: run the build/test command of an applied candidate diff contained, and judge what
+//! it wrote once it is gone. This is the only place the untrusted patch is executed.
+//!
+//! The command is assumed hostile. The view is built from nothing (STYLE 13, bubblewrap's
+//! `bubblewrap.c`, nsjail's `mnt.cc`): the host read-only and locked, the places where credentials
+//! and daemons live replaced by empty file systems, then only what the build needs bound back;
+//! a second layer (Landlock) that needs no privilege; no capability anywhere; and a proof of all
+//! of it written before the command exists.
 //!
 //! # Layers
 //!
 //! | layer | mechanism | what it stops |
 //! |---|---|---|
-//! | environment | `env_clear()`, then [`env::BASE_ALLOWLIST`] plus `--allow-env` and the `--policy` file's `build.env`; a secret-looking name or value ([`env::secret_name`], [`env::secret_value`]) is dropped even when allowlisted | tokens in the environment: `GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, `ACTIONS_ID_TOKEN_REQUEST_*`, cloud and registry keys |
-//! | `HOME` | a fresh empty directory, removed afterwards; `CARGO_HOME`/`RUSTUP_HOME` passed through, or derived from the real home when unset and present, so `cargo` still finds its toolchain | tools reading credentials through `$HOME` by default (`~/.git-credentials`, `~/.ssh`, `~/.config/gh`, `~/.npmrc`, `~/.docker`). Hygiene, not a file-system boundary: the command can still read absolute paths its uid can read, so the job must hold no secrets on disk (`persist-credentials: false`) |
-//! | network | a new network namespace holding only `lo` | any connection off the machine, and to the host's loopback services |
-//! | processes | a new pid namespace with a fresh `/proc` | signalling, tracing or reading the environment of the runner's processes |
-//! | privileges | the command is root of a new *user* namespace only | leaving the namespaces: `setns` into the host's network namespace needs `CAP_SYS_ADMIN` over the initial user namespace; the mounts below are locked |
-//! | `.git` | with `--repo`, a read-only bind mount over `<repo>/.git` | build hooks writing git hooks, config or refs that a later trusted `git` would run or trust |
+//! | environment | `env_clear()`, then [`env::BASE_ALLOWLIST`] plus `--allow-env` and the policy's `build.env`; secret-looking names and values dropped even when allowlisted; `HOME` a fresh directory in the fresh `/tmp`, `TMPDIR=/tmp` | tokens in the environment (`GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, OIDC request tokens, cloud keys) |
+//! | namespaces | user (two levels), pid, mount, network, IPC, UTS, cgroup | the network (only `lo`), the runner's processes (signals, `ptrace`, `/proc/<pid>/environ`), SysV IPC, abstract UNIX sockets of the host (they belong to a network namespace) |
+//! | read-only host | the host's whole mount tree bound recursively at `/newroot`, then every submount remounted read-only one by one (`MS_REC` does not apply to a bind remount), keeping each mount's locked flags | writes anywhere on the host: `/etc`, `/usr/local/bin`, the runner's files, the trusted binaries |
+//! | locked mounts | the view is made in the mount namespace of a more privileged user namespace; the command runs in a new mount namespace of a less privileged one, where the kernel locks every inherited mount | `umount`/`mount -o remount,rw` of the read-only host, of `.git`, of the tmpfs covers (also from a nested namespace: there is none) |
+//! | hidden directories | fresh empty read-only tmpfs over `/run`, `/var/run`, `/root`, `HOME`, the build user's home, `RUNNER_TEMP` and its parent (the runner's work root: `_temp`, `_actions`, `_tool`, the other checkouts), `RUNNER_WORKSPACE`, `GITHUB_WORKSPACE` and its parent, every ancestor of `RUNNER_TEMP` that holds the runner's `.credentials`, `.runner` or `_diag`, and `--hide`; fresh writable tmpfs over `/tmp`, `/var/tmp`, `/dev/shm` | reading `~/.git-credentials`, `gh`'s `hosts.yml`, the runner's credentials and `_diag` logs; writing the runner's file commands (`GITHUB_ENV`, `GITHUB_PATH`: code in a later step), actions' code, the job's baseline and reports; **connecting to file-system UNIX sockets** (D-Bus, systemd, Docker, anything in `/tmp`): `connect()` works on a read-only mount, so sockets are hidden, not just read-only |
+//! | bound back | the worktree (or working directory) and `--writable` outputs writable, its `.git` read-only; `CARGO_HOME`, `RUSTUP_HOME`, `--read-only` directories and the guard binary read-only | nothing: what the build needs, and no more |
+//! | fresh `/dev`, `/proc` | a tmpfs with `null`, `zero`, `full`, `random`, `urandom`, `tty` bound from the host, a private `devpts`; a proc of the new pid namespace with `sys`, `sysrq-trigger`, `irq`, `bus` read-only | raw disks and other device nodes; kernel knobs (`core_pattern`) |
+//! | no privilege | the command is an ordinary user (the build user, never uid 0) in its user namespace: no capability in any set (`CapInh`, `CapPrm`, `CapEff`, `CapAmb` all zero), `no_new_privs`, no supplementary group, and the namespace above it may hold only one child user namespace (`max_user_namespaces=1`, bubblewrap's `--disable-userns`), so it cannot create another and gain capabilities there | setuid binaries (`sudo`), file capabilities, capability-gated kernel paths, nested-namespace escapes |
+//! | Landlock | read and execute everywhere, every write right (`AccessFs::from_all(ABI::V6)` minus device creation) only beneath the writable binds, `/tmp`, `/var/tmp`, `/dev/shm`, `/dev/pts`, the device nodes and `/proc`; abstract UNIX sockets and signals scoped to the sandbox (ABI 6) | a mistake in the mount setup reopening a host path for writing; abstract sockets and signals if a namespace were shared |
+//! | resource limits | `RLIMIT_NPROC` 4096, `RLIMIT_DATA` 16 GiB, `RLIMIT_FSIZE` 8 GiB, `RLIMIT_NOFILE` 8192, `RLIMIT_CORE` 0 (lowered only) | fork bombs, runaway memory, disk-filling files, core dumps of secrets |
 //! | time, output | `--timeout` kills the whole tree; the last `--max-output` bytes are kept | hangs, floods |
+//! | after the build | the trusted outer process waits until no process is left in the sandbox's pid namespace, then (with `--verdict`/`--baseline`) compares the worktree with the baseline it read before the build started: identity of the worktree and `.git`, every file's SHA-256 ([`crate::tree::verify_against`]) | a build that wrote `.github/**`, out of scope, into `.git`, or swapped the worktree; the exit status carries it (1) |
+//!
+//! Not covered: the build can read what its user can read in the visible (read-only) host tree,
+//! and write its worktree, its outputs and the fresh `/tmp`; loopback inside its own network
+//! namespace works. Its output is a channel to whoever reads the log or the report. Nothing can be
+//! fetched during the build: dependencies are fetched beforehand by a trusted step.
 //!
 //! # Process layout
 //!
+//! Started as root (the workflow's `sudo`, a root CI container, `local-run` as root):
+//!
 //! ```text
-//! guard run ─spawn (own process group)─► [setpriv --pdeathsig KILL --]
-//!   unshare [--user --map-root-user] --pid --fork --kill-child --mount --mount-proc --propagation private --
-//!     guard __sandbox-stage --stage 1 ...     pid 1 of the new pid namespace: bind <repo>/.git read-only, then exec
-//!   unshare --user --map-root-user --net --mount --
-//!     guard __sandbox-stage --stage 2 ...     still pid 1: `ip link set lo up`, probe, verify, announce, exec
-//!   <command>                                 pid 1, root of the inner user namespace, no network
+//! guard run ─spawn (own process group)─► setpriv --pdeathsig KILL --
+//!   unshare --pid --fork --kill-child --mount --net --ipc --uts --cgroup --propagation private --
+//!     guard __sandbox-stage --stage setup    pid 1, real root: lo up, the view under /newroot, pivot
+//!   setpriv --reuid=<build uid> --regid=65534 --clear-groups --inh-caps=+sys_admin --ambient-caps=+sys_admin --
+//!   unshare --user --map-root-user --mount --
+//!     guard __sandbox-stage --stage limit    root of user ns 1 (= build user): max_user_namespaces=1, /proc/sys read-only
+//!   unshare --user --mount --map-user=<build uid> --map-group=65534 --
+//!     guard __sandbox-stage --stage enter    the build user in user ns 2: limits, no_new_privs, Landlock, proof, exec
+//!   <command>                                pid 1, no capability, mounts locked
 //! ```
 //!
-//! Two stages, because mounts inherited by a mount namespace of a *less privileged* user namespace
-//! are locked: made in stage 1, the read-only `.git` and the fresh `/proc` cannot be remounted or
-//! unmounted by the command in stage 2 (one `unshare --user ...` doing everything would leave them
-//! unlocked, and unmounting the fresh `/proc` would uncover the host's). Stage 1 runs without a user
-//! namespace when the guard is root, and with `--user --map-root-user` otherwise (tried as a second
-//! attempt when the first fails as root, e.g. without `CAP_SYS_ADMIN`).
+//! Started as an ordinary user (which must hold no supplementary group): the first `unshare` adds
+//! `--user --map-root-user`, the setup stage is root of that user namespace and also does the
+//! limit stage's work, then enters the command's user namespace directly.
 //!
-//! The command is the init process of its pid namespace: when it exits, the kernel kills everything
-//! left in the namespace; like any init it ignores signals it sends itself without a handler (a
-//! fault or an outside `SIGKILL` still ends it, and is recorded). `--kill-child` ties the namespace
-//! to the outer `unshare`, `setpriv --pdeathsig KILL` (when present) ties `unshare` to the guard,
-//! and on timeout the guard kills the process group with the `kill` binary
-//! (`kill -KILL -- -PGID`, no `unsafe`, no extra crate) and `unshare` itself with `Child::kill`.
-//! Helper binaries are taken from fixed system paths, never from `PATH`.
+//! The build user is the one that started the guard; started as root, the owner of the worktree
+//! with group `nogroup` (65534), never the owner's primary group (on GitHub's runners it is
+//! `docker`, whose socket is root access). On a root-owned worktree it is `nobody`, and the trusted
+//! process lends the worktree (except `.git`) to `nobody` before the build and gives it back once
+//! the build is gone (ownership only, `lchown`, no link followed). The setup stage runs as real
+//! root then, so it can bind toolchains from directories the build user cannot search (root's
+//! `0700` home); `CAP_SYS_ADMIN` is handed on, ambient, only because Ubuntu's AppArmor strips the
+//! capabilities of a user namespace created without it, and it ends at the first user namespace.
+//!
+//! The command is the init process of its pid namespace: when it exits, the kernel kills
+//! everything left in it. `--kill-child` ties the namespace to the outer `unshare`,
+//! `setpriv --pdeathsig KILL` ties that to the guard, the enter stage sets its own death signal
+//! again, and on timeout the guard kills the process group with the `kill` binary and `unshare`
+//! with `Child::kill`. Before the tree check, the guard waits until `/proc` shows no process in the
+//! sandbox's pid namespace. Descriptors inherited from the guard's parent are closed by the stages
+//! (and the proof shows none is left). Helper binaries are taken from fixed system paths, never
+//! from `PATH`.
 //!
 //! # Proof
 //!
-//! Before exec, stage 2 reads, without sending any traffic, the interfaces (`/proc/net/dev`), the
-//! IPv4 and IPv6 routing tables and its namespace identities (`/proc/self/ns/{net,user}`), and with
-//! `--repo` tries to create a file in `.git` (it must fail with "read-only file system"). It
-//! announces this probe on the output pipe *before* exec'ing the command, so the command cannot
-//! forge it (see [`capture`]); it refuses to exec unless only `lo` exists, every route goes through
-//! `lo`, both namespaces differ from the guard's and `.git` is read-only. The outer process checks
-//! the same again and records it in the report. Anything that keeps the `exec` announcement from
-//! arriving (no `unshare`, a refusal, an `unshare` that exits 0 without running anything) means the
-//! command did not run in isolation: **fail closed**, exit 2, unless `--no-isolation-because`.
+//! The enter stage, under every layer, reads without sending traffic: the interfaces, routes and
+//! namespace identities (network, user, pid, mount, IPC, UTS), its ids, groups and capability
+//! sets, `no_new_privs`, whether `unshare(CLONE_NEWUSER)` is refused, the Landlock ABI and whether
+//! the ruleset is enforced, every writable mount it can reach (mount id through an `O_PATH`
+//! descriptor, so a mount hidden under another does not count), whether `.git` and `/` refuse a
+//! new file, what the hidden directories show, its open descriptors, its resource limits; and,
+//! for every pathname UNIX socket bound on the host (`/proc/net/unix`, read by the outer process
+//! in the host's network namespace before the sandbox is made), whether it still resolves to a
+//! socket. It announces this proof on the output pipe *before* exec'ing the command, so the
+//! command cannot forge it (see [`capture`]), and refuses to exec on any problem
+//! ([`proof::ContainmentProbe::problems`]); the outer process checks the same again and records it
+//! with the layers in force in the report. A machine without Landlock, without user namespaces,
+//! or where anything above fails, does not run the command: **fail closed**, exit 2. There is no
+//! switch to run without Landlock: the other layers would hold alone, but a kernel too old for
+//! Landlock (before 5.13) is too old for this sandbox's other assumptions as well.
+//! `--no-isolation-because` remains for hosts where no namespace can be made at all: it runs the
+//! command directly (environment scrub, timeout and output bounds only), is recorded in the
+//! report, and the workflow never passes it (a test enforces that).
 //!
-//! # Which layer isolates the network where
+//! # GitHub-hosted Ubuntu 24.04
 //!
-//! - **This machine and CI containers running as root** (and unprivileged hosts that allow user
-//!   namespaces): the namespaces above; `--no-isolation-because` is not needed and must not be
-//!   passed.
-//! - **GitHub-hosted Ubuntu 24.04**: the job runs as `runner`, and AppArmor
-//!   (`kernel.apparmor_restrict_unprivileged_userns=1`) strips every capability from a user
-//!   namespace that a process *without* `CAP_SYS_ADMIN` creates, so `unshare` cannot even write its
-//!   uid map. Decision: build-test keeps sudo (no harden-runner `disable-sudo`), and the trusted
-//!   step starts the root-owned, pre-built guard as
-//!   `sudo env PATH=… setpriv --reuid=<runner> --regid=<runner> --clear-groups
-//!   --inh-caps=+sys_admin --ambient-caps=+sys_admin -- guard run --repo …`. The guard then runs
-//!   as the runner user without supplementary groups (no `docker` group: docker access is root
-//!   access) holding `CAP_SYS_ADMIN` alone, which exempts its `unshare` from the AppArmor
-//!   restriction; it takes the unprivileged path above (a user namespace in stage 1, inner root
-//!   mapped to the runner user), and the ambient capability ends at the first user namespace. So
-//!   the namespaces are the primary network layer, and harden-runner `egress-policy: block` (with
-//!   build-test's probe that the block holds) is the second. The command is root only inside user
-//!   namespaces mapped to the runner user: it writes the runner-owned work tree as the runner
-//!   would, cannot write root-owned files, and setuid binaries such as `sudo` do not raise it
-//!   (their owner is not mapped). Never combine this with `--no-isolation-because`: its direct
-//!   fallback would inherit the ambient `CAP_SYS_ADMIN` (the workflow invariants forbid the flag).
-//!   Not verified on a hosted runner from here: that AppArmor's exemption is by capability (as
-//!   root's own namespaces rely on too).
-//!
-//!   Plain `sudo guard run` is worse and not used: as real root, stage 1 skips the user namespace
-//!   and stage 2's `--map-root-user` maps the command's root to host uid 0. It then has no
-//!   capability on the host but *owns* every root-owned file (`/etc/ld.so.preload`, `/etc/cron.d`,
-//!   `/usr/bin`), so it can plant code that a real root process outside the namespaces runs later.
-//! - **Where namespaces are impossible** (e.g. `disable-sudo` is kept): `--no-isolation-because
-//!   "<reason>"` is an explicit, logged opt-out: the guard still tries the namespaces first and
-//!   falls back only when they cannot be established; the environment scrubbing, fresh `HOME`,
-//!   timeout and output bounds still apply, the report says `"network": "opted-out"` with the
-//!   reason and the failure, and the outer layer (harden-runner's egress block) is the only network
-//!   isolation.
-//!
-//! Not covered: the rest of the file system is as writable to the command as to its uid (only
-//! `.git` is read-only), so a build can leave files behind for later steps of the same job;
-//! build-test must save no caches and gate-and-pr trusts nothing it produced. Nothing can be
-//! fetched during the build either: dependencies must be fetched beforehand (`cargo fetch`, then
-//! `--allow-env CARGO_NET_OFFLINE` with `CARGO_NET_OFFLINE=true`, or `cargo test --offline`).
+//! `kernel.apparmor_restrict_unprivileged_userns=1` there strips every capability from a user
+//! namespace that a process without `CAP_SYS_ADMIN` creates. The workflow therefore starts the
+//! root-owned guard with `sudo` (build-test keeps sudo; harden-runner's `disable-sudo` is not
+//! used) and guard leaves root itself as described above. The alternative, a trusted step that
+//! sets `kernel.apparmor_restrict_unprivileged_userns=0`, was not taken: it loosens the host for
+//! every later process of the job, while the capability is handed only to the guard's own
+//! `unshare`. Not verified from here: that AppArmor's exemption follows the capability (as root's
+//! own namespaces rely on), and the Landlock ABI of the runner's kernel (6.8: ABI 4, no scoping;
+//! recorded in the report, and scoping is covered by the namespaces there).
 //!
 //! # Test hook
 //!
