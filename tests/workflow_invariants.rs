@@ -127,6 +127,7 @@ const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("egress-probed-before-build", egress_probed_before_build),
     ("build-test-order", build_test_order),
     ("build-sandboxed-under-sudo", build_sandboxed_under_sudo),
+    ("later-steps-out-of-reach", later_steps_out_of_reach),
     ("deps-fetched-before-sandbox", deps_fetched_before_sandbox),
     ("gate-decision-wired", gate_decision_wired),
     ("publication-from-plan", publication_from_plan),
@@ -638,13 +639,21 @@ fn egress_probed_before_build(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
+/// Where build-test installs its trusted binaries: root-owned at every component.
+const TRUSTED_BIN: &str = "/opt/agent-team/bin";
+
 /// The step of build-test that runs patch code under `guard run`.
 fn untrusted_run_index(steps: &[Value]) -> Result<usize, String> {
-    index_of(steps, |s| run_contains(s, "guard\" run ")).ok_or_else(|| "no `guard run` step".into())
+    index_of(steps, |s| {
+        run_contains(s, &format!("{TRUSTED_BIN}/guard run "))
+    })
+    .ok_or_else(|| "no `guard run` step".into())
 }
 
 /// build-test: guard is built from the trusted commit before the patch is applied; the tree is
-/// verified after apply and again after the build; the report upload comes last.
+/// verified after apply, and again after the build by `guard run` itself (`--verdict`,
+/// `--baseline` pinned by the apply step's output), so no later step has to run a check the
+/// build could have tampered with.
 fn build_test_order(wf: &Workflow) -> Result<(), String> {
     let steps = wf.steps(BUILD_TEST)?;
     let build_guard = index_of(steps, |s| {
@@ -657,14 +666,30 @@ fn build_test_order(wf: &Workflow) -> Result<(), String> {
     })
     .ok_or("build-test does not apply and verify the tree")?;
     let untrusted = untrusted_run_index(steps)?;
-    let after_build = index_of(steps, |s| {
-        run_contains(s, "guard\" verify-tree") && run_contains(s, "--after-build")
-    })
-    .ok_or("build-test does not verify the tree after the build")?;
-    if !(build_guard < apply && apply < untrusted && untrusted < after_build) {
+    if !(build_guard < apply && apply < untrusted) {
         return Err(format!(
-            "build-test order is build {build_guard}, apply {apply}, run {untrusted}, verify {after_build}"
+            "build-test order is build {build_guard}, apply {apply}, run {untrusted}"
         ));
+    }
+    let run = joined(run_of(&steps[untrusted]).unwrap_or_default());
+    for flag in [
+        " --verdict \"$RUNNER_TEMP/agent-team/report/verdict.json\" ",
+        " --baseline \"$RUNNER_TEMP/agent-team/tree-baseline.json\" ",
+        " --baseline-sha256 \"$BASELINE_SHA256\" ",
+    ] {
+        if !run.contains(flag) {
+            return Err(format!(
+                "guard run does not check the tree itself: no `{}`",
+                flag.trim()
+            ));
+        }
+    }
+    if steps[untrusted]
+        .pointer("/env/BASELINE_SHA256")
+        .and_then(Value::as_str)
+        != Some("${{ steps.apply.outputs.baseline_sha256 }}")
+    {
+        return Err("the baseline hash guard run checks is not the apply step's output".into());
     }
     Ok(())
 }
@@ -679,54 +704,118 @@ fn joined(script: &str) -> String {
         .join(" ")
 }
 
-/// The one command of build-test that runs patch code: `guard run` in its namespaces, started by
-/// root only so that it may create them. sudo -> env -> setpriv back to the runner user without
-/// supplementary groups, with `CAP_SYS_ADMIN` alone (what AppArmor asks of a namespace creator)
-/// -> the root-owned trusted guard, `--repo` the work tree. The build is then root only inside user
-/// namespaces mapped to the runner user. Nothing in the workflow opts out of the isolation.
+/// The one command of build-test that runs patch code: `guard run`, the root-owned trusted binary,
+/// started by root (so that it can build the view and leave root for the work tree's owner
+/// itself), with the runner's directories named in its environment so that it hides them, and
+/// `--repo` the work tree. No `$(id -g)` anywhere (the runner's primary group is docker), and
+/// nothing opts out of the isolation.
 fn build_sandboxed_under_sudo(wf: &Workflow) -> Result<(), String> {
     if wf.raw.contains("--no-isolation-because") {
         return Err("the workflow opts out of guard run's isolation".into());
     }
     let steps = wf.steps(BUILD_TEST)?;
     let script = joined(run_of(&steps[untrusted_run_index(steps)?]).unwrap_or_default());
-    let expected_prefix = "sudo /usr/bin/env PATH=\"$PATH\" ";
+    let expected_prefix = "sudo /usr/bin/env PATH=\"$PATH\" HOME=\"$HOME\" RUNNER_TEMP=\"$RUNNER_TEMP\" \
+                           GITHUB_WORKSPACE=\"$GITHUB_WORKSPACE\" ";
     if !script.starts_with(expected_prefix) {
         return Err(format!(
             "guard run is not started by `{expected_prefix}...`: {script}"
         ));
     }
-    let setpriv = script
-        .find("/usr/bin/setpriv ")
-        .ok_or("guard run is not started through /usr/bin/setpriv")?;
     let guard = script
-        .find("\"$RUNNER_TEMP/agent-team/bin/guard\" run ")
-        .ok_or("the guard run is not the trusted binary in $RUNNER_TEMP/agent-team/bin")?;
-    if setpriv > guard {
-        return Err("setpriv does not wrap guard run".into());
+        .find(&format!(" {TRUSTED_BIN}/guard run "))
+        .ok_or("the guard run is not the trusted binary in /opt/agent-team/bin")?;
+    let before_guard = &script[..guard];
+    if before_guard.contains("setpriv") || before_guard.contains("capsh") {
+        return Err("something changes guard's privileges before it starts".into());
     }
-    let setpriv_call = script[setpriv..guard].trim_end();
-    let wanted = "/usr/bin/setpriv --reuid=\"$(id -u)\" --regid=\"$(id -g)\" --clear-groups \
-                  --inh-caps=+sys_admin --ambient-caps=+sys_admin --";
-    if setpriv_call != wanted {
-        return Err(format!("setpriv is `{setpriv_call}`, expected `{wanted}`"));
-    }
-    let guard_args = &script[guard..];
-    if !guard_args.contains(" run --repo \"$GITHUB_WORKSPACE/work\" ") {
+    if !script[guard..].contains(" run --repo \"$GITHUB_WORKSPACE/work\" ") {
         return Err("guard run does not name the work tree with --repo".into());
     }
-    let installed_by_root = steps.iter().any(|s| {
-        run_of(s).is_some_and(|r| {
-            r.lines().any(|l| {
-                let l = l.trim();
-                l.starts_with("sudo install -o root -g root -m 0555 ")
-                    && l.contains("target/release/guard")
-                    && l.ends_with("\"$RUNNER_TEMP/agent-team/bin/\"")
-            })
-        })
+    for step in steps {
+        if run_of(step).is_some_and(|r| r.contains("$(id -g)") || r.contains("--keep-groups")) {
+            return Err("a build-test step keeps the runner's groups (docker)".into());
+        }
+    }
+    let lines: Vec<&str> = steps
+        .iter()
+        .filter_map(run_of)
+        .flat_map(str::lines)
+        .map(str::trim)
+        .collect();
+    let dirs_by_root = lines
+        .contains(&"sudo install -d -o root -g root -m 0755 /opt/agent-team /opt/agent-team/bin");
+    let installed_by_root = lines.iter().any(|l| {
+        l.starts_with("sudo install -o root -g root -m 0555 ")
+            && l.contains("target/release/guard")
+            && l.ends_with(" /opt/agent-team/bin/")
     });
-    if !installed_by_root {
-        return Err("the guard that build-test runs is not installed root-owned".into());
+    if !(dirs_by_root && installed_by_root) {
+        return Err(
+            "the guard that build-test runs is not installed in root-owned /opt/agent-team/bin"
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// After the build, no step of build-test reads a file or runs a binary the build could have
+/// written: binaries only from /opt/agent-team/bin, files only under `$RUNNER_TEMP/agent-team/`
+/// (hidden from the build: guard hides RUNNER_TEMP, which its environment names), no work tree,
+/// no working directory, no tool found through `PATH` or the workspace, actions only the pinned
+/// artifact upload of that report directory.
+fn later_steps_out_of_reach(wf: &Workflow) -> Result<(), String> {
+    let steps = wf.steps(BUILD_TEST)?;
+    let untrusted = untrusted_run_index(steps)?;
+    for step in &steps[untrusted + 1..] {
+        let name = str_of(step, "name").unwrap_or("(unnamed)");
+        if step.get("working-directory").is_some() {
+            return Err(format!(
+                "step `{name}` runs in a working directory the build could write"
+            ));
+        }
+        if let Some(uses) = uses_of(step) {
+            let path = with_of(step, "path")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if !uses.starts_with("actions/upload-artifact@")
+                || path != "${{ runner.temp }}/agent-team/report/"
+            {
+                return Err(format!("step `{name}` uses `{uses}` on `{path}`"));
+            }
+            continue;
+        }
+        let script = run_of(step).unwrap_or_default();
+        for forbidden in [
+            "$GITHUB_WORKSPACE",
+            "work/",
+            " work ",
+            "target/",
+            "cargo ",
+            "./",
+            "$HOME",
+        ] {
+            if script.contains(forbidden) {
+                return Err(format!(
+                    "step `{name}` reaches `{forbidden}`, which the build could write"
+                ));
+            }
+        }
+        // Line by line: shell structure, the two variables, or a call of a trusted binary.
+        for line in script.lines().map(str::trim).filter(|l| !l.is_empty()) {
+            let allowed = line.starts_with("\"$bin/")
+                || line == format!("bin={TRUSTED_BIN}")
+                || line == "dir=\"$RUNNER_TEMP/agent-team/report\""
+                || (line.starts_with("if [[ ") && line.ends_with("; then"))
+                || line == "fi"
+                || line.starts_with("args=(")
+                || line.starts_with("--");
+            if !allowed {
+                return Err(format!(
+                    "step `{name}` runs `{line}`, not a trusted binary on trusted inputs"
+                ));
+            }
+        }
     }
     Ok(())
 }
@@ -1481,33 +1570,21 @@ const APPLY_MUTATIONS: &[Mutation] = &[
         },
     },
     Mutation {
-        description: "run the build as host root (no setpriv back to the runner user)",
+        description: "start guard with the runner's primary group (docker)",
         breaks: &["build-sandboxed-under-sudo"],
         apply: |t| {
             replace_in_job(
                 t,
                 BUILD_TEST,
-                "--reuid=\"$(id -u)\" --regid=\"$(id -g)\" ",
-                "",
+                "            /opt/agent-team/bin/guard run ",
+                "            /usr/bin/setpriv --reuid=\"$(id -u)\" --regid=\"$(id -g)\" --clear-groups -- /opt/agent-team/bin/guard run ",
             )
         },
     },
     Mutation {
-        description: "keep the runner's supplementary groups (docker)",
+        description: "do not tell guard where the runner's temp directory is (it stays visible)",
         breaks: &["build-sandboxed-under-sudo"],
-        apply: |t| replace_in_job(t, BUILD_TEST, " --clear-groups", ""),
-    },
-    Mutation {
-        description: "hand guard run more capabilities than CAP_SYS_ADMIN",
-        breaks: &["build-sandboxed-under-sudo"],
-        apply: |t| {
-            replace_in_job(
-                t,
-                BUILD_TEST,
-                "--ambient-caps=+sys_admin",
-                "--ambient-caps=+sys_admin,+net_admin",
-            )
-        },
+        apply: |t| replace_in_job(t, BUILD_TEST, " RUNNER_TEMP=\"$RUNNER_TEMP\" ", " "),
     },
     Mutation {
         description: "opt out of guard run's isolation",
@@ -1542,6 +1619,54 @@ const APPLY_MUTATIONS: &[Mutation] = &[
                 BUILD_TEST,
                 "sudo install -o root -g root -m 0555 ",
                 "install -m 0555 ",
+            )
+        },
+    },
+    Mutation {
+        description: "create the binary directory as the runner user",
+        breaks: &["build-sandboxed-under-sudo"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "sudo install -d -o root -g root -m 0755 /opt/agent-team /opt/agent-team/bin",
+                "sudo install -d -o runner -m 0755 /opt/agent-team /opt/agent-team/bin",
+            )
+        },
+    },
+    Mutation {
+        description: "check the tree after the build in a later step with a binary from the work tree",
+        breaks: &["later-steps-out-of-reach"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "      # For humans only: written after attacker code ran, so nothing downstream reads it.\n",
+                "      - name: Verify again\n        run: work/target/release/guard verify-tree --after-build\n\n      # For humans only: written after attacker code ran, so nothing downstream reads it.\n",
+            )
+        },
+    },
+    Mutation {
+        description: "render the report with a tool from PATH",
+        breaks: &["later-steps-out-of-reach"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "          bin=/opt/agent-team/bin\n          if [[ -s",
+                "          bin=/opt/agent-team/bin\n          jq . \"$dir/build-test.json\"\n          if [[ -s",
+            )
+        },
+    },
+    Mutation {
+        description: "upload the work tree",
+        breaks: &["later-steps-out-of-reach"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "          path: ${{ runner.temp }}/agent-team/report/\n",
+                "          path: ${{ github.workspace }}/work/\n",
             )
         },
     },
@@ -1674,7 +1799,14 @@ const APPLY_MUTATIONS: &[Mutation] = &[
     Mutation {
         description: "skip the tree check after the build",
         breaks: &["build-test-order"],
-        apply: |t| replace_in_job(t, BUILD_TEST, "            --after-build ", "            "),
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "              --verdict \"$RUNNER_TEMP/agent-team/report/verdict.json\" \\\n",
+                "",
+            )
+        },
     },
     Mutation {
         description: "build guard from the patched tree",

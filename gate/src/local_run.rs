@@ -12,7 +12,7 @@
 //! | job | steps (processes) | conclusion |
 //! |---|---|---|
 //! | `guard` | `guard check --repo <base clone> --format json --verdict-out` | `success` iff it exits 0 |
-//! | `build-test` | `guard apply`; `guard verify-tree --out <baseline>`; `guard run --repo <work> -- cargo test --offline --locked`; `guard verify-tree --after-build`; `report build-test` | `skipped` unless `guard` succeeded; else `success` iff every step that ran exited 0 |
+//! | `build-test` | `guard apply`; `guard verify-tree --out <baseline>`; `guard run --repo <work> --verdict --baseline --baseline-sha256 -- cargo test --offline --locked` (the build contained, and the tree checked by guard run itself once the build is gone); `report build-test` | `skipped` unless `guard` succeeded; else `success` iff every step that ran exited 0 |
 //! | `gate-and-pr` | `gate decide --needs <toJSON(needs)> --github-output`; on pass `gate publish-plan` (from its own clone of the base and the diff bytes, never build-test's worktree) and `report check-run` | the decision |
 //!
 //! Where the workflow calls GitHub, local-run stands in for it and says so: the branch and the
@@ -21,8 +21,8 @@
 //! not posted.
 //!
 //! Steps follow the workflow's conditions: after a failed step the job's later steps are skipped,
-//! except the post-build tree check and the report, which run whenever the patch was applied (the
-//! workflow's `if: !cancelled() && steps.apply.outcome == 'success'`).
+//! except the report, which runs whenever the patch was applied (the workflow's
+//! `if: !cancelled() && steps.apply.outcome != 'skipped'`).
 
 use std::ffi::{OsStr, OsString};
 use std::fmt::Write as _;
@@ -853,12 +853,21 @@ fn job_build_test(
     }
     all_ok &= applied;
 
-    // Step `build`: the patch's code runs here and nowhere else.
+    // Step `build`: the patch's code runs here and nowhere else; guard run checks the tree itself
+    // once the build is gone, against the baseline pinned above.
     if applied {
         let mut args = vec![
             os("run"),
             os("--repo"),
             os(&work),
+            os("--verdict"),
+            os(&verdict),
+            os("--baseline"),
+            os(&baseline),
+            os("--baseline-sha256"),
+            os(&baseline_sha256),
+            os("--tree-report"),
+            os(&tree_after_build),
             os("--report"),
             os(&run_report),
             os("--"),
@@ -881,42 +890,17 @@ fn job_build_test(
                 .stage("guard run (NOT isolated)", &guard, retry, None)?
                 .0;
         }
-        run.record(JOB, "guard run", &end, Vec::new());
+        let doc = read_json::<VerifyTreeDoc>(&tree_after_build);
+        let evidence = doc.as_ref().map(tree_evidence).unwrap_or_default();
+        print_tree_doc(run, doc.as_ref())?;
+        run.record(JOB, "guard run", &end, evidence);
         all_ok &= end.ok();
     } else {
         run.say("  - guard run: skipped (an earlier step failed)\n")?;
     }
 
-    // Steps that run whenever the patch was applied, like the workflow's `if:`.
+    // The report runs whenever the patch was applied, like the workflow's `if:`.
     if applied {
-        let args = vec![
-            os("verify-tree"),
-            os("--after-build"),
-            os("--baseline"),
-            os(&baseline),
-            os("--baseline-sha256"),
-            os(&baseline_sha256),
-            os("--verdict"),
-            os(&verdict),
-            os("--repo"),
-            os(&work),
-            os("--base"),
-            os(base),
-            os("--format"),
-            os("json"),
-        ];
-        let (end, _) = run.stage(
-            "guard verify-tree --after-build",
-            &guard,
-            args,
-            Some(&tree_after_build),
-        )?;
-        let doc = read_json::<VerifyTreeDoc>(&tree_after_build);
-        let evidence = doc.as_ref().map(tree_evidence).unwrap_or_default();
-        print_tree_doc(run, doc.as_ref())?;
-        run.record(JOB, "guard verify-tree --after-build", &end, evidence);
-        all_ok &= end.ok();
-
         if run_report.is_file() && tree_after_build.is_file() {
             let args = vec![
                 os("build-test"),

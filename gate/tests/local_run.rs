@@ -88,7 +88,7 @@ fn hook_attack_fails_the_gate_on_build_wrote_and_plans_nothing() {
         "GITHUB_OUTPUT: gate=fail",
         "DECISION: gate=fail",
         "reason job-not-successful: job `build-test`",
-        "STOPPED BY: job build-test, step `guard verify-tree --after-build` (exit 1)",
+        "STOPPED BY: job build-test, step `guard run` (exit 1)",
         "error[build-wrote]: .github/workflows/release.yml (created)",
         "no publication plan",
         "local-run: gate=fail, exit 1",

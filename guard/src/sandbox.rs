@@ -1,97 +1,104 @@
-//! `guard run`: run the build/test command of an applied candidate diff without credentials and
-//! without network. This is the only place the untrusted patch is executed.
+//! `guard run`: run the build/test command of an applied candidate diff contained, and judge what
+//! it wrote once it is gone. This is the only place the untrusted patch is executed.
+//!
+//! The command is assumed hostile. The view is built from nothing (STYLE 13, bubblewrap's
+//! `bubblewrap.c`, nsjail's `mnt.cc`): the host read-only and locked, the places where credentials
+//! and daemons live replaced by empty file systems, then only what the build needs bound back;
+//! a second layer (Landlock) that needs no privilege; no capability anywhere; and a proof of all
+//! of it written before the command exists.
 //!
 //! # Layers
 //!
 //! | layer | mechanism | what it stops |
 //! |---|---|---|
-//! | environment | `env_clear()`, then [`env::BASE_ALLOWLIST`] plus `--allow-env` and the `--policy` file's `build.env`; a secret-looking name or value ([`env::secret_name`], [`env::secret_value`]) is dropped even when allowlisted | tokens in the environment: `GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, `ACTIONS_ID_TOKEN_REQUEST_*`, cloud and registry keys |
-//! | `HOME` | a fresh empty directory, removed afterwards; `CARGO_HOME`/`RUSTUP_HOME` passed through, or derived from the real home when unset and present, so `cargo` still finds its toolchain | tools reading credentials through `$HOME` by default (`~/.git-credentials`, `~/.ssh`, `~/.config/gh`, `~/.npmrc`, `~/.docker`). Hygiene, not a file-system boundary: the command can still read absolute paths its uid can read, so the job must hold no secrets on disk (`persist-credentials: false`) |
-//! | network | a new network namespace holding only `lo` | any connection off the machine, and to the host's loopback services |
-//! | processes | a new pid namespace with a fresh `/proc` | signalling, tracing or reading the environment of the runner's processes |
-//! | privileges | the command is root of a new *user* namespace only | leaving the namespaces: `setns` into the host's network namespace needs `CAP_SYS_ADMIN` over the initial user namespace; the mounts below are locked |
-//! | `.git` | with `--repo`, a read-only bind mount over `<repo>/.git` | build hooks writing git hooks, config or refs that a later trusted `git` would run or trust |
+//! | environment | `env_clear()`, then [`env::BASE_ALLOWLIST`] plus `--allow-env` and the policy's `build.env`; secret-looking names and values dropped even when allowlisted; `HOME` a fresh directory in the fresh `/tmp`, `TMPDIR=/tmp` | tokens in the environment (`GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, OIDC request tokens, cloud keys) |
+//! | namespaces | user (two levels), pid, mount, network, IPC, UTS, cgroup | the network (only `lo`), the runner's processes (signals, `ptrace`, `/proc/<pid>/environ`), SysV IPC, abstract UNIX sockets of the host (they belong to a network namespace) |
+//! | read-only host | the host's whole mount tree bound recursively at `/newroot`, then every submount remounted read-only one by one (`MS_REC` does not apply to a bind remount), keeping each mount's locked flags | writes anywhere on the host: `/etc`, `/usr/local/bin`, the runner's files, the trusted binaries |
+//! | locked mounts | the view is made in the mount namespace of a more privileged user namespace; the command runs in a new mount namespace of a less privileged one, where the kernel locks every inherited mount | `umount`/`mount -o remount,rw` of the read-only host, of `.git`, of the tmpfs covers (also from a nested namespace: there is none) |
+//! | hidden directories | fresh empty read-only tmpfs over `/run`, `/var/run`, `/root`, `HOME`, the build user's home, `RUNNER_TEMP` and its parent (the runner's work root: `_temp`, `_actions`, `_tool`, the other checkouts), `RUNNER_WORKSPACE`, `GITHUB_WORKSPACE` and its parent, every ancestor of `RUNNER_TEMP` that holds the runner's `.credentials`, `.runner` or `_diag`, and `--hide`; fresh writable tmpfs over `/tmp`, `/var/tmp`, `/dev/shm` | reading `~/.git-credentials`, `gh`'s `hosts.yml`, the runner's credentials and `_diag` logs; writing the runner's file commands (`GITHUB_ENV`, `GITHUB_PATH`: code in a later step), actions' code, the job's baseline and reports; **connecting to file-system UNIX sockets** (D-Bus, systemd, Docker, anything in `/tmp`): `connect()` works on a read-only mount, so sockets are hidden, not just read-only |
+//! | bound back | the worktree (or working directory) and `--writable` outputs writable, its `.git` read-only; `CARGO_HOME`, `RUSTUP_HOME`, `--read-only` directories and the guard binary read-only | nothing: what the build needs, and no more |
+//! | fresh `/dev`, `/proc` | a tmpfs with `null`, `zero`, `full`, `random`, `urandom`, `tty` bound from the host, a private `devpts`; a proc of the new pid namespace with `sys`, `sysrq-trigger`, `irq`, `bus` read-only | raw disks and other device nodes; kernel knobs (`core_pattern`) |
+//! | no privilege | the command is an ordinary user (the build user, never uid 0) in its user namespace: no capability in any set (`CapInh`, `CapPrm`, `CapEff`, `CapAmb` all zero), `no_new_privs`, no supplementary group, and the namespace above it may hold only one child user namespace (`max_user_namespaces=1`, bubblewrap's `--disable-userns`), so it cannot create another and gain capabilities there | setuid binaries (`sudo`), file capabilities, capability-gated kernel paths, nested-namespace escapes |
+//! | Landlock | read and execute everywhere, every write right (`AccessFs::from_all(ABI::V6)` minus device creation) only beneath the writable binds, `/tmp`, `/var/tmp`, `/dev/shm`, `/dev/pts`, the device nodes and `/proc`; abstract UNIX sockets and signals scoped to the sandbox (ABI 6) | a mistake in the mount setup reopening a host path for writing; abstract sockets and signals if a namespace were shared |
+//! | resource limits | `RLIMIT_NPROC` 4096, `RLIMIT_DATA` 16 GiB, `RLIMIT_FSIZE` 8 GiB, `RLIMIT_NOFILE` 8192, `RLIMIT_CORE` 0 (lowered only) | fork bombs, runaway memory, disk-filling files, core dumps of secrets |
 //! | time, output | `--timeout` kills the whole tree; the last `--max-output` bytes are kept | hangs, floods |
+//! | after the build | the trusted outer process waits until no process is left in the sandbox's pid namespace, then (with `--verdict`/`--baseline`) compares the worktree with the baseline it read before the build started: identity of the worktree and `.git`, every file's SHA-256 ([`crate::tree::verify_against`]) | a build that wrote `.github/**`, out of scope, into `.git`, or swapped the worktree; the exit status carries it (1) |
+//!
+//! Not covered: the build can read what its user can read in the visible (read-only) host tree,
+//! and write its worktree, its outputs and the fresh `/tmp`; loopback inside its own network
+//! namespace works. Its output is a channel to whoever reads the log or the report. Nothing can be
+//! fetched during the build: dependencies are fetched beforehand by a trusted step.
 //!
 //! # Process layout
 //!
+//! Started as root (the workflow's `sudo`, a root CI container, `local-run` as root):
+//!
 //! ```text
-//! guard run ─spawn (own process group)─► [setpriv --pdeathsig KILL --]
-//!   unshare [--user --map-root-user] --pid --fork --kill-child --mount --mount-proc --propagation private --
-//!     guard __sandbox-stage --stage 1 ...     pid 1 of the new pid namespace: bind <repo>/.git read-only, then exec
-//!   unshare --user --map-root-user --net --mount --
-//!     guard __sandbox-stage --stage 2 ...     still pid 1: `ip link set lo up`, probe, verify, announce, exec
-//!   <command>                                 pid 1, root of the inner user namespace, no network
+//! guard run ─spawn (own process group)─► setpriv --pdeathsig KILL --
+//!   unshare --pid --fork --kill-child --mount --net --ipc --uts --cgroup --propagation private --
+//!     guard __sandbox-stage --stage setup    pid 1, real root: lo up, the view under /newroot, pivot
+//!   setpriv --reuid=<build uid> --regid=65534 --clear-groups --inh-caps=+sys_admin --ambient-caps=+sys_admin --
+//!   unshare --user --map-root-user --mount --
+//!     guard __sandbox-stage --stage limit    root of user ns 1 (= build user): max_user_namespaces=1, /proc/sys read-only
+//!   unshare --user --mount --map-user=<build uid> --map-group=65534 --
+//!     guard __sandbox-stage --stage enter    the build user in user ns 2: limits, no_new_privs, Landlock, proof, exec
+//!   <command>                                pid 1, no capability, mounts locked
 //! ```
 //!
-//! Two stages, because mounts inherited by a mount namespace of a *less privileged* user namespace
-//! are locked: made in stage 1, the read-only `.git` and the fresh `/proc` cannot be remounted or
-//! unmounted by the command in stage 2 (one `unshare --user ...` doing everything would leave them
-//! unlocked, and unmounting the fresh `/proc` would uncover the host's). Stage 1 runs without a user
-//! namespace when the guard is root, and with `--user --map-root-user` otherwise (tried as a second
-//! attempt when the first fails as root, e.g. without `CAP_SYS_ADMIN`).
+//! Started as an ordinary user (which must hold no supplementary group): the first `unshare` adds
+//! `--user --map-root-user`, the setup stage is root of that user namespace and also does the
+//! limit stage's work, then enters the command's user namespace directly.
 //!
-//! The command is the init process of its pid namespace: when it exits, the kernel kills everything
-//! left in the namespace; like any init it ignores signals it sends itself without a handler (a
-//! fault or an outside `SIGKILL` still ends it, and is recorded). `--kill-child` ties the namespace
-//! to the outer `unshare`, `setpriv --pdeathsig KILL` (when present) ties `unshare` to the guard,
-//! and on timeout the guard kills the process group with the `kill` binary
-//! (`kill -KILL -- -PGID`, no `unsafe`, no extra crate) and `unshare` itself with `Child::kill`.
-//! Helper binaries are taken from fixed system paths, never from `PATH`.
+//! The build user is the one that started the guard; started as root, the owner of the worktree
+//! with group `nogroup` (65534), never the owner's primary group (on GitHub's runners it is
+//! `docker`, whose socket is root access). On a root-owned worktree it is `nobody`, and the trusted
+//! process lends the worktree (except `.git`) to `nobody` before the build and gives it back once
+//! the build is gone (ownership only, `lchown`, no link followed). The setup stage runs as real
+//! root then, so it can bind toolchains from directories the build user cannot search (root's
+//! `0700` home); `CAP_SYS_ADMIN` is handed on, ambient, only because Ubuntu's AppArmor strips the
+//! capabilities of a user namespace created without it, and it ends at the first user namespace.
+//!
+//! The command is the init process of its pid namespace: when it exits, the kernel kills
+//! everything left in it. `--kill-child` ties the namespace to the outer `unshare`,
+//! `setpriv --pdeathsig KILL` ties that to the guard, the enter stage sets its own death signal
+//! again, and on timeout the guard kills the process group with the `kill` binary and `unshare`
+//! with `Child::kill`. Before the tree check, the guard waits until `/proc` shows no process in the
+//! sandbox's pid namespace. Descriptors inherited from the guard's parent are closed by the stages
+//! (and the proof shows none is left). Helper binaries are taken from fixed system paths, never
+//! from `PATH`.
 //!
 //! # Proof
 //!
-//! Before exec, stage 2 reads, without sending any traffic, the interfaces (`/proc/net/dev`), the
-//! IPv4 and IPv6 routing tables and its namespace identities (`/proc/self/ns/{net,user}`), and with
-//! `--repo` tries to create a file in `.git` (it must fail with "read-only file system"). It
-//! announces this probe on the output pipe *before* exec'ing the command, so the command cannot
-//! forge it (see [`capture`]); it refuses to exec unless only `lo` exists, every route goes through
-//! `lo`, both namespaces differ from the guard's and `.git` is read-only. The outer process checks
-//! the same again and records it in the report. Anything that keeps the `exec` announcement from
-//! arriving (no `unshare`, a refusal, an `unshare` that exits 0 without running anything) means the
-//! command did not run in isolation: **fail closed**, exit 2, unless `--no-isolation-because`.
+//! The enter stage, under every layer, reads without sending traffic: the interfaces, routes and
+//! namespace identities (network, user, pid, mount, IPC, UTS), its ids, groups and capability
+//! sets, `no_new_privs`, whether `unshare(CLONE_NEWUSER)` is refused, the Landlock ABI and whether
+//! the ruleset is enforced, every writable mount it can reach (mount id through an `O_PATH`
+//! descriptor, so a mount hidden under another does not count), whether `.git` and `/` refuse a
+//! new file, what the hidden directories show, its open descriptors, its resource limits; and,
+//! for every pathname UNIX socket bound on the host (`/proc/net/unix`, read by the outer process
+//! in the host's network namespace before the sandbox is made), whether it still resolves to a
+//! socket. It announces this proof on the output pipe *before* exec'ing the command, so the
+//! command cannot forge it (see [`capture`]), and refuses to exec on any problem
+//! ([`proof::ContainmentProbe::problems`]); the outer process checks the same again and records it
+//! with the layers in force in the report. A machine without Landlock, without user namespaces,
+//! or where anything above fails, does not run the command: **fail closed**, exit 2. There is no
+//! switch to run without Landlock: the other layers would hold alone, but a kernel too old for
+//! Landlock (before 5.13) is too old for this sandbox's other assumptions as well.
+//! `--no-isolation-because` remains for hosts where no namespace can be made at all: it runs the
+//! command directly (environment scrub, timeout and output bounds only), is recorded in the
+//! report, and the workflow never passes it (a test enforces that).
 //!
-//! # Which layer isolates the network where
+//! # GitHub-hosted Ubuntu 24.04
 //!
-//! - **This machine and CI containers running as root** (and unprivileged hosts that allow user
-//!   namespaces): the namespaces above; `--no-isolation-because` is not needed and must not be
-//!   passed.
-//! - **GitHub-hosted Ubuntu 24.04**: the job runs as `runner`, and AppArmor
-//!   (`kernel.apparmor_restrict_unprivileged_userns=1`) strips every capability from a user
-//!   namespace that a process *without* `CAP_SYS_ADMIN` creates, so `unshare` cannot even write its
-//!   uid map. Decision: build-test keeps sudo (no harden-runner `disable-sudo`), and the trusted
-//!   step starts the root-owned, pre-built guard as
-//!   `sudo env PATH=… setpriv --reuid=<runner> --regid=<runner> --clear-groups
-//!   --inh-caps=+sys_admin --ambient-caps=+sys_admin -- guard run --repo …`. The guard then runs
-//!   as the runner user without supplementary groups (no `docker` group: docker access is root
-//!   access) holding `CAP_SYS_ADMIN` alone, which exempts its `unshare` from the AppArmor
-//!   restriction; it takes the unprivileged path above (a user namespace in stage 1, inner root
-//!   mapped to the runner user), and the ambient capability ends at the first user namespace. So
-//!   the namespaces are the primary network layer, and harden-runner `egress-policy: block` (with
-//!   build-test's probe that the block holds) is the second. The command is root only inside user
-//!   namespaces mapped to the runner user: it writes the runner-owned work tree as the runner
-//!   would, cannot write root-owned files, and setuid binaries such as `sudo` do not raise it
-//!   (their owner is not mapped). Never combine this with `--no-isolation-because`: its direct
-//!   fallback would inherit the ambient `CAP_SYS_ADMIN` (the workflow invariants forbid the flag).
-//!   Not verified on a hosted runner from here: that AppArmor's exemption is by capability (as
-//!   root's own namespaces rely on too).
-//!
-//!   Plain `sudo guard run` is worse and not used: as real root, stage 1 skips the user namespace
-//!   and stage 2's `--map-root-user` maps the command's root to host uid 0. It then has no
-//!   capability on the host but *owns* every root-owned file (`/etc/ld.so.preload`, `/etc/cron.d`,
-//!   `/usr/bin`), so it can plant code that a real root process outside the namespaces runs later.
-//! - **Where namespaces are impossible** (e.g. `disable-sudo` is kept): `--no-isolation-because
-//!   "<reason>"` is an explicit, logged opt-out: the guard still tries the namespaces first and
-//!   falls back only when they cannot be established; the environment scrubbing, fresh `HOME`,
-//!   timeout and output bounds still apply, the report says `"network": "opted-out"` with the
-//!   reason and the failure, and the outer layer (harden-runner's egress block) is the only network
-//!   isolation.
-//!
-//! Not covered: the rest of the file system is as writable to the command as to its uid (only
-//! `.git` is read-only), so a build can leave files behind for later steps of the same job;
-//! build-test must save no caches and gate-and-pr trusts nothing it produced. Nothing can be
-//! fetched during the build either: dependencies must be fetched beforehand (`cargo fetch`, then
-//! `--allow-env CARGO_NET_OFFLINE` with `CARGO_NET_OFFLINE=true`, or `cargo test --offline`).
+//! `kernel.apparmor_restrict_unprivileged_userns=1` there strips every capability from a user
+//! namespace that a process without `CAP_SYS_ADMIN` creates. The workflow therefore starts the
+//! root-owned guard with `sudo` (build-test keeps sudo; harden-runner's `disable-sudo` is not
+//! used) and guard leaves root itself as described above. The alternative, a trusted step that
+//! sets `kernel.apparmor_restrict_unprivileged_userns=0`, was not taken: it loosens the host for
+//! every later process of the job, while the capability is handed only to the guard's own
+//! `unshare`. Not verified from here: that AppArmor's exemption follows the capability (as root's
+//! own namespaces rely on), and the Landlock ABI of the runner's kernel (6.8: ABI 4, no scoping;
+//! recorded in the report, and scoping is covered by the namespaces there).
 //!
 //! # Test hook
 //!
@@ -103,11 +110,14 @@
 pub mod capture;
 pub mod env;
 pub mod json_v1;
+pub mod mounts;
 pub mod probe;
+pub mod proof;
 pub mod stage;
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read};
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -117,20 +127,42 @@ use std::time::{Duration, Instant};
 
 use capture::Capture;
 use env::EnvPlan;
-use probe::NetworkProbe;
-use stage::StagePlan;
+use proof::ContainmentProbe;
+use stage::{Limits, StagePlan};
+
+use crate::output::json_v1::VerdictDoc;
+use crate::policy::Policy;
+use crate::tree::walk::WalkLimits;
+use crate::tree::{self, Baseline, Finding, TreeError};
 
 /// How often the guard checks whether the command has exited or its time is up.
 const POLL: Duration = Duration::from_millis(10);
 /// How long the guard waits for the output pipe to close after the command has exited.
 const OUTPUT_GRACE: Duration = Duration::from_secs(2);
+/// How long the guard waits for the last process of the sandbox's pid namespace to be gone.
+const NAMESPACE_GRACE: Duration = Duration::from_secs(10);
 
 const UNSHARE: &[&str] = &["/usr/bin/unshare", "/bin/unshare"];
-const MOUNT: &[&str] = &["/usr/bin/mount", "/bin/mount"];
 const IP: &[&str] = &["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"];
 const KILL: &[&str] = &["/usr/bin/kill", "/bin/kill"];
 const SETPRIV: &[&str] = &["/usr/bin/setpriv", "/bin/setpriv"];
 const TRUE: &[&str] = &["/usr/bin/true", "/bin/true"];
+
+/// The ids a build gets when the guard is started as root on a root-owned worktree: `nobody` and
+/// `nogroup`. As root on a worktree owned by someone else, the build is that owner with group
+/// `nogroup` (never the owner's primary group: on GitHub's runners it is `docker`).
+pub const NOBODY: u32 = 65534;
+pub const NOGROUP: u32 = 65534;
+
+/// Directories always covered: fresh writable tmpfs, and fresh empty read-only tmpfs (where
+/// daemons keep their sockets).
+const SCRATCH: &[&str] = &["/tmp", "/var/tmp"];
+const ALWAYS_HIDDEN: &[&str] = &["/run", "/var/run", "/root"];
+/// Variables naming directories of a CI runner that the build must not see: their directories
+/// (and the parent of `RUNNER_TEMP`, the runner's work root, with `_actions`, `_temp`, the other
+/// checkouts) are hidden; so is every ancestor of `RUNNER_TEMP` that holds the runner's own files.
+const RUNNER_DIRS: &[&str] = &["RUNNER_TEMP", "RUNNER_WORKSPACE", "GITHUB_WORKSPACE"];
+const RUNNER_ROOT_MARKERS: &[&str] = &[".credentials", ".runner", "_diag"];
 
 /// What to run and how.
 #[derive(Debug, Clone)]
@@ -147,6 +179,24 @@ pub struct RunSpec {
     /// The guard binary, re-entered for the inner stages.
     pub guard_exe: PathBuf,
     pub hook: Option<NamespaceHook>,
+    /// Declared build outputs outside the worktree, writable (`--writable`).
+    pub writable: Vec<PathBuf>,
+    /// Toolchains and caches that a hidden directory would cover, visible read-only.
+    pub read_only: Vec<PathBuf>,
+    /// More directories to hide (`--hide`).
+    pub hide: Vec<PathBuf>,
+    pub limits: Limits,
+    /// The tree check after the build, against a baseline held in memory.
+    pub tree: Option<TreeSpec>,
+}
+
+/// The after-build tree check that `guard run` does itself once the sandbox is gone.
+#[derive(Debug, Clone)]
+pub struct TreeSpec {
+    pub baseline: Baseline,
+    pub verdict: VerdictDoc,
+    pub policy: Policy,
+    pub walk: WalkLimits,
 }
 
 /// Test hook that makes namespaces unavailable (see the module docs).
@@ -201,14 +251,19 @@ impl ExitRecord {
     }
 }
 
-/// Which layer isolated the network.
+/// Which layers contained the command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Isolation {
     Namespace {
-        probe: NetworkProbe,
+        probe: Box<ContainmentProbe>,
         netns_differs: bool,
         userns_differs: bool,
         git_dir_read_only: bool,
+        /// The layers in force, by name, in the order they are listed in the module docs.
+        layers: Vec<String>,
+        /// Which host directories were hidden, and which were bound back.
+        hidden: Vec<PathBuf>,
+        writable: Vec<PathBuf>,
     },
     OptedOut {
         reason: String,
@@ -226,6 +281,13 @@ pub struct EnvNames {
     pub refused: Vec<String>,
 }
 
+/// The tree check after the build.
+#[derive(Debug, Clone)]
+pub struct TreeOutcome {
+    pub findings: Vec<Finding>,
+    pub entries: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
     pub command: Vec<OsString>,
@@ -236,12 +298,17 @@ pub struct RunOutcome {
     pub env: EnvNames,
     pub output_tail: Vec<u8>,
     pub output_truncated_bytes: u64,
+    /// With a [`TreeSpec`]: what the build wrote, judged after every process of it was gone.
+    pub tree: Option<TreeOutcome>,
 }
 
 impl RunOutcome {
-    /// Whether the command succeeded: exit code 0 within the time limit.
+    /// Whether the command succeeded (exit code 0 within the time limit) and the tree check, if
+    /// any, found nothing.
     pub fn passed(&self) -> bool {
-        self.exit.success() && !self.timed_out
+        self.exit.success()
+            && !self.timed_out
+            && self.tree.as_ref().is_none_or(|t| t.findings.is_empty())
     }
 }
 
@@ -256,6 +323,12 @@ pub enum SandboxError {
     EmptyReason,
     #[error("--repo {path}: {reason}")]
     Repo { path: PathBuf, reason: String },
+    #[error("{flag} {path}: {reason}")]
+    Path {
+        flag: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
     #[error("{context}: {source}")]
     Io { context: String, source: io::Error },
     #[error(
@@ -265,6 +338,12 @@ pub enum SandboxError {
     IsolationUnavailable { detail: String },
     #[error("the sandbox broke its protocol: {detail}")]
     Protocol { detail: String },
+    #[error("the build user is not safe to run the command as: {0}")]
+    Identity(String),
+    #[error("the tree changed after the check that took its baseline, before the build: {0}")]
+    TreeChanged(String),
+    #[error("tree check: {0}")]
+    Tree(#[from] TreeError),
 }
 
 fn io_error(context: impl Into<String>) -> impl FnOnce(io::Error) -> SandboxError {
@@ -290,49 +369,81 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
             (repo, Some(git_dir))
         }
         None => (
-            std::env::current_dir().map_err(io_error("current directory"))?,
+            std::env::current_dir()
+                .and_then(|d| d.canonicalize())
+                .map_err(io_error("current directory"))?,
             None,
         ),
     };
-    let home = tempfile::Builder::new()
-        .prefix("guard-run-home-")
-        .tempdir()
-        .map_err(io_error("create the command's fresh HOME"))?;
-    let env_plan = env::plan(std::env::vars_os(), &spec.allow_env, home.path());
+    if let Some(tree) = &spec.tree {
+        let changed = tree::changed_since(&tree.baseline, &tree.walk)?;
+        if !changed.is_empty() {
+            return Err(SandboxError::TreeChanged(changed.join(", ")));
+        }
+    }
+    let nonce = nonce()?;
+    let sandbox_home = PathBuf::from(format!("/tmp/guard-run-home-{nonce}"));
+    let env_plan = sandbox_env(env::plan(
+        std::env::vars_os(),
+        &spec.allow_env,
+        &sandbox_home,
+    ));
     let names = EnvNames {
         passed: env_plan.passed.clone(),
         dropped: env_plan.dropped.clone(),
         refused: env_plan.refused.clone(),
     };
 
-    let (finished, isolation) = match sandboxed(spec, &env_plan, &cwd, git_dir)? {
-        Attempt::Ran(finished, isolation) => (*finished, isolation),
-        Attempt::Unavailable(detail) => match &spec.opt_out {
-            None => return Err(SandboxError::IsolationUnavailable { detail }),
-            Some(reason) => {
-                let mut direct = Command::new(&spec.command[0]);
-                direct.args(&spec.command[1..]);
-                let finished = match supervise(
-                    direct,
-                    &env_plan,
-                    &cwd,
-                    Capture::direct(spec.max_output),
-                    spec.timeout,
-                    true,
-                )? {
-                    Ok(finished) => finished,
-                    Err(err) => not_executable(&spec.command[0], &err, spec.max_output),
-                };
-                (
-                    finished,
-                    Isolation::OptedOut {
-                        reason: reason.clone(),
-                        unavailable: detail,
-                    },
-                )
-            }
-        },
+    let (finished, isolation, chowned) =
+        match sandboxed(spec, &env_plan, &cwd, git_dir, &sandbox_home)? {
+            Attempt::Ran(finished, isolation, chowned) => (*finished, isolation, chowned),
+            Attempt::Unavailable(detail) => match &spec.opt_out {
+                None => return Err(SandboxError::IsolationUnavailable { detail }),
+                Some(reason) => {
+                    let home = tempfile::Builder::new()
+                        .prefix("guard-run-home-")
+                        .tempdir()
+                        .map_err(io_error("create the command's fresh HOME"))?;
+                    let env_plan = env::plan(std::env::vars_os(), &spec.allow_env, home.path());
+                    let mut direct = Command::new(&spec.command[0]);
+                    direct.args(&spec.command[1..]);
+                    let finished = match supervise(
+                        direct,
+                        &env_plan,
+                        &cwd,
+                        Capture::direct(spec.max_output),
+                        spec.timeout,
+                        true,
+                    )? {
+                        Ok(finished) => finished,
+                        Err(err) => not_executable(&spec.command[0], &err, spec.max_output),
+                    };
+                    (
+                        finished,
+                        Isolation::OptedOut {
+                            reason: reason.clone(),
+                            unavailable: detail,
+                        },
+                        None,
+                    )
+                }
+            },
+        };
+    // Every process of the build is gone now (its pid namespace is dead): what it left is final.
+    let tree = match &spec.tree {
+        Some(t) => {
+            let result = tree::verify_against(&t.baseline, &t.verdict, &t.policy, &t.walk);
+            Some(result.map(|after| TreeOutcome {
+                entries: after.snapshot.len() as u64,
+                findings: after.findings,
+            }))
+        }
+        None => None,
     };
+    if let Some(chowned) = &chowned {
+        chowned.restore()?;
+    }
+    let tree = tree.transpose()?;
     let (output_tail, output_truncated_bytes) = finished.capture.tail.finish();
     Ok(RunOutcome {
         command: spec.command.clone(),
@@ -343,7 +454,20 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
         env: names,
         output_tail,
         output_truncated_bytes,
+        tree,
     })
+}
+
+/// The sandbox's `TMPDIR` is its fresh `/tmp`: a host temporary directory passed through would
+/// be hidden, or worse, shared.
+fn sandbox_env(mut plan: EnvPlan) -> EnvPlan {
+    plan.vars.retain(|(name, _)| name != "TMPDIR");
+    plan.vars.push(("TMPDIR".into(), "/tmp".into()));
+    if !plan.passed.iter().any(|n| n == "TMPDIR") {
+        plan.passed.push("TMPDIR".into());
+        plan.passed.sort();
+    }
+    plan
 }
 
 /// The canonical repository directory and its `.git`, which must be a real directory: a `.git`
@@ -363,17 +487,192 @@ fn repository(repo: &Path) -> Result<(PathBuf, PathBuf), SandboxError> {
 }
 
 enum Attempt {
-    Ran(Box<Finished>, Isolation),
+    Ran(Box<Finished>, Isolation, Option<Chowned>),
     /// Isolation could not be established; the command did not run.
     Unavailable(String),
 }
 
-/// Tries the namespaces: without a user namespace first when root, then with one.
+/// Who the build runs as, and how the guard reaches that identity.
+struct BuildIdentity {
+    uid: u32,
+    gid: u32,
+    /// Started as root: switch with `setpriv` (groups cleared, `CAP_SYS_ADMIN` alone, ambient,
+    /// for the namespace setup).
+    switch: bool,
+    /// Started as root on a root-owned worktree: lend it to `nobody` for the build.
+    lend: bool,
+}
+
+fn build_identity(cwd: &Path) -> Result<BuildIdentity, SandboxError> {
+    let status =
+        std::fs::read_to_string("/proc/self/status").map_err(io_error("read /proc/self/status"))?;
+    let euid = proof::status_ids(&status, "Uid").get(1).copied();
+    let egid = proof::status_ids(&status, "Gid").get(1).copied();
+    let (Some(euid), Some(egid)) = (euid, egid) else {
+        return Err(SandboxError::Identity(
+            "no Uid/Gid line in /proc/self/status".into(),
+        ));
+    };
+    if euid == 0 {
+        let owner = std::fs::metadata(cwd)
+            .map_err(io_error(format!("{}", cwd.display())))?
+            .uid();
+        return Ok(if owner == 0 {
+            BuildIdentity {
+                uid: NOBODY,
+                gid: NOGROUP,
+                switch: true,
+                lend: true,
+            }
+        } else {
+            BuildIdentity {
+                uid: owner,
+                gid: NOGROUP,
+                switch: true,
+                lend: false,
+            }
+        });
+    }
+    let groups = proof::status_ids(&status, "Groups");
+    if groups.iter().any(|g| *g != egid) {
+        return Err(SandboxError::Identity(format!(
+            "supplementary groups {groups:?} would reach the build (start the guard with setpriv --clear-groups, or as root)"
+        )));
+    }
+    for socket in ["/run/docker.sock", "/var/run/docker.sock"] {
+        if let Ok(meta) = std::fs::metadata(socket)
+            && meta.gid() == egid
+        {
+            return Err(SandboxError::Identity(format!(
+                "group {egid} owns {socket}: docker access is root access"
+            )));
+        }
+    }
+    Ok(BuildIdentity {
+        uid: euid,
+        gid: egid,
+        switch: false,
+        lend: false,
+    })
+}
+
+/// A root-owned worktree lent to `nobody` for the build (owner changed, nothing else), given
+/// back afterwards. Only the trusted process does this, before the build starts and after every
+/// process of it is gone; the walk follows no link (`lchown`) and leaves `.git` alone.
+struct Chowned {
+    roots: Vec<PathBuf>,
+    skip: Option<PathBuf>,
+    uid: u32,
+}
+
+impl Chowned {
+    fn lend(
+        roots: Vec<PathBuf>,
+        skip: Option<PathBuf>,
+        uid: u32,
+        gid: u32,
+    ) -> Result<Chowned, SandboxError> {
+        let lent = Chowned { roots, skip, uid };
+        lent.change(0, uid, gid)?;
+        Ok(lent)
+    }
+
+    fn restore(&self) -> Result<(), SandboxError> {
+        self.change(self.uid, 0, 0)
+    }
+
+    /// Every entry owned by `from` gets `to_uid:to_gid`.
+    fn change(&self, from: u32, to_uid: u32, to_gid: u32) -> Result<(), SandboxError> {
+        let mut stack = self.roots.clone();
+        while let Some(path) = stack.pop() {
+            if self.skip.as_deref() == Some(path.as_path()) {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&path)
+                .map_err(io_error(format!("{}", path.display())))?;
+            if meta.uid() == from {
+                std::os::unix::fs::lchown(&path, Some(to_uid), Some(to_gid))
+                    .map_err(io_error(format!("chown {}", path.display())))?;
+            }
+            if meta.is_dir() {
+                for entry in
+                    std::fs::read_dir(&path).map_err(io_error(format!("{}", path.display())))?
+                {
+                    stack.push(
+                        entry
+                            .map_err(io_error(format!("{}", path.display())))?
+                            .path(),
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The canonical form of an existing directory, or `None` when it does not exist.
+fn existing_dir(path: &Path) -> Option<PathBuf> {
+    path.canonicalize().ok().filter(|p| p.is_dir())
+}
+
+/// Which host directories the build must not see (see the module docs).
+fn hidden_dirs(spec: &RunSpec, build_uid: u32) -> Vec<PathBuf> {
+    let mut hidden: Vec<PathBuf> = ALWAYS_HIDDEN.iter().map(PathBuf::from).collect();
+    if let Some(home) = std::env::var_os("HOME") {
+        hidden.push(PathBuf::from(home));
+    }
+    if let Ok(passwd) = std::fs::read_to_string("/etc/passwd") {
+        let uid = build_uid.to_string();
+        for line in passwd.lines() {
+            let fields: Vec<&str> = line.split(':').collect();
+            if fields.get(2) == Some(&uid.as_str())
+                && let Some(home) = fields.get(5)
+            {
+                hidden.push(PathBuf::from(home));
+            }
+        }
+    }
+    for name in RUNNER_DIRS {
+        if let Some(dir) = std::env::var_os(name).map(PathBuf::from) {
+            hidden.push(dir.clone());
+            if *name == "RUNNER_TEMP" {
+                if let Some(work_root) = dir.parent() {
+                    hidden.push(work_root.to_path_buf());
+                }
+                for ancestor in dir.ancestors().skip(1) {
+                    if RUNNER_ROOT_MARKERS
+                        .iter()
+                        .any(|m| ancestor.join(m).exists())
+                    {
+                        hidden.push(ancestor.to_path_buf());
+                    }
+                }
+            }
+            if *name == "GITHUB_WORKSPACE"
+                && let Some(parent) = dir.parent()
+            {
+                hidden.push(parent.to_path_buf());
+            }
+        }
+    }
+    hidden.extend(spec.hide.iter().cloned());
+    let mut out: Vec<PathBuf> = hidden
+        .iter()
+        .filter_map(|p| existing_dir(p))
+        .filter(|p| p.parent().is_some())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Tries the namespaces.
 fn sandboxed(
     spec: &RunSpec,
     env_plan: &EnvPlan,
     cwd: &Path,
     git_dir: Option<PathBuf>,
+    home: &Path,
 ) -> Result<Attempt, SandboxError> {
     let unshare = match spec.hook {
         None => find_tool(UNSHARE),
@@ -386,104 +685,245 @@ fn sandboxed(
             UNSHARE.join(" or ")
         )));
     };
-    let Some(mount) = find_tool(MOUNT) else {
+    let identity = build_identity(cwd)?;
+    let setpriv = find_tool(SETPRIV);
+    if identity.switch && setpriv.is_none() {
         return Ok(Attempt::Unavailable(format!(
-            "no mount binary at {}",
-            MOUNT.join(" or ")
+            "started as root, the guard needs setpriv ({}) to leave root for the build",
+            SETPRIV.join(" or ")
         )));
+    }
+    let canonical = |flag: &'static str, path: &Path| -> Result<PathBuf, SandboxError> {
+        existing_dir(path).ok_or_else(|| SandboxError::Path {
+            flag,
+            path: path.to_path_buf(),
+            reason: "not an existing directory".into(),
+        })
     };
-    let mut plan = StagePlan {
-        stage: 1,
-        nonce: String::new(),
-        outer_netns: probe::namespace_id("net").map_err(io_error("read /proc/self/ns/net"))?,
-        outer_userns: probe::namespace_id("user").map_err(io_error("read /proc/self/ns/user"))?,
-        git_dir,
-        guard_exe: spec.guard_exe.clone(),
-        unshare,
-        mount,
-        ip: find_tool(IP),
-        command: spec.command.clone(),
-    };
-    let user_ns_attempts: &[bool] = if effective_uid_is_root()? {
-        &[false, true]
-    } else {
-        &[true]
-    };
-    let mut failures = Vec::new();
-    for &user_ns in user_ns_attempts {
-        // A fresh nonce per attempt: nothing left over from one attempt can pass in the next.
-        plan.nonce = nonce()?;
-        let mut cmd = match find_tool(SETPRIV) {
-            Some(setpriv) => {
-                let mut cmd = Command::new(setpriv);
-                cmd.args(["--pdeathsig", "KILL", "--"]).arg(&plan.unshare);
-                cmd
-            }
-            None => Command::new(&plan.unshare),
-        };
-        if user_ns {
-            cmd.args(["--user", "--map-root-user"]);
-        }
-        cmd.args([
-            "--pid",
-            "--fork",
-            "--kill-child",
-            "--mount",
-            "--mount-proc",
-            "--propagation",
-            "private",
-            "--",
-        ])
-        .arg(&plan.guard_exe)
-        .args(plan.to_args(1));
-        let label = if user_ns {
-            "with a user namespace"
-        } else {
-            "as root"
-        };
-        let capture = Capture::sandboxed(&plan.nonce, spec.max_output);
-        let finished = match supervise(cmd, env_plan, cwd, capture, spec.timeout, false)? {
-            Ok(finished) => finished,
-            Err(err) => {
-                failures.push(format!(
-                    "{label}: cannot start {}: {err}",
-                    plan.unshare.display()
-                ));
-                continue;
-            }
-        };
-        if !finished.capture.started {
-            failures.push(format!("{label}: {}", not_started(&finished)));
-            continue;
-        }
-        let probe = match &finished.capture.probe {
-            Some(Ok(probe)) => probe.clone(),
-            Some(Err(e)) => return Err(SandboxError::Protocol { detail: e.clone() }),
-            None => {
-                return Err(SandboxError::Protocol {
-                    detail: "the command started without a probe".into(),
-                });
-            }
-        };
-        let problems = probe.problems(&plan.outer_netns, &plan.outer_userns);
-        if !problems.is_empty() || (plan.git_dir.is_some() && probe.git_dir_read_only != Some(true))
+    let mut writable = vec![cwd.to_path_buf()];
+    for dir in &spec.writable {
+        writable.push(canonical("--writable", dir)?);
+    }
+    let mut read_only = Vec::new();
+    for dir in &spec.read_only {
+        read_only.push(canonical("--read-only", dir)?);
+    }
+    for (name, value) in &env_plan.vars {
+        if (name == "CARGO_HOME" || name == "RUSTUP_HOME")
+            && let Some(dir) = existing_dir(Path::new(value))
         {
+            read_only.push(dir);
+        }
+    }
+    let guard_exe = spec
+        .guard_exe
+        .canonicalize()
+        .map_err(io_error("locate the guard binary"))?;
+    read_only.push(guard_exe.clone());
+    let scratch: Vec<PathBuf> = SCRATCH
+        .iter()
+        .filter_map(|p| existing_dir(Path::new(p)))
+        .collect();
+    let hidden: Vec<PathBuf> = hidden_dirs(spec, identity.uid)
+        .into_iter()
+        .filter(|h| !writable.iter().any(|w| mounts::within(h, w)))
+        .filter(|h| !scratch.contains(h))
+        .collect();
+    let ns = |kind: &str| {
+        probe::namespace_id(kind).map_err(io_error(format!("read /proc/self/ns/{kind}")))
+    };
+    let plan = StagePlan {
+        nonce: nonce()?,
+        outer_netns: ns("net")?,
+        outer_userns: ns("user")?,
+        outer_pidns: ns("pid")?,
+        outer_mntns: ns("mnt")?,
+        guard_exe,
+        unshare,
+        ip: find_tool(IP),
+        build_uid: identity.uid,
+        build_gid: identity.gid,
+        cwd: cwd.to_path_buf(),
+        home: home.to_path_buf(),
+        git_dir,
+        writable,
+        read_only,
+        scratch,
+        hidden,
+        host_sockets: proof::host_unix_sockets().map_err(io_error("read /proc/net/unix"))?,
+        limits: spec.limits,
+        privileged_setup: identity.switch,
+        setpriv: setpriv.clone(),
+    };
+    let mut cmd = match &setpriv {
+        Some(setpriv) => {
+            let mut cmd = Command::new(setpriv);
+            cmd.args(["--pdeathsig", "KILL", "--"]).arg(&plan.unshare);
+            cmd
+        }
+        None => Command::new(&plan.unshare),
+    };
+    if !identity.switch {
+        // Not root: the first user namespace maps only the build user (its root).
+        cmd.args(["--user", "--map-root-user"]);
+    }
+    cmd.args([
+        "--pid",
+        "--fork",
+        "--kill-child",
+        "--mount",
+        "--net",
+        "--ipc",
+        "--uts",
+        "--cgroup",
+        "--propagation",
+        "private",
+        "--",
+    ])
+    .arg(&plan.guard_exe)
+    .args(
+        plan.to_args("setup", &spec.command)
+            .map_err(|detail| SandboxError::Protocol { detail })?,
+    );
+    let chowned = if identity.lend {
+        Some(Chowned::lend(
+            plan.writable.clone(),
+            plan.git_dir.clone(),
+            identity.uid,
+            identity.gid,
+        )?)
+    } else {
+        None
+    };
+    let capture = Capture::sandboxed(&plan.nonce, spec.max_output);
+    let finished = supervise(cmd, env_plan, cwd, capture, spec.timeout, false)?;
+    let finished = match finished {
+        Ok(finished) => finished,
+        Err(err) => {
+            if let Some(c) = &chowned {
+                c.restore()?;
+            }
+            return Ok(Attempt::Unavailable(format!(
+                "cannot start {}: {err}",
+                plan.unshare.display()
+            )));
+        }
+    };
+    let result = judge(&plan, finished);
+    if let Some(c) = &chowned
+        && !matches!(result, Ok(Attempt::Ran(..)))
+    {
+        c.restore()?;
+    }
+    match result? {
+        Attempt::Ran(finished, isolation, _) => Ok(Attempt::Ran(finished, isolation, chowned)),
+        other => Ok(other),
+    }
+}
+
+/// The outer process's reading of a finished sandbox: it started, its proof holds, and nothing
+/// of it is alive any more.
+fn judge(plan: &StagePlan, finished: Finished) -> Result<Attempt, SandboxError> {
+    if !finished.capture.started {
+        return Ok(Attempt::Unavailable(not_started(&finished)));
+    }
+    let probe = match &finished.capture.probe {
+        Some(Ok(probe)) => probe.clone(),
+        Some(Err(e)) => return Err(SandboxError::Protocol { detail: e.clone() }),
+        None => {
+            return Err(SandboxError::Protocol {
+                detail: "the command started without a probe".into(),
+            });
+        }
+    };
+    let allowed = plan.writable_allowed();
+    let problems = probe.problems(&plan.expectations(&allowed));
+    if !problems.is_empty() {
+        return Err(SandboxError::Protocol {
+            detail: format!(
+                "the command started although isolation was not proven: {}",
+                problems.join("; ")
+            ),
+        });
+    }
+    wait_for_namespace_end(&probe.pidns)?;
+    let layers = layers(&probe);
+    let isolation = Isolation::Namespace {
+        netns_differs: probe.network.netns != plan.outer_netns,
+        userns_differs: probe.network.userns != plan.outer_userns,
+        git_dir_read_only: probe.network.git_dir_read_only == Some(true),
+        layers,
+        hidden: plan.hidden.clone(),
+        writable: plan.writable.clone(),
+        probe: Box::new(probe),
+    };
+    Ok(Attempt::Ran(Box::new(finished), isolation, None))
+}
+
+/// The layers a passing proof shows, by name.
+fn layers(probe: &ContainmentProbe) -> Vec<String> {
+    let mut layers: Vec<String> = [
+        "environment-scrubbed",
+        "user-namespaces",
+        "pid-namespace",
+        "network-namespace",
+        "ipc-uts-cgroup-namespaces",
+        "read-only-locked-host",
+        "hidden-runner-dirs-and-sockets",
+        "fresh-dev-proc-tmp-home",
+        "no-capabilities",
+        "no-new-privs",
+        "no-nested-user-namespaces",
+        "resource-limits",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    if probe.network.git_dir_read_only == Some(true) {
+        layers.push("git-dir-read-only".into());
+    }
+    layers.push(format!(
+        "landlock-abi-{}-{}",
+        probe.landlock.abi, probe.landlock.ruleset
+    ));
+    if probe.landlock.scoped {
+        layers.push("landlock-scoped-abstract-sockets-and-signals".into());
+    }
+    layers
+}
+
+/// Waits until no process is left in the pid namespace `pidns` (`pid:[N]`).
+fn wait_for_namespace_end(pidns: &str) -> Result<(), SandboxError> {
+    let deadline = Instant::now() + NAMESPACE_GRACE;
+    loop {
+        let alive: Vec<String> = std::fs::read_dir("/proc")
+            .map_err(io_error("read /proc"))?
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .bytes()
+                    .all(|b| b.is_ascii_digit())
+            })
+            .filter(|e| {
+                std::fs::read_link(e.path().join("ns/pid"))
+                    .is_ok_and(|l| l.as_os_str() == OsStr::new(pidns))
+            })
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        if alive.is_empty() {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
             return Err(SandboxError::Protocol {
                 detail: format!(
-                    "the command started although isolation was not proven: {}",
-                    problems.join("; ")
+                    "processes {} of the sandbox's pid namespace outlived it",
+                    alive.join(", ")
                 ),
             });
         }
-        let isolation = Isolation::Namespace {
-            netns_differs: probe.netns != plan.outer_netns,
-            userns_differs: probe.userns != plan.outer_userns,
-            git_dir_read_only: probe.git_dir_read_only == Some(true),
-            probe,
-        };
-        return Ok(Attempt::Ran(Box::new(finished), isolation));
+        thread::sleep(POLL);
     }
-    Ok(Attempt::Unavailable(failures.join("; ")))
 }
 
 /// Why a sandbox attempt ended before its `exec` announcement.
@@ -514,20 +954,6 @@ fn nonce() -> Result<String, SandboxError> {
         .and_then(|mut f| f.read_exact(&mut bytes))
         .map_err(io_error("read /dev/urandom"))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
-}
-
-/// The effective uid from `/proc/self/status` (`Uid: real effective saved fs`).
-fn effective_uid_is_root() -> Result<bool, SandboxError> {
-    let status =
-        std::fs::read_to_string("/proc/self/status").map_err(io_error("read /proc/self/status"))?;
-    let effective = status
-        .lines()
-        .find_map(|line| line.strip_prefix("Uid:"))
-        .and_then(|ids| ids.split_whitespace().nth(1))
-        .ok_or_else(|| SandboxError::Protocol {
-            detail: "no Uid line in /proc/self/status".into(),
-        })?;
-    Ok(effective == "0")
 }
 
 struct Finished {

@@ -22,18 +22,23 @@
 //!
 //! # The baseline
 //!
-//! The same walk is recorded as a snapshot ([`json_v1::SnapshotDoc`]): (path, type, permission
-//! bits, size, SHA-256, symlink target) of every entry under the worktree, **`.git` included**
-//! (config, hooks, info, refs, index, packed objects: content hashes everywhere except
-//! `.git/objects/**`, whose files are content-addressed and recorded by type and size only), and
-//! ignored files included. It binds the base commit, the diff hash, the verdict file's hash and
-//! the scope.
+//! The same walk is recorded as a [`Baseline`]: (path, type, permission bits, size, SHA-256,
+//! symlink target) of every entry under the worktree, **`.git` included** (config, hooks, info,
+//! refs, index and every object, loose or packed, by the SHA-256 of its bytes: a rewrite that keeps
+//! an object's size is still a change), and ignored files included; and the [`Identity`] of the
+//! worktree directory and of its `.git` (device and inode), so that a worktree swapped for a copy
+//! (`mv work work.orig; cp -a work.orig work`) is not mistaken for the original. It binds the base
+//! commit, the diff hash, the verdict file's hash and the scope. `guard run --verdict --base` keeps
+//! it in memory, out of the build's reach; `guard verify-tree --out` writes it as a document
+//! ([`json_v1::SnapshotDoc`]).
 //!
-//! # After the build (`guard verify-tree --after-build`)
+//! # After the build (`guard run --verdict`, or `guard verify-tree --after-build`)
 //!
-//! The tree is walked again, without running git (the build may have rewritten `.git/config`, and
-//! git would obey it), and compared with the baseline. Every path the build created, modified
-//! (content, permission bits, type, link target) or deleted is a `build-wrote` finding when it is
+//! The worktree directory and its `.git` must still be the same directories (device and inode);
+//! a replaced one is a `build-wrote` finding at `.` or `.git`. The tree is walked again, without
+//! running git (the build may have rewritten `.git/config`, and git would obey it), and compared
+//! with the baseline. Every path the build created, modified (content, permission bits, type, link
+//! target) or deleted is a `build-wrote` finding when it is
 //!
 //! - inside `.git/` (anything at all, the index included: a build has no business there, and
 //!   `guard run --repo` mounts it read-only; the check is what catches a build that ran without
@@ -183,9 +188,67 @@ pub fn in_git_dir(path: &str) -> bool {
     path == ".git" || path.starts_with(".git/")
 }
 
-/// Files whose content the baseline hashes: everything but git's content-addressed objects.
-pub fn hashed_in_baseline(path: &str) -> bool {
-    !path.starts_with(".git/objects/")
+/// Files whose content the baseline hashes: all of them, git's objects included (an object
+/// rewritten in place with the same size must not pass as unchanged).
+pub fn hashed_in_baseline(_path: &str) -> bool {
+    true
+}
+
+/// Device and inode of a directory: which directory it is, whatever its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DirId {
+    pub dev: u64,
+    pub ino: u64,
+}
+
+/// Which directories the worktree and its `.git` are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    pub root: DirId,
+    pub git: DirId,
+}
+
+impl Identity {
+    /// `lstat` of `root` and `root/.git`; both must be directories (not symlinks).
+    pub fn of(root: &Path) -> Result<Identity, TreeError> {
+        use std::os::unix::fs::MetadataExt;
+        let id = |path: &Path| -> Result<DirId, TreeError> {
+            let meta = std::fs::symlink_metadata(path).map_err(|e| TreeError::Repo {
+                path: display_bytes(path.as_os_str().as_bytes()),
+                reason: e.to_string(),
+            })?;
+            if !meta.is_dir() {
+                return Err(TreeError::Repo {
+                    path: display_bytes(path.as_os_str().as_bytes()),
+                    reason: "not a directory".into(),
+                });
+            }
+            Ok(DirId {
+                dev: meta.dev(),
+                ino: meta.ino(),
+            })
+        };
+        Ok(Identity {
+            root: id(root)?,
+            git: id(&root.join(".git"))?,
+        })
+    }
+}
+
+/// What the tree check after the build compares with: the verified tree after apply, taken by the
+/// trusted side before the build ran.
+#[derive(Debug, Clone)]
+pub struct Baseline {
+    /// Canonical worktree directory.
+    pub root: PathBuf,
+    pub identity: Identity,
+    pub base_commit: String,
+    pub diff_sha256: String,
+    pub verdict_sha256: String,
+    pub scope: Vec<String>,
+    pub snapshot: Snapshot,
 }
 
 /// Checks a verdict document before a tree is compared with it: an accepting, git-cross-checked
@@ -299,6 +362,8 @@ pub struct AfterApply {
     pub findings: Vec<Finding>,
     /// The walk, to be written as the baseline.
     pub snapshot: Snapshot,
+    /// The worktree's and `.git`'s device and inode, taken before the walk.
+    pub identity: Identity,
 }
 
 /// Compares the worktree of `checkout` with `base` plus the verdict's file list (see the module
@@ -311,6 +376,7 @@ pub fn verify_after_apply(
 ) -> Result<AfterApply, TreeError> {
     check_verdict(verdict)?;
     let expected = expected_changes(verdict)?;
+    let identity = Identity::of(&checkout.root)?;
     let git = &checkout.git;
     let base_commit = git.resolve_commit(base)?;
     let base_tree = git.tree_modes(&base_commit)?;
@@ -424,10 +490,17 @@ pub fn verify_after_apply(
             findings.entry(dir.to_string()).or_insert(f);
         }
     }
+    if Identity::of(&checkout.root)? != identity {
+        return Err(TreeError::Repo {
+            path: display_bytes(checkout.root.as_os_str().as_bytes()),
+            reason: "the worktree or its .git was replaced during the check".into(),
+        });
+    }
     Ok(AfterApply {
         base_commit,
         findings: findings.into_values().collect(),
         snapshot,
+        identity,
     })
 }
 
@@ -516,9 +589,9 @@ pub struct AfterBuild {
     pub snapshot: Snapshot,
 }
 
-/// Compares the worktree at `root` with `baseline` (see the module documentation). `verdict` is
-/// the verdict file the baseline was taken for (`verdict_sha256` the hash of its bytes); its scope
-/// is the declared scope.
+/// Compares the worktree at `root` with a baseline document (see the module documentation).
+/// `verdict` is the verdict file the baseline was taken for (`verdict_sha256` the hash of its
+/// bytes); its scope is the declared scope.
 pub fn verify_after_build(
     root: &Path,
     baseline: &SnapshotDoc,
@@ -537,7 +610,6 @@ pub fn verify_after_build(
             "the verdict file is not the one the baseline was taken with".into(),
         ));
     }
-    check_verdict(verdict)?;
     let root = root.canonicalize().map_err(|e| TreeError::Repo {
         path: display_bytes(root.as_os_str().as_bytes()),
         reason: e.to_string(),
@@ -549,10 +621,73 @@ pub fn verify_after_build(
             baseline.root
         )));
     }
-    let scope = Scope::new(&verdict.scope).map_err(|e| TreeError::Verdict(e.to_string()))?;
-    let before = baseline
+    let snapshot = baseline
         .snapshot()
         .map_err(|e| TreeError::Baseline(e.to_string()))?;
+    let baseline = Baseline {
+        root,
+        identity: baseline.identity,
+        base_commit: baseline.base_commit.clone(),
+        diff_sha256: baseline.diff_sha256.clone(),
+        verdict_sha256: baseline.verdict_sha256.clone(),
+        scope: baseline.scope.clone(),
+        snapshot,
+    };
+    verify_against(&baseline, verdict, policy, limits)
+}
+
+/// Compares the worktree with an in-memory baseline (see the module documentation): the
+/// worktree and `.git` must be the same directories, and every write the build made is judged.
+/// `verdict` must be the one the baseline was taken with (the caller binds them).
+pub fn verify_against(
+    baseline: &Baseline,
+    verdict: &VerdictDoc,
+    policy: &Policy,
+    limits: &WalkLimits,
+) -> Result<AfterBuild, TreeError> {
+    check_verdict(verdict)?;
+    let root = &baseline.root;
+    let scope = Scope::new(&verdict.scope).map_err(|e| TreeError::Verdict(e.to_string()))?;
+    let mut findings = Vec::new();
+    let now = Identity::of(root);
+    for (path, before, after) in [
+        (
+            ".",
+            baseline.identity.root,
+            now.as_ref().ok().map(|n| n.root),
+        ),
+        (
+            ".git",
+            baseline.identity.git,
+            now.as_ref().ok().map(|n| n.git),
+        ),
+    ] {
+        if after != Some(before) {
+            let now = match after {
+                Some(a) => format!("device {} inode {}", a.dev, a.ino),
+                None => "no directory".to_string(),
+            };
+            findings.push(Finding {
+                rule: RuleId::BuildWrote,
+                path: path.to_string(),
+                change: Change::Modified,
+                message: format!(
+                    "the build replaced this directory: the baseline was taken of device {} inode {}, now there is {now}",
+                    before.dev, before.ino
+                ),
+                policy_entry: None,
+            });
+        }
+    }
+    if !findings.is_empty() {
+        // A replaced worktree is not the tree the baseline describes: comparing paths would only
+        // compare the attacker's copy.
+        return Ok(AfterBuild {
+            findings,
+            snapshot: Snapshot::new(),
+        });
+    }
+    let before = &baseline.snapshot;
     let path_limits = PathLimits {
         max_path_bytes: policy.limits.max_path_bytes,
         max_component_bytes: policy.limits.max_component_bytes,
@@ -564,9 +699,8 @@ pub fn verify_after_build(
             && policy.is_build_output(path)
     };
     let hash = |path: &str| hashed_in_baseline(path) && !exempt_content(path);
-    let after = walk::walk(&root, limits, &hash)?;
+    let after = walk::walk(root, limits, &hash)?;
 
-    let mut findings = Vec::new();
     let paths: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
     for path in paths {
         let (b, a) = (before.get(path), after.get(path));
@@ -583,6 +717,25 @@ pub fn verify_after_build(
         findings,
         snapshot: after,
     })
+}
+
+/// The paths at which the worktree differs from `baseline` in any way (identity included):
+/// empty when it is exactly the tree the baseline describes. Used before a build starts.
+pub fn changed_since(baseline: &Baseline, limits: &WalkLimits) -> Result<Vec<String>, TreeError> {
+    let mut changed = Vec::new();
+    if Identity::of(&baseline.root)? != baseline.identity {
+        changed.push(". (the worktree or its .git is another directory)".to_string());
+        return Ok(changed);
+    }
+    let now = walk::walk(&baseline.root, limits, &hashed_in_baseline)?;
+    let paths: BTreeSet<&String> = baseline.snapshot.keys().chain(now.keys()).collect();
+    for path in paths {
+        match (baseline.snapshot.get(path), now.get(path)) {
+            (Some(b), Some(a)) if same(b, a) => {}
+            _ => changed.push(path.clone()),
+        }
+    }
+    Ok(changed)
 }
 
 /// Whether an entry is unchanged. Directory sizes are file-system bookkeeping; a content hash is

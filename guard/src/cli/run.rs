@@ -1,14 +1,19 @@
-//! `guard run`: run the build/test command without credentials or network (see [`guard::sandbox`]).
+//! `guard run`: run the build/test command contained (see [`guard::sandbox`]), and with
+//! `--verdict`/`--baseline` judge what it wrote once it is gone.
 
 use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 use guard::escape;
 use guard::sandbox::json_v1::RunReportDoc;
-use guard::sandbox::stage::{self, StagePlan};
-use guard::sandbox::{self, Isolation, NamespaceHook, RunOutcome, RunSpec};
+use guard::sandbox::stage::{self, Limits, StagePlan};
+use guard::sandbox::{self, Isolation, NamespaceHook, RunOutcome, RunSpec, TreeSpec};
+use guard::tree::json_v1::SnapshotDoc;
+use guard::tree::walk::WalkLimits;
+use guard::tree::{Baseline, Check};
 
 use crate::{EXIT_ACCEPT, EXIT_ERROR, EXIT_REJECT};
 
@@ -36,25 +41,114 @@ pub struct RunArgs {
     /// network; recorded in the report.
     #[arg(long, value_name = "REASON")]
     no_isolation_because: Option<String>,
-    /// The repository to build: the working directory, and its .git is made read-only.
+    /// The repository to build: the working directory (writable), and its .git is read-only.
     #[arg(long, value_name = "DIR")]
     repo: Option<PathBuf>,
+    /// A declared build output outside the worktree, writable by the build (repeatable).
+    #[arg(long = "writable", value_name = "DIR")]
+    writable: Vec<PathBuf>,
+    /// A directory the build reads (a toolchain, a dependency cache) that a hidden directory
+    /// would otherwise cover; visible read-only (repeatable).
+    #[arg(long = "read-only", value_name = "DIR")]
+    read_only: Vec<PathBuf>,
+    /// Another directory the build must not see (repeatable).
+    #[arg(long = "hide", value_name = "DIR")]
+    hide: Vec<PathBuf>,
+    /// The verdict of the applied diff: with --baseline, the tree is checked after the build by
+    /// this process, once every process of the build is gone (rule build-wrote; exit 1).
+    #[arg(long, value_name = "FILE", requires = "baseline", requires = "repo")]
+    verdict: Option<PathBuf>,
+    /// The snapshot `guard verify-tree --out` wrote after apply; read before the build starts and
+    /// kept in memory.
+    #[arg(long, value_name = "FILE", requires = "verdict")]
+    baseline: Option<PathBuf>,
+    /// SHA-256 the baseline file must hash to.
+    #[arg(long, value_name = "HEX", requires = "baseline")]
+    baseline_sha256: Option<String>,
+    /// Also write the after-build check as agent-team-apply/verify-tree/v1 here.
+    #[arg(long, value_name = "FILE", requires = "baseline")]
+    tree_report: Option<PathBuf>,
     /// The command and its arguments, after `--`.
     #[arg(last = true, required = true, num_args = 1.., value_name = "CMD")]
     command: Vec<OsString>,
 }
 
-pub fn run(mut args: RunArgs) -> u8 {
-    if let Some(path) = &args.policy {
-        // Loaded before anything runs: a policy that cannot be read stops the run (exit 2).
-        match super::check::load_policy(Some(path)) {
-            Ok(policy) => args.allow_env.extend(policy.env_allow),
-            Err(message) => {
-                eprintln!("guard run: {}", escape::terminal(&message));
-                return EXIT_ERROR;
-            }
-        }
+/// The baseline and verdict, read and bound together before the build starts.
+struct LoadedTree {
+    spec: TreeSpec,
+    doc: SnapshotDoc,
+    baseline_sha256: String,
+    verdict_sha256: String,
+}
+
+fn load_tree(args: &RunArgs, policy: &guard::policy::Policy) -> Result<Option<LoadedTree>, String> {
+    let (Some(verdict_path), Some(baseline_path), Some(repo)) =
+        (&args.verdict, &args.baseline, &args.repo)
+    else {
+        return Ok(None);
+    };
+    if let Some(out) = &args.tree_report {
+        super::apply::refuse_inside(out, repo, "--tree-report")?;
     }
+    let (verdict, verdict_sha256) = super::verify_tree::read_verdict(verdict_path)?;
+    let (doc, baseline_sha256) =
+        super::verify_tree::read_baseline(baseline_path, args.baseline_sha256.as_deref())?;
+    if doc.taken != Check::AfterApply.name() || !doc.verified {
+        return Err("baseline: not the snapshot of a passing check after apply".into());
+    }
+    if !verdict_sha256.eq_ignore_ascii_case(&doc.verdict_sha256) {
+        return Err("baseline: the verdict file is not the one the baseline was taken with".into());
+    }
+    let root = repo
+        .canonicalize()
+        .map_err(|e| format!("--repo {}: {e}", repo.display()))?;
+    let shown = escape::display_bytes(root.as_os_str().as_bytes());
+    if shown != doc.root {
+        return Err(format!("baseline: taken of {}, not of {shown}", doc.root));
+    }
+    let snapshot = doc.snapshot().map_err(|e| format!("baseline: {e}"))?;
+    let baseline = Baseline {
+        root,
+        identity: doc.identity,
+        base_commit: doc.base_commit.clone(),
+        diff_sha256: doc.diff_sha256.clone(),
+        verdict_sha256: doc.verdict_sha256.clone(),
+        scope: doc.scope.clone(),
+        snapshot,
+    };
+    Ok(Some(LoadedTree {
+        spec: TreeSpec {
+            baseline,
+            verdict,
+            policy: policy.clone(),
+            walk: WalkLimits::default(),
+        },
+        doc,
+        baseline_sha256,
+        verdict_sha256,
+    }))
+}
+
+pub fn run(mut args: RunArgs) -> u8 {
+    // Loaded before anything runs: a policy, verdict or baseline that cannot be read stops the
+    // run (exit 2).
+    let policy = match super::check::load_policy(args.policy.as_ref()) {
+        Ok(policy) => policy,
+        Err(message) => {
+            eprintln!("guard run: {}", escape::terminal(&message));
+            return EXIT_ERROR;
+        }
+    };
+    if args.policy.is_some() {
+        args.allow_env.extend(policy.env_allow.iter().cloned());
+    }
+    let loaded = match load_tree(&args, &policy) {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            eprintln!("guard run: {}", escape::terminal(&message));
+            return EXIT_ERROR;
+        }
+    };
     let guard_exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(err) => {
@@ -75,6 +169,11 @@ pub fn run(mut args: RunArgs) -> u8 {
         opt_out: args.no_isolation_because,
         guard_exe,
         hook,
+        writable: args.writable,
+        read_only: args.read_only,
+        hide: args.hide,
+        limits: Limits::default(),
+        tree: loaded.as_ref().map(|l| l.spec.clone()),
     };
     let outcome = match sandbox::run(&spec) {
         Ok(outcome) => outcome,
@@ -84,6 +183,26 @@ pub fn run(mut args: RunArgs) -> u8 {
         }
     };
     print_summary(&outcome);
+    if let (Some(loaded), Some(tree)) = (&loaded, &outcome.tree) {
+        let doc = super::verify_tree::after_build_doc(
+            &loaded.doc,
+            &loaded.baseline_sha256,
+            &loaded.spec.verdict,
+            &loaded.verdict_sha256,
+            tree.entries,
+            &tree.findings,
+        );
+        eprint!("{}", super::verify_tree::render(&doc, &tree.findings));
+        if let Some(path) = &args.tree_report
+            && let Err(err) = std::fs::write(path, doc.to_json())
+        {
+            eprintln!(
+                "guard run: cannot write the tree report {}: {err}",
+                escape::terminal(&path.to_string_lossy())
+            );
+            return EXIT_ERROR;
+        }
+    }
     if let Some(path) = &args.report {
         let doc = RunReportDoc::from_outcome(&outcome);
         let written = serde_json::to_vec_pretty(&doc)
@@ -128,7 +247,15 @@ fn print_summary(outcome: &RunOutcome) {
         );
     }
     match &outcome.isolation {
-        Isolation::Namespace { .. } => eprintln!("guard run: network: namespace (only lo)"),
+        Isolation::Namespace { layers, probe, .. } => {
+            eprintln!("guard run: network: namespace (only lo)");
+            eprintln!(
+                "guard run: contained as uid {} gid {}, layers: {}",
+                probe.uids.first().copied().unwrap_or_default(),
+                probe.gids.first().copied().unwrap_or_default(),
+                layers.join(", ")
+            );
+        }
         Isolation::OptedOut {
             reason,
             unavailable,
@@ -149,39 +276,20 @@ fn print_summary(outcome: &RunOutcome) {
 #[derive(Args)]
 pub struct SandboxStageArgs {
     #[arg(long)]
-    stage: u8,
+    stage: String,
+    /// The stage plan, JSON.
     #[arg(long)]
-    nonce: String,
-    #[arg(long)]
-    outer_netns: String,
-    #[arg(long)]
-    outer_userns: String,
-    #[arg(long)]
-    guard_exe: PathBuf,
-    #[arg(long)]
-    unshare: PathBuf,
-    #[arg(long)]
-    mount: PathBuf,
-    #[arg(long)]
-    ip: Option<PathBuf>,
-    #[arg(long)]
-    git_dir: Option<PathBuf>,
+    plan: String,
     #[arg(last = true, required = true, num_args = 1..)]
     command: Vec<OsString>,
 }
 
 pub fn sandbox_stage(args: SandboxStageArgs) -> u8 {
-    let plan = StagePlan {
-        stage: args.stage,
-        nonce: args.nonce,
-        outer_netns: args.outer_netns,
-        outer_userns: args.outer_userns,
-        git_dir: args.git_dir,
-        guard_exe: args.guard_exe,
-        unshare: args.unshare,
-        mount: args.mount,
-        ip: args.ip,
-        command: args.command,
-    };
-    stage::run_stage(&plan)
+    match serde_json::from_str::<StagePlan>(&args.plan) {
+        Ok(plan) => stage::run_stage(&args.stage, &plan, &args.command),
+        Err(err) => {
+            eprintln!("guard run: malformed sandbox plan: {err}");
+            EXIT_ERROR
+        }
+    }
 }

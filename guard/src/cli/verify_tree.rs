@@ -88,39 +88,85 @@ fn read_bounded(path: &PathBuf, limit: u64, what: &str) -> Result<Vec<u8>, Strin
     Ok(bytes)
 }
 
+/// Reads a baseline document (bounded), checks it against its pinned SHA-256 when one is given,
+/// and parses it; returns it with the SHA-256 of its bytes.
+pub fn read_baseline(
+    path: &PathBuf,
+    pinned: Option<&str>,
+) -> Result<(SnapshotDoc, String), String> {
+    let baseline_bytes = read_bounded(path, MAX_SNAPSHOT_BYTES, "baseline")?;
+    let baseline_sha256 = hash::sha256_hex(&baseline_bytes);
+    if let Some(pinned) = pinned {
+        let pinned =
+            hash::parse_sha256(pinned).ok_or("--baseline-sha256 must be 64 hexadecimal digits")?;
+        if !hash::matches(&baseline_bytes, &pinned) {
+            return Err(format!(
+                "baseline {} hashes to {baseline_sha256}, not to --baseline-sha256: it changed since it was written",
+                path.display()
+            ));
+        }
+    }
+    let text = String::from_utf8(baseline_bytes).map_err(|_| "baseline is not UTF-8")?;
+    let baseline = SnapshotDoc::parse(&text).map_err(|e| format!("baseline: {e}"))?;
+    Ok((baseline, baseline_sha256))
+}
+
+/// Reads and checks a verdict file (bounded); returns it with the SHA-256 of its bytes.
+pub fn read_verdict(path: &PathBuf) -> Result<(VerdictDoc, String), String> {
+    let verdict_bytes = read_bounded(path, MAX_VERDICT_BYTES, "verdict")?;
+    let verdict_sha256 = hash::sha256_hex(&verdict_bytes);
+    let verdict: VerdictDoc = serde_json::from_slice(&verdict_bytes)
+        .map_err(|e| format!("verdict {}: {e}", path.display()))?;
+    tree::check_verdict(&verdict).map_err(|e| e.to_string())?;
+    Ok((verdict, verdict_sha256))
+}
+
+/// The result document of a check after the build.
+pub fn after_build_doc(
+    baseline: &SnapshotDoc,
+    baseline_sha256: &str,
+    verdict: &VerdictDoc,
+    verdict_sha256: &str,
+    entries: u64,
+    findings: &[Finding],
+) -> VerifyTreeDoc {
+    VerifyTreeDoc {
+        schema: SCHEMA.to_string(),
+        check: Check::AfterBuild.name().to_string(),
+        result: if findings.is_empty() { "pass" } else { "fail" }.to_string(),
+        base_commit: baseline.base_commit.clone(),
+        diff_sha256: verdict.diff_sha256.to_ascii_lowercase(),
+        verdict_sha256: verdict_sha256.to_string(),
+        scope: verdict.scope.clone(),
+        entries,
+        baseline_sha256: Some(baseline_sha256.to_string()),
+        snapshot_sha256: None,
+        findings: findings.iter().map(FindingDoc::from_finding).collect(),
+    }
+}
+
+/// Human form of a result document, one line per finding (escaped for the terminal).
+pub fn render(doc: &VerifyTreeDoc, findings: &[Finding]) -> String {
+    render_text(doc, findings)
+}
+
 fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
     let policy = load_policy(args.policy.as_ref())?;
     if let Some(out) = &args.out {
         refuse_inside(out, &args.repo, "--out")?;
     }
-    let verdict_bytes = read_bounded(&args.verdict, MAX_VERDICT_BYTES, "verdict")?;
-    let verdict_sha256 = hash::sha256_hex(&verdict_bytes);
-    let verdict: VerdictDoc = serde_json::from_slice(&verdict_bytes)
-        .map_err(|e| format!("verdict {}: {e}", args.verdict.display()))?;
-    tree::check_verdict(&verdict).map_err(|e| e.to_string())?;
+    let (verdict, verdict_sha256) = read_verdict(&args.verdict)?;
     let limits = WalkLimits {
         max_entries: args.max_entries,
         ..WalkLimits::default()
     };
 
-    let (check, base_commit, findings, snapshot, baseline_sha256) = if args.after_build {
+    let (check, base_commit, findings, snapshot, baseline_sha256, identity) = if args.after_build {
         let Some(baseline_path) = &args.baseline else {
             return Err("--after-build needs --baseline".into());
         };
-        let baseline_bytes = read_bounded(baseline_path, MAX_SNAPSHOT_BYTES, "baseline")?;
-        let baseline_sha256 = hash::sha256_hex(&baseline_bytes);
-        if let Some(pinned) = &args.baseline_sha256 {
-            let pinned = hash::parse_sha256(pinned)
-                .ok_or("--baseline-sha256 must be 64 hexadecimal digits")?;
-            if !hash::matches(&baseline_bytes, &pinned) {
-                return Err(format!(
-                    "baseline {} hashes to {baseline_sha256}, not to --baseline-sha256: it changed since it was written",
-                    baseline_path.display()
-                ));
-            }
-        }
-        let text = String::from_utf8(baseline_bytes).map_err(|_| "baseline is not UTF-8")?;
-        let baseline = SnapshotDoc::parse(&text).map_err(|e| format!("baseline: {e}"))?;
+        let (baseline, baseline_sha256) =
+            read_baseline(baseline_path, args.baseline_sha256.as_deref())?;
         if let Some(base) = &args.base
             && !base.eq_ignore_ascii_case(&baseline.base_commit)
         {
@@ -138,12 +184,14 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
             &limits,
         )
         .map_err(|e| e.to_string())?;
+        let identity = baseline.identity;
         (
             Check::AfterBuild,
             baseline.base_commit,
             result.findings,
             result.snapshot,
             Some(baseline_sha256),
+            identity,
         )
     } else {
         let checkout = tree::open_checkout(&args.repo).map_err(|e| e.to_string())?;
@@ -156,6 +204,7 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
             result.findings,
             result.snapshot,
             None,
+            result.identity,
         )
     };
 
@@ -170,6 +219,7 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
             &verdict,
             &verdict_sha256,
             &snapshot,
+            identity,
         )?),
         None => None,
     };
@@ -211,6 +261,7 @@ fn write_snapshot(
     verdict: &VerdictDoc,
     verdict_sha256: &str,
     snapshot: &Snapshot,
+    identity: tree::Identity,
 ) -> Result<String, String> {
     let root = repo
         .canonicalize()
@@ -218,6 +269,7 @@ fn write_snapshot(
     let doc = SnapshotDoc {
         schema: SNAPSHOT_SCHEMA.to_string(),
         root: display_bytes(root.as_os_str().as_bytes()),
+        identity,
         taken: check.name().to_string(),
         verified,
         base_commit: base_commit.to_string(),

@@ -7,7 +7,7 @@
 //! write before the announcement, so it cannot forge the probe; a file written by the inner stage
 //! would not give that guarantee, because the command runs with the same file-system access.
 
-use super::probe::NetworkProbe;
+use super::proof::ContainmentProbe;
 
 /// Bytes before the `exec` announcement kept for diagnostics.
 const PREAMBLE_LIMIT: usize = 64 * 1024;
@@ -68,7 +68,7 @@ pub struct Capture {
     awaiting: Option<String>,
     pending: Vec<u8>,
     pub preamble: Vec<u8>,
-    pub probe: Option<Result<NetworkProbe, String>>,
+    pub probe: Option<Result<ContainmentProbe, String>>,
     pub refused: Option<String>,
     /// Whether the command was started (the `exec` announcement, or no sandbox at all).
     pub started: bool,
@@ -193,7 +193,10 @@ mod tests {
         }
         assert!(capture.started);
         assert_eq!(capture.preamble_text(), "unshare: noise");
-        assert_eq!(capture.probe.clone().unwrap().unwrap().netns, "net:[2]");
+        assert!(
+            matches!(&capture.probe, Some(Err(e)) if e.contains("malformed probe")),
+            "a network-only probe is not a containment proof"
+        );
         let (tail, _) = capture.tail.finish();
         assert_eq!(
             tail, b"GUARD-SANDBOX n1 probe {}\nhello",

@@ -2,8 +2,10 @@
 //!
 //! - the **result** (`agent-team-apply/verify-tree/v1`, `--format json`): which check ran, pass or
 //!   fail, and every finding;
-//! - the **snapshot** (`agent-team-apply/tree-snapshot/v1`, `--out FILE`): every entry of the
-//!   worktree, `.git` included, that `--after-build --baseline FILE` compares the tree with.
+//! - the **snapshot** (`agent-team-apply/tree-snapshot/v1`, `--out FILE`): the worktree's
+//!   identity (`{"root": {"dev", "ino"}, "git": {"dev", "ino"}}`) and every entry of the worktree,
+//!   `.git` included (every file with its SHA-256), that `--after-build --baseline FILE` compares
+//!   the tree with.
 //!
 //! ```json
 //! {"schema": "agent-team-apply/verify-tree/v1",
@@ -24,7 +26,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::walk::{Entry, Kind, Snapshot};
-use super::{Check, Finding};
+use super::{Check, Finding, Identity};
 
 pub const SCHEMA: &str = "agent-team-apply/verify-tree/v1";
 pub const SNAPSHOT_SCHEMA: &str = "agent-team-apply/tree-snapshot/v1";
@@ -101,6 +103,9 @@ pub struct SnapshotDoc {
     pub schema: String,
     /// The canonical worktree directory, display form.
     pub root: String,
+    /// Device and inode of the worktree directory and of its `.git`: a worktree swapped for a
+    /// copy is not the one the snapshot was taken of.
+    pub identity: Identity,
     /// `after-apply` or `after-build`.
     pub taken: String,
     /// Whether the check that took it passed; `--after-build` only accepts a verified

@@ -1,0 +1,334 @@
+//! The isolation proof: what the last stage sees from inside, under every layer, just before it
+//! execs the command. It is read without sending traffic (the network part is [`NetworkProbe`]),
+//! announced on the output pipe before the command exists (see [`super::capture`]), and checked
+//! twice: by the stage, which refuses to exec on any problem, and by the outer process.
+
+use std::collections::BTreeSet;
+use std::io;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::mounts::{self, MountEntry};
+use super::probe::NetworkProbe;
+
+/// Everything the last stage proves about its own view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContainmentProbe {
+    pub network: NetworkProbe,
+    /// `readlink /proc/self/ns/{pid,mnt,ipc,uts}`.
+    pub pidns: String,
+    pub mntns: String,
+    pub ipcns: String,
+    pub utsns: String,
+    /// Real, effective, saved and file-system ids as the command's namespace shows them.
+    pub uids: Vec<u32>,
+    pub gids: Vec<u32>,
+    pub groups: Vec<u32>,
+    /// `CapInh`, `CapPrm`, `CapEff`, `CapAmb`, `CapBnd` of `/proc/self/status`, hex.
+    pub capabilities: Capabilities,
+    pub no_new_privs: bool,
+    /// What `unshare(CLONE_NEWUSER)` answered: it must be refused.
+    pub nested_userns: String,
+    pub nested_userns_refused: bool,
+    pub landlock: LandlockProof,
+    /// Mount points the command can reach whose mount is writable.
+    pub writable_mounts: Vec<String>,
+    /// Read-only mounts in the view.
+    pub read_only_mounts: u64,
+    /// Pathname UNIX sockets bound on the host (outer network namespace) that were checked, and
+    /// those of them that still resolve to a socket in this view.
+    pub host_sockets_checked: u64,
+    pub reachable_sockets: Vec<String>,
+    /// Entries visible in a hidden directory that are not mount points the plan put there.
+    pub hidden_leftovers: Vec<String>,
+    /// Whether creating a file at the root of the view failed.
+    pub root_write_refused: bool,
+    pub rlimits: Vec<RlimitProof>,
+    /// Descriptors open besides 0, 1 and 2 just before `exec`.
+    pub open_fds: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Capabilities {
+    pub inheritable: String,
+    pub permitted: String,
+    pub effective: String,
+    pub ambient: String,
+    pub bounding: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LandlockProof {
+    /// The kernel's Landlock ABI version (0: none).
+    pub abi: u32,
+    /// `fully-enforced`, `partially-enforced` or `not-enforced`.
+    pub ruleset: String,
+    /// Write access handled (denied outside the allowlist).
+    pub writes_restricted: bool,
+    /// Abstract UNIX sockets and signals scoped to the sandbox (ABI 6).
+    pub scoped: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RlimitProof {
+    pub name: String,
+    /// `None`: unlimited.
+    pub soft: Option<u64>,
+    pub hard: Option<u64>,
+}
+
+/// What the plan expects the proof to show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expectations<'a> {
+    pub outer_netns: &'a str,
+    pub outer_userns: &'a str,
+    pub outer_pidns: &'a str,
+    pub outer_mntns: &'a str,
+    /// The only mount points that may be writable.
+    pub writable_allowed: &'a BTreeSet<PathBuf>,
+    pub build_uid: u32,
+    pub build_gid: u32,
+    pub git_dir: bool,
+}
+
+const ZERO_CAPS: &str = "0000000000000000";
+
+impl ContainmentProbe {
+    /// Why this proof does not show the sandbox (empty when it does).
+    pub fn problems(&self, expect: &Expectations<'_>) -> Vec<String> {
+        let mut problems = self
+            .network
+            .problems(expect.outer_netns, expect.outer_userns);
+        if expect.git_dir && self.network.git_dir_read_only != Some(true) {
+            problems.push(".git is not read-only".into());
+        }
+        if self.pidns == expect.outer_pidns {
+            problems.push(format!("pid namespace {} is the outer one", self.pidns));
+        }
+        if self.mntns == expect.outer_mntns {
+            problems.push(format!("mount namespace {} is the outer one", self.mntns));
+        }
+        let caps = &self.capabilities;
+        for (name, value) in [
+            ("inheritable", &caps.inheritable),
+            ("permitted", &caps.permitted),
+            ("effective", &caps.effective),
+            ("ambient", &caps.ambient),
+        ] {
+            if value != ZERO_CAPS {
+                problems.push(format!(
+                    "the command would hold {name} capabilities {value}"
+                ));
+            }
+        }
+        if self.uids.iter().any(|u| *u != expect.build_uid) || self.uids.len() != 4 {
+            problems.push(format!(
+                "uids {:?} are not the build user {}",
+                self.uids, expect.build_uid
+            ));
+        }
+        if self.gids.iter().any(|g| *g != expect.build_gid) || self.gids.len() != 4 {
+            problems.push(format!(
+                "gids {:?} are not the build group {}",
+                self.gids, expect.build_gid
+            ));
+        }
+        if expect.build_uid == 0 {
+            problems.push("the build user is root".into());
+        }
+        if self.groups.iter().any(|g| *g != expect.build_gid) {
+            problems.push(format!("supplementary groups {:?}", self.groups));
+        }
+        if !self.no_new_privs {
+            problems.push("no_new_privs is not set".into());
+        }
+        if !self.nested_userns_refused {
+            problems.push(format!(
+                "a nested user namespace could be created ({})",
+                self.nested_userns
+            ));
+        }
+        if self.landlock.ruleset == "not-enforced" || !self.landlock.writes_restricted {
+            problems.push(format!(
+                "Landlock does not restrict writes (ABI {}, ruleset {})",
+                self.landlock.abi, self.landlock.ruleset
+            ));
+        }
+        let unexpected: Vec<&str> = self
+            .writable_mounts
+            .iter()
+            .filter(|m| !expect.writable_allowed.contains(Path::new(m.as_str())))
+            .map(String::as_str)
+            .collect();
+        if !unexpected.is_empty() {
+            problems.push(format!(
+                "writable mounts outside the allowlist: {}",
+                unexpected.join(", ")
+            ));
+        }
+        if !self.reachable_sockets.is_empty() {
+            problems.push(format!(
+                "host UNIX sockets reachable: {}",
+                self.reachable_sockets.join(", ")
+            ));
+        }
+        if !self.hidden_leftovers.is_empty() {
+            problems.push(format!(
+                "hidden directories show entries: {}",
+                self.hidden_leftovers.join(", ")
+            ));
+        }
+        if !self.open_fds.is_empty() {
+            problems.push(format!(
+                "descriptors {} would leak into the command",
+                self.open_fds.join(", ")
+            ));
+        }
+        if !self.root_write_refused {
+            problems.push("the root of the view is writable".into());
+        }
+        problems
+    }
+}
+
+/// `Name:\tvalue` lines of `/proc/self/status`.
+pub fn status_field(status: &str, name: &str) -> Option<String> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .map(|v| v.trim().to_string())
+}
+
+/// Numbers of a `/proc/self/status` id line (`Uid:`, `Gid:`, `Groups:`).
+pub fn status_ids(status: &str, name: &str) -> Vec<u32> {
+    status_field(status, name)
+        .map(|v| {
+            v.split_whitespace()
+                .filter_map(|n| n.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The mount id of the mount `path` resolves to, from `/proc/self/fdinfo` of an `O_PATH`
+/// descriptor; `None` when the path cannot be reached (it does not resolve, or a component is
+/// not searchable): then the command cannot reach it either.
+fn reached_mount_id(path: &Path) -> Option<u64> {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_PATH.bits() | nix::fcntl::OFlag::O_NOFOLLOW.bits())
+        .open(path)
+        .ok()?;
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", file.as_raw_fd())).ok()?;
+    status_field(&info, "mnt_id")?.parse().ok()
+}
+
+/// The writable mounts the calling process can reach, and how many read-only mounts it sees. A
+/// writable mount is reachable when opening its mount point lands on that very mount (not on
+/// one mounted over it, and not refused on the way).
+pub fn writable_mounts(entries: &[MountEntry]) -> (Vec<String>, u64) {
+    let mut writable = Vec::new();
+    let mut read_only = 0;
+    for entry in entries {
+        if entry.read_only() {
+            read_only += 1;
+            continue;
+        }
+        if reached_mount_id(&entry.mount_point) == Some(entry.id) {
+            writable.push(entry.mount_point.to_string_lossy().into_owned());
+        }
+    }
+    writable.sort();
+    writable.dedup();
+    (writable, read_only)
+}
+
+/// The sockets among `paths` that still resolve to a socket (following links, as `connect`
+/// does).
+pub fn reachable_sockets(paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_socket()))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// Bound pathname sockets from `/proc/net/unix` (`Num RefCount Protocol Flags Type St Inode
+/// Path`): absolute paths only (abstract names start with `@`, unbound sockets have none).
+pub fn parse_unix_sockets(text: &str) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = text
+        .lines()
+        .skip(1)
+        .filter_map(|line| line.split_whitespace().nth(7))
+        .filter(|p| p.starts_with('/'))
+        .map(PathBuf::from)
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// The host's bound pathname sockets, read in the calling process's network namespace.
+pub fn host_unix_sockets() -> io::Result<Vec<PathBuf>> {
+    Ok(parse_unix_sockets(&std::fs::read_to_string(
+        "/proc/net/unix",
+    )?))
+}
+
+/// Entries of the hidden directories that are neither bind mount points nor on the way to one.
+pub fn hidden_leftovers(hidden: &[PathBuf], binds: &[PathBuf]) -> Vec<String> {
+    let mut leftovers = Vec::new();
+    for dir in hidden {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if !binds.iter().any(|b| mounts::within(b, &path)) {
+                leftovers.push(path.to_string_lossy().into_owned());
+            }
+        }
+    }
+    leftovers
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn parses_proc_net_unix() {
+        let text = "Num       RefCount Protocol Flags    Type St Inode Path
+0000000000000000: 00000002 00000000 00010000 0001 01 20395 /run/dbus/system_bus_socket
+0000000000000000: 00000002 00000000 00010000 0001 01 20396 @/tmp/.X11-unix/X0
+0000000000000000: 00000003 00000000 00000000 0001 03 20397
+0000000000000000: 00000002 00000000 00010000 0001 01 20398 /tmp/x.sock
+0000000000000000: 00000002 00000000 00010000 0001 01 20399 /tmp/x.sock
+";
+        assert_eq!(
+            parse_unix_sockets(text),
+            [
+                PathBuf::from("/run/dbus/system_bus_socket"),
+                PathBuf::from("/tmp/x.sock")
+            ]
+        );
+    }
+
+    #[test]
+    fn status_lines() {
+        let status =
+            "Name:\tx\nUid:\t1001\t1001\t1001\t1001\nGroups:\t\nCapEff:\t0000000000000000\n";
+        assert_eq!(status_ids(status, "Uid"), [1001, 1001, 1001, 1001]);
+        assert!(status_ids(status, "Groups").is_empty());
+        assert_eq!(status_field(status, "CapEff").as_deref(), Some(ZERO_CAPS));
+    }
+}

@@ -1,0 +1,977 @@
+//! The attacks that broke the build-test job, replayed through the real binaries on a replica of a
+//! GitHub-hosted runner's layout, with the exact invocation the workflow uses (run as root here:
+//! `sudo` is the only part of the workflow's command line left out, since the tests already run as
+//! root), and the honest builds that must keep working under the same containment.
+//!
+//! The replica (built by [`Replica::new`], under `/home`, not `/tmp`, so that hiding `/tmp` does
+//! not hide it by accident): a non-root `runner`-like user created with `useradd` whose primary
+//! group stands for `docker`; `HOME` with `~/.git-credentials` and `~/.config/gh/hosts.yml`; a
+//! runner root with `.credentials`, `.runner` and `_diag/`, and its `_work/` with `_temp/`
+//! (`_runner_file_commands/set_env_*`, `add_path_*`, `agent-team/`), `_actions/` and the
+//! checkouts `trusted` and `work`; the workflow's root-owned `/opt/.../bin` with the guard binary.
+//!
+//! No silent skip: a machine that cannot build the namespaces fails these tests with the reason.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeMap;
+use std::io::ErrorKind;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+const USER: &str = "guardtest-runner";
+const DOCKER_GROUP: &str = "guardtest-docker";
+const SECRET: &str = "s3cr3t-guard-test-token-0b6f1e";
+const SCOPE: &str = "src/**";
+
+fn check(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn run(cmd: &mut Command, what: &str) -> Output {
+    let out = cmd
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    check(&out, what);
+    out
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The runner-like user (uid, gid of its primary group standing for `docker`), created once.
+fn runner_user() -> (u32, u32) {
+    static USER_IDS: OnceLock<(u32, u32)> = OnceLock::new();
+    *USER_IDS.get_or_init(|| {
+        let root = std::fs::read_to_string("/proc/self/status")
+            .unwrap()
+            .lines()
+            .any(|l| l.starts_with("Uid:\t0\t"));
+        assert!(
+            root,
+            "these tests create a user and run the workflow's root step: run them as root (CI does)"
+        );
+        let exists = |args: &[&str]| {
+            Command::new("getent")
+                .args(args)
+                .output()
+                .unwrap()
+                .status
+                .success()
+        };
+        if !exists(&["group", DOCKER_GROUP]) {
+            run(Command::new("groupadd").arg(DOCKER_GROUP), "groupadd");
+        }
+        if !exists(&["passwd", USER]) {
+            run(
+                Command::new("useradd").args(["--no-create-home", "--gid", DOCKER_GROUP, USER]),
+                "useradd",
+            );
+        }
+        let id = |flag: &str| -> u32 {
+            let out = run(Command::new("id").args([flag, USER]), "id");
+            String::from_utf8_lossy(&out.stdout).trim().parse().unwrap()
+        };
+        (id("-u"), id("-g"))
+    })
+}
+
+/// A command run as the runner user, groups cleared, as the runner's own steps run.
+fn as_runner(program: &Path) -> Command {
+    let (uid, gid) = runner_user();
+    let mut cmd = Command::new("setpriv");
+    cmd.arg(format!("--reuid={uid}"))
+        .arg(format!("--regid={gid}"))
+        .args(["--clear-groups", "--"])
+        .arg(program)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .env("HOME", "/nonexistent");
+    cmd
+}
+
+fn git_as_runner(dir: &Path, args: &[&str]) -> String {
+    let out = run(
+        as_runner(Path::new("/usr/bin/git"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "Fixture")
+            .env("GIT_AUTHOR_EMAIL", "fixture@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Fixture")
+            .env("GIT_COMMITTER_EMAIL", "fixture@example.invalid")
+            .arg("-C")
+            .arg(dir)
+            .args(args),
+        &format!("git {args:?}"),
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn chown_runner(path: &Path) {
+    let (uid, gid) = runner_user();
+    run(
+        Command::new("chown")
+            .arg("-R")
+            .arg(format!("{uid}:{gid}"))
+            .arg(path),
+        "chown",
+    );
+}
+
+/// The hosted-runner layout, a base commit with an applied and verified candidate diff, and the
+/// workflow's root-owned binary directory.
+struct Replica {
+    _top: tempfile::TempDir,
+    _bin_top: tempfile::TempDir,
+    home: PathBuf,
+    runner_root: PathBuf,
+    runner_temp: PathBuf,
+    workspace: PathBuf,
+    work: PathBuf,
+    bin: PathBuf,
+    set_env: PathBuf,
+    add_path: PathBuf,
+    baseline_sha256: String,
+    /// Unique to this replica (tests run side by side, each with its own replica).
+    secret: String,
+}
+
+impl Replica {
+    fn new() -> Replica {
+        runner_user();
+        let top = tempfile::Builder::new()
+            .prefix("guard-replica-")
+            .tempdir_in("/home")
+            .unwrap();
+        std::fs::set_permissions(top.path(), PermissionsExt::from_mode(0o755)).unwrap();
+        let secret = format!(
+            "{SECRET}-{}",
+            top.path().file_name().unwrap().to_string_lossy()
+        );
+        let secret = secret.as_str();
+        let home = top.path().join("runner");
+        let runner_root = top.path().join("actions-runner");
+        let work_root = runner_root.join("_work");
+        let runner_temp = work_root.join("_temp");
+        let workspace = work_root.join("repo/repo");
+        let work = workspace.join("work");
+        for dir in [
+            home.join(".config/gh"),
+            runner_root.join("_diag"),
+            runner_temp.join("_runner_file_commands"),
+            runner_temp.join("agent-team/report"),
+            work_root.join("_actions/actions/checkout/v7/dist"),
+            workspace.join("trusted"),
+            work.join("src"),
+        ] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let write = |path: PathBuf, body: &str| std::fs::write(path, body).unwrap();
+        write(
+            home.join(".git-credentials"),
+            &format!("https://x-access-token:{secret}-git@github.com\n"),
+        );
+        write(
+            home.join(".config/gh/hosts.yml"),
+            &format!("github.com:\n    oauth_token: {secret}-gh\n"),
+        );
+        write(
+            runner_root.join(".credentials"),
+            &format!(
+                "{{\"scheme\": \"OAuth\", \"data\": {{\"clientId\": \"{secret}-runner\"}}}}\n"
+            ),
+        );
+        write(
+            runner_root.join(".runner"),
+            "{\"agentName\": \"replica\"}\n",
+        );
+        write(
+            runner_root.join("_diag/Worker_20260101.log"),
+            &format!("ACTIONS_RUNTIME_TOKEN={secret}-diag\n"),
+        );
+        write(
+            work_root.join("_actions/actions/checkout/v7/dist/index.js"),
+            "// the action's code\n",
+        );
+        let set_env = runner_temp.join("_runner_file_commands/set_env_6b1c");
+        let add_path = runner_temp.join("_runner_file_commands/add_path_6b1c");
+        write(set_env.clone(), "");
+        write(add_path.clone(), "");
+        write(
+            work.join("src/lib.rs"),
+            "pub fn answer() -> u32 {\n    41\n}\n",
+        );
+        write(work.join("README.md"), "# Replica\n");
+        write(work.join(".gitignore"), "target/\n");
+        chown_runner(top.path());
+
+        // The workflow's root-owned binary directory, created before anything the runner owns.
+        let bin_top = tempfile::Builder::new()
+            .prefix("guard-replica-bin-")
+            .tempdir_in("/opt")
+            .or_else(|_| {
+                std::fs::create_dir_all("/opt")?;
+                tempfile::Builder::new()
+                    .prefix("guard-replica-bin-")
+                    .tempdir_in("/opt")
+            })
+            .unwrap();
+        let bin = bin_top.path().join("bin");
+        run(
+            Command::new("install")
+                .args(["-d", "-o", "root", "-g", "root", "-m", "0755"])
+                .arg(&bin),
+            "install -d",
+        );
+        run(
+            Command::new("install")
+                .args(["-o", "root", "-g", "root", "-m", "0555"])
+                .arg(env!("CARGO_BIN_EXE_guard"))
+                .arg(bin.join("guard")),
+            "install guard",
+        );
+
+        // The base commit, then the candidate diff, as the runner's own steps make them.
+        git_as_runner(&work, &["init", "--quiet", "--initial-branch=main"]);
+        git_as_runner(&work, &["add", "--all"]);
+        git_as_runner(&work, &["commit", "--quiet", "-m", "base"]);
+        let base = git_as_runner(&work, &["rev-parse", "HEAD"])
+            .trim()
+            .to_string();
+        std::fs::write(
+            work.join("src/lib.rs"),
+            "pub fn answer() -> u32 {\n    42\n}\n",
+        )
+        .unwrap();
+        let diff = git_as_runner(&work, &["diff", "--no-color", "--no-ext-diff"]);
+        git_as_runner(&work, &["checkout", "--quiet", "--", "src/lib.rs"]);
+        let agent = runner_temp.join("agent-team");
+        let diff_file = agent.join("diff.patch");
+        std::fs::write(&diff_file, &diff).unwrap();
+        chown_runner(&agent);
+        let sha = guard::hash::sha256_hex(diff.as_bytes());
+        let guard = bin.join("guard");
+        let verdict = agent.join("report/verdict.json");
+        let baseline = agent.join("tree-baseline.json");
+        run(
+            as_runner(&guard)
+                .arg("apply")
+                .arg("--diff")
+                .arg(&diff_file)
+                .args(["--expected-sha256", &sha, "--scope", SCOPE, "--repo"])
+                .arg(&work)
+                .args(["--base", &base, "--verdict-out"])
+                .arg(&verdict),
+            "guard apply",
+        );
+        run(
+            as_runner(&guard)
+                .arg("verify-tree")
+                .arg("--verdict")
+                .arg(&verdict)
+                .arg("--repo")
+                .arg(&work)
+                .args(["--base", &base, "--out"])
+                .arg(&baseline),
+            "guard verify-tree",
+        );
+        let baseline_sha256 = guard::hash::sha256_hex(&std::fs::read(&baseline).unwrap());
+        Replica {
+            _top: top,
+            _bin_top: bin_top,
+            home,
+            runner_root,
+            runner_temp,
+            workspace,
+            work,
+            bin,
+            set_env,
+            add_path,
+            baseline_sha256,
+            secret: secret.to_string(),
+        }
+    }
+
+    fn agent(&self, name: &str) -> PathBuf {
+        self.runner_temp.join("agent-team").join(name)
+    }
+
+    /// The workflow's build step, `sudo` left out (the tests are root already): the trusted,
+    /// root-owned guard, started as root with the runner's variables, contains the build and
+    /// checks the tree itself.
+    fn build(&self, script: &str) -> (Output, Value) {
+        let report = self.agent("report/build-test.json");
+        let _ = std::fs::remove_file(&report);
+        let out = Command::new("/usr/bin/env")
+            .env_clear()
+            .arg("PATH=/usr/local/bin:/usr/bin:/bin")
+            .arg(format!("HOME={}", self.home.display()))
+            .arg(format!("RUNNER_TEMP={}", self.runner_temp.display()))
+            .arg(format!("GITHUB_WORKSPACE={}", self.workspace.display()))
+            .arg(format!("GITHUB_TOKEN=ghs_{SECRET}0123456789"))
+            .arg(self.bin.join("guard"))
+            .arg("run")
+            .arg("--repo")
+            .arg(&self.work)
+            .arg("--verdict")
+            .arg(self.agent("report/verdict.json"))
+            .arg("--baseline")
+            .arg(self.agent("tree-baseline.json"))
+            .arg("--baseline-sha256")
+            .arg(&self.baseline_sha256)
+            .arg("--tree-report")
+            .arg(self.agent("report/tree-after-build.json"))
+            .args(["--timeout", "120", "--report"])
+            .arg(&report)
+            .args(["--", "sh", "-c", script])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let doc = match std::fs::read_to_string(&report) {
+            Ok(json) => serde_json::from_str(&json).unwrap(),
+            Err(e) => panic!(
+                "no report ({e}): the namespaces could not be built here?\n{}",
+                text(&out)
+            ),
+        };
+        (out, doc)
+    }
+}
+
+fn tail(doc: &Value) -> &str {
+    doc["output_tail"].as_str().unwrap()
+}
+
+fn layers(doc: &Value) -> Vec<String> {
+    doc["isolation"]["containment"]["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Every file's bytes beneath `dir`, by path.
+fn contents(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(path.clone(), std::fs::read(&path).unwrap_or_default());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn env_file_injection_leaves_the_runner_file_commands_unchanged() {
+    let r = Replica::new();
+    // What the build must leave alone: everything under RUNNER_TEMP except the reports the
+    // trusted guard writes there itself.
+    let reports = r.agent("report");
+    let outside_reports = |r: &Replica| {
+        let mut c = contents(&r.runner_temp);
+        c.retain(|p, _| !p.starts_with(&reports));
+        c
+    };
+    let before = outside_reports(&r);
+    let script = format!(
+        "printf 'BASH_ENV=/tmp/x.sh\\n' >> '{env}' && echo APPENDED-ENV; \
+         mkdir -p /tmp/evil-bin && printf '/tmp/evil-bin\\n' >> '{path}' && echo APPENDED-PATH; \
+         for f in '{dir}'/*; do echo \"BASH_ENV=/tmp/x.sh\" >> \"$f\" && echo \"WROTE $f\"; done; \
+         ls -A '{dir}' && echo LISTED; true",
+        env = r.set_env.display(),
+        path = r.add_path.display(),
+        dir = r.set_env.parent().unwrap().display(),
+    );
+    let (out, doc) = r.build(&script);
+    assert_eq!(out.status.code(), Some(0), "{}\n{}", text(&out), tail(&doc));
+    for marker in ["APPENDED-ENV", "APPENDED-PATH", "WROTE", "LISTED"] {
+        assert!(!tail(&doc).contains(marker), "{marker}: {}", tail(&doc));
+    }
+    assert_eq!(
+        std::fs::read(&r.set_env).unwrap(),
+        b"",
+        "set_env file changed"
+    );
+    assert_eq!(
+        std::fs::read(&r.add_path).unwrap(),
+        b"",
+        "add_path file changed"
+    );
+    assert!(
+        outside_reports(&r) == before,
+        "something under RUNNER_TEMP changed"
+    );
+    let hidden: Vec<&str> = doc["isolation"]["containment"]["hidden"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(
+        hidden.contains(&r.runner_temp.to_str().unwrap()),
+        "RUNNER_TEMP not hidden: {hidden:?}"
+    );
+}
+
+#[test]
+fn trusted_binaries_cannot_be_replaced_and_the_after_build_check_still_fails() {
+    let r = Replica::new();
+    let guard = r.bin.join("guard");
+    let before = std::fs::read(&guard).unwrap();
+    let script = format!(
+        "mv '{bin}' '{bin}.orig' && echo RENAMED; \
+         mkdir -p '{bin}' && printf '#!/bin/sh\\nexit 0\\n' > '{bin}/guard' && echo PLANTED; \
+         printf 'fake' > '{bin}/guard' && echo OVERWROTE; \
+         mkdir -p '{old}' && printf '#!/bin/sh\\nexit 0\\n' > '{old}/guard' && echo PLANTED-OLD; \
+         mkdir -p .github/workflows && echo 'on: push' > .github/workflows/release.yml && echo HOOKED",
+        bin = r.bin.display(),
+        old = r.agent("bin").display(),
+    );
+    let (out, doc) = r.build(&script);
+    let t = tail(&doc);
+    for marker in ["RENAMED", "PLANTED", "OVERWROTE", "PLANTED-OLD"] {
+        assert!(!t.contains(marker), "{marker}: {t}");
+    }
+    assert!(
+        t.contains("HOOKED"),
+        "the build did write into its worktree: {t}"
+    );
+    assert_eq!(
+        std::fs::read(&guard).unwrap(),
+        before,
+        "the trusted guard changed"
+    );
+    assert_eq!(
+        std::fs::metadata(&guard).unwrap().uid(),
+        0,
+        "the trusted guard is no longer root-owned"
+    );
+    assert!(!r.bin.with_extension("orig").exists());
+    assert!(
+        !r.agent("bin").exists(),
+        "a fake bin dir was planted under RUNNER_TEMP"
+    );
+    // The write into the denied surface is caught by the trusted process itself.
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let findings = doc["after_build"]["findings"].as_array().unwrap();
+    assert!(
+        findings.iter().any(|f| f["rule"] == "build-wrote"
+            && f["path"] == ".github/workflows/release.yml"
+            && f["policy_entry"] == "deny: .github/**"),
+        "{findings:?}"
+    );
+    assert_eq!(doc["after_build"]["result"], "fail");
+    let tree: Value =
+        serde_json::from_slice(&std::fs::read(r.agent("report/tree-after-build.json")).unwrap())
+            .unwrap();
+    assert_eq!(tree["schema"], "agent-team-apply/verify-tree/v1");
+    assert_eq!(tree["check"], "after-build");
+    assert_eq!(tree["result"], "fail");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("error[build-wrote]: .github/workflows/release.yml")
+    );
+}
+
+fn listener(path: &Path) -> UnixListener {
+    let _ = std::fs::remove_file(path);
+    let l = UnixListener::bind(path).unwrap();
+    l.set_nonblocking(true).unwrap();
+    std::fs::set_permissions(path, PermissionsExt::from_mode(0o777)).unwrap();
+    l
+}
+
+#[test]
+fn unix_sockets_outside_are_unreachable() {
+    let r = Replica::new();
+    let tag = format!(
+        "{}-{}",
+        std::process::id(),
+        r.baseline_sha256.get(..8).unwrap()
+    );
+    let tmp_sock = PathBuf::from(format!("/tmp/guard-test-{tag}.sock"));
+    let run_dir = PathBuf::from(format!("/run/guard-test-{tag}"));
+    std::fs::create_dir_all(&run_dir).unwrap();
+    std::fs::set_permissions(&run_dir, PermissionsExt::from_mode(0o755)).unwrap();
+    let bus_sock = run_dir.join("system_bus_socket");
+    // The runner's primary group stands for docker: a socket only that group may use.
+    let docker_sock = run_dir.join("docker.sock");
+    let home_sock = r.home.join("agent.sock");
+    let listeners: Vec<(PathBuf, UnixListener)> = [&tmp_sock, &bus_sock, &docker_sock, &home_sock]
+        .into_iter()
+        .map(|p| (p.clone(), listener(p)))
+        .collect();
+    let (_, gid) = runner_user();
+    std::os::unix::fs::chown(&docker_sock, Some(0), Some(gid)).unwrap();
+    std::fs::set_permissions(&docker_sock, PermissionsExt::from_mode(0o660)).unwrap();
+    let abstract_name = format!("guard-test-abstract-{tag}");
+    let abstract_listener = {
+        use std::os::linux::net::SocketAddrExt;
+        let addr =
+            std::os::unix::net::SocketAddr::from_abstract_name(abstract_name.as_bytes()).unwrap();
+        let l = UnixListener::bind_addr(&addr).unwrap();
+        l.set_nonblocking(true).unwrap();
+        l
+    };
+    let mut script = String::new();
+    for (path, _) in &listeners {
+        script.push_str(&format!(
+            "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.send(b\"x\"); print(\"CONNECTED\", sys.argv[1])' '{}'; ",
+            path.display()
+        ));
+    }
+    script.push_str(&format!(
+        "python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(\"\\0\"+sys.argv[1]); print(\"CONNECTED abstract\")' '{abstract_name}'; true"
+    ));
+    let (out, doc) = r.build(&script);
+    let t = tail(&doc);
+    assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
+    assert!(!t.contains("CONNECTED"), "{t}");
+    assert!(
+        t.matches("No such file or directory").count() >= listeners.len(),
+        "every pathname connect must fail for want of the path: {t}"
+    );
+    for (path, l) in &listeners {
+        match l.accept() {
+            Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+            other => panic!("{} received a connection: {other:?}", path.display()),
+        }
+    }
+    match abstract_listener.accept() {
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+        other => panic!("the abstract socket received a connection: {other:?}"),
+    }
+    let probe = &doc["isolation"]["containment"]["probe"];
+    assert!(
+        probe["host_sockets_checked"].as_u64().unwrap() >= listeners.len() as u64,
+        "{probe}"
+    );
+    assert_eq!(probe["reachable_sockets"], serde_json::json!([]));
+    assert_eq!(
+        probe["groups"],
+        serde_json::json!([]),
+        "no supplementary group"
+    );
+    assert_ne!(
+        probe["gids"][0], gid,
+        "not the runner's docker-like primary group"
+    );
+    assert!(
+        layers(&doc)
+            .iter()
+            .any(|l| l == "hidden-runner-dirs-and-sockets")
+    );
+    let _ = std::fs::remove_dir_all(&run_dir);
+    let _ = std::fs::remove_file(&tmp_sock);
+}
+
+fn dir_id(path: &Path) -> (u64, u64) {
+    let m = std::fs::symlink_metadata(path).unwrap();
+    (m.dev(), m.ino())
+}
+
+/// A loose object of the repository (any), and same-size different bytes for it.
+fn some_object(work: &Path) -> PathBuf {
+    let objects = work.join(".git/objects");
+    for entry in std::fs::read_dir(&objects).unwrap().flatten() {
+        let name = entry.file_name();
+        if name.len() == 2
+            && entry.path().is_dir()
+            && let Some(obj) = std::fs::read_dir(entry.path()).unwrap().flatten().next()
+        {
+            return obj.path();
+        }
+    }
+    panic!("no loose object");
+}
+
+#[test]
+fn worktree_swap_and_object_rewrite_are_refused_inside_and_detected_outside() {
+    let r = Replica::new();
+    let object = some_object(&r.work);
+    let object_bytes = std::fs::read(&object).unwrap();
+    let ids = (dir_id(&r.work), dir_id(&r.work.join(".git")));
+    let script = format!(
+        "cd .. && mv work work.orig && echo SWAPPED && mkdir work && cp -a work.orig/. work/; \
+         cd '{work}'; chmod u+w '{obj}' && echo CHMOD; \
+         head -c $(stat -c %s '{obj}') /dev/zero > '{obj}' && echo REWROTE; true",
+        work = r.work.display(),
+        obj = object.display(),
+    );
+    let (out, doc) = r.build(&script);
+    let t = tail(&doc);
+    assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
+    for marker in ["SWAPPED", "CHMOD", "REWROTE"] {
+        assert!(!t.contains(marker), "{marker}: {t}");
+    }
+    assert_eq!((dir_id(&r.work), dir_id(&r.work.join(".git"))), ids);
+    assert_eq!(std::fs::read(&object).unwrap(), object_bytes);
+    assert_eq!(doc["after_build"]["result"], "pass", "{doc}");
+
+    // The same attack outside any sandbox (a build run directly as the runner user): the tree
+    // check finds the swapped worktree by identity...
+    let verify = |r: &Replica| {
+        Command::new(r.bin.join("guard"))
+            .args([
+                "verify-tree",
+                "--after-build",
+                "--format",
+                "json",
+                "--verdict",
+            ])
+            .arg(r.agent("report/verdict.json"))
+            .arg("--baseline")
+            .arg(r.agent("tree-baseline.json"))
+            .arg("--repo")
+            .arg(&r.work)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap()
+    };
+    run(
+        as_runner(Path::new("/bin/sh")).arg("-c").arg(format!(
+            "cd '{}' && mv work work.orig && mkdir work && cp -a work.orig/. work/",
+            r.workspace.display()
+        )),
+        "swap",
+    );
+    let out = verify(&r);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let paths: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert!(paths.contains(&".") && paths.contains(&".git"), "{doc}");
+
+    // ...and a same-size rewrite of an object by its content hash.
+    let r = Replica::new();
+    let object = some_object(&r.work);
+    let size = std::fs::metadata(&object).unwrap().len();
+    run(
+        as_runner(Path::new("/bin/sh")).arg("-c").arg(format!(
+            "chmod u+w '{o}' && head -c {size} /dev/zero > '{o}'",
+            o = object.display()
+        )),
+        "rewrite",
+    );
+    assert_eq!(std::fs::metadata(&object).unwrap().len(), size);
+    let out = verify(&r);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rel = object.strip_prefix(&r.work).unwrap().to_str().unwrap();
+    assert!(
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["path"] == rel && f["change"] == "modified" && f["rule"] == "build-wrote"),
+        "{doc}"
+    );
+}
+
+#[test]
+fn credentials_of_the_runner_are_not_visible() {
+    let r = Replica::new();
+    let files = [
+        r.home.join(".git-credentials"),
+        r.home.join(".config/gh/hosts.yml"),
+        r.runner_root.join(".credentials"),
+        r.runner_root.join("_diag/Worker_20260101.log"),
+    ];
+    let mut script = String::from("env; ");
+    for f in &files {
+        script.push_str(&format!("cat '{}'; ", f.display()));
+    }
+    // A pattern that matches the secret without spelling it (the report shows the script).
+    let pattern = format!(".{}", &r.secret[1..]);
+    script.push_str(&format!(
+        "ls -la '{home}' '{root}' '{root}/_diag'; \
+         grep -rs '{secret}' /home /tmp /run /var/tmp /opt /root 2>/dev/null | head -5; true",
+        secret = pattern,
+        home = r.home.display(),
+        root = r.runner_root.display(),
+    ));
+    let (out, doc) = r.build(&script);
+    let everything = format!("{}{}{}", tail(&doc), text(&out), doc);
+    assert_eq!(out.status.code(), Some(0), "{everything}");
+    assert!(
+        tail(&doc).contains("No such file or directory"),
+        "the files are not there at all: {}",
+        tail(&doc)
+    );
+    assert!(
+        !everything.contains(&r.secret),
+        "secret bytes reached the output or the report:\n{everything}"
+    );
+    // The control: the files really hold the secret.
+    for f in &files {
+        assert!(std::fs::read_to_string(f).unwrap().contains(&r.secret));
+    }
+}
+
+#[test]
+fn started_as_root_the_build_cannot_write_the_host() {
+    let r = Replica::new();
+    let tag = std::process::id();
+    let etc_marker = PathBuf::from(format!("/etc/guard-test-{tag}"));
+    let bin_marker = PathBuf::from(format!("/usr/local/bin/guard-test-{tag}"));
+    let passwd = std::fs::read("/etc/passwd").unwrap();
+    let etc_before: Vec<_> = std::fs::read_dir("/etc")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    let script = format!(
+        "id; echo x > '{etc}' && echo WROTE-ETC; echo x > '{bin}' && echo WROTE-BIN; \
+         echo 'evil::0:0::/:/bin/sh' >> /etc/passwd && echo WROTE-PASSWD; \
+         mount -o remount,rw / && echo REMOUNTED; umount -l /etc && echo UNMOUNTED; \
+         unshare -Urm sh -c 'mount -o remount,rw /' && echo NESTED; \
+         echo x > /dev/vda && echo WROTE-DISK; \
+         echo '|/bin/sh' > /proc/sys/kernel/core_pattern && echo WROTE-SYSCTL; \
+         sudo -n true && echo SUDO; true",
+        etc = etc_marker.display(),
+        bin = bin_marker.display(),
+    );
+    let (out, doc) = r.build(&script);
+    let t = tail(&doc);
+    assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
+    for marker in [
+        "WROTE-ETC",
+        "WROTE-BIN",
+        "WROTE-PASSWD",
+        "REMOUNTED",
+        "UNMOUNTED",
+        "NESTED",
+        "WROTE-DISK",
+        "WROTE-SYSCTL",
+        "SUDO",
+    ] {
+        assert!(!t.contains(marker), "{marker}: {t}");
+    }
+    assert!(!etc_marker.exists() && !bin_marker.exists());
+    assert_eq!(std::fs::read("/etc/passwd").unwrap(), passwd);
+    let etc_after: Vec<_> = std::fs::read_dir("/etc")
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(etc_before, etc_after);
+    let (uid, _) = runner_user();
+    assert!(
+        t.contains(&format!("uid={uid}")),
+        "runs as the worktree's owner: {t}"
+    );
+    let probe = &doc["isolation"]["containment"]["probe"];
+    assert_eq!(probe["capabilities"]["effective"], "0000000000000000");
+    assert_eq!(probe["capabilities"]["permitted"], "0000000000000000");
+    assert_eq!(probe["no_new_privs"], true);
+    assert_eq!(probe["nested_userns_refused"], true);
+    assert!(
+        !probe["writable_mounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m == "/"),
+        "{probe}"
+    );
+    assert_eq!(probe["root_write_refused"], true);
+    let landlock = &probe["landlock"];
+    assert!(landlock["abi"].as_u64().unwrap() >= 1, "{landlock}");
+    assert_eq!(landlock["writes_restricted"], true);
+    let l = layers(&doc);
+    for layer in [
+        "read-only-locked-host",
+        "no-capabilities",
+        "no-new-privs",
+        "no-nested-user-namespaces",
+        "resource-limits",
+    ] {
+        assert!(l.iter().any(|x| x == layer), "{layer} not in force: {l:?}");
+    }
+    assert!(l.iter().any(|x| x.starts_with("landlock-abi-")), "{l:?}");
+}
+
+/// A worktree owned by root (a root CI container, `local-run` as root): the build runs as
+/// `nobody`, the tree is lent to it and given back unchanged.
+#[test]
+fn root_owned_worktree_is_lent_to_nobody_and_given_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    run(
+        Command::new("git").args(["init", "-q"]).arg(&repo),
+        "git init",
+    );
+    std::fs::write(repo.join("a.txt"), "a\n").unwrap();
+    let report = dir.path().join("run.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_guard"))
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .arg("run")
+        .arg("--repo")
+        .arg(&repo)
+        .arg("--report")
+        .arg(&report)
+        .args(["--", "sh", "-c", "id -u; echo b > b.txt; echo x >> a.txt; touch /etc/guard-lent-test && echo WROTE; true"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let doc: Value = serde_json::from_slice(
+        &std::fs::read(&report).unwrap_or_else(|e| panic!("{e}: {}", text(&out))),
+    )
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(tail(&doc).starts_with("65534\n"), "{}", tail(&doc));
+    assert!(!tail(&doc).contains("WROTE"));
+    for f in ["a.txt", "b.txt", ".git/config"] {
+        let m = std::fs::metadata(repo.join(f)).unwrap();
+        assert_eq!((m.uid(), m.gid()), (0, 0), "{f} not given back to root");
+    }
+    assert_eq!(
+        std::fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "a\nx\n"
+    );
+    assert_eq!(std::fs::metadata(&repo).unwrap().uid(), 0);
+}
+
+fn benign(dir: &Path, envs: &[(&str, &str)], extra: &[&str], script: &str) -> (Output, Value) {
+    let report = dir.join("run.json");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_guard"));
+    cmd.env_clear()
+        .env("PATH", "/root/.cargo/bin:/usr/local/bin:/usr/bin:/bin")
+        .envs(envs.iter().copied())
+        .arg("run")
+        .arg("--repo")
+        .arg(dir.join("repo"))
+        .arg("--report")
+        .arg(&report)
+        .args(extra)
+        .args(["--", "sh", "-c", script])
+        .stdin(Stdio::null());
+    let out = cmd.output().unwrap();
+    let json = std::fs::read(&report).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    (out, serde_json::from_slice(&json).unwrap())
+}
+
+fn repo_in(dir: &Path) -> PathBuf {
+    let repo = dir.join("repo");
+    run(
+        Command::new("git").args(["init", "-q"]).arg(&repo),
+        "git init",
+    );
+    repo
+}
+
+#[test]
+fn cargo_builds_with_a_read_only_registry_cache_and_a_writable_target() {
+    let cargo_home = std::env::var("CARGO_HOME").unwrap_or_else(|_| "/root/.cargo".into());
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo_in(dir.path());
+    std::fs::create_dir_all(repo.join("src")).unwrap();
+    // A registry dependency the workspace itself uses, so the cache already holds it.
+    std::fs::write(
+        repo.join("Cargo.toml"),
+        "[package]\nname = \"benign\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nmemchr = \"=2.8.3\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("src/lib.rs"),
+        "pub fn find(h: &[u8]) -> Option<usize> { memchr::memchr(b'x', h) }\n\
+         #[test] fn finds() { assert_eq!(find(b\"abx\"), Some(2)); }\n",
+    )
+    .unwrap();
+    run(
+        Command::new("cargo")
+            .env("CARGO_HOME", &cargo_home)
+            .args(["generate-lockfile", "--offline", "--manifest-path"])
+            .arg(repo.join("Cargo.toml")),
+        "generate-lockfile",
+    );
+    let registry = PathBuf::from(&cargo_home).join("registry");
+    let registry_before = std::fs::metadata(&registry).unwrap().mtime();
+    let (out, doc) = benign(
+        dir.path(),
+        &[("CARGO_HOME", &cargo_home), ("HOME", "/root")],
+        &[],
+        "cargo test --offline --locked -q 2>&1 && touch \"$CARGO_HOME/registry/x\" 2>/dev/null || echo CACHE-READ-ONLY",
+    );
+    let t = tail(&doc);
+    assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
+    assert!(t.contains("test result: ok. 1 passed"), "{t}");
+    assert!(t.contains("CACHE-READ-ONLY"), "{t}");
+    assert!(repo.join("target").is_dir(), "target/ was written");
+    assert!(!registry.join("x").exists());
+    assert_eq!(
+        std::fs::metadata(&registry).unwrap().mtime(),
+        registry_before
+    );
+}
+
+#[test]
+fn a_node_test_run_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo_in(dir.path());
+    std::fs::write(
+        repo.join("package.json"),
+        "{\"name\": \"benign\", \"version\": \"1.0.0\", \"scripts\": {\"test\": \"node --test\"}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        repo.join("sum.test.js"),
+        "const test = require('node:test');\nconst assert = require('node:assert');\n\
+         const fs = require('node:fs'); const os = require('node:os'); const path = require('node:path');\n\
+         test('sums and writes a temp file', () => {\n  const f = path.join(os.tmpdir(), 'sum.txt');\n  \
+         fs.writeFileSync(f, String(1 + 2));\n  assert.strictEqual(fs.readFileSync(f, 'utf8'), '3');\n});\n",
+    )
+    .unwrap();
+    let (out, doc) = benign(dir.path(), &[], &[], "npm test 2>&1");
+    let t = tail(&doc);
+    assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
+    assert!(t.contains("# pass 1") && t.contains("# fail 0"), "{t}");
+}
+
+#[test]
+fn a_python_test_run_that_writes_to_tmp_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = repo_in(dir.path());
+    std::fs::write(
+        repo.join("test_tmp.py"),
+        "import os, tempfile, unittest\n\n\
+         class T(unittest.TestCase):\n    def test_tmp(self):\n        \
+         with tempfile.NamedTemporaryFile('w', delete=False) as f:\n            f.write('ok')\n        \
+         self.assertTrue(f.name.startswith('/tmp/'))\n        \
+         self.assertEqual(open(f.name).read(), 'ok')\n        os.unlink(f.name)\n\n\
+         if __name__ == '__main__':\n    unittest.main()\n",
+    )
+    .unwrap();
+    let (out, doc) = benign(dir.path(), &[], &[], "/usr/bin/python3 -m unittest -v 2>&1");
+    let t = tail(&doc);
+    assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
+    assert!(t.contains("OK") && t.contains("test_tmp"), "{t}");
+}
