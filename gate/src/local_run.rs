@@ -586,7 +586,7 @@ fn verdict_evidence(verdict: &VerdictDoc) -> Vec<Evidence> {
         .map(|v| Evidence {
             rule: v.rule.clone(),
             detail: match &v.path {
-                Some(path) => format!("{path}: {}", v.message),
+                Some(path) => format!("{}: {}", path.display(), v.message),
                 None => v.message.clone(),
             },
         })
@@ -764,7 +764,7 @@ fn job_guard(
                 summary,
                 "      {:?} {}",
                 file.status,
-                terminal(path.map(String::as_str).unwrap_or("?"))
+                path.map_or_else(|| "?".to_string(), |p| p.display())
             );
         }
         evidence = verdict_evidence(&doc);

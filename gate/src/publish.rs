@@ -518,11 +518,10 @@ fn rejected(verdict: Verdict, reasons: Vec<PlanReason>) -> Outcome {
 
 /// Every verdict file must map to index changes and every index change to a verdict file.
 fn compare_with_index(files: &[FileEntry], changes: &[RawChange]) -> Vec<PlanReason> {
-    // An accepted verdict's paths are the real ones (their display form is the path itself).
     let implied = guard::check::index_changes(files.iter().map(|f| guard::check::FileChange {
         status: f.status,
-        old_path: f.old_path.as_deref().map(str::as_bytes),
-        new_path: f.new_path.as_deref().map(str::as_bytes),
+        old_path: f.old_path.as_ref().map(|p| p.as_bytes()),
+        new_path: f.new_path.as_ref().map(|p| p.as_bytes()),
         old_mode: f.old_mode,
         new_mode: f.new_mode,
     }));
@@ -873,8 +872,8 @@ mod tests {
     fn entry(status: Status, old: Option<&str>, new: Option<&str>) -> FileEntry {
         FileEntry {
             status,
-            old_path: old.map(str::to_owned),
-            new_path: new.map(str::to_owned),
+            old_path: old.map(Into::into),
+            new_path: new.map(Into::into),
             old_mode: old.map(|_| MODE_REGULAR),
             new_mode: new.map(|_| MODE_REGULAR),
             line: 1,

@@ -1837,26 +1837,30 @@ fn expected_effect(v: &Verdict, base: &HashMap<String, u32>) -> Option<BTreeSet<
     let mut dels: BTreeMap<String, u32> = BTreeMap::new();
     let mut mods: Vec<Change> = Vec::new();
     for f in &v.files {
-        let base_mode = f.old_path.as_ref().and_then(|p| base.get(p)).copied();
+        let base_mode = f
+            .old_path
+            .as_ref()
+            .and_then(|p| base.get(&p.display()))
+            .copied();
         let old = f.old_mode.or(base_mode);
         match f.status {
             Status::Added => {
-                adds.insert(f.new_path.clone()?, f.new_mode?);
+                adds.insert(f.new_path.as_ref()?.display(), f.new_mode?);
             }
             Status::Deleted => {
-                dels.insert(f.old_path.clone()?, old?);
+                dels.insert(f.old_path.as_ref()?.display(), old?);
             }
             Status::Modified => {
                 let (o, n) = (old?, f.new_mode.or(old)?);
                 let s = if type_of(o) == type_of(n) { 'M' } else { 'T' };
-                mods.push((s, o, n, f.new_path.clone()?));
+                mods.push((s, o, n, f.new_path.as_ref()?.display()));
             }
             Status::Renamed => {
-                dels.insert(f.old_path.clone()?, old?);
-                adds.insert(f.new_path.clone()?, f.new_mode.or(old)?);
+                dels.insert(f.old_path.as_ref()?.display(), old?);
+                adds.insert(f.new_path.as_ref()?.display(), f.new_mode.or(old)?);
             }
             Status::Copied => {
-                adds.insert(f.new_path.clone()?, f.new_mode.or(base_mode)?);
+                adds.insert(f.new_path.as_ref()?.display(), f.new_mode.or(base_mode)?);
             }
         }
     }
@@ -1882,21 +1886,23 @@ fn expected_effect(v: &Verdict, base: &HashMap<String, u32>) -> Option<BTreeSet<
 /// Whether the diff's own claims contradict the base: a mode it states, a path it reads that is
 /// not there, a path it creates that is.
 fn contradicts_base(v: &Verdict, base: &HashMap<String, u32>) -> bool {
-    let removed: BTreeSet<&String> = v
+    let removed: BTreeSet<String> = v
         .files
         .iter()
         .filter(|f| matches!(f.status, Status::Deleted | Status::Renamed))
-        .filter_map(|f| f.old_path.as_ref())
+        .filter_map(|f| f.old_path.as_ref().map(|p| p.display()))
         .collect();
     v.files.iter().any(|f| {
         let old_wrong = f.status != Status::Added
-            && f.old_path.as_ref().is_none_or(|p| match base.get(p) {
-                None => true,
-                Some(&m) => f.old_mode.is_some_and(|claimed| claimed != m),
-            });
+            && f.old_path
+                .as_ref()
+                .is_none_or(|p| match base.get(&p.display()) {
+                    None => true,
+                    Some(&m) => f.old_mode.is_some_and(|claimed| claimed != m),
+                });
         let new_taken = matches!(f.status, Status::Added | Status::Renamed | Status::Copied)
-            && f.new_path.as_ref().is_some_and(|p| {
-                (base.contains_key(p) && !removed.contains(p))
+            && f.new_path.as_ref().map(|p| p.display()).is_some_and(|p| {
+                (base.contains_key(&p) && !removed.contains(&p))
                     || base
                         .keys()
                         .any(|k| p.starts_with(&format!("{k}/")) || k.starts_with(&format!("{p}/")))
