@@ -578,6 +578,9 @@ fn a_rename_violation_names_both_paths_old_first() {
     );
 }
 
+/// The old and new path of a file patch, exact.
+type PathPair = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 /// An exact path of a JSON document (`null` is none).
 fn doc_path(value: &serde_json::Value) -> Option<guard::repo_path::RepoPath> {
     if value.is_null() {
@@ -630,12 +633,12 @@ fn hostile_names_never_reach_stdout_raw() {
             );
             let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
             let parsed = guard::diff::parse(&diff, 1 << 20).unwrap();
-            let names: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)> = parsed
+            let names: Vec<PathPair> = parsed
                 .patches
                 .iter()
                 .map(|p| (p.old_path.clone(), p.new_path.clone()))
                 .collect();
-            let in_doc: Vec<(Option<Vec<u8>>, Option<Vec<u8>>)> = doc["files"]
+            let in_doc: Vec<PathPair> = doc["files"]
                 .as_array()
                 .unwrap()
                 .iter()
