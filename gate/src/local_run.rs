@@ -85,15 +85,20 @@ pub enum Sample {
     /// `fixtures/sample/hook-attack.diff`: adds a `build.rs` (in scope, so `guard check` accepts
     /// it) that writes `.github/workflows/release.yml` when the build runs.
     HookAttack,
+    /// `fixtures/sample/unicode-names.diff`: adds `docs/می‌خواهم.md` (Persian, spelled with a ZERO
+    /// WIDTH NON-JOINER) and `docs/👨‍👩‍👧.md` (an emoji sequence joined by ZERO WIDTH JOINERs),
+    /// which every document must carry exactly.
+    UnicodeNames,
 }
 
 impl Sample {
-    pub const ALL: &'static [Sample] = &[Sample::Accept, Sample::HookAttack];
+    pub const ALL: &'static [Sample] = &[Sample::Accept, Sample::HookAttack, Sample::UnicodeNames];
 
     pub fn name(self) -> &'static str {
         match self {
             Sample::Accept => "accept",
             Sample::HookAttack => "hook-attack",
+            Sample::UnicodeNames => "unicode-names",
         }
     }
 
@@ -105,6 +110,7 @@ impl Sample {
         match self {
             Sample::Accept => "fixtures/sample/accept.diff",
             Sample::HookAttack => "fixtures/sample/hook-attack.diff",
+            Sample::UnicodeNames => "fixtures/sample/unicode-names.diff",
         }
     }
 
@@ -112,6 +118,7 @@ impl Sample {
         match self {
             Sample::Accept => include_bytes!("../../fixtures/sample/accept.diff"),
             Sample::HookAttack => include_bytes!("../../fixtures/sample/hook-attack.diff"),
+            Sample::UnicodeNames => include_bytes!("../../fixtures/sample/unicode-names.diff"),
         }
     }
 
