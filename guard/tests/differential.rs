@@ -260,6 +260,17 @@ const OPTIONAL: &[(&[u8], Kind)] = &[
     (b"tools/gen.py", Kind::Exec),
     (b"dirlink", Kind::Link(b"src")),
     ("zw\u{200b}sp.txt".as_bytes(), Kind::File),
+    // Unicode that real projects use: joiners, variation selectors, combining marks, right-to-left
+    // scripts, CJK, emoji.
+    (
+        "docs/\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}.md".as_bytes(),
+        Kind::File,
+    ),
+    (
+        "emoji/\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}.txt".as_bytes(),
+        Kind::File,
+    ),
+    ("\u{5e9}\u{5dc}\u{5d5}\u{5dd}/\u{263a}\u{fe0f}.txt".as_bytes(), Kind::File),
     (b"a/b/c/d/e.txt", Kind::File),
     (b"x b/y b/z.txt", Kind::File),
 ];
@@ -289,6 +300,18 @@ const NEW_NAMES: &[&[u8]] = &[
     b"a/new.txt",
     "new\u{200b}.txt".as_bytes(),
     b"dev/null",
+    "docs/\u{6a9}\u{62a}\u{627}\u{628}\u{200c}\u{647}\u{627}.md".as_bytes(),
+    "emoji/\u{1f3f3}\u{fe0f}\u{200d}\u{1f308}.txt".as_bytes(),
+    "e\u{301}te\u{301}/nai\u{308}ve.txt".as_bytes(),
+    "\u{627}\u{644}\u{639}\u{631}\u{628}\u{64a}\u{629}/\u{645}\u{644}\u{641}.txt".as_bytes(),
+    "\u{4e2d}\u{6587}/\u{6587}\u{4ef6}\u{540d}.txt".as_bytes(),
+    "\u{939}\u{93f}\u{928}\u{94d}\u{926}\u{940}.txt".as_bytes(),
+    "\u{1f44d}\u{1f3fd}.md".as_bytes(),
+    // Rejected by design (unsafe-path): bidi controls, C0 and C1 controls.
+    "evil\u{202e}txt.exe".as_bytes(),
+    "\u{2067}isolate\u{2069}.txt".as_bytes(),
+    b"bell\x07.txt",
+    "next\u{85}line.txt".as_bytes(),
 ];
 
 /// A name from `NEW_NAMES` or the base pool.
