@@ -58,10 +58,13 @@ fn normalize_effect(entry: &str) -> String {
 fn effect_of(verdict: &Verdict) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for f in &verdict.files {
-        let (old, new) = (
-            f.old_path.clone().unwrap_or_default(),
-            f.new_path.clone().unwrap_or_default(),
-        );
+        // An accepted verdict's paths are UTF-8; the corpus writes them as they are.
+        let text = |p: &Option<guard::repo_path::RepoPath>| {
+            p.as_ref()
+                .map(|p| String::from_utf8_lossy(p.as_bytes()).into_owned())
+                .unwrap_or_default()
+        };
+        let (old, new) = (text(&f.old_path), text(&f.new_path));
         let added = |out: &mut BTreeSet<String>| {
             out.insert(format!("A {:06o} {new}", f.new_mode.unwrap_or(0)))
         };

@@ -85,15 +85,20 @@ pub enum Sample {
     /// `fixtures/sample/hook-attack.diff`: adds a `build.rs` (in scope, so `guard check` accepts
     /// it) that writes `.github/workflows/release.yml` when the build runs.
     HookAttack,
+    /// `fixtures/sample/unicode-names.diff`: adds `docs/می‌خواهم.md` (Persian, spelled with a ZERO
+    /// WIDTH NON-JOINER) and `docs/👨‍👩‍👧.md` (an emoji sequence joined by ZERO WIDTH JOINERs),
+    /// which every document must carry exactly.
+    UnicodeNames,
 }
 
 impl Sample {
-    pub const ALL: &'static [Sample] = &[Sample::Accept, Sample::HookAttack];
+    pub const ALL: &'static [Sample] = &[Sample::Accept, Sample::HookAttack, Sample::UnicodeNames];
 
     pub fn name(self) -> &'static str {
         match self {
             Sample::Accept => "accept",
             Sample::HookAttack => "hook-attack",
+            Sample::UnicodeNames => "unicode-names",
         }
     }
 
@@ -105,6 +110,7 @@ impl Sample {
         match self {
             Sample::Accept => "fixtures/sample/accept.diff",
             Sample::HookAttack => "fixtures/sample/hook-attack.diff",
+            Sample::UnicodeNames => "fixtures/sample/unicode-names.diff",
         }
     }
 
@@ -112,6 +118,7 @@ impl Sample {
         match self {
             Sample::Accept => include_bytes!("../../fixtures/sample/accept.diff"),
             Sample::HookAttack => include_bytes!("../../fixtures/sample/hook-attack.diff"),
+            Sample::UnicodeNames => include_bytes!("../../fixtures/sample/unicode-names.diff"),
         }
     }
 
@@ -586,7 +593,7 @@ fn verdict_evidence(verdict: &VerdictDoc) -> Vec<Evidence> {
         .map(|v| Evidence {
             rule: v.rule.clone(),
             detail: match &v.path {
-                Some(path) => format!("{path}: {}", v.message),
+                Some(path) => format!("{}: {}", path.display(), v.message),
                 None => v.message.clone(),
             },
         })
@@ -764,7 +771,7 @@ fn job_guard(
                 summary,
                 "      {:?} {}",
                 file.status,
-                terminal(path.map(String::as_str).unwrap_or("?"))
+                path.map_or_else(|| "?".to_string(), |p| p.display())
             );
         }
         evidence = verdict_evidence(&doc);

@@ -25,11 +25,12 @@ use std::path::Path;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use guard::check::{CheckError, CheckRequest, RepoBase, check, check_keeping_index};
-use guard::escape::{display_bytes, is_suspicious, terminal};
+use guard::escape::{is_suspicious, terminal};
 use guard::git::{GitError, GitRepo, RawChange};
 use guard::hash;
 use guard::output::json_v1::VerdictDoc;
 use guard::policy::Policy;
+use guard::repo_path::RepoPath;
 use guard::verdict::{FileEntry, Verdict};
 
 use crate::decide::valid_run_id;
@@ -334,8 +335,8 @@ pub const PLAN_REASONS: &[PlanReasonInfo] = &[
     PlanReasonInfo {
         code: PlanReasonCode::UnpublishablePath,
         name: "unpublishable-path",
-        description: "A path cannot be read back from the index unambiguously or published \
-                      verbatim (not UTF-8, shown escaped, or read by git as `:<stage>:<path>`).",
+        description: "A path cannot be published verbatim or read back unambiguously (not \
+                      UTF-8, empty, absolute, or read by git as `:<stage>:<path>`).",
     },
     PlanReasonInfo {
         code: PlanReasonCode::IndexDisagrees,
@@ -370,11 +371,11 @@ impl fmt::Display for PlanReasonCode {
     }
 }
 
-/// One reason a guard-accepted diff is not published. `path` is the display form.
+/// One reason a guard-accepted diff is not published. `path` is exact.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanReason {
     pub code: PlanReasonCode,
-    pub path: Option<String>,
+    pub path: Option<RepoPath>,
     pub message: String,
 }
 
@@ -477,12 +478,12 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
     let mut deletions = Vec::new();
     let mut seen = BTreeSet::new();
     for (change, oid) in &with_ids {
-        // publishability() accepted the path: valid UTF-8, shown verbatim.
+        // publishability() accepted the path: valid UTF-8, so this is the path itself.
         let path = String::from_utf8_lossy(&change.path).into_owned();
         if !seen.insert(path.clone()) {
             reasons.push(PlanReason {
                 code: PlanReasonCode::IndexDisagrees,
-                path: Some(display_bytes(&change.path)),
+                path: Some(RepoPath::from(&change.path)),
                 message: "the index reports the path twice".to_owned(),
             });
             continue;
@@ -499,7 +500,7 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
             'D' => deletions.push(FileDeletion { path }),
             other => reasons.push(PlanReason {
                 code: PlanReasonCode::UnpublishableMode,
-                path: Some(display_bytes(&change.path)),
+                path: Some(RepoPath::from(&change.path)),
                 message: format!("git reports status {other}, which a plan cannot express"),
             }),
         }
@@ -518,11 +519,10 @@ fn rejected(verdict: Verdict, reasons: Vec<PlanReason>) -> Outcome {
 
 /// Every verdict file must map to index changes and every index change to a verdict file.
 fn compare_with_index(files: &[FileEntry], changes: &[RawChange]) -> Vec<PlanReason> {
-    // An accepted verdict's paths are the real ones (their display form is the path itself).
     let implied = guard::check::index_changes(files.iter().map(|f| guard::check::FileChange {
         status: f.status,
-        old_path: f.old_path.as_deref().map(str::as_bytes),
-        new_path: f.new_path.as_deref().map(str::as_bytes),
+        old_path: f.old_path.as_ref().map(|p| p.as_bytes()),
+        new_path: f.new_path.as_ref().map(|p| p.as_bytes()),
         old_mode: f.old_mode,
         new_mode: f.new_mode,
     }));
@@ -566,7 +566,6 @@ fn compare_with_index(files: &[FileEntry], changes: &[RawChange]) -> Vec<PlanRea
 
 /// Whether one index change can be published exactly.
 fn publishability(change: &RawChange) -> Vec<PlanReason> {
-    let shown_path = display_bytes(&change.path);
     let mut reasons = Vec::new();
     let modes_ok = match change.status {
         'A' => change.new_mode == MODE_REGULAR,
@@ -577,7 +576,7 @@ fn publishability(change: &RawChange) -> Vec<PlanReason> {
     if !modes_ok {
         reasons.push(PlanReason {
             code: PlanReasonCode::UnpublishableMode,
-            path: Some(shown_path.clone()),
+            path: Some(RepoPath::from(&change.path)),
             message: format!(
                 "{} {:06o} -> {:06o}: only regular 100644 files can be published, because \
                  createCommitOnBranch carries no file modes",
@@ -588,7 +587,6 @@ fn publishability(change: &RawChange) -> Vec<PlanReason> {
     let problem = match std::str::from_utf8(&change.path) {
         Err(_) => Some("is not valid UTF-8"),
         Ok("") => Some("is empty"),
-        Ok(path) if shown_path != path => Some("holds characters that are shown escaped"),
         // git reads `:<n>:<path>` (n in 0..=3) as stage n of <path> and `:/<text>` as a commit
         // message search: such a path would make `staged_blob` read another entry.
         Ok(path) if path.starts_with('/') => Some("starts with `/`"),
@@ -600,7 +598,7 @@ fn publishability(change: &RawChange) -> Vec<PlanReason> {
     if let Some(problem) = problem {
         reasons.push(PlanReason {
             code: PlanReasonCode::UnpublishablePath,
-            path: Some(shown_path),
+            path: Some(RepoPath::from(&change.path)),
             message: format!("the path {problem}"),
         });
     }
@@ -873,8 +871,8 @@ mod tests {
     fn entry(status: Status, old: Option<&str>, new: Option<&str>) -> FileEntry {
         FileEntry {
             status,
-            old_path: old.map(str::to_owned),
-            new_path: new.map(str::to_owned),
+            old_path: old.map(Into::into),
+            new_path: new.map(Into::into),
             old_mode: old.map(|_| MODE_REGULAR),
             new_mode: new.map(|_| MODE_REGULAR),
             line: 1,

@@ -390,7 +390,7 @@ fn the_decision_record_is_keyed_and_versioned() {
     let needs = needs_json(&[("guard", Cell::Success), ("build-test", Cell::Skipped)]);
     let d = decide(needs.as_bytes(), &["guard", "build-test"], RUN, SHA);
     let doc = DecisionDoc::from_decision(&d);
-    let v: Value = serde_json::from_str(&doc.to_json()).unwrap();
+    let v: Value = serde_json::from_str(&doc.to_json().unwrap()).unwrap();
     assert_eq!(v["schema"], SCHEMA);
     assert_eq!(v["schema"], "agent-team-apply/gate-decision/v1");
     assert_eq!(v["gate"], "fail");

@@ -128,6 +128,69 @@ fn hook_attack_fails_the_gate_on_build_wrote_and_plans_nothing() {
     std::fs::remove_dir_all(&kept).unwrap();
 }
 
+/// Names that real projects spell with zero-width characters pass every stage, and every data
+/// document the stages wrote carries the names exactly (JSON's own escapes only).
+#[test]
+fn unicode_names_pass_the_whole_pipeline_with_exact_paths_in_every_document() {
+    const PERSIAN: &str = "docs/\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}.md";
+    const FAMILY: &str = "docs/\u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467}.md";
+    let out = local_run(&["--sample", "unicode-names", "--keep"], &[]);
+    let (stdout, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    for needle in [
+        "job guard: success",
+        "job build-test: success",
+        "DECISION: gate=pass",
+        "PUBLICATION PLAN (agent-team-apply/publish-plan/v1)",
+        "local-run: gate=pass, exit 0",
+    ] {
+        assert!(stdout.contains(needle), "missing {needle:?} in\n{stdout}");
+    }
+    let kept = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("local-run: kept "))
+        .map(PathBuf::from)
+        .unwrap();
+    let read = |path: &str| -> serde_json::Value {
+        let bytes = std::fs::read(kept.join(path)).unwrap();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("\\u{"),
+            "{path} holds a display escape"
+        );
+        serde_json::from_slice(&bytes).unwrap()
+    };
+    let names = |files: &serde_json::Value, key: &str| -> Vec<String> {
+        let mut names: Vec<String> = files
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f[key].as_str().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let mut want = vec![PERSIAN.to_owned(), FAMILY.to_owned()];
+    want.sort();
+    for verdict in ["guard/verdict.json", "build-test/verdict.json"] {
+        assert_eq!(
+            names(&read(verdict)["files"], "new_path"),
+            want,
+            "{verdict}"
+        );
+    }
+    let plan = read("gate-and-pr/plan.json");
+    assert_eq!(names(&plan["files"], "new_path"), want);
+    assert_eq!(
+        names(&plan["input"]["fileChanges"]["additions"], "path"),
+        want
+    );
+    // The build saw real files under those names.
+    for name in [PERSIAN, FAMILY] {
+        assert!(kept.join("build-test/work").join(name).is_file(), "{name}");
+    }
+    std::fs::remove_dir_all(&kept).unwrap();
+}
+
 #[test]
 fn without_namespaces_the_build_runs_only_with_a_loud_opt_out() {
     let out = local_run(&[], &[("GUARD_RUN_SIMULATE_NO_NAMESPACES", "missing")]);

@@ -13,6 +13,7 @@ use crate::git::{self, Applied, GitRepo, RawChange, ThrowawayIndex};
 use crate::hash;
 use crate::path::{self, PathLimits};
 use crate::policy::{Policy, PolicyError, Scope};
+use crate::repo_path::RepoPath;
 use crate::rules::RuleId;
 use crate::verdict::{CheckMode, FileEntry, Status, Verdict, Violation};
 
@@ -214,8 +215,8 @@ fn evaluate(
 fn file_entry(p: &FilePatch) -> FileEntry {
     FileEntry {
         status: p.status,
-        old_path: p.old_path.as_deref().map(display_bytes),
-        new_path: p.new_path.as_deref().map(display_bytes),
+        old_path: p.old_path.as_deref().map(RepoPath::from),
+        new_path: p.new_path.as_deref().map(RepoPath::from),
         old_mode: p.old_mode,
         new_mode: p.new_mode,
         line: p.line,
@@ -240,10 +241,10 @@ fn violation_for(p: &FilePatch, raw: &[u8], rule: RuleId, message: impl Into<Str
     let v = Violation::new(rule, message).at_line(p.line);
     // Both sides of a rename or copy are shown as `old -> new`; the message says which side offends.
     match (&p.old_path, &p.new_path) {
-        (Some(old), Some(new)) if old != new => v
-            .with_path(display_bytes(new))
-            .with_old_path(display_bytes(old)),
-        _ => v.with_path(display_bytes(raw)),
+        (Some(old), Some(new)) if old != new => {
+            v.with_path(new.as_slice()).with_old_path(old.as_slice())
+        }
+        _ => v.with_path(raw),
     }
 }
 

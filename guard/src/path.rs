@@ -192,10 +192,14 @@ fn is_control(ch: char) -> bool {
     matches!(ch, '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
 }
 
-/// Bidi embeddings, overrides and isolates: they reorder how a path is displayed, so a reviewer
-/// could read a different path from the one git writes.
+/// Unicode's `Bidi_Control` property (UAX #9): the marks (ALM, LRM, RLM), embeddings, overrides
+/// and isolates. They reorder how a path is displayed, so a reviewer could read a different path
+/// from the one git writes.
 fn is_bidi_control(ch: char) -> bool {
-    matches!(ch, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    matches!(
+        ch,
+        '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
 }
 
 /// The code points HFS+ ignores in file names, exactly the list of git's `next_hfs_char`.

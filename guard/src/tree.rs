@@ -66,6 +66,7 @@ use crate::git::{GitError, GitRepo, RawChange};
 use crate::output::json_v1::{FileDoc, VerdictDoc};
 use crate::path::{PathLimits, validate_path};
 use crate::policy::{Policy, Scope};
+use crate::repo_path::RepoPath;
 use crate::rules::RuleId;
 use crate::verdict::Status;
 use json_v1::SnapshotDoc;
@@ -275,8 +276,8 @@ pub fn check_verdict(doc: &VerdictDoc) -> Result<(), TreeError> {
 pub fn expected_changes(doc: &VerdictDoc) -> Result<BTreeMap<Vec<u8>, RawChange>, TreeError> {
     let mut out: BTreeMap<Vec<u8>, RawChange> = BTreeMap::new();
     for file in &doc.files {
-        let mut push = |status: char, old_mode: u32, new_mode: u32, path: &str| {
-            let raw = path.as_bytes().to_vec();
+        let mut push = |status: char, old_mode: u32, new_mode: u32, path: &[u8]| {
+            let raw = path.to_vec();
             if validate_path(&raw, &PathLimits::default()).is_err() {
                 return Err(TreeError::Verdict(format!(
                     "file at diff line {} has an invalid path",
@@ -293,12 +294,12 @@ pub fn expected_changes(doc: &VerdictDoc) -> Result<BTreeMap<Vec<u8>, RawChange>
                 None => Ok(()),
                 Some(_) => Err(TreeError::Verdict(format!(
                     "the file list names {} twice",
-                    display_bytes(path.as_bytes())
+                    display_bytes(path)
                 ))),
             }
         };
-        let old = || side(file, file.old_path.as_deref(), file.old_mode.as_deref());
-        let new = || side(file, file.new_path.as_deref(), file.new_mode.as_deref());
+        let old = || side(file, file.old_path.as_ref(), file.old_mode.as_deref());
+        let new = || side(file, file.new_path.as_ref(), file.new_mode.as_deref());
         match file.status {
             Status::Added | Status::Copied => {
                 let (path, mode) = new()?;
@@ -335,9 +336,9 @@ pub fn expected_changes(doc: &VerdictDoc) -> Result<BTreeMap<Vec<u8>, RawChange>
 
 fn side<'a>(
     file: &FileDoc,
-    path: Option<&'a str>,
+    path: Option<&'a RepoPath>,
     mode: Option<&str>,
-) -> Result<(&'a str, u32), TreeError> {
+) -> Result<(&'a [u8], u32), TreeError> {
     let missing = || {
         TreeError::Verdict(format!(
             "file at diff line {} lacks a path or mode it needs",
@@ -346,7 +347,7 @@ fn side<'a>(
     };
     let path = path.ok_or_else(missing)?;
     let mode = mode.and_then(parse_mode).ok_or_else(missing)?;
-    Ok((path, mode))
+    Ok((path.as_bytes(), mode))
 }
 
 fn parse_mode(text: &str) -> Option<u32> {

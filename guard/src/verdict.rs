@@ -1,5 +1,6 @@
 //! The guard's decision about a candidate diff: the files it touches and the violations found.
 
+use crate::repo_path::RepoPath;
 use crate::rules::RuleId;
 
 /// What a file patch does to its path(s).
@@ -28,13 +29,13 @@ impl Status {
     }
 }
 
-/// One touched file as the verdict reports it. Paths are valid UTF-8 here only when the verdict
-/// accepts; in a rejecting verdict they are the escaped display form.
+/// One touched file as the verdict reports it. Paths are exact bytes (valid UTF-8 whenever the
+/// verdict accepts).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEntry {
     pub status: Status,
-    pub old_path: Option<String>,
-    pub new_path: Option<String>,
+    pub old_path: Option<RepoPath>,
+    pub new_path: Option<RepoPath>,
     /// Octal mode as git writes it (`100644`), when known.
     pub old_mode: Option<u32>,
     pub new_mode: Option<u32>,
@@ -44,11 +45,8 @@ pub struct FileEntry {
 
 impl FileEntry {
     /// Every path this entry names, old side first.
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.old_path
-            .iter()
-            .chain(self.new_path.iter())
-            .map(String::as_str)
+    pub fn paths(&self) -> impl Iterator<Item = &RepoPath> {
+        self.old_path.iter().chain(self.new_path.iter())
     }
 }
 
@@ -56,10 +54,10 @@ impl FileEntry {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     pub rule: RuleId,
-    /// The offending path (the new side of a rename when both are named).
-    pub path: Option<String>,
+    /// The offending path, exact (the new side of a rename when both are named).
+    pub path: Option<RepoPath>,
     /// The other side of a rename or copy, when there is one.
-    pub old_path: Option<String>,
+    pub old_path: Option<RepoPath>,
     /// 1-based line in the diff the finding comes from.
     pub line: Option<usize>,
     pub message: String,
@@ -84,12 +82,12 @@ impl Violation {
         self
     }
 
-    pub fn with_path(mut self, path: impl Into<String>) -> Self {
+    pub fn with_path(mut self, path: impl Into<RepoPath>) -> Self {
         self.path = Some(path.into());
         self
     }
 
-    pub fn with_old_path(mut self, path: impl Into<String>) -> Self {
+    pub fn with_old_path(mut self, path: impl Into<RepoPath>) -> Self {
         self.old_path = Some(path.into());
         self
     }

@@ -376,15 +376,19 @@ fn check_case(case: &Case) -> Vec<String> {
         if !text.contains(&want) {
             problems.push(format!("text output lacks {want:?}:\n{text}"));
         }
-        if let (Some(old), Some(new)) = (v["old_path"].as_str(), v["path"].as_str()) {
-            let pair = format!("{old} -> {new}");
+        // The JSON carries exact paths; the text shows their escaped display form.
+        if let (Some(old), Some(new)) = (doc_path(&v["old_path"]), doc_path(&v["path"])) {
+            let pair = format!("{} -> {}", old.display(), new.display());
             if !text.contains(&pair) {
                 problems.push(format!("text output lacks the path pair {pair:?}:\n{text}"));
             }
-        } else if let Some(path) = v["path"].as_str()
-            && !text.contains(path)
+        } else if let Some(path) = doc_path(&v["path"])
+            && !text.contains(&path.display())
         {
-            problems.push(format!("text output lacks the path {path:?}:\n{text}"));
+            problems.push(format!(
+                "text output lacks the path {:?}:\n{text}",
+                path.display()
+            ));
         }
     }
     problems
@@ -574,6 +578,17 @@ fn a_rename_violation_names_both_paths_old_first() {
     );
 }
 
+/// The old and new path of a file patch, exact.
+type PathPair = (Option<Vec<u8>>, Option<Vec<u8>>);
+
+/// An exact path of a JSON document (`null` is none).
+fn doc_path(value: &serde_json::Value) -> Option<guard::repo_path::RepoPath> {
+    if value.is_null() {
+        return None;
+    }
+    Some(serde_json::from_value(value.clone()).expect("a path in the document"))
+}
+
 #[test]
 fn hostile_names_never_reach_stdout_raw() {
     for name in [
@@ -599,9 +614,42 @@ fn hostile_names_never_reach_stdout_raw() {
             );
             assert_eq!(raw_control(&out.stdout), None, "{name} {format}");
             let shown = String::from_utf8_lossy(&out.stdout);
+            if format == "text" {
+                assert!(
+                    shown.contains("\\u{1b}") || shown.contains("\\u{202e}"),
+                    "{name} {format}: the escaped form is shown:\n{shown}"
+                );
+                continue;
+            }
+            // JSON is data: JSON's own escapes only, and every path parses back to its bytes,
+            // which are the names in the diff.
             assert!(
-                shown.contains("\\u{1b}") || shown.contains("\\u{202e}"),
-                "{name} {format}: the escaped form is shown:\n{shown}"
+                shown.contains("\\u001b") || shown.contains("\\u202e"),
+                "{name} {format}: JSON escapes:\n{shown}"
+            );
+            assert!(
+                !shown.contains("\\u{"),
+                "{name}: a display escape in JSON:\n{shown}"
+            );
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+            let parsed = guard::diff::parse(&diff, 1 << 20).unwrap();
+            let names: Vec<PathPair> = parsed
+                .patches
+                .iter()
+                .map(|p| (p.old_path.clone(), p.new_path.clone()))
+                .collect();
+            let in_doc: Vec<PathPair> = doc["files"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|f| {
+                    let side = |key: &str| doc_path(&f[key]).map(|p| p.into_bytes());
+                    (side("old_path"), side("new_path"))
+                })
+                .collect();
+            assert_eq!(
+                in_doc, names,
+                "{name}: the document's paths are the diff's bytes"
             );
         }
     }

@@ -170,6 +170,13 @@ fn invalid_unsafe_path() -> Vec<(Vec<u8>, PathError)> {
         ("a/\u{202d}".into(), bidi('\u{202d}')),
         ("\u{2066}x\u{2069}".into(), bidi('\u{2066}')),
         ("x\u{2069}".into(), bidi('\u{2069}')),
+        // The marks are bidi controls too (Unicode's Bidi_Control), also where they would
+        // otherwise be an HFS+-ignorable disguise of `.git`.
+        ("left\u{200e}mark".into(), bidi('\u{200e}')),
+        ("\u{200f}right".into(), bidi('\u{200f}')),
+        ("arabic\u{61c}letter".into(), bidi('\u{61c}')),
+        (".GIT\u{200e}".into(), bidi('\u{200e}')),
+        (".gi\u{200f}t".into(), bidi('\u{200f}')),
         // Structure.
         (b"/etc/passwd".to_vec(), PathError::Absolute),
         (b"/".to_vec(), PathError::Absolute),
@@ -278,8 +285,6 @@ fn invalid_git_dir() -> Vec<(Vec<u8>, PathError)> {
         (".gI\u{200c}T", git_dir(".gI\u{200c}T")),
         (".GiT\u{200c}", git_dir(".GiT\u{200c}")),
         (".g\u{200d}it", git_dir(".g\u{200d}it")),
-        (".GIT\u{200e}", git_dir(".GIT\u{200e}")),
-        (".gi\u{200f}t", git_dir(".gi\u{200f}t")),
         ("\u{206a}.git", git_dir("\u{206a}.git")),
         (".\u{206b}git", git_dir(".\u{206b}git")),
         (".g\u{206c}it", git_dir(".g\u{206c}it")),

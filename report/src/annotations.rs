@@ -27,10 +27,10 @@ pub fn render(doc: &VerdictDoc) -> String {
 
 fn command(violation: &ViolationDoc) -> String {
     let mut properties = Vec::new();
-    if let Some(file) = violation.path.as_deref().or(violation.old_path.as_deref()) {
+    if let Some(file) = violation.path.as_ref().or(violation.old_path.as_ref()) {
         properties.push(format!(
             "file={}",
-            escape_workflow_property(&neutralize(file))
+            escape_workflow_property(&neutralize(&file.sink_text()))
         ));
     }
     let title = format!("guard: {}", neutralize(&violation.rule));

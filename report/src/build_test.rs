@@ -252,9 +252,7 @@ pub fn build(
 impl BuildTestReport {
     /// Serialize as pretty JSON with a trailing newline.
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
-        let mut s = serde_json::to_string_pretty(self)?;
-        s.push('\n');
-        Ok(s)
+        guard::doc_json::to_string_pretty(self)
     }
 }
 

@@ -143,17 +143,18 @@ pub fn escape_sarif_text(text: &str) -> String {
 /// absolute path, or with `//` a network-path reference to another host) is encoded as `%2F`, and
 /// `.`/`..` segments (which URI resolution would remove) are encoded as `%2E`. A `:` in the first
 /// segment (which would read as a scheme) is encoded like any reserved character.
-pub fn percent_encode_path(path: &str) -> String {
+pub fn percent_encode_path(path: impl AsRef<[u8]>) -> String {
+    let path = path.as_ref();
     let mut out = String::with_capacity(path.len() * 3);
-    for (i, segment) in path.split('/').enumerate() {
+    for (i, segment) in path.split(|&b| b == b'/').enumerate() {
         if i > 0 {
             out.push('/');
         }
-        if segment == "." || segment == ".." {
+        if segment == b"." || segment == b".." {
             out.push_str(&"%2E".repeat(segment.len()));
             continue;
         }
-        for b in segment.bytes() {
+        for &b in segment {
             if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
                 out.push(b as char);
             } else {

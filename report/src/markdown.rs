@@ -5,6 +5,7 @@
 //! are written raw.
 
 use guard::output::json_v1::{FileDoc, VerdictDoc, ViolationDoc};
+use guard::repo_path::RepoPath;
 
 use crate::escape::escape_markdown;
 use crate::verdict::{DocsBase, rule};
@@ -62,7 +63,7 @@ fn file_row(file: &FileDoc) -> String {
     format!(
         "| {} | {} | {} | {} |\n",
         file.status.letter(),
-        paths(file.old_path.as_deref(), file.new_path.as_deref()),
+        paths(file.old_path.as_ref(), file.new_path.as_ref()),
         mode,
         file.line
     )
@@ -79,7 +80,7 @@ fn violation_row(violation: &ViolationDoc, docs: Option<&DocsBase>) -> String {
     format!(
         "| {} | {} | {} | {} | {} |\n",
         rule_cell,
-        paths(violation.old_path.as_deref(), violation.path.as_deref()),
+        paths(violation.old_path.as_ref(), violation.path.as_ref()),
         violation.line.map(|l| l.to_string()).unwrap_or_default(),
         escape_markdown(&violation.message),
         violation
@@ -91,12 +92,16 @@ fn violation_row(violation: &ViolationDoc, docs: Option<&DocsBase>) -> String {
 }
 
 /// `old → new` for a rename or copy, else the one path; escaped.
-fn paths(old: Option<&str>, new: Option<&str>) -> String {
+fn paths(old: Option<&RepoPath>, new: Option<&RepoPath>) -> String {
     match (old, new) {
         (Some(old), Some(new)) if old != new => {
-            format!("{} → {}", escape_markdown(old), escape_markdown(new))
+            format!(
+                "{} → {}",
+                escape_markdown(&old.sink_text()),
+                escape_markdown(&new.sink_text())
+            )
         }
-        (_, Some(path)) | (Some(path), None) => escape_markdown(path),
+        (_, Some(path)) | (Some(path), None) => escape_markdown(&path.sink_text()),
         (None, None) => String::new(),
     }
 }

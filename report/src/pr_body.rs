@@ -145,8 +145,14 @@ fn file_line(file: &FileDoc) -> String {
         Status::Renamed => "renamed",
         Status::Copied => "copied",
     };
-    let old = file.old_path.as_deref().map(escape_markdown);
-    let new = file.new_path.as_deref().map(escape_markdown);
+    let old = file
+        .old_path
+        .as_ref()
+        .map(|p| escape_markdown(&p.sink_text()));
+    let new = file
+        .new_path
+        .as_ref()
+        .map(|p| escape_markdown(&p.sink_text()));
     match (file.status, old, new) {
         (Status::Renamed | Status::Copied, Some(old), Some(new)) => {
             format!("{verb}: {old} → {new}")
@@ -176,8 +182,8 @@ mod tests {
     fn file(status: Status, old: Option<&str>, new: Option<&str>) -> FileDoc {
         FileDoc {
             status,
-            old_path: old.map(str::to_owned),
-            new_path: new.map(str::to_owned),
+            old_path: old.map(Into::into),
+            new_path: new.map(Into::into),
             old_mode: Some("100644".to_owned()),
             new_mode: Some("100644".to_owned()),
             line: 1,

@@ -188,12 +188,12 @@ fn result(violation: &ViolationDoc) -> SarifResult {
     let message = crate::verdict::violation_message(violation);
     let locations = violation
         .path
-        .as_deref()
-        .or(violation.old_path.as_deref())
+        .as_ref()
+        .or(violation.old_path.as_ref())
         .map(|path| Location {
             physical_location: PhysicalLocation {
                 artifact_location: ArtifactLocation {
-                    uri: percent_encode_path(path),
+                    uri: percent_encode_path(path.as_bytes()),
                 },
                 region: Region { start_line: 1 },
             },
@@ -218,8 +218,6 @@ fn result(violation: &ViolationDoc) -> SarifResult {
 impl SarifLog {
     /// Pretty JSON with a trailing newline.
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
-        let mut s = serde_json::to_string_pretty(self)?;
-        s.push('\n');
-        Ok(s)
+        guard::doc_json::to_string_pretty(self)
     }
 }

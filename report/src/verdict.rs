@@ -59,7 +59,7 @@ pub fn violation_message(violation: &ViolationDoc) -> String {
     use crate::escape::neutralize;
     let mut message = neutralize(&violation.message);
     if let (Some(old), Some(_)) = (&violation.old_path, &violation.path) {
-        message.push_str(&format!(" (old path: {})", neutralize(old)));
+        message.push_str(&format!(" (old path: {})", neutralize(&old.sink_text())));
     }
     if let Some(line) = violation.line {
         message.push_str(&format!(" (diff line {line})"));

@@ -185,7 +185,7 @@ proptest! {
             files: vec![],
             violations: vec![ViolationDoc {
                 rule: rule.clone(),
-                path: Some(path.clone()),
+                path: Some(path.clone().into()),
                 old_path: None,
                 line,
                 message: message.clone(),

@@ -41,7 +41,7 @@ const HOSTILE_MARKDOWN: &str = r#"## Guard verdict: reject
 
 #[test]
 fn markdown_of_hostile_verdict() {
-    let out = render("markdown", &hostile_verdict().to_json(), &[]);
+    let out = render("markdown", &hostile_verdict().to_json().unwrap(), &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let md = stdout(&out);
     assert_eq!(md, HOSTILE_MARKDOWN);
@@ -59,7 +59,7 @@ fn markdown_links_rules_under_a_docs_base() {
     let base = "https://github.com/o/r/blob/0123456789abcdef0123456789abcdef01234567/";
     let out = render(
         "markdown",
-        &hostile_verdict().to_json(),
+        &hostile_verdict().to_json().unwrap(),
         &["--docs-base-url", base],
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -70,7 +70,11 @@ fn markdown_links_rules_under_a_docs_base() {
 
 #[test]
 fn markdown_of_accepting_verdict() {
-    let out = render("markdown", &common::accept_verdict().to_json(), &[]);
+    let out = render(
+        "markdown",
+        &common::accept_verdict().to_json().unwrap(),
+        &[],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
@@ -91,7 +95,7 @@ const HOSTILE_ANNOTATIONS: &str = "\
 
 #[test]
 fn annotations_of_hostile_verdict() {
-    let out = render("annotations", &hostile_verdict().to_json(), &[]);
+    let out = render("annotations", &hostile_verdict().to_json().unwrap(), &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let text = stdout(&out);
     assert_eq!(text, HOSTILE_ANNOTATIONS);
@@ -103,7 +107,11 @@ fn annotations_of_hostile_verdict() {
 
 #[test]
 fn annotations_of_accepting_verdict_are_empty() {
-    let out = render("annotations", &common::accept_verdict().to_json(), &[]);
+    let out = render(
+        "annotations",
+        &common::accept_verdict().to_json().unwrap(),
+        &[],
+    );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert_eq!(stdout(&out), "");
 }
@@ -113,7 +121,7 @@ fn sarif_of_hostile_verdict() {
     let base = "https://github.com/o/r/blob/main/";
     let out = render(
         "sarif",
-        &hostile_verdict().to_json(),
+        &hostile_verdict().to_json().unwrap(),
         &["--docs-base-url", base],
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
@@ -191,7 +199,7 @@ fn sarif_of_hostile_verdict() {
 
 #[test]
 fn sarif_without_docs_base_has_no_relative_uris() {
-    let out = render("sarif", &hostile_verdict().to_json(), &[]);
+    let out = render("sarif", &hostile_verdict().to_json().unwrap(), &[]);
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     let log: Value = serde_json::from_str(&stdout(&out)).unwrap();
     let driver = &log["runs"][0]["tool"]["driver"];
@@ -209,7 +217,7 @@ fn sarif_without_docs_base_has_no_relative_uris() {
 fn reads_a_verdict_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("verdict.json");
-    std::fs::write(&path, common::accept_verdict().to_json()).unwrap();
+    std::fs::write(&path, common::accept_verdict().to_json().unwrap()).unwrap();
     let out = report(
         &[
             "render",
@@ -264,7 +272,7 @@ fn refuses_documents_it_does_not_understand() {
 
 #[test]
 fn usage_errors_exit_2_and_help_exits_0() {
-    let verdict = hostile_verdict().to_json();
+    let verdict = hostile_verdict().to_json().unwrap();
     for args in [
         vec!["render", "--verdict", "-"],
         vec!["render", "--verdict", "-", "--format", "html"],

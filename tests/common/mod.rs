@@ -73,3 +73,41 @@ pub fn shared_dir() -> PathBuf {
 pub fn fixtures_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
 }
+
+/// The `guard` and `gate` binaries of this workspace, built (`$CARGO build --locked -q -p guard
+/// -p gate`, a no-op when fresh) into the target directory and profile of the running test.
+pub struct StageBinaries {
+    pub guard: PathBuf,
+    pub gate: PathBuf,
+}
+
+pub fn stage_binaries() -> StageBinaries {
+    // target/<profile>/deps/<test>: the binaries go to target/<profile>/.
+    let exe = std::env::current_exe().unwrap();
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
+    let target_dir = profile_dir.parent().unwrap();
+    let profile = profile_dir.file_name().unwrap().to_str().unwrap();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let mut build = Command::new(cargo);
+    build
+        .args(["build", "--locked", "-q", "-p", "guard", "-p", "gate"])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .env_remove("CARGO_TARGET_DIR")
+        .current_dir(env!("CARGO_MANIFEST_DIR"));
+    match profile {
+        "debug" => {}
+        "release" => {
+            build.arg("--release");
+        }
+        other => {
+            build.args(["--profile", other]);
+        }
+    }
+    let status = build.status().expect("run cargo build");
+    assert!(status.success(), "cargo build of guard and gate failed");
+    StageBinaries {
+        guard: profile_dir.join("guard"),
+        gate: profile_dir.join("gate"),
+    }
+}

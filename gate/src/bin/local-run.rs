@@ -26,9 +26,10 @@ const EXIT_ERROR: u8 = 2;
              on a bundled sample diff, each stage a separate process"
 )]
 struct Cli {
-    /// The bundled sample: `accept` (passes the gate) or `hook-attack` (a build.rs that writes
-    /// .github/workflows/release.yml at build time: the gate fails, exit 1).
-    #[arg(long, default_value = "accept", value_parser = ["accept", "hook-attack"])]
+    /// The bundled sample: `accept` (passes the gate), `hook-attack` (a build.rs that writes
+    /// .github/workflows/release.yml at build time: the gate fails, exit 1) or `unicode-names`
+    /// (Persian and emoji file names joined by zero-width characters: passes the gate).
+    #[arg(long, default_value = "accept", value_parser = ["accept", "hook-attack", "unicode-names"])]
     sample: String,
     /// Keep the temporary directory (checkouts, verdicts, reports, the plan) and print its path.
     #[arg(long)]

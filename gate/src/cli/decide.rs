@@ -63,7 +63,13 @@ pub fn run(args: DecideArgs) -> u8 {
 
     let rendered = match args.format {
         Format::Text => text::render(&decision),
-        Format::Json => DecisionDoc::from_decision(&decision).to_json(),
+        Format::Json => match DecisionDoc::from_decision(&decision).to_json() {
+            Ok(json) => json,
+            Err(err) => {
+                eprintln!("gate decide: cannot encode the decision: {err}");
+                return EXIT_ERROR;
+            }
+        },
     };
     let mut stdout = io::stdout().lock();
     if let Err(err) = stdout

@@ -133,7 +133,7 @@ fn render_rejection(rejection: &Rejection) -> String {
     for reason in &rejection.reasons {
         out.push_str(&format!("error[{}]: ", reason.code));
         if let Some(path) = &reason.path {
-            out.push_str(&terminal(path));
+            out.push_str(&path.display());
             out.push_str(": ");
         }
         out.push_str(&terminal(&reason.message));

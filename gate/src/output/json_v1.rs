@@ -86,11 +86,10 @@ impl DecisionDoc {
         self.gate == "pass"
     }
 
-    /// Serialize as pretty JSON with a trailing newline.
-    pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
-        s.push('\n');
-        s
+    /// Serialize as pretty JSON with a trailing newline ([`guard::doc_json`]). An error, never an
+    /// empty document.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        guard::doc_json::to_string_pretty(self)
     }
 }
 
@@ -118,7 +117,7 @@ mod tests {
         ] {
             let decision = decide(needs.as_bytes(), &["guard", "build-test"], "42", SHA);
             let doc = DecisionDoc::from_decision(&decision);
-            let read = report::check_run::parse_decision(&doc.to_json()).unwrap();
+            let read = report::check_run::parse_decision(&doc.to_json().unwrap()).unwrap();
             assert_eq!(read.pass(), pass);
             assert_eq!(read.run_id, "42");
             assert_eq!(read.diff_sha256, SHA);

@@ -147,8 +147,6 @@ pub struct PullRequestDoc {
 impl PublishPlanDoc {
     /// Serialize as pretty JSON with a trailing newline. An error, never an empty document.
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
-        let mut s = serde_json::to_string_pretty(self)?;
-        s.push('\n');
-        Ok(s)
+        guard::doc_json::to_string_pretty(self)
     }
 }

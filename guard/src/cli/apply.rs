@@ -69,8 +69,10 @@ fn run_inner(args: ApplyArgs) -> Result<u8, String> {
         Applied::Rejected(verdict) => (verdict, crate::EXIT_REJECT),
     };
     if let Some(path) = &args.verdict_out {
-        std::fs::write(path, VerdictDoc::from_verdict(verdict).to_json())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        let json = VerdictDoc::from_verdict(verdict)
+            .to_json()
+            .map_err(|e| format!("cannot encode the verdict: {e}"))?;
+        std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     let summary = match &outcome {
         Applied::Applied { base_commit, .. } => format!(

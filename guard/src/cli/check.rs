@@ -119,14 +119,15 @@ fn run_inner(args: CheckArgs) -> Result<u8, String> {
             .map(|dir| RepoBase { dir, base: &base }),
     };
     let verdict = check_hashed(&request, &diff).map_err(|e| e.to_string())?;
-    let doc = VerdictDoc::from_verdict(&verdict);
+    let json = VerdictDoc::from_verdict(&verdict)
+        .to_json()
+        .map_err(|e| format!("cannot encode the verdict: {e}"))?;
     if let Some(path) = &args.verdict_out {
-        std::fs::write(path, doc.to_json())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(path, &json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     match args.format {
         Format::Text => guard::cli_args::emit(&text::render(&verdict))?,
-        Format::Json => guard::cli_args::emit(&doc.to_json())?,
+        Format::Json => guard::cli_args::emit(&json)?,
     }
     Ok(if verdict.accepted() {
         crate::EXIT_ACCEPT

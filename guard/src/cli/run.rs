@@ -205,12 +205,9 @@ pub fn run(mut args: RunArgs) -> u8 {
     }
     if let Some(path) = &args.report {
         let doc = RunReportDoc::from_outcome(&outcome);
-        let written = serde_json::to_vec_pretty(&doc)
+        let written = guard::doc_json::to_vec_pretty(&doc)
             .map_err(std::io::Error::other)
-            .and_then(|mut json| {
-                json.push(b'\n');
-                std::fs::write(path, json)
-            });
+            .and_then(|json| std::fs::write(path, json));
         if let Err(err) = written {
             eprintln!(
                 "guard run: cannot write the report {}: {err}",

@@ -241,7 +241,10 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
         findings: findings.iter().map(FindingDoc::from_finding).collect(),
     };
     match args.format {
-        Format::Json => guard::cli_args::emit(&doc.to_json())?,
+        Format::Json => guard::cli_args::emit(
+            &doc.to_json()
+                .map_err(|e| format!("cannot encode the result: {e}"))?,
+        )?,
         Format::Text => guard::cli_args::emit(&render_text(&doc, &findings))?,
     }
     Ok(if passed {
@@ -278,7 +281,9 @@ fn write_snapshot(
         scope: verdict.scope.clone(),
         entries: SnapshotDoc::entries_from(snapshot),
     };
-    let json = doc.to_json();
+    let json = doc
+        .to_json()
+        .map_err(|e| format!("cannot encode the snapshot: {e}"))?;
     std::fs::write(out, &json).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
     Ok(hash::sha256_hex(json.as_bytes()))
 }

@@ -1,9 +1,12 @@
 //! The versioned machine form of a verdict, kept apart from the internal types so that they can
-//! change without breaking consumers (the `report` renderers, the workflow). Paths are the escaped
-//! display form (`escape::display_bytes`), which equals the real path for every accepted diff.
+//! change without breaking consumers (the `report` renderers, the workflow). Paths are exact
+//! ([`RepoPath`]: a string holding the path's bytes, or `{"bytes_hex": ..}` for bytes that are not
+//! UTF-8); renderers escape them for their sink. Messages are prose for people: a path inside a
+//! message is in the guard's display form, the exact value is in `path`/`old_path`.
 
 use serde::{Deserialize, Serialize};
 
+use crate::repo_path::RepoPath;
 use crate::verdict::{CheckMode, Status, Verdict};
 
 pub const SCHEMA: &str = "agent-team-apply/guard-verdict/v1";
@@ -26,8 +29,8 @@ pub struct VerdictDoc {
 #[serde(deny_unknown_fields)]
 pub struct FileDoc {
     pub status: Status,
-    pub old_path: Option<String>,
-    pub new_path: Option<String>,
+    pub old_path: Option<RepoPath>,
+    pub new_path: Option<RepoPath>,
     /// Octal string as git writes it, e.g. `"100644"`.
     pub old_mode: Option<String>,
     pub new_mode: Option<String>,
@@ -39,8 +42,8 @@ pub struct FileDoc {
 pub struct ViolationDoc {
     /// Stable rule id, e.g. `denied-path`.
     pub rule: String,
-    pub path: Option<String>,
-    pub old_path: Option<String>,
+    pub path: Option<RepoPath>,
+    pub old_path: Option<RepoPath>,
     pub line: Option<usize>,
     pub message: String,
     pub policy_entry: Option<String>,
@@ -97,10 +100,9 @@ impl VerdictDoc {
         self.verdict == "accept"
     }
 
-    /// Serialize as pretty JSON with a trailing newline.
-    pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
-        s.push('\n');
-        s
+    /// Serialize as pretty JSON with a trailing newline ([`crate::doc_json`]). An error, never an
+    /// empty document.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        crate::doc_json::to_string_pretty(self)
     }
 }

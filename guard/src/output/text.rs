@@ -17,9 +17,9 @@ pub fn render(verdict: &Verdict) -> String {
         out.push_str(": ");
         match (&v.old_path, &v.path) {
             (Some(old), Some(new)) => {
-                out.push_str(&format!("{} -> {}: ", terminal(old), terminal(new)))
+                out.push_str(&format!("{} -> {}: ", old.display(), new.display()))
             }
-            (None, Some(p)) | (Some(p), None) => out.push_str(&format!("{}: ", terminal(p))),
+            (None, Some(p)) | (Some(p), None) => out.push_str(&format!("{}: ", p.display())),
             (None, None) => {}
         }
         out.push_str(&terminal(&v.message));
@@ -41,8 +41,8 @@ pub fn render(verdict: &Verdict) -> String {
     ));
     for f in &verdict.files {
         let paths = match (&f.old_path, &f.new_path) {
-            (Some(o), Some(n)) if o != n => format!("{} -> {}", terminal(o), terminal(n)),
-            (_, Some(p)) | (Some(p), None) => terminal(p),
+            (Some(o), Some(n)) if o != n => format!("{} -> {}", o.display(), n.display()),
+            (_, Some(p)) | (Some(p), None) => p.display(),
             (None, None) => String::new(),
         };
         out.push_str(&format!("  {} {}\n", f.status.letter(), paths));

@@ -88,11 +88,10 @@ impl VerifyTreeDoc {
         }
     }
 
-    /// Serialize as pretty JSON with a trailing newline.
-    pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
-        s.push('\n');
-        s
+    /// Serialize as pretty JSON with a trailing newline ([`crate::doc_json`]). An error, never an
+    /// empty document.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        crate::doc_json::to_string_pretty(self)
     }
 }
 
@@ -203,10 +202,9 @@ impl SnapshotDoc {
         Ok(snapshot)
     }
 
-    /// Serialize as pretty JSON with a trailing newline.
-    pub fn to_json(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
-        s.push('\n');
-        s
+    /// Serialize as pretty JSON with a trailing newline ([`crate::doc_json`]). An error, never an
+    /// empty document.
+    pub fn to_json(&self) -> Result<String, serde_json::Error> {
+        crate::doc_json::to_string_pretty(self)
     }
 }

@@ -41,11 +41,8 @@ pub fn run(args: CheckRunArgs) -> u8 {
         Ok(body) => body,
         Err(e) => return super::fail(&e.to_string()),
     };
-    match serde_json::to_string_pretty(&body) {
-        Ok(mut json) => {
-            json.push('\n');
-            super::write_stdout(&json)
-        }
+    match guard::doc_json::to_string_pretty(&body) {
+        Ok(json) => super::write_stdout(&json),
         Err(e) => super::fail(&format!("cannot serialize check run: {e}")),
     }
 }

@@ -53,8 +53,8 @@ pub fn run(args: SelectRunArgs) -> u8 {
     };
     let output = match args.format {
         Format::Id => format!("{}\n", run.record.database_id),
-        Format::Json => match serde_json::to_string_pretty(&run.record) {
-            Ok(json) => format!("{json}\n"),
+        Format::Json => match guard::doc_json::to_string_pretty(&run.record) {
+            Ok(json) => json,
             Err(e) => return super::fail(&format!("cannot serialize run: {e}")),
         },
     };

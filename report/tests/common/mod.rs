@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 use guard::output::json_v1::{FileDoc, SCHEMA, VerdictDoc, ViolationDoc};
+use guard::repo_path::RepoPath;
 use guard::verdict::Status;
 
 pub const SHA: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -23,7 +24,7 @@ pub fn hostile_verdict() -> VerdictDoc {
     let violation =
         |rule: &str, path: Option<&str>, line: Option<usize>, message: &str| ViolationDoc {
             rule: rule.to_string(),
-            path: path.map(str::to_string),
+            path: path.map(RepoPath::from),
             old_path: None,
             line,
             message: message.to_string(),
@@ -39,16 +40,16 @@ pub fn hostile_verdict() -> VerdictDoc {
         files: vec![
             FileDoc {
                 status: Status::Modified,
-                old_path: Some(PATH_NEWLINE.to_string()),
-                new_path: Some(PATH_NEWLINE.to_string()),
+                old_path: Some(PATH_NEWLINE.into()),
+                new_path: Some(PATH_NEWLINE.into()),
                 old_mode: Some("100644".to_string()),
                 new_mode: Some("100644".to_string()),
                 line: 1,
             },
             FileDoc {
                 status: Status::Renamed,
-                old_path: Some(OLD_PATH.to_string()),
-                new_path: Some(PATH_MARKUP.to_string()),
+                old_path: Some(OLD_PATH.into()),
+                new_path: Some(PATH_MARKUP.into()),
                 old_mode: Some("100644".to_string()),
                 new_mode: Some("100755".to_string()),
                 line: 9,
@@ -71,7 +72,7 @@ pub fn hostile_verdict() -> VerdictDoc {
                 "matches no scope glob",
             ),
             ViolationDoc {
-                old_path: Some(OLD_PATH.to_string()),
+                old_path: Some(OLD_PATH.into()),
                 ..violation(
                     "mode-change",
                     Some(PATH_MARKUP),
@@ -114,7 +115,7 @@ pub fn accept_verdict() -> VerdictDoc {
         files: vec![FileDoc {
             status: Status::Added,
             old_path: None,
-            new_path: Some("src/new_file.rs".to_string()),
+            new_path: Some("src/new_file.rs".into()),
             old_mode: None,
             new_mode: Some("100644".to_string()),
             line: 1,
