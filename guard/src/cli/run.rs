@@ -194,7 +194,10 @@ pub fn run(mut args: RunArgs) -> u8 {
         );
         eprint!("{}", super::verify_tree::render(&doc, &tree.findings));
         if let Some(path) = &args.tree_report
-            && let Err(err) = std::fs::write(path, doc.to_json())
+            && let Err(err) = doc
+                .to_json()
+                .map_err(std::io::Error::other)
+                .and_then(|json| std::fs::write(path, json))
         {
             eprintln!(
                 "guard run: cannot write the tree report {}: {err}",
