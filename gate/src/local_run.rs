@@ -605,7 +605,7 @@ fn tree_evidence(doc: &VerifyTreeDoc) -> Vec<Evidence> {
     doc.findings
         .iter()
         .map(|f| {
-            let mut detail = format!("{} ({}): {}", f.path, f.change, f.message);
+            let mut detail = format!("{} ({}): {}", f.path.display(), f.change, f.message);
             if let Some(entry) = &f.policy_entry {
                 detail.push_str(&format!(" (policy: {entry})"));
             }

@@ -29,6 +29,7 @@ use guard::escape::{is_suspicious, terminal};
 use guard::git::{GitError, GitRepo, RawChange};
 use guard::hash;
 use guard::output::json_v1::VerdictDoc;
+use guard::path::PathLimits;
 use guard::policy::Policy;
 use guard::repo_path::RepoPath;
 use guard::verdict::{FileEntry, Verdict};
@@ -335,8 +336,8 @@ pub const PLAN_REASONS: &[PlanReasonInfo] = &[
     PlanReasonInfo {
         code: PlanReasonCode::UnpublishablePath,
         name: "unpublishable-path",
-        description: "A path cannot be published verbatim or read back unambiguously (not \
-                      UTF-8, empty, absolute, or read by git as `:<stage>:<path>`).",
+        description: "A path git reports is refused by the path rules, or read by git as \
+                      `:<stage>:<path>`.",
     },
     PlanReasonInfo {
         code: PlanReasonCode::IndexDisagrees,
@@ -584,22 +585,23 @@ fn publishability(change: &RawChange) -> Vec<PlanReason> {
             ),
         });
     }
-    let problem = match std::str::from_utf8(&change.path) {
-        Err(_) => Some("is not valid UTF-8"),
-        Ok("") => Some("is empty"),
-        // git reads `:<n>:<path>` (n in 0..=3) as stage n of <path> and `:/<text>` as a commit
-        // message search: such a path would make `staged_blob` read another entry.
-        Ok(path) if path.starts_with('/') => Some("starts with `/`"),
-        Ok(path) if matches!(path.as_bytes(), [b'0'..=b'3', b':', ..]) => {
-            Some("starts with `<digit>:`, which git's `:<path>` syntax reads as a stage number")
-        }
+    // The path rules again, on the path git reports (defense in depth: the guard checked the
+    // diff's own names).
+    let problem = match guard::path::validate_path(&change.path, &PathLimits::default()) {
+        Err(e) => Some(e.to_string()),
+        // git reads `:<n>:<path>` (n in 0..=3) as stage n of <path>: such a path would make a
+        // `:<path>` lookup read another entry.
+        Ok(path) if matches!(path.as_bytes(), [b'0'..=b'3', b':', ..]) => Some(
+            "the path starts with `<digit>:`, which git's `:<path>` syntax reads as a stage number"
+                .to_owned(),
+        ),
         Ok(_) => None,
     };
     if let Some(problem) = problem {
         reasons.push(PlanReason {
             code: PlanReasonCode::UnpublishablePath,
             path: Some(RepoPath::from(&change.path)),
-            message: format!("the path {problem}"),
+            message: problem,
         });
     }
     reasons
@@ -841,6 +843,9 @@ mod tests {
         assert!(publishability(&change('A', 0, MODE_REGULAR, b"a")).is_empty());
         assert!(publishability(&change('D', MODE_REGULAR, 0, b"a b/\xc3\xa9")).is_empty());
         assert!(publishability(&change('M', MODE_REGULAR, MODE_REGULAR, b"4:x")).is_empty());
+        // Names real projects spell with zero-width joiners are published exactly.
+        let persian = "docs/\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}.md";
+        assert!(publishability(&change('A', 0, MODE_REGULAR, persian.as_bytes())).is_empty());
         let cases: &[(RawChange, &[PlanReasonCode])] = &[
             (change('A', 0, 0o100755, b"a"), &[UnpublishableMode]),
             (change('D', 0o100755, 0, b"a"), &[UnpublishableMode]),

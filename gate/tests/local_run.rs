@@ -184,6 +184,18 @@ fn unicode_names_pass_the_whole_pipeline_with_exact_paths_in_every_document() {
         names(&plan["input"]["fileChanges"]["additions"], "path"),
         want
     );
+    // The baseline the trusted side read before the build holds the names exactly too.
+    let baseline = read("build-test/tree-baseline.json");
+    let entries: Vec<&str> = baseline["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["path"].as_str())
+        .collect();
+    for name in [PERSIAN, FAMILY] {
+        assert!(entries.contains(&name), "{name} not in the baseline");
+    }
+    read("build-test/tree-after-build.json");
     // The build saw real files under those names.
     for name in [PERSIAN, FAMILY] {
         assert!(kept.join("build-test/work").join(name).is_file(), "{name}");

@@ -125,7 +125,7 @@ impl Change {
 pub struct Finding {
     pub rule: RuleId,
     /// Root-relative, display form.
-    pub path: String,
+    pub path: RepoPath,
     pub change: Change,
     pub message: String,
     /// The policy entry that decided it, when one did.
@@ -184,14 +184,14 @@ pub fn open_checkout(dir: &Path) -> Result<Checkout, TreeError> {
     }
 }
 
-/// Whether a root-relative display path is `.git` or inside it.
-pub fn in_git_dir(path: &str) -> bool {
-    path == ".git" || path.starts_with(".git/")
+/// Whether a root-relative path is `.git` or inside it.
+pub fn in_git_dir(path: &[u8]) -> bool {
+    path == b".git" || path.starts_with(b".git/")
 }
 
 /// Files whose content the baseline hashes: all of them, git's objects included (an object
 /// rewritten in place with the same size must not pass as unchanged).
-pub fn hashed_in_baseline(_path: &str) -> bool {
+pub fn hashed_in_baseline(_path: &[u8]) -> bool {
     true
 }
 
@@ -250,6 +250,52 @@ pub struct Baseline {
     pub verdict_sha256: String,
     pub scope: Vec<String>,
     pub snapshot: Snapshot,
+}
+
+impl Baseline {
+    /// The baseline a snapshot document describes, for the worktree at `root`: a verified
+    /// after-apply snapshot, taken of this very directory, with the verdict whose bytes hash to
+    /// `verdict_sha256`.
+    pub fn from_doc(
+        root: &Path,
+        doc: &SnapshotDoc,
+        verdict_sha256: &str,
+    ) -> Result<Baseline, TreeError> {
+        if doc.taken != Check::AfterApply.name() || !doc.verified {
+            return Err(TreeError::Baseline(
+                "not the snapshot of a passing check after apply".into(),
+            ));
+        }
+        if !verdict_sha256.eq_ignore_ascii_case(&doc.verdict_sha256) {
+            return Err(TreeError::Baseline(
+                "the verdict file is not the one the baseline was taken with".into(),
+            ));
+        }
+        let root = root.canonicalize().map_err(|e| TreeError::Repo {
+            path: display_bytes(root.as_os_str().as_bytes()),
+            reason: e.to_string(),
+        })?;
+        let exact_root = RepoPath::from(root.as_os_str().as_bytes());
+        if exact_root != doc.root {
+            return Err(TreeError::Baseline(format!(
+                "taken of {}, not of {}",
+                doc.root.display(),
+                exact_root.display()
+            )));
+        }
+        let snapshot = doc
+            .snapshot()
+            .map_err(|e| TreeError::Baseline(e.to_string()))?;
+        Ok(Baseline {
+            root,
+            identity: doc.identity,
+            base_commit: doc.base_commit.clone(),
+            diff_sha256: doc.diff_sha256.clone(),
+            verdict_sha256: doc.verdict_sha256.clone(),
+            scope: doc.scope.clone(),
+            snapshot,
+        })
+    }
 }
 
 /// Checks a verdict document before a tree is compared with it: an accepting, git-cross-checked
@@ -387,7 +433,7 @@ pub fn verify_after_apply(
         .map(|c| (c.path.clone(), c))
         .collect();
 
-    let mut findings: BTreeMap<String, Finding> = BTreeMap::new();
+    let mut findings: BTreeMap<RepoPath, Finding> = BTreeMap::new();
     let paths: BTreeSet<&Vec<u8>> = expected.keys().chain(actual.keys()).collect();
     for path in paths {
         let finding = match (expected.get(path), actual.get(path)) {
@@ -409,36 +455,37 @@ pub fn verify_after_apply(
     }
 
     // The expected tree: the base's files, links and gitlinks with the verdict's changes.
-    let mut tree: BTreeMap<String, u32> = base_tree
+    let mut tree: BTreeMap<RepoPath, u32> = base_tree
         .iter()
         .filter(|(_, mode)| **mode != MODE_TREE)
-        .map(|(p, m)| (display_bytes(p), *m))
+        .map(|(p, m)| (RepoPath::from(p.as_slice()), *m))
         .collect();
     for change in expected.values() {
-        let key = display_bytes(&change.path);
+        let key = RepoPath::from(change.path.as_slice());
         if change.status == 'D' {
             tree.remove(&key);
         } else {
             tree.insert(key, change.new_mode);
         }
     }
-    let mut dirs: BTreeSet<&str> = BTreeSet::new();
+    let mut dirs: BTreeSet<&[u8]> = BTreeSet::new();
     for (path, mode) in &tree {
+        let path = path.as_bytes();
         if *mode == MODE_GITLINK {
             dirs.insert(path);
         }
-        for (i, _) in path.match_indices('/') {
+        for (i, _) in path.iter().enumerate().filter(|(_, b)| **b == b'/') {
             dirs.insert(&path[..i]);
         }
     }
 
     let snapshot = walk::walk(&checkout.root, limits, &hashed_in_baseline)?;
-    let mut stray_dirs = Vec::new();
-    for (path, entry) in snapshot.iter().filter(|(p, _)| !in_git_dir(p)) {
+    let mut stray_dirs: Vec<&[u8]> = Vec::new();
+    for (path, entry) in snapshot.iter().filter(|(p, _)| !in_git_dir(p.as_bytes())) {
         let problem = match (entry.kind, tree.get(path)) {
-            (Kind::Dir, _) if dirs.contains(path.as_str()) => None,
+            (Kind::Dir, _) if dirs.contains(path.as_bytes()) => None,
             (Kind::Dir, _) => {
-                stray_dirs.push(path.as_str());
+                stray_dirs.push(path.as_bytes());
                 None
             }
             (Kind::File, Some(&MODE_FILE)) if !entry.executable() => None,
@@ -481,14 +528,15 @@ pub fn verify_after_apply(
         }
     }
     for dir in stray_dirs {
-        let prefix = format!("{dir}/");
-        if !findings.keys().any(|p| p.starts_with(&prefix)) {
+        let mut prefix = dir.to_vec();
+        prefix.push(b'/');
+        if !findings.keys().any(|p| p.as_bytes().starts_with(&prefix)) {
             let f = mismatch(
-                dir.as_bytes(),
+                dir,
                 Change::Unexpected,
                 "not in the verdict: a directory that holds nothing the expected tree has".into(),
             );
-            findings.entry(dir.to_string()).or_insert(f);
+            findings.entry(RepoPath::from(dir)).or_insert(f);
         }
     }
     if Identity::of(&checkout.root)? != identity {
@@ -508,7 +556,7 @@ pub fn verify_after_apply(
 fn mismatch(path: &[u8], change: Change, message: String) -> Finding {
     Finding {
         rule: RuleId::TreeMismatch,
-        path: display_bytes(path),
+        path: RepoPath::from(path),
         change,
         message,
         policy_entry: None,
@@ -601,39 +649,7 @@ pub fn verify_after_build(
     policy: &Policy,
     limits: &WalkLimits,
 ) -> Result<AfterBuild, TreeError> {
-    if baseline.taken != Check::AfterApply.name() || !baseline.verified {
-        return Err(TreeError::Baseline(
-            "not the snapshot of a passing check after apply".into(),
-        ));
-    }
-    if !verdict_sha256.eq_ignore_ascii_case(&baseline.verdict_sha256) {
-        return Err(TreeError::Baseline(
-            "the verdict file is not the one the baseline was taken with".into(),
-        ));
-    }
-    let root = root.canonicalize().map_err(|e| TreeError::Repo {
-        path: display_bytes(root.as_os_str().as_bytes()),
-        reason: e.to_string(),
-    })?;
-    let shown_root = display_bytes(root.as_os_str().as_bytes());
-    if shown_root != baseline.root {
-        return Err(TreeError::Baseline(format!(
-            "taken of {}, not of {shown_root}",
-            baseline.root
-        )));
-    }
-    let snapshot = baseline
-        .snapshot()
-        .map_err(|e| TreeError::Baseline(e.to_string()))?;
-    let baseline = Baseline {
-        root,
-        identity: baseline.identity,
-        base_commit: baseline.base_commit.clone(),
-        diff_sha256: baseline.diff_sha256.clone(),
-        verdict_sha256: baseline.verdict_sha256.clone(),
-        scope: baseline.scope.clone(),
-        snapshot,
-    };
+    let baseline = Baseline::from_doc(root, baseline, verdict_sha256)?;
     verify_against(&baseline, verdict, policy, limits)
 }
 
@@ -670,7 +686,7 @@ pub fn verify_against(
             };
             findings.push(Finding {
                 rule: RuleId::BuildWrote,
-                path: path.to_string(),
+                path: RepoPath::from(path),
                 change: Change::Modified,
                 message: format!(
                     "the build replaced this directory: the baseline was taken of device {} inode {}, now there is {now}",
@@ -693,16 +709,15 @@ pub fn verify_against(
         max_path_bytes: policy.limits.max_path_bytes,
         max_component_bytes: policy.limits.max_component_bytes,
     };
-    let exempt_content = |path: &str| {
+    let exempt_content = |path: &[u8]| {
         !in_git_dir(path)
-            && validate_path(path.as_bytes(), &path_limits).is_ok()
-            && policy.denied(path).is_none()
-            && policy.is_build_output(path)
+            && validate_path(path, &path_limits)
+                .is_ok_and(|text| policy.denied(text).is_none() && policy.is_build_output(text))
     };
-    let hash = |path: &str| hashed_in_baseline(path) && !exempt_content(path);
+    let hash = |path: &[u8]| hashed_in_baseline(path) && !exempt_content(path);
     let after = walk::walk(root, limits, &hash)?;
 
-    let paths: BTreeSet<&String> = before.keys().chain(after.keys()).collect();
+    let paths: BTreeSet<&RepoPath> = before.keys().chain(after.keys()).collect();
     for path in paths {
         let (b, a) = (before.get(path), after.get(path));
         if let (Some(b), Some(a)) = (b, a)
@@ -722,6 +737,7 @@ pub fn verify_against(
 
 /// The paths at which the worktree differs from `baseline` in any way (identity included):
 /// empty when it is exactly the tree the baseline describes. Used before a build starts.
+/// Each path in the guard's display form.
 pub fn changed_since(baseline: &Baseline, limits: &WalkLimits) -> Result<Vec<String>, TreeError> {
     let mut changed = Vec::new();
     if Identity::of(&baseline.root)? != baseline.identity {
@@ -729,11 +745,11 @@ pub fn changed_since(baseline: &Baseline, limits: &WalkLimits) -> Result<Vec<Str
         return Ok(changed);
     }
     let now = walk::walk(&baseline.root, limits, &hashed_in_baseline)?;
-    let paths: BTreeSet<&String> = baseline.snapshot.keys().chain(now.keys()).collect();
+    let paths: BTreeSet<&RepoPath> = baseline.snapshot.keys().chain(now.keys()).collect();
     for path in paths {
         match (baseline.snapshot.get(path), now.get(path)) {
             (Some(b), Some(a)) if same(b, a) => {}
-            _ => changed.push(path.clone()),
+            _ => changed.push(path.display()),
         }
     }
     Ok(changed)
@@ -757,7 +773,7 @@ fn same(b: &Entry, a: &Entry) -> bool {
 fn what_changed(b: Option<&Entry>, a: Option<&Entry>) -> String {
     match (b, a) {
         (None, Some(a)) => match &a.target {
-            Some(t) => format!("created a symbolic link to {t}"),
+            Some(t) => format!("created a symbolic link to {}", t.display()),
             None => format!("created {}", article(a.kind)),
         },
         (Some(b), None) => format!("deleted {}", article(b.kind)),
@@ -766,7 +782,7 @@ fn what_changed(b: Option<&Entry>, a: Option<&Entry>) -> String {
         }
         (Some(b), Some(a)) if b.target != a.target => format!(
             "changed a symbolic link to point to {}",
-            a.target.as_deref().unwrap_or_default()
+            a.target.as_ref().map(RepoPath::display).unwrap_or_default()
         ),
         (Some(b), Some(a)) if b.mode != a.mode => format!(
             "changed the permissions of {} from {:04o} to {:04o}",
@@ -786,9 +802,10 @@ fn article(kind: Kind) -> String {
     }
 }
 
-/// The `build-wrote` finding for one changed path, or None when the build may write there.
+/// The `build-wrote` finding for one changed path, or None when the build may write there. The
+/// path rules, the denylist and the scope judge the exact path.
 fn build_write(
-    path: &str,
+    path: &RepoPath,
     b: Option<&Entry>,
     a: Option<&Entry>,
     policy: &Policy,
@@ -803,12 +820,12 @@ fn build_write(
     let what = what_changed(b, a);
     let finding = |message: String, entry: Option<String>| Finding {
         rule: RuleId::BuildWrote,
-        path: path.to_string(),
+        path: path.clone(),
         change,
         message,
         policy_entry: entry,
     };
-    if in_git_dir(path) {
+    if in_git_dir(path.as_bytes()) {
         return Some(finding(
             format!("the build {what} inside .git, which later git commands read and obey"),
             None,
@@ -820,23 +837,26 @@ fn build_write(
             None,
         ));
     }
-    if let Err(e) = validate_path(path.as_bytes(), limits) {
-        return Some(finding(
-            format!("the build {what} at a path the path rules refuse: {e}"),
-            None,
-        ));
-    }
-    if let Some(pattern) = policy.denied(path) {
+    let text = match validate_path(path.as_bytes(), limits) {
+        Ok(text) => text,
+        Err(e) => {
+            return Some(finding(
+                format!("the build {what} at a path the path rules refuse: {e}"),
+                None,
+            ));
+        }
+    };
+    if let Some(pattern) = policy.denied(text) {
         return Some(finding(
             format!("the build {what} in the denied trust-control surface"),
             Some(format!("deny: {pattern}")),
         ));
     }
     let only_dirs = b.is_none_or(|e| e.kind == Kind::Dir) && a.is_none_or(|e| e.kind == Kind::Dir);
-    if only_dirs || policy.is_build_output(path) {
+    if only_dirs || policy.is_build_output(text) {
         return None;
     }
-    if scope.matching(path).is_none() {
+    if scope.matching(text).is_none() {
         return Some(finding(
             format!("the build {what} outside the declared scope and outside the build outputs"),
             Some(format!("scope: {}", scope.globs().join(", "))),
@@ -884,8 +904,15 @@ mod tests {
     fn classify(path: &str, b: Option<&Entry>, a: Option<&Entry>) -> Option<(Change, String)> {
         let policy = Policy::embedded_default().unwrap();
         let scope = Scope::new(&["src/**".to_string()]).unwrap();
-        build_write(path, b, a, &policy, &scope, &PathLimits::default())
-            .map(|f| (f.change, f.policy_entry.unwrap_or_default()))
+        build_write(
+            &RepoPath::from(path),
+            b,
+            a,
+            &policy,
+            &scope,
+            &PathLimits::default(),
+        )
+        .map(|f| (f.change, f.policy_entry.unwrap_or_default()))
     }
 
     #[test]
@@ -931,6 +958,22 @@ mod tests {
         assert!(classify(".git/index", Some(&f), Some(&g)).is_some());
         assert!(classify("src/.git/config", None, Some(&f)).is_some());
         assert!(classify("src/a\\xff", None, Some(&f)).is_some());
+        // The exact path is judged, not a display form: names that display escaped are fine in
+        // scope, and bytes that are not UTF-8 are refused by the path rules.
+        let persian = "src/\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}.rs";
+        assert_eq!(classify(persian, None, Some(&f)), None);
+        let policy = Policy::embedded_default().unwrap();
+        let scope = Scope::new(&["src/**".to_string()]).unwrap();
+        let raw = RepoPath::from(&b"src/a\xff"[..]);
+        let finding = build_write(
+            &raw,
+            None,
+            Some(&f),
+            &policy,
+            &scope,
+            &PathLimits::default(),
+        );
+        assert!(finding.is_some_and(|f| f.message.contains("not valid UTF-8")));
     }
 
     #[test]

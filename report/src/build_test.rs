@@ -371,7 +371,7 @@ fn finding_row(f: &FindingDoc, docs: Option<&DocsBase>) -> String {
     format!(
         "| {} | {} | {} | {} | {} |\n",
         rule_cell,
-        escape_markdown(&f.path),
+        escape_markdown(&f.path.sink_text()),
         escape_markdown(&f.change),
         escape_markdown(&f.message),
         f.policy_entry

@@ -2,7 +2,7 @@
 //! `--verdict`/`--baseline` judge what it wrote once it is gone.
 
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStrExt;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -11,9 +11,9 @@ use guard::escape;
 use guard::sandbox::json_v1::RunReportDoc;
 use guard::sandbox::stage::{self, Limits, StagePlan};
 use guard::sandbox::{self, Isolation, NamespaceHook, RunOutcome, RunSpec, TreeSpec};
+use guard::tree::Baseline;
 use guard::tree::json_v1::SnapshotDoc;
 use guard::tree::walk::WalkLimits;
-use guard::tree::{Baseline, Check};
 
 use crate::{EXIT_ACCEPT, EXIT_ERROR, EXIT_REJECT};
 
@@ -93,29 +93,7 @@ fn load_tree(args: &RunArgs, policy: &guard::policy::Policy) -> Result<Option<Lo
     let (verdict, verdict_sha256) = super::verify_tree::read_verdict(verdict_path)?;
     let (doc, baseline_sha256) =
         super::verify_tree::read_baseline(baseline_path, args.baseline_sha256.as_deref())?;
-    if doc.taken != Check::AfterApply.name() || !doc.verified {
-        return Err("baseline: not the snapshot of a passing check after apply".into());
-    }
-    if !verdict_sha256.eq_ignore_ascii_case(&doc.verdict_sha256) {
-        return Err("baseline: the verdict file is not the one the baseline was taken with".into());
-    }
-    let root = repo
-        .canonicalize()
-        .map_err(|e| format!("--repo {}: {e}", repo.display()))?;
-    let shown = escape::display_bytes(root.as_os_str().as_bytes());
-    if shown != doc.root {
-        return Err(format!("baseline: taken of {}, not of {shown}", doc.root));
-    }
-    let snapshot = doc.snapshot().map_err(|e| format!("baseline: {e}"))?;
-    let baseline = Baseline {
-        root,
-        identity: doc.identity,
-        base_commit: doc.base_commit.clone(),
-        diff_sha256: doc.diff_sha256.clone(),
-        verdict_sha256: doc.verdict_sha256.clone(),
-        scope: doc.scope.clone(),
-        snapshot,
-    };
+    let baseline = Baseline::from_doc(repo, &doc, &verdict_sha256).map_err(|e| e.to_string())?;
     Ok(Some(LoadedTree {
         spec: TreeSpec {
             baseline,

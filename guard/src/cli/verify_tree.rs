@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use guard::escape::{display_bytes, terminal};
+use guard::escape::terminal;
 use guard::hash;
 use guard::output::json_v1::VerdictDoc;
+use guard::repo_path::RepoPath;
 use guard::tree::json_v1::{FindingDoc, SCHEMA, SNAPSHOT_SCHEMA, SnapshotDoc, VerifyTreeDoc};
 use guard::tree::walk::{Snapshot, WalkLimits};
 use guard::tree::{self, Check, Finding};
@@ -271,7 +272,7 @@ fn write_snapshot(
         .map_err(|e| format!("--repo {}: {e}", repo.display()))?;
     let doc = SnapshotDoc {
         schema: SNAPSHOT_SCHEMA.to_string(),
-        root: display_bytes(root.as_os_str().as_bytes()),
+        root: RepoPath::from(root.as_os_str().as_bytes()),
         identity,
         taken: check.name().to_string(),
         verified,
@@ -294,7 +295,7 @@ fn render_text(doc: &VerifyTreeDoc, findings: &[Finding]) -> String {
         out.push_str(&format!(
             "error[{}]: {} ({}): {}",
             f.rule,
-            terminal(&f.path),
+            f.path.display(),
             f.change.name(),
             terminal(&f.message)
         ));

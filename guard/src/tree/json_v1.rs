@@ -20,13 +20,14 @@
 //!
 //! `change` is one of `unexpected` (in the worktree, not in the verdict), `missing` (in the
 //! verdict, not in the worktree), `differs` (in both, with another status, mode or type) after
-//! apply, and `created`, `deleted`, `modified` after the build. Paths are display form
-//! ([`crate::escape::display_bytes`]): renderers still escape them for their sink.
+//! apply, and `created`, `deleted`, `modified` after the build. Paths are exact
+//! ([`RepoPath`]): renderers escape them for their sink.
 
 use serde::{Deserialize, Serialize};
 
 use super::walk::{Entry, Kind, Snapshot};
 use super::{Check, Finding, Identity};
+use crate::repo_path::RepoPath;
 
 pub const SCHEMA: &str = "agent-team-apply/verify-tree/v1";
 pub const SNAPSHOT_SCHEMA: &str = "agent-team-apply/tree-snapshot/v1";
@@ -55,7 +56,7 @@ pub struct VerifyTreeDoc {
 pub struct FindingDoc {
     /// `tree-mismatch` or `build-wrote`.
     pub rule: String,
-    pub path: String,
+    pub path: RepoPath,
     pub change: String,
     pub message: String,
     pub policy_entry: Option<String>,
@@ -100,8 +101,8 @@ impl VerifyTreeDoc {
 #[serde(deny_unknown_fields)]
 pub struct SnapshotDoc {
     pub schema: String,
-    /// The canonical worktree directory, display form.
-    pub root: String,
+    /// The canonical worktree directory, exact.
+    pub root: RepoPath,
     /// Device and inode of the worktree directory and of its `.git`: a worktree swapped for a
     /// copy is not the one the snapshot was taken of.
     pub identity: Identity,
@@ -122,13 +123,13 @@ pub struct SnapshotDoc {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EntryDoc {
-    pub path: String,
+    pub path: RepoPath,
     pub kind: Kind,
     /// Permission bits, four octal digits (`0644`).
     pub mode: String,
     pub size: u64,
     pub sha256: Option<String>,
-    pub target: Option<String>,
+    pub target: Option<RepoPath>,
 }
 
 /// Why a snapshot document was refused.
@@ -172,11 +173,11 @@ impl SnapshotDoc {
     /// The entries as a [`Snapshot`].
     pub fn snapshot(&self) -> Result<Snapshot, SnapshotError> {
         let mut snapshot = Snapshot::new();
-        let mut last: Option<&str> = None;
+        let mut last: Option<&RepoPath> = None;
         for e in &self.entries {
-            if last.is_some_and(|l| l >= e.path.as_str()) {
+            if last.is_some_and(|l| l >= &e.path) {
                 return Err(SnapshotError::Order {
-                    path: e.path.clone(),
+                    path: e.path.display(),
                 });
             }
             last = Some(&e.path);
@@ -185,7 +186,7 @@ impl SnapshotDoc {
                 .then(|| u32::from_str_radix(&e.mode, 8).ok())
                 .flatten()
                 .ok_or_else(|| SnapshotError::Mode {
-                    path: e.path.clone(),
+                    path: e.path.display(),
                     mode: e.mode.clone(),
                 })?;
             snapshot.insert(

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::escape::display_bytes;
+use crate::repo_path::RepoPath;
 
 /// Bounds on one walk. Reaching either is an error (exit 2), never a silent cut-off.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,8 +65,8 @@ pub struct Entry {
     pub size: u64,
     /// Hex SHA-256 of a file's content, when the walk was asked to hash it.
     pub sha256: Option<String>,
-    /// A symbolic link's target, in display form.
-    pub target: Option<String>,
+    /// A symbolic link's target, exact.
+    pub target: Option<RepoPath>,
 }
 
 impl Entry {
@@ -75,9 +76,8 @@ impl Entry {
     }
 }
 
-/// Every entry under a root, keyed by its root-relative path in display form
-/// ([`display_bytes`], which is injective, so equal keys mean equal paths).
-pub type Snapshot = BTreeMap<String, Entry>;
+/// Every entry under a root, keyed by its exact root-relative path.
+pub type Snapshot = BTreeMap<RepoPath, Entry>;
 
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -97,11 +97,11 @@ pub enum WalkError {
 }
 
 /// Walks `root` (not following symbolic links) and returns every entry beneath it; the root
-/// itself is not an entry. `hash(key)` says whether a file's content is hashed.
+/// itself is not an entry. `hash(path)` says whether a file's content is hashed.
 pub fn walk(
     root: &Path,
     limits: &WalkLimits,
-    hash: &dyn Fn(&str) -> bool,
+    hash: &dyn Fn(&[u8]) -> bool,
 ) -> Result<Snapshot, WalkError> {
     let mut snapshot = Snapshot::new();
     let mut stack: Vec<(PathBuf, Vec<u8>, usize)> = vec![(root.to_path_buf(), Vec::new(), 0)];
@@ -121,9 +121,9 @@ pub fn walk(
             }
             rel.extend_from_slice(name.as_bytes());
             let abs = dir.join(&name);
-            let key = display_bytes(&rel);
+            let shown = display_bytes(&rel);
             let io = |source| WalkError::Io {
-                path: key.clone(),
+                path: shown.clone(),
                 source,
             };
             if snapshot.len() >= limits.max_entries {
@@ -133,7 +133,7 @@ pub fn walk(
             }
             if depth + 1 > limits.max_depth {
                 return Err(WalkError::TooDeep {
-                    path: key,
+                    path: shown,
                     max: limits.max_depth,
                 });
             }
@@ -149,17 +149,17 @@ pub fn walk(
             if file_type.is_symlink() {
                 entry.kind = Kind::Symlink;
                 let target = std::fs::read_link(&abs).map_err(io)?;
-                entry.target = Some(display_bytes(target.as_os_str().as_bytes()));
+                entry.target = Some(RepoPath::from(target.as_os_str().as_bytes()));
             } else if file_type.is_dir() {
                 entry.kind = Kind::Dir;
-                stack.push((abs, rel, depth + 1));
+                stack.push((abs, rel.clone(), depth + 1));
             } else if file_type.is_file() {
                 entry.kind = Kind::File;
-                if hash(&key) {
-                    entry.sha256 = Some(hash_file(&abs, &meta, &key)?);
+                if hash(&rel) {
+                    entry.sha256 = Some(hash_file(&abs, &meta, &shown)?);
                 }
             }
-            snapshot.insert(key, entry);
+            snapshot.insert(RepoPath::from(rel), entry);
         }
     }
     Ok(snapshot)
@@ -214,16 +214,33 @@ mod tests {
         std::fs::write(root.join("a/b/f"), b"x").unwrap();
         std::os::unix::fs::symlink("/etc", root.join("a/l")).unwrap();
         let snap = walk(root, &WalkLimits::default(), &|_| true).unwrap();
-        let keys: Vec<&str> = snap.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["a", "a/b", "a/b/f", "a/l"]);
-        assert_eq!(snap["a/l"].kind, Kind::Symlink);
-        assert_eq!(snap["a/l"].target.as_deref(), Some("/etc"));
+        let keys: Vec<&[u8]> = snap.keys().map(RepoPath::as_bytes).collect();
+        assert_eq!(keys, [&b"a"[..], b"a/b", b"a/b/f", b"a/l"]);
+        let at = |path: &str| &snap[&RepoPath::from(path)];
+        assert_eq!(at("a/l").kind, Kind::Symlink);
+        assert_eq!(at("a/l").target, Some(RepoPath::from("/etc")));
         assert_eq!(
-            snap["a/b/f"].sha256.as_deref(),
+            at("a/b/f").sha256.as_deref(),
             Some("2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881")
         );
         let unhashed = walk(root, &WalkLimits::default(), &|_| false).unwrap();
-        assert_eq!(unhashed["a/b/f"].sha256, None);
+        assert_eq!(unhashed[&RepoPath::from("a/b/f")].sha256, None);
+    }
+
+    #[test]
+    fn keys_are_the_exact_names() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = tempfile::tempdir().unwrap();
+        let persian = "\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}.md";
+        std::fs::write(dir.path().join(persian), b"x").unwrap();
+        std::fs::write(
+            dir.path().join(std::ffi::OsStr::from_bytes(b"a\\b\xff")),
+            b"x",
+        )
+        .unwrap();
+        let snap = walk(dir.path(), &WalkLimits::default(), &|_| false).unwrap();
+        assert!(snap.contains_key(&RepoPath::from(persian)));
+        assert!(snap.contains_key(&RepoPath::from(&b"a\\b\xff"[..])));
     }
 
     #[test]
