@@ -11,6 +11,7 @@ pub mod diff;
 pub mod escape;
 pub mod git;
 pub mod hash;
+pub mod inputs;
 pub mod output;
 pub mod path;
 pub mod policy;
