@@ -2,3 +2,4 @@
 
 pub mod decide;
 pub mod publish_plan;
+pub mod verify_dispatch;
