@@ -156,33 +156,15 @@ pub fn verifying_keys(env: &dyn Fn(&str) -> Option<Vec<u8>>) -> Result<Verifying
     Ok(VerifyingKeys { current, previous })
 }
 
-/// The repository `owner/name` as GitHub allows it, kept lower-cased.
+/// The repository `owner/name` as [`github::Repository`] allows it, kept lower-cased.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RepositoryName(String);
 
 impl RepositoryName {
     pub fn parse(value: &str) -> Result<Self, MacError> {
-        let bad = || MacError::Repository {
-            found: value.to_owned(),
-        };
-        let (owner, name) = value.split_once('/').ok_or_else(bad)?;
-        let owner_ok = !owner.is_empty()
-            && owner.len() <= 39
-            && owner
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-');
-        let name_ok = !name.is_empty()
-            && name.len() <= 100
-            && name != "."
-            && name != ".."
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
-        if owner_ok && name_ok {
-            Ok(RepositoryName(value.to_ascii_lowercase()))
-        } else {
-            Err(bad())
-        }
+        github::Repository::parse(value)
+            .map(|repo| RepositoryName(repo.full_name().to_ascii_lowercase()))
+            .map_err(|e| MacError::Repository { found: e.found })
     }
 
     pub fn as_str(&self) -> &str {

@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 pub mod decide;
+pub mod dispatch;
 pub mod dispatch_mac;
 pub mod github_output;
 pub mod local_run;

@@ -21,9 +21,9 @@ pub struct Recorded {
     /// Header names lower-cased, in order.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
-    /// The absolute-form target (`http://host/path`) when the request came through as to a
-    /// proxy.
-    pub absolute: Option<String>,
+    /// When the request came as to a proxy: the host and port it was meant for (from a
+    /// `CONNECT` tunnel or an absolute-form target).
+    pub via_proxy: Option<String>,
 }
 
 impl Recorded {
@@ -192,11 +192,12 @@ fn read_request(stream: &TcpStream) -> Option<Recorded> {
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body).ok()?;
 
-    let (absolute, origin) = match target.strip_prefix("http://") {
+    let (via_proxy, origin) = match target.strip_prefix("http://") {
         Some(rest) => {
             let at = rest.find('/').unwrap_or(rest.len());
-            (Some(target.clone()), rest[at..].to_owned())
+            (Some(rest[..at].to_owned()), rest[at..].to_owned())
         }
+        None if method == "CONNECT" => (Some(target.clone()), String::new()),
         None => (None, target),
     };
     let (path, query) = match origin.split_once('?') {
@@ -217,16 +218,33 @@ fn read_request(stream: &TcpStream) -> Option<Recorded> {
         query,
         headers,
         body,
-        absolute,
+        via_proxy,
     })
 }
 
 pub fn serve(mut stream: TcpStream, addr: SocketAddr, state: &Arc<Mutex<State>>) {
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let _ = stream.set_write_timeout(Some(Duration::from_secs(10)));
-    let Some(request) = read_request(&stream) else {
+    let Some(mut request) = read_request(&stream) else {
         return;
     };
+    if request.method == "CONNECT" {
+        // Act as the proxy: open the tunnel and serve the request that comes through it.
+        let authority = request.via_proxy.clone();
+        if stream
+            .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            .is_err()
+        {
+            return;
+        }
+        let Some(tunneled) = read_request(&stream) else {
+            return;
+        };
+        request = Recorded {
+            via_proxy: authority,
+            ..tunneled
+        };
+    }
     let reply = {
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
         state.now += 1;

@@ -173,6 +173,11 @@ pub struct Scenario {
     pub start_unix: i64,
     /// Whether responses carry a `Date` header.
     pub send_date: bool,
+    /// Text appended to a failed job's log (what a hostile build could print).
+    pub failed_log_extra: String,
+    /// The name dispatched runs get instead of `agent-team-apply <task_id>` (a workflow whose
+    /// `run-name` differs).
+    pub run_name: Option<String>,
 }
 
 impl Default for Scenario {
@@ -194,6 +199,8 @@ impl Default for Scenario {
             // 2026-03-01T12:00:00Z
             start_unix: 1_772_366_400,
             send_date: true,
+            failed_log_extra: String::new(),
+            run_name: None,
         }
     }
 }

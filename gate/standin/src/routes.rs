@@ -211,7 +211,11 @@ fn dispatch(state: &mut State, req: &Recorded, base: &str) -> Reply {
     let outcome = state.scenario.outcome.clone();
     state.runs.push(RunState {
         id,
-        display_title: format!("agent-team-apply {task}"),
+        display_title: state
+            .scenario
+            .run_name
+            .clone()
+            .unwrap_or_else(|| format!("agent-team-apply {task}")),
         created_at: state.now,
         status: "queued".into(),
         conclusion: None,
@@ -314,6 +318,7 @@ fn get_run(state: &mut State, id: &str, base: &str) -> Reply {
 
 fn job(state: &mut State, name: &str, conclusion: &str, failing_step: Option<&str>) -> JobState {
     let id = state.next_id() * 1000 + 7;
+    let extra = state.scenario.failed_log_extra.clone();
     let mut steps = vec![("Set up job".to_owned(), Some("success".to_owned()))];
     let mut log = format!("2026-03-01T12:00:00.0000000Z ##[group]Run {name}\n");
     match (conclusion, failing_step) {
@@ -321,7 +326,7 @@ fn job(state: &mut State, name: &str, conclusion: &str, failing_step: Option<&st
             steps.push((step.to_owned(), Some("failure".to_owned())));
             log.push_str(&format!(
                 "2026-03-01T12:00:01.0000000Z {step}: error[build-wrote]: .github/workflows/release.yml (created)\n\
-                 2026-03-01T12:00:01.0000000Z ##[error]Process completed with exit code 1.\n"
+                 {extra}2026-03-01T12:00:01.0000000Z ##[error]Process completed with exit code 1.\n"
             ));
         }
         ("skipped" | "cancelled", _) => {}
