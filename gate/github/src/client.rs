@@ -901,15 +901,24 @@ fn read_response(
     })
 }
 
-/// Whether the request may have reached the server: anything but a failure to connect at all.
+/// Whether the request may have reached the server: anything but a failure to connect at all
+/// (a refused or unreachable connection reports as an I/O error of those kinds).
 fn reached_server(e: &ureq::Error) -> bool {
-    !matches!(
-        e,
+    use std::io::ErrorKind;
+    match e {
         ureq::Error::ConnectionFailed
-            | ureq::Error::HostNotFound
-            | ureq::Error::ConnectProxyFailed(_)
-            | ureq::Error::Timeout(ureq::Timeout::Resolve | ureq::Timeout::Connect)
-    )
+        | ureq::Error::HostNotFound
+        | ureq::Error::ConnectProxyFailed(_)
+        | ureq::Error::Timeout(ureq::Timeout::Resolve | ureq::Timeout::Connect) => false,
+        ureq::Error::Io(io) => !matches!(
+            io.kind(),
+            ErrorKind::ConnectionRefused
+                | ErrorKind::AddrNotAvailable
+                | ErrorKind::NetworkUnreachable
+                | ErrorKind::HostUnreachable
+        ),
+        _ => true,
+    }
 }
 
 /// Transport failures worth another attempt (as opposed to configuration errors).

@@ -40,7 +40,7 @@ pub fn parse_http_date(value: &str) -> Option<i64> {
     if b[7] != b' ' || b[11] != b' ' || b[16] != b' ' || b[19] != b':' || b[22] != b':' {
         return None;
     }
-    if day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60 {
+    if !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
         return None;
     }
     Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second.min(59))
