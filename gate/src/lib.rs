@@ -3,7 +3,8 @@
 //! and the publication plan computed from trusted inputs. No process I/O here except
 //! [`github_output::StepOutputs::append_to`] and [`publish::prepare`], which runs the guard's git
 //! cross-check (read-only on the base checkout, a throwaway index for the applied diff), and
-//! [`local_run`], which plays the whole workflow on this machine by running the stage binaries.
+//! [`local_run`], which plays the whole workflow on this machine by running the stage binaries,
+//! and [`dispatch`], the trusted dispatcher, which talks to GitHub through the `github` client.
 #![forbid(unsafe_code)]
 
 pub mod decide;
