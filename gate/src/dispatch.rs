@@ -207,13 +207,16 @@ fn dispatch_and_follow(
         );
     }
 
-    let found = match client.dispatch_workflow(
-        repo,
-        &request.workflow,
-        request.git_ref.as_str(),
-        &inputs,
-        true,
-    ) {
+    let dispatch = |with_details: bool| {
+        client.dispatch_workflow(
+            repo,
+            &request.workflow,
+            request.git_ref.as_str(),
+            &inputs,
+            with_details,
+        )
+    };
+    let found = match dispatch(true) {
         Ok(dispatched) => match dispatched.outcome {
             DispatchOutcome::RunDetails(details) => Found::Named(details.workflow_run_id),
             DispatchOutcome::Accepted => Found::Correlate,
@@ -222,36 +225,19 @@ fn dispatch_and_follow(
                     "the server refused return_run_details (HTTP {status}); dispatching without it"
                 ));
                 watermark = watermark.max(dispatched.date);
-                let again = client
-                    .dispatch_workflow(
-                        repo,
-                        &request.workflow,
-                        request.git_ref.as_str(),
-                        &inputs,
-                        false,
-                    )
-                    .map_err(|e| text(&e))?;
-                match again.outcome {
-                    DispatchOutcome::Accepted => Found::Correlate,
-                    other => return Err(format!("unexpected answer to the dispatch: {other:?}")),
+                match dispatch(false) {
+                    Ok(again) if again.outcome == DispatchOutcome::Accepted => Found::Correlate,
+                    Ok(again) => {
+                        return Err(format!(
+                            "unexpected answer to the dispatch: {:?}",
+                            again.outcome
+                        ));
+                    }
+                    Err(e) => ambiguous(e, progress)?,
                 }
             }
         },
-        Err(
-            e @ (Error::Transport {
-                may_have_reached: true,
-                ..
-            }
-            | Error::Status {
-                status: 500..=599, ..
-            }),
-        ) => {
-            (progress.log)(&format!(
-                "the dispatch may or may not have started a run ({e}); looking for it instead of dispatching again"
-            ));
-            Found::Correlate
-        }
-        Err(e) => return Err(format!("dispatch refused: {e}")),
+        Err(e) => ambiguous(e, progress)?,
     };
 
     let (run_id, found_by) = match found {
@@ -282,6 +268,26 @@ fn dispatch_and_follow(
 enum Found {
     Named(u64),
     Correlate,
+}
+
+/// A failed dispatch: one that may have reached GitHub (a `5xx`, a connection lost after
+/// sending) is left to the correlation, never sent again; any other failure is final.
+fn ambiguous(e: Error, progress: &mut Progress<'_>) -> Result<Found, String> {
+    match e {
+        Error::Transport {
+            may_have_reached: true,
+            ..
+        }
+        | Error::Status {
+            status: 500..=599, ..
+        } => {
+            (progress.log)(&format!(
+                "the dispatch may or may not have started a run ({e}); looking for it instead of dispatching again"
+            ));
+            Ok(Found::Correlate)
+        }
+        e => Err(format!("dispatch refused: {e}")),
+    }
 }
 
 fn base_inputs(

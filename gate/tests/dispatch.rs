@@ -559,6 +559,34 @@ fn an_ambiguous_dispatch_is_never_sent_twice() {
 }
 
 #[test]
+fn an_ambiguous_second_dispatch_after_a_refused_parameter_is_not_sent_again() {
+    let scenario = Scenario {
+        faults: vec![Fault::new(
+            "POST",
+            "/repos/octo/repo/actions/workflows/",
+            vec![
+                Canned::status(
+                    422,
+                    "Invalid request.\n\n\"return_run_details\" is not a permitted key.",
+                ),
+                Canned::status(502, "Server Error"),
+            ],
+        )],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    let posts = dispatches(&case.requests);
+    assert_eq!(posts.len(), 2);
+    assert!(posts[1].json().get("return_run_details").is_none());
+    assert_eq!(case.report.exit_code, 2);
+    assert!(
+        case.log
+            .iter()
+            .any(|l| l.contains("looking for it instead of dispatching again"))
+    );
+}
+
+#[test]
 fn a_dropped_connection_after_sending_the_dispatch_is_not_retried() {
     let scenario = Scenario {
         faults: vec![Fault::new(
