@@ -136,6 +136,7 @@ const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("gate-builds-own-binaries", gate_builds_own_binaries),
     ("app-token-scoped", app_token_scoped),
     ("app-token-revoked", app_token_revoked),
+    ("dispatch-signature-verified", dispatch_signature_verified),
 ];
 
 /// The project CI's invariants.
@@ -323,7 +324,10 @@ fn dispatch_only(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// The dispatch inputs are exactly the documented ones, all strings, well under GitHub's 25.
+/// GitHub's cap on the number of `workflow_dispatch` inputs.
+const MAX_DISPATCH_INPUTS: usize = 25;
+
+/// The dispatch inputs are exactly the documented ones, all strings, within GitHub's 25.
 fn inputs_declared(wf: &Workflow) -> Result<(), String> {
     let inputs = wf
         .doc
@@ -338,7 +342,14 @@ fn inputs_declared(wf: &Workflow) -> Result<(), String> {
         "declared_scope",
         "diff_b64",
         "diff_ref",
+        "dispatch_mac",
     ]);
+    if names.len() > MAX_DISPATCH_INPUTS {
+        return Err(format!(
+            "{} inputs, GitHub accepts at most {MAX_DISPATCH_INPUTS}",
+            names.len()
+        ));
+    }
     if names != expected {
         return Err(format!("inputs are {names:?}, expected {expected:?}"));
     }
@@ -1154,6 +1165,62 @@ fn ci_runs_the_checks(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
+/// gate-and-pr verifies the dispatcher's signature with `gate verify-dispatch` over the run's own
+/// repository and ref and every signed input, with the environment's keys, before the App token is
+/// minted; the step cannot be skipped or its failure ignored.
+fn dispatch_signature_verified(wf: &Workflow) -> Result<(), String> {
+    let steps = wf.steps(GATE)?;
+    let verify = index_of(steps, |s| run_contains(s, "/gate\" verify-dispatch "))
+        .ok_or("gate-and-pr does not run gate verify-dispatch")?;
+    let mint = index_of(steps, |s| uses_action(s, "actions/create-github-app-token"))
+        .ok_or("gate-and-pr mints no App token")?;
+    if verify > mint {
+        return Err("the dispatch signature is verified after the App token is minted".into());
+    }
+    let step = &steps[verify];
+    let script = joined(run_of(step).unwrap_or_default());
+    for needed in [
+        " --repository=\"$GITHUB_REPOSITORY\" ",
+        " --ref=\"$GITHUB_REF\" ",
+        " --task-id=\"$TASK_ID\" ",
+        " --base=\"$BASE_SHA\" ",
+        " --diff-sha256=\"$EXPECTED_DIFF_SHA256\" ",
+        " --declared-scope=\"$DECLARED_SCOPE\" ",
+        " --mac=\"$DISPATCH_MAC\"",
+    ] {
+        if !script.contains(needed) {
+            return Err(format!("gate verify-dispatch lacks `{}`", needed.trim()));
+        }
+    }
+    for (name, value) in [
+        (
+            "AGENT_TEAM_DISPATCH_KEY",
+            "${{ secrets.AGENT_TEAM_DISPATCH_KEY }}",
+        ),
+        (
+            "AGENT_TEAM_DISPATCH_KEY_PREVIOUS",
+            "${{ secrets.AGENT_TEAM_DISPATCH_KEY_PREVIOUS }}",
+        ),
+        ("DISPATCH_MAC", "${{ inputs.dispatch_mac }}"),
+    ] {
+        if step
+            .pointer(&format!("/env/{name}"))
+            .and_then(Value::as_str)
+            != Some(value)
+        {
+            return Err(format!(
+                "the verification step does not set {name} to `{value}`"
+            ));
+        }
+    }
+    if step.get("if").is_some() || step.get("continue-on-error").is_some() {
+        return Err(
+            "the verification step is conditional or may fail without stopping the job".into(),
+        );
+    }
+    Ok(())
+}
+
 // ---------------------------------------------------------------------------------------------
 // Tests
 
@@ -1900,6 +1967,70 @@ const APPLY_MUTATIONS: &[Mutation] = &[
                 "          repositories: ${{ github.event.repository.name }}\n",
                 "",
             )
+        },
+    },
+    Mutation {
+        description: "ignore a failed signature check",
+        breaks: &["dispatch-signature-verified"],
+        apply: |t| {
+            replace_once(
+                t,
+                "      - name: Verify the dispatcher's signature\n",
+                "      - name: Verify the dispatcher's signature\n        continue-on-error: true\n",
+            )
+        },
+    },
+    Mutation {
+        description: "verify the signature without the MAC",
+        breaks: &["dispatch-signature-verified"],
+        apply: |t| replace_once(t, " --mac=\"$DISPATCH_MAC\"", ""),
+    },
+    Mutation {
+        description: "leave the scope out of the verified fields",
+        breaks: &["dispatch-signature-verified"],
+        apply: |t| replace_once(t, "--declared-scope=\"$DECLARED_SCOPE\" ", ""),
+    },
+    Mutation {
+        description: "verify with a key from a repository variable",
+        breaks: &["dispatch-signature-verified"],
+        apply: |t| {
+            replace_once(
+                t,
+                "AGENT_TEAM_DISPATCH_KEY: ${{ secrets.AGENT_TEAM_DISPATCH_KEY }}",
+                "AGENT_TEAM_DISPATCH_KEY: ${{ vars.AGENT_TEAM_DISPATCH_KEY }}",
+            )
+        },
+    },
+    Mutation {
+        description: "verify the signature only after minting the App token",
+        breaks: &["dispatch-signature-verified"],
+        apply: |t| {
+            let start = t
+                .find("      # Anyone who can dispatch this workflow")
+                .expect("verification comment");
+            let end = t[start..]
+                .find("      - name: Require the base commit on the default branch")
+                .expect("next step")
+                + start;
+            let step = &t[start..end];
+            let without = format!("{}{}", &t[..start], &t[end..]);
+            replace_once(
+                &without,
+                "      - name: Create the branch at the base commit\n",
+                &format!("{step}      - name: Create the branch at the base commit\n"),
+            )
+        },
+    },
+    Mutation {
+        description: "declare 25 more inputs than GitHub accepts",
+        breaks: &["inputs-declared"],
+        apply: |t| {
+            let extra: String = (0..25)
+                .map(|i| {
+                    format!("      extra_{i}:\n        type: string\n        required: false\n")
+                })
+                .collect();
+            replace_once(t, "    inputs:\n", &format!("    inputs:\n{extra}"))
         },
     },
     Mutation {

@@ -3,10 +3,13 @@
 //! and the publication plan computed from trusted inputs. No process I/O here except
 //! [`github_output::StepOutputs::append_to`] and [`publish::prepare`], which runs the guard's git
 //! cross-check (read-only on the base checkout, a throwaway index for the applied diff), and
-//! [`local_run`], which plays the whole workflow on this machine by running the stage binaries.
+//! [`local_run`], which plays the whole workflow on this machine by running the stage binaries,
+//! and [`dispatch`], the trusted dispatcher, which talks to GitHub through the `github` client.
 #![forbid(unsafe_code)]
 
 pub mod decide;
+pub mod dispatch;
+pub mod dispatch_mac;
 pub mod github_output;
 pub mod local_run;
 pub mod output;

@@ -12,6 +12,7 @@ pub mod doc_json;
 pub mod escape;
 pub mod git;
 pub mod hash;
+pub mod inputs;
 pub mod output;
 pub mod path;
 pub mod policy;

@@ -31,6 +31,9 @@ enum Command {
     Apply(cli::apply::ApplyArgs),
     /// Check the worktree against the verdict after apply, or against the baseline after the build.
     VerifyTree(cli::verify_tree::VerifyTreeArgs),
+    /// Validate the workflow's dispatch inputs from TASK_ID, BASE_SHA, EXPECTED_DIFF_SHA256,
+    /// DECLARED_SCOPE, DIFF_B64, DIFF_REF and DISPATCH_MAC (::error:: per problem, exit 1).
+    Inputs(cli::inputs::InputsArgs),
     /// Run the build/test command without credentials or network.
     Run(cli::run::RunArgs),
     #[command(name = guard::sandbox::stage::STAGE_SUBCOMMAND, hide = true)]
@@ -46,6 +49,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cli::check::run(args),
         Command::Apply(args) => cli::apply::run(args),
         Command::VerifyTree(args) => cli::verify_tree::run(args),
+        Command::Inputs(args) => cli::inputs::run(args),
         Command::Run(args) => cli::run::run(args),
         Command::SandboxStage(args) => cli::run::sandbox_stage(args),
     };

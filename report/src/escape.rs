@@ -88,22 +88,10 @@ fn push_reference(out: &mut String, c: char) {
     out.push_str(&format!("&#{};", c as u32));
 }
 
-/// Escape the data (message) part of a GitHub workflow command, as `escapeData` does in
-/// actions/toolkit `packages/core/src/command.ts`: `%` → `%25`, CR → `%0D`, LF → `%0A`. The runner
-/// reverses exactly these. With line breaks escaped, nothing in the data can start a new command
-/// line (`::stop-commands::`, `::add-mask::`, ...); a `::` inside the data is inert because the
-/// runner splits on the first `::` after the command name.
+/// Escape the data (message) part of a GitHub workflow command: [`guard::escape::workflow_data`]
+/// (`escapeData` of actions/toolkit), the one implementation `guard inputs` shares.
 pub fn escape_workflow_data(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '%' => out.push_str("%25"),
-            '\r' => out.push_str("%0D"),
-            '\n' => out.push_str("%0A"),
-            c => out.push(c),
-        }
-    }
-    out
+    guard::escape::workflow_data(text)
 }
 
 /// Escape a property value (`file=`, `title=`) of a GitHub workflow command, as `escapeProperty`

@@ -1,4 +1,6 @@
 //! One module per subcommand: parse arguments, call the library, render, return an exit code.
 
 pub mod decide;
+pub mod dispatch;
 pub mod publish_plan;
+pub mod verify_dispatch;

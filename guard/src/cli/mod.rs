@@ -2,5 +2,6 @@
 
 pub mod apply;
 pub mod check;
+pub mod inputs;
 pub mod run;
 pub mod verify_tree;

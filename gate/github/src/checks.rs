@@ -1,0 +1,64 @@
+//! Check runs (<https://docs.github.com/en/rest/checks/runs>).
+
+use serde::Deserialize;
+
+use crate::client::{Call, Client, Error, Method, Replay};
+use crate::{Repository, encode_path};
+
+/// A check run (schema `check-run`); the fields used here.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CheckRun {
+    pub id: u64,
+    pub name: String,
+    pub head_sha: String,
+    pub status: String,
+    #[serde(default)]
+    pub conclusion: Option<String>,
+    #[serde(default)]
+    pub html_url: Option<String>,
+    #[serde(default)]
+    pub app: Option<CheckRunApp>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CheckRunApp {
+    #[serde(default)]
+    pub slug: Option<String>,
+}
+
+/// `{total_count, check_runs}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct CheckRuns {
+    pub total_count: u64,
+    pub check_runs: Vec<CheckRun>,
+}
+
+impl Client {
+    /// `GET /repos/{owner}/{repo}/commits/{ref}/check-runs?check_name=...` ("List check runs
+    /// for a Git reference", <https://docs.github.com/en/rest/checks/runs#list-check-runs-for-a-git-reference>;
+    /// OpenAPI `paths["/repos/{owner}/{repo}/commits/{ref}/check-runs"].get`).
+    pub fn list_check_runs(
+        &self,
+        repo: &Repository,
+        sha: &str,
+        check_name: &str,
+    ) -> Result<CheckRuns, Error> {
+        let call = Call::get(repo.path(&format!("/commits/{}/check-runs", encode_path(sha))))
+            .query("check_name", check_name)
+            .query("per_page", "100");
+        self.json(&call, &[200])
+    }
+
+    /// `POST /repos/{owner}/{repo}/check-runs` ("Create a check run",
+    /// <https://docs.github.com/en/rest/checks/runs#create-a-check-run>; OpenAPI
+    /// `paths["/repos/{owner}/{repo}/check-runs"].post`) with a body built elsewhere (for the
+    /// gate: `report check-run`); `201`. Sent as [`Replay::Once`].
+    pub fn create_check_run(
+        &self,
+        repo: &Repository,
+        body: &serde_json::Value,
+    ) -> Result<CheckRun, Error> {
+        let call = Call::with_json(Method::Post, repo.path("/check-runs"), body, Replay::Once)?;
+        self.json(&call, &[201])
+    }
+}

@@ -1,0 +1,75 @@
+//! Pull requests (<https://docs.github.com/en/rest/pulls/pulls>).
+
+use serde::{Deserialize, Serialize};
+
+use crate::Repository;
+use crate::client::{Call, Client, Error, Method, Replay};
+
+/// A pull request (schema `pull-request-simple` in lists, `pull-request` when created); the
+/// fields used here.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PullRequest {
+    pub number: u64,
+    pub html_url: String,
+    pub state: String,
+    #[serde(default)]
+    pub draft: Option<bool>,
+    pub head: Branch,
+    pub base: Branch,
+}
+
+/// `head` / `base`: the branch name (`ref`), its commit, and its repository (`null` when a
+/// fork was deleted).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Branch {
+    #[serde(rename = "ref")]
+    pub name: String,
+    pub sha: String,
+    #[serde(default)]
+    pub repo: Option<BranchRepository>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct BranchRepository {
+    pub full_name: String,
+}
+
+/// The body of `POST /repos/{owner}/{repo}/pulls`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NewPullRequest {
+    pub title: String,
+    pub body: String,
+    pub head: String,
+    pub base: String,
+    pub draft: bool,
+}
+
+impl Client {
+    /// `GET /repos/{owner}/{repo}/pulls?head={owner}:{branch}&state=open` ("List pull
+    /// requests", <https://docs.github.com/en/rest/pulls/pulls#list-pull-requests>; OpenAPI
+    /// `paths["/repos/{owner}/{repo}/pulls"].get`): the open pull requests from `branch` of
+    /// this repository.
+    pub fn list_open_pulls_from(
+        &self,
+        repo: &Repository,
+        branch: &str,
+    ) -> Result<Vec<PullRequest>, Error> {
+        let call = Call::get(repo.path("/pulls"))
+            .query("head", format!("{}:{branch}", repo.owner()))
+            .query("state", "open")
+            .query("per_page", "100");
+        self.json(&call, &[200])
+    }
+
+    /// `POST /repos/{owner}/{repo}/pulls` ("Create a pull request",
+    /// <https://docs.github.com/en/rest/pulls/pulls#create-a-pull-request>; OpenAPI
+    /// `paths["/repos/{owner}/{repo}/pulls"].post`): `201`. Sent as [`Replay::Once`].
+    pub fn create_pull(
+        &self,
+        repo: &Repository,
+        pull: &NewPullRequest,
+    ) -> Result<PullRequest, Error> {
+        let call = Call::with_json(Method::Post, repo.path("/pulls"), pull, Replay::Once)?;
+        self.json(&call, &[201])
+    }
+}

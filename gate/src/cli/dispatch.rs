@@ -1,0 +1,200 @@
+//! `gate dispatch`: the trusted dispatcher (see [`gate::dispatch`]).
+//!
+//! The token comes from `GH_TOKEN` or `GITHUB_TOKEN` and the signing key from
+//! `AGENT_TEAM_DISPATCH_KEY` (or `AGENT_TEAM_DISPATCH_KEY_FILE`), never from a flag; neither
+//! reaches any output. Exit 0: the gate passed and the draft pull request exists (without
+//! `--wait`: the run was dispatched and identified); 1: the gate failed; 2: anything else.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+
+use gate::dispatch::{DispatchRequest, EXIT_ERROR, parse_workflow_file, run};
+use gate::dispatch_mac::{FullRef, signing_key};
+use gate::output::dispatch_result_v1::DispatchResultDoc;
+use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
+use guard::cli_args::emit;
+use guard::escape::terminal;
+use guard::inputs::{BaseSha, Scope, TaskId};
+
+/// Largest diff read (GitHub's blob limit is 100 MB).
+const MAX_DIFF_BYTES: u64 = 64 << 20;
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Args)]
+pub struct DispatchArgs {
+    #[arg(long, value_name = "OWNER/NAME")]
+    repository: String,
+    /// The workflow file, e.g. agent-team-apply-verify.yml.
+    #[arg(long, value_name = "FILE")]
+    workflow: String,
+    /// The branch (or full ref) to run the workflow on; the key is bound to it.
+    #[arg(long = "ref", value_name = "BRANCH")]
+    git_ref: String,
+    #[arg(long, value_name = "ID")]
+    task_id: String,
+    /// The full commit the diff applies to.
+    #[arg(long, value_name = "SHA")]
+    base: String,
+    /// A declared scope glob (repeatable, at least one).
+    #[arg(long = "scope", value_name = "GLOB", required = true)]
+    scope: Vec<String>,
+    /// The candidate diff.
+    #[arg(long, value_name = "FILE")]
+    diff: PathBuf,
+    /// The API URL (default: $GITHUB_API_URL, else https://api.github.com).
+    #[arg(long, value_name = "URL")]
+    api_url: Option<String>,
+    /// Follow the run to its outcome.
+    #[arg(long)]
+    wait: bool,
+    /// The whole command's time limit.
+    #[arg(long, value_name = "SECONDS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    timeout: u64,
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+}
+
+fn env_text(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+fn request(args: &DispatchArgs) -> Result<DispatchRequest, String> {
+    let join = |errors: Vec<guard::inputs::InputError>| {
+        errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let diff = read_diff(&args.diff)?;
+    let env_bytes = |name: &str| std::env::var_os(name).map(|v| v.into_encoded_bytes());
+    Ok(DispatchRequest {
+        repository: Repository::parse(&args.repository).map_err(|e| e.to_string())?,
+        workflow: parse_workflow_file(&args.workflow)?,
+        git_ref: FullRef::parse(&args.git_ref).map_err(|e| e.to_string())?,
+        task_id: TaskId::parse(&args.task_id).map_err(|e| e.to_string())?,
+        base: BaseSha::parse(&args.base).map_err(|e| e.to_string())?,
+        scope: Scope::from_globs(&args.scope).map_err(join)?,
+        diff,
+        key: signing_key(&env_bytes).map_err(|e| e.to_string())?,
+        wait: args.wait,
+        timeout: Duration::from_secs(args.timeout),
+    })
+}
+
+fn read_diff(path: &PathBuf) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("--diff {}: {e}", path.display()))?;
+    let mut bytes = Vec::new();
+    file.take(MAX_DIFF_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("--diff {}: {e}", path.display()))?;
+    if bytes.len() as u64 > MAX_DIFF_BYTES {
+        return Err(format!(
+            "--diff {}: larger than {MAX_DIFF_BYTES} bytes",
+            path.display()
+        ));
+    }
+    if bytes.is_empty() {
+        return Err(format!("--diff {}: empty", path.display()));
+    }
+    Ok(bytes)
+}
+
+fn client(args: &DispatchArgs, timeout: Duration) -> Result<(Client, Token), String> {
+    let token = Token::from_env(&env_text).map_err(|e| e.to_string())?;
+    let api_url = ApiUrl::resolve(args.api_url.as_deref(), &env_text).map_err(|e| e.to_string())?;
+    let mut config = ClientConfig::new(api_url, token.clone(), Arc::new(SystemClock::new()));
+    config.proxy = ProxySettings::from_env(&env_text);
+    config.deadline = Some(timeout);
+    Ok((Client::new(config).map_err(|e| e.to_string())?, token))
+}
+
+pub fn render_text(doc: &DispatchResultDoc) -> String {
+    let mut out = format!("DISPATCH: {} (exit {})\n", doc.decision, doc.exit_code);
+    out.push_str(&format!(
+        "  task {} on {} {}, diff sha256 {} via {}\n",
+        doc.task_id,
+        doc.repository,
+        doc.git_ref,
+        doc.diff_sha256,
+        doc.diff_ref.as_deref().unwrap_or(&doc.transport)
+    ));
+    if let Some(run) = &doc.run {
+        out.push_str(&format!(
+            "  run {} ({}, found by {}): {}\n",
+            run.id,
+            run.html_url,
+            run.found_by,
+            run.conclusion
+                .as_deref()
+                .or(run.status.as_deref())
+                .unwrap_or("?")
+        ));
+    }
+    for job in &doc.jobs {
+        out.push_str(&format!(
+            "  job {}: {}{}\n",
+            job.name,
+            job.conclusion.as_deref().unwrap_or(&job.status),
+            job.failed_step
+                .as_ref()
+                .map(|s| format!(" (step \"{s}\")"))
+                .unwrap_or_default()
+        ));
+    }
+    if let Some(pull) = &doc.pull_request {
+        out.push_str(&format!(
+            "  draft pull request #{}: {}\n",
+            pull.number, pull.html_url
+        ));
+    }
+    for reason in &doc.reasons {
+        out.push_str(&format!("  reason: {reason}\n"));
+    }
+    if let Some(tail) = &doc.log_tail {
+        out.push_str(&format!("  log tail of {} ({}):\n", tail.job, tail.note));
+        for line in tail.text.lines() {
+            out.push_str(&format!("    | {line}\n"));
+        }
+    }
+    // Each line escaped on its own: values from GitHub and the log cannot start a new line or
+    // reach the terminal as control sequences.
+    out.lines().map(|l| format!("{}\n", terminal(l))).collect()
+}
+
+pub fn run_cli(args: DispatchArgs) -> u8 {
+    let fail = |message: &str| {
+        eprintln!("gate dispatch: {}", terminal(message));
+        EXIT_ERROR
+    };
+    let request = match request(&args) {
+        Ok(request) => request,
+        Err(e) => return fail(&e),
+    };
+    let (client, token) = match client(&args, request.timeout) {
+        Ok(pair) => pair,
+        Err(e) => return fail(&e),
+    };
+    let mut log = |line: &str| eprintln!("gate dispatch: {}", terminal(&token.redact(line)));
+    let report = run(&client, &request, &mut log);
+    let rendered = match args.format {
+        Format::Text => render_text(&report.doc),
+        Format::Json => match serde_json::to_string_pretty(&report.doc) {
+            Ok(json) => format!("{json}\n"),
+            Err(e) => return fail(&format!("cannot serialize the result: {e}")),
+        },
+    };
+    match emit(&token.redact(&rendered)) {
+        Ok(()) => report.exit_code,
+        Err(e) => fail(&e),
+    }
+}

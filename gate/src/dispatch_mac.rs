@@ -1,0 +1,277 @@
+//! The dispatcher's signature over what it asks the workflow to publish.
+//!
+//! The diff's SHA-256 binds the bytes in transit, but anyone who can dispatch the workflow can
+//! send any diff with its own hash. The trusted dispatcher therefore signs the dispatch with a
+//! key shared only with the publishing job's environment: HMAC-SHA-256 (RFC 2104, FIPS 198-1)
+//! over a canonical encoding of
+//!
+//! 1. the repository `owner/name`, in lower case (GitHub names are case-insensitive, so
+//!    `Octo/Repo` and `octo/repo` are one repository and must sign alike),
+//! 2. the full ref the workflow runs on (`refs/heads/main`; a bare branch name is qualified),
+//! 3. the task id, 4. the base commit, 5. the diff's SHA-256 (lowercase hex),
+//! 6. the declared scope: the globs in order, as the workflow parses `declared_scope`.
+//!
+//! The encoding is versioned and unambiguous: the domain `agent-team-apply/dispatch-mac/v1`,
+//! then every field as a 4-byte big-endian length and its bytes, the scope as a 4-byte count
+//! followed by each glob so encoded. Two different tuples never encode alike. The tag is sent as
+//! the input `dispatch_mac` = `v1:` and 64 lowercase hex digits.
+//!
+//! The publishing job verifies it before it mints any token, comparing in constant time
+//! (`hmac`'s `verify_slice`, over `subtle`). While a key is rotated, two keys are accepted: the
+//! current one and, when set, the previous one.
+//!
+//! What it does not do: a signed dispatch can be replayed as is (same repository, ref, task,
+//! base, diff and scope). A replay can only re-publish exactly what the dispatcher signed, to the
+//! same `agent-team/<task_id>` branch, which the first publication already created.
+
+use hmac::{Hmac, KeyInit, Mac};
+use sha2::Sha256;
+
+use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Scope, TaskId};
+
+/// Domain separation and version of the encoding.
+pub const DOMAIN: &str = "agent-team-apply/dispatch-mac/v1";
+/// The variable holding the current key (both for signing and verifying).
+pub const KEY_VARIABLE: &str = "AGENT_TEAM_DISPATCH_KEY";
+/// Alternatively, a file holding the current key (the dispatcher's side).
+pub const KEY_FILE_VARIABLE: &str = "AGENT_TEAM_DISPATCH_KEY_FILE";
+/// The previous key, accepted by the verifier while a rotation is under way.
+pub const PREVIOUS_KEY_VARIABLE: &str = "AGENT_TEAM_DISPATCH_KEY_PREVIOUS";
+/// Shortest key accepted, in bytes (after trimming white space): 256 bits of hex or base64
+/// text is longer than this; `openssl rand -hex 32` gives 64.
+pub const MIN_KEY_BYTES: usize = 32;
+
+/// Why a signature could not be made or checked.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MacError {
+    #[error("no dispatch key: set {KEY_VARIABLE} (or {KEY_FILE_VARIABLE})")]
+    NoKey,
+    #[error("both {KEY_VARIABLE} and {KEY_FILE_VARIABLE} are set; set one")]
+    TwoKeySources,
+    #[error("{source_name}: the key is shorter than {MIN_KEY_BYTES} bytes")]
+    WeakKey { source_name: String },
+    #[error("{source_name}: {message}")]
+    KeyFile {
+        source_name: String,
+        message: String,
+    },
+    #[error("repository {found:?} is not OWNER/NAME")]
+    Repository { found: String },
+    #[error("ref {found:?} is not a ref name")]
+    Ref { found: String },
+    #[error("the dispatch carries no dispatch_mac: it was not signed by the trusted dispatcher")]
+    Missing,
+    #[error(
+        "dispatch_mac does not match: the dispatch was not signed with the current or previous key, or a signed field was changed"
+    )]
+    Mismatch,
+}
+
+/// A secret key, kept as the keyed HMAC state. Its bytes are never printed.
+#[derive(Clone)]
+pub struct DispatchKey(Hmac<Sha256>);
+
+impl std::fmt::Debug for DispatchKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DispatchKey(<redacted>)")
+    }
+}
+
+impl DispatchKey {
+    /// A key from its text: surrounding ASCII white space (a newline left by `echo` or an
+    /// editor) is not part of it.
+    pub fn new(text: &[u8], source_name: &str) -> Result<Self, MacError> {
+        let key = text.trim_ascii();
+        if key.len() < MIN_KEY_BYTES {
+            return Err(MacError::WeakKey {
+                source_name: source_name.to_owned(),
+            });
+        }
+        // HMAC accepts a key of any length (RFC 2104 §2); the error cannot occur, and is
+        // reported as a weak key rather than trusted not to.
+        <Hmac<Sha256> as KeyInit>::new_from_slice(key)
+            .map(DispatchKey)
+            .map_err(|_| MacError::WeakKey {
+                source_name: source_name.to_owned(),
+            })
+    }
+
+    fn mac(&self) -> Hmac<Sha256> {
+        self.0.clone()
+    }
+}
+
+/// Which configured key verified a dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeySlot {
+    Current,
+    Previous,
+}
+
+impl KeySlot {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KeySlot::Current => "current",
+            KeySlot::Previous => "previous",
+        }
+    }
+}
+
+/// The keys a verifier accepts.
+#[derive(Debug, Clone)]
+pub struct VerifyingKeys {
+    pub current: DispatchKey,
+    pub previous: Option<DispatchKey>,
+}
+
+/// Read the current key from `AGENT_TEAM_DISPATCH_KEY` or the file named by
+/// `AGENT_TEAM_DISPATCH_KEY_FILE` (exactly one; an empty variable counts as unset).
+pub fn signing_key(env: &dyn Fn(&str) -> Option<Vec<u8>>) -> Result<DispatchKey, MacError> {
+    let set = |name: &str| env(name).filter(|v| !v.is_empty());
+    match (set(KEY_VARIABLE), set(KEY_FILE_VARIABLE)) {
+        (Some(_), Some(_)) => Err(MacError::TwoKeySources),
+        (Some(text), None) => DispatchKey::new(&text, KEY_VARIABLE),
+        (None, Some(path)) => {
+            let path = std::path::PathBuf::from(String::from_utf8_lossy(&path).into_owned());
+            let source_name = format!("{KEY_FILE_VARIABLE} {}", path.display());
+            let text = std::fs::read(&path).map_err(|e| MacError::KeyFile {
+                source_name: source_name.clone(),
+                message: e.to_string(),
+            })?;
+            DispatchKey::new(&text, &source_name)
+        }
+        (None, None) => Err(MacError::NoKey),
+    }
+}
+
+/// The current key as for [`signing_key`], and the previous one from
+/// `AGENT_TEAM_DISPATCH_KEY_PREVIOUS` when it is set and not empty.
+pub fn verifying_keys(env: &dyn Fn(&str) -> Option<Vec<u8>>) -> Result<VerifyingKeys, MacError> {
+    let current = signing_key(env)?;
+    let previous = match env(PREVIOUS_KEY_VARIABLE).filter(|v| !v.is_empty()) {
+        Some(text) => Some(DispatchKey::new(&text, PREVIOUS_KEY_VARIABLE)?),
+        None => None,
+    };
+    Ok(VerifyingKeys { current, previous })
+}
+
+/// The repository `owner/name` as [`github::Repository`] allows it, kept lower-cased.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RepositoryName(String);
+
+impl RepositoryName {
+    pub fn parse(value: &str) -> Result<Self, MacError> {
+        github::Repository::parse(value)
+            .map(|repo| RepositoryName(repo.full_name().to_ascii_lowercase()))
+            .map_err(|e| MacError::Repository { found: e.found })
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The full ref a workflow run sees as `GITHUB_REF`: `refs/...` as given, anything else is a
+/// branch name and becomes `refs/heads/<name>`. Printable ASCII without spaces, at most 255.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FullRef(String);
+
+impl FullRef {
+    pub fn parse(value: &str) -> Result<Self, MacError> {
+        let full = if value.starts_with("refs/") {
+            value.to_owned()
+        } else {
+            format!("refs/heads/{value}")
+        };
+        let ok = value != "refs/"
+            && !value.is_empty()
+            && full.len() <= 255
+            && full.bytes().all(|b| b.is_ascii_graphic())
+            && !full.ends_with('/');
+        if ok {
+            Ok(FullRef(full))
+        } else {
+            Err(MacError::Ref {
+                found: value.to_owned(),
+            })
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Everything a dispatch signature covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedFields {
+    pub repository: RepositoryName,
+    pub git_ref: FullRef,
+    pub task_id: TaskId,
+    pub base: BaseSha,
+    pub diff_sha256: DiffSha256,
+    pub scope: Scope,
+}
+
+impl SignedFields {
+    /// The canonical encoding the tag is computed over (see the module documentation).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut field = |bytes: &[u8]| {
+            push_len(&mut out, bytes.len());
+            out.extend_from_slice(bytes);
+        };
+        field(DOMAIN.as_bytes());
+        field(self.repository.as_str().as_bytes());
+        field(self.git_ref.as_str().as_bytes());
+        field(self.task_id.as_str().as_bytes());
+        field(self.base.as_str().as_bytes());
+        field(self.diff_sha256.as_str().as_bytes());
+        let globs = self.scope.globs();
+        push_len(&mut out, globs.len());
+        for glob in globs {
+            push_len(&mut out, glob.len());
+            out.extend_from_slice(glob.as_bytes());
+        }
+        out
+    }
+}
+
+fn push_len(out: &mut Vec<u8>, len: usize) {
+    // Every field is bounded far below 4 GiB by its parser; saturate rather than wrap.
+    let len = u32::try_from(len).unwrap_or(u32::MAX);
+    out.extend_from_slice(&len.to_be_bytes());
+}
+
+/// The signature of `fields` under `key`.
+pub fn sign(fields: &SignedFields, key: &DispatchKey) -> DispatchMac {
+    let mut mac = key.mac();
+    mac.update(&fields.encode());
+    let tag: [u8; 32] = mac.finalize().into_bytes().into();
+    DispatchMac::from_tag(tag)
+}
+
+/// Check `mac` over `fields` with the current key, then the previous one. Constant time in the
+/// tag comparison; which key matched is returned so the rotation can be followed.
+pub fn verify(
+    fields: &SignedFields,
+    mac: Option<&DispatchMac>,
+    keys: &VerifyingKeys,
+) -> Result<KeySlot, MacError> {
+    let mac = mac.ok_or(MacError::Missing)?;
+    let encoded = fields.encode();
+    let candidates = [
+        (KeySlot::Current, Some(&keys.current)),
+        (KeySlot::Previous, keys.previous.as_ref()),
+    ];
+    for (slot, key) in candidates {
+        let Some(key) = key else { continue };
+        let mut check = key.mac();
+        check.update(&encoded);
+        if check.verify_slice(mac.tag()).is_ok() {
+            return Ok(slot);
+        }
+    }
+    Err(MacError::Mismatch)
+}

@@ -1,0 +1,94 @@
+//! `agent-team-apply/dispatch-result/v1`: what `gate dispatch` did and what GitHub reported.
+//! Every field but `log_tail` comes from GitHub's authenticated API responses; `log_tail` is the
+//! end of a failed job's log, which the diff's own code may have written, and is marked
+//! non-authoritative. Strings are exact values; a display escapes them for its sink.
+
+use serde::{Deserialize, Serialize};
+
+pub const SCHEMA: &str = "agent-team-apply/dispatch-result/v1";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DispatchResultDoc {
+    pub schema: String,
+    pub repository: String,
+    pub workflow: String,
+    #[serde(rename = "ref")]
+    pub git_ref: String,
+    pub task_id: String,
+    pub base_sha: String,
+    pub diff_sha256: String,
+    /// `diff_b64` or `diff_ref`.
+    pub transport: String,
+    pub diff_ref: Option<String>,
+    pub run: Option<RunDoc>,
+    pub jobs: Vec<JobDoc>,
+    /// `pass` (exit 0), `fail` (exit 1), `dispatched` (exit 0 without `--wait`) or `error`
+    /// (exit 2).
+    pub decision: String,
+    pub exit_code: u8,
+    pub failed: Option<FailedDoc>,
+    pub pull_request: Option<PullRequestDoc>,
+    pub check_run: Option<CheckRunDoc>,
+    /// Why the decision is not `pass`, or what went wrong.
+    pub reasons: Vec<String>,
+    pub log_tail: Option<LogTailDoc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunDoc {
+    pub id: u64,
+    pub api_url: String,
+    pub html_url: String,
+    /// `return_run_details` or `run-name-and-watermark`.
+    pub found_by: String,
+    pub status: Option<String>,
+    pub conclusion: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct JobDoc {
+    pub name: String,
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub html_url: Option<String>,
+    pub failed_step: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailedDoc {
+    pub job: String,
+    pub step: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PullRequestDoc {
+    pub number: u64,
+    pub html_url: String,
+    pub draft: bool,
+    pub head_sha: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckRunDoc {
+    pub name: String,
+    pub conclusion: Option<String>,
+    pub html_url: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogTailDoc {
+    /// Always `false`: the build's own code writes to this log.
+    pub authoritative: bool,
+    pub note: String,
+    pub job: String,
+    /// Whether earlier parts of the log were left out.
+    pub truncated: bool,
+    pub text: String,
+}

@@ -1,0 +1,381 @@
+//! A stand-in for GitHub's REST API: plain HTTP/1.1 on 127.0.0.1, one thread, no framework. It
+//! follows the request and response shapes of GitHub's published REST description
+//! (<https://github.com/github/rest-api-description>, cited per route below), is scripted per
+//! run through a [`Scenario`], and records every request it receives for assertions.
+//!
+//! It models one repository and one workflow: dispatching the workflow creates a run named after
+//! its `task_id` input (the workflow's `run-name: agent-team-apply <task_id>`), which completes
+//! after a scripted number of polls with a scripted [`Outcome`]: on a pass the publication
+//! exists (the branch `agent-team/<task_id>`, a commit whose message carries the `Diff-Sha256`,
+//! `Task-Id` and `Run-Id` trailers, a draft pull request and a successful check run). The Git
+//! database keeps real git object ids (SHA-1 of the object as git serialises it), so a tree id
+//! computed by git locally can be compared with the stand-in's.
+//!
+//! Faults ([`Fault`]) answer matching requests with canned responses first: statuses,
+//! `Retry-After`, rate-limit headers. The server's clock starts at [`Scenario::start_unix`] and
+//! advances one second per request; it is what `Date` headers and `created_at` say.
+#![forbid(unsafe_code)]
+
+pub mod git;
+mod http;
+mod routes;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+
+pub use http::Recorded;
+
+/// What the dispatch endpoint does with `return_run_details: true`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DispatchMode {
+    /// `200` with `workflow_run_id`, `run_url`, `html_url` (the February 2026 API).
+    RunDetails,
+    /// `204`, ignoring the parameter (a server that predates it).
+    NoContent,
+    /// The given status (`400` or `422`) naming `return_run_details`, dispatching nothing; a
+    /// request without the parameter then gets `204`.
+    RejectParameter(u16),
+}
+
+/// How a dispatched run ends.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every job succeeds and the publication exists.
+    Passed,
+    /// Every job succeeds but no pull request was opened (an inconsistent result).
+    PassedWithoutPullRequest,
+    /// `job` fails at `step`; later jobs are skipped, except gate-and-pr, which runs always and
+    /// fails at its decision.
+    Failed { job: String, step: String },
+    /// The run is cancelled during build-test.
+    Cancelled,
+    /// The run stays in progress until [`StandIn::complete_run`] is called.
+    Pending,
+}
+
+/// The jobs of the workflow, in order.
+pub const JOBS: [&str; 3] = ["guard", "build-test", "gate-and-pr"];
+/// The name of the check run the publication posts.
+pub const CHECK_NAME: &str = "agent-team-apply / gate";
+/// The step of gate-and-pr that decides.
+pub const DECIDE_STEP: &str = "Decide from the upstream job results";
+
+/// A canned response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Canned {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl Canned {
+    /// A status with GitHub's error body.
+    pub fn status(status: u16, message: &str) -> Self {
+        Canned {
+            status,
+            headers: Vec::new(),
+            body: serde_json::json!({
+                "message": message,
+                "documentation_url": "https://docs.github.com/rest",
+            })
+            .to_string(),
+        }
+    }
+
+    /// A secondary rate limit: `403` (or `429`) with `retry-after: seconds`.
+    pub fn retry_after(status: u16, seconds: u64) -> Self {
+        let mut canned = Canned::status(
+            status,
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+        );
+        canned
+            .headers
+            .push(("retry-after".into(), seconds.to_string()));
+        canned
+    }
+
+    /// A primary rate limit: `403` with `x-ratelimit-remaining: 0` and a reset `seconds` after
+    /// the server's now (filled in when served).
+    pub fn rate_limit_reset(seconds: i64) -> Self {
+        let mut canned = Canned::status(403, "API rate limit exceeded for installation ID 1.");
+        canned
+            .headers
+            .push(("x-ratelimit-remaining".into(), "0".into()));
+        canned
+            .headers
+            .push(("x-ratelimit-reset".into(), format!("+{seconds}")));
+        canned
+    }
+
+    /// Close the connection without answering (a dropped connection).
+    pub fn drop_connection() -> Self {
+        Canned {
+            status: 0,
+            headers: Vec::new(),
+            body: String::new(),
+        }
+    }
+}
+
+/// Canned responses served, in order, to requests with `method` whose path starts with
+/// `path_prefix` (the path under the server root, without the query).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Fault {
+    pub method: String,
+    pub path_prefix: String,
+    pub responses: VecDeque<Canned>,
+}
+
+impl Fault {
+    pub fn new(method: &str, path_prefix: &str, responses: Vec<Canned>) -> Self {
+        Fault {
+            method: method.to_owned(),
+            path_prefix: path_prefix.to_owned(),
+            responses: responses.into(),
+        }
+    }
+}
+
+/// A run that existed before the dispatch (for correlation tests).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PriorRun {
+    pub display_title: String,
+    /// Seconds before [`Scenario::start_unix`].
+    pub age_seconds: i64,
+    pub conclusion: Option<String>,
+}
+
+/// Everything a stand-in run is scripted with.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// The token every request must carry as `Authorization: Bearer <token>`.
+    pub token: String,
+    pub owner: String,
+    pub repo: String,
+    pub workflow_file: String,
+    pub workflow_name: String,
+    /// `active`, or a disabled state.
+    pub workflow_state: String,
+    pub dispatch: DispatchMode,
+    /// Whether a dispatch creates a run at all.
+    pub creates_run: bool,
+    /// How many run-list requests see the new run missing before it is listed.
+    pub listed_after: u32,
+    /// How many `GET .../actions/runs/{id}` answer in progress before the run completes.
+    pub polls_until_complete: u32,
+    pub outcome: Outcome,
+    pub prior_runs: Vec<PriorRun>,
+    pub faults: Vec<Fault>,
+    /// The server clock at start (Unix seconds).
+    pub start_unix: i64,
+    /// Whether responses carry a `Date` header.
+    pub send_date: bool,
+    /// Text appended to a failed job's log (what a hostile build could print).
+    pub failed_log_extra: String,
+    /// The name dispatched runs get instead of `agent-team-apply <task_id>` (a workflow whose
+    /// `run-name` differs).
+    pub run_name: Option<String>,
+}
+
+impl Default for Scenario {
+    fn default() -> Self {
+        Scenario {
+            token: "ghs_standinTOKENstandinTOKEN0123456789".into(),
+            owner: "octo".into(),
+            repo: "repo".into(),
+            workflow_file: "agent-team-apply-verify.yml".into(),
+            workflow_name: "agent-team-apply-verify".into(),
+            workflow_state: "active".into(),
+            dispatch: DispatchMode::RunDetails,
+            creates_run: true,
+            listed_after: 0,
+            polls_until_complete: 0,
+            outcome: Outcome::Passed,
+            prior_runs: Vec::new(),
+            faults: Vec::new(),
+            // 2026-03-01T12:00:00Z
+            start_unix: 1_772_366_400,
+            send_date: true,
+            failed_log_extra: String::new(),
+            run_name: None,
+        }
+    }
+}
+
+/// A workflow run as the stand-in keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunState {
+    pub id: u64,
+    pub display_title: String,
+    pub created_at: i64,
+    pub status: String,
+    pub conclusion: Option<String>,
+    pub inputs: BTreeMap<String, String>,
+    pub git_ref: String,
+    pub polls: u32,
+    /// How many run lists this run has been due in.
+    pub listed: u32,
+    pub jobs: Vec<JobState>,
+    pub outcome: Outcome,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobState {
+    pub id: u64,
+    pub name: String,
+    pub status: String,
+    pub conclusion: Option<String>,
+    /// (name, conclusion) in order.
+    pub steps: Vec<(String, Option<String>)>,
+    pub log: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PullState {
+    pub number: u64,
+    pub title: String,
+    pub body: String,
+    pub head: String,
+    pub head_sha: String,
+    pub base: String,
+    pub draft: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckRunState {
+    pub id: u64,
+    pub name: String,
+    pub head_sha: String,
+    pub conclusion: Option<String>,
+}
+
+/// The stand-in's whole state, visible to tests.
+#[derive(Debug)]
+pub struct State {
+    pub scenario: Scenario,
+    pub now: i64,
+    pub requests: Vec<Recorded>,
+    pub runs: Vec<RunState>,
+    pub run_list_requests: u32,
+    pub git: git::Store,
+    pub pulls: Vec<PullState>,
+    pub check_runs: Vec<CheckRunState>,
+    next_id: u64,
+}
+
+impl State {
+    fn new(scenario: Scenario) -> Self {
+        let now = scenario.start_unix;
+        let mut state = State {
+            scenario,
+            now,
+            requests: Vec::new(),
+            runs: Vec::new(),
+            run_list_requests: 0,
+            git: git::Store::default(),
+            pulls: Vec::new(),
+            check_runs: Vec::new(),
+            next_id: 100,
+        };
+        for prior in state.scenario.prior_runs.clone() {
+            let id = state.next_id();
+            state.runs.push(RunState {
+                id,
+                display_title: prior.display_title,
+                created_at: now - prior.age_seconds,
+                status: "completed".into(),
+                conclusion: prior.conclusion,
+                inputs: BTreeMap::new(),
+                git_ref: "refs/heads/main".into(),
+                polls: 0,
+                listed: u32::MAX,
+                jobs: Vec::new(),
+                outcome: Outcome::Pending,
+            });
+        }
+        state
+    }
+
+    fn next_id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+}
+
+/// A running stand-in. Dropping it stops the server.
+pub struct StandIn {
+    addr: SocketAddr,
+    state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl StandIn {
+    pub fn start(scenario: Scenario) -> std::io::Result<StandIn> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let addr = listener.local_addr()?;
+        let state = Arc::new(Mutex::new(State::new(scenario)));
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let state = Arc::clone(&state);
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                for stream in listener.incoming() {
+                    if stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    if let Ok(stream) = stream {
+                        http::serve(stream, addr, &state);
+                    }
+                }
+            })
+        };
+        Ok(StandIn {
+            addr,
+            state,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// `http://127.0.0.1:<port>`: the API URL to give the client.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    pub fn token(&self) -> String {
+        self.state().scenario.token.clone()
+    }
+
+    /// The state, locked (a panic in the server thread does not hide it).
+    pub fn state(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.state().requests.clone()
+    }
+
+    /// Finish a [`Outcome::Pending`] run with `outcome` (for a driver that runs the jobs itself).
+    pub fn complete_run(&self, run_id: u64, outcome: Outcome) -> bool {
+        let mut state = self.state();
+        routes::complete_run(&mut state, run_id, outcome)
+    }
+}
+
+impl Drop for StandIn {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        // Wake the accept loop.
+        let _ = TcpStream::connect(self.addr);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}

@@ -1,0 +1,889 @@
+//! The routes, each following the shape of its operation in GitHub's REST description.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use serde_json::{Value, json};
+
+use crate::git::Object;
+use crate::http::{Recorded, Reply};
+use crate::{
+    CHECK_NAME, CheckRunState, DECIDE_STEP, DispatchMode, JOBS, JobState, Outcome, PullState,
+    RunState, State,
+};
+
+const DOCS: &str = "https://docs.github.com/rest";
+/// GitHub's cap on the inputs of one dispatch
+/// (<https://docs.github.com/en/actions/reference/workflows-and-actions/events-that-trigger-workflows#workflow_dispatch>).
+const MAX_INPUTS: usize = 25;
+const MAX_INPUT_PAYLOAD: usize = 65_535;
+
+fn error(status: u16, message: &str) -> Reply {
+    Reply::json(
+        status,
+        &json!({ "message": message, "documentation_url": DOCS }),
+    )
+}
+
+fn not_found() -> Reply {
+    error(404, "Not Found")
+}
+
+fn take_fault(state: &mut State, req: &Recorded) -> Option<crate::Canned> {
+    let fault = state.scenario.faults.iter_mut().find(|f| {
+        f.method == req.method && req.path.starts_with(&f.path_prefix) && !f.responses.is_empty()
+    })?;
+    fault.responses.pop_front()
+}
+
+pub fn handle(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
+    if let Some(canned) = take_fault(state, req) {
+        if canned.status == 0 {
+            return None;
+        }
+        let mut reply = Reply::json(canned.status, &Value::Null);
+        reply.body = canned.body.into_bytes();
+        for (name, value) in canned.headers {
+            // A reset written `+N` is N seconds after the server's now.
+            let value = match value.strip_prefix('+') {
+                Some(offset) => (state.now + offset.parse::<i64>().unwrap_or(0)).to_string(),
+                None => value,
+            };
+            reply.headers.push((name, value));
+        }
+        return Some(reply);
+    }
+    if let Some(rest) = req.path.strip_prefix("/_blob/job-logs/") {
+        // A signed download URL: no token expected (or wanted).
+        let job = rest.parse::<u64>().ok();
+        let log = state
+            .runs
+            .iter()
+            .flat_map(|r| r.jobs.iter())
+            .find(|j| Some(j.id) == job)
+            .map(|j| j.log.clone());
+        return Some(match log {
+            Some(log) => Reply {
+                status: 200,
+                headers: vec![("content-type".into(), "text/plain".into())],
+                body: log.into_bytes(),
+            },
+            None => not_found(),
+        });
+    }
+    let expected = format!("Bearer {}", state.scenario.token);
+    if req.header("authorization") != Some(expected.as_str()) {
+        return Some(error(401, "Bad credentials"));
+    }
+    let segments: Vec<String> = req
+        .path
+        .trim_start_matches('/')
+        .split('/')
+        .map(crate::http::decode_segment)
+        .collect();
+    let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    Some(match segments.as_slice() {
+        ["repos", owner, repo, rest @ ..]
+            if owner.eq_ignore_ascii_case(&state.scenario.owner)
+                && repo.eq_ignore_ascii_case(&state.scenario.repo) =>
+        {
+            repo_route(state, req, rest, base)
+        }
+        _ => not_found(),
+    })
+}
+
+fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> Reply {
+    let method = req.method.as_str();
+    match (method, rest) {
+        ("GET", ["actions", "workflows", workflow]) if is_workflow(state, workflow) => {
+            get_workflow(state)
+        }
+        ("POST", ["actions", "workflows", workflow, "dispatches"])
+            if is_workflow(state, workflow) =>
+        {
+            dispatch(state, req, base)
+        }
+        ("GET", ["actions", "workflows", workflow, "runs"]) if is_workflow(state, workflow) => {
+            list_runs(state, req, base)
+        }
+        ("GET", ["actions", "runs", id]) => get_run(state, id, base),
+        ("GET", ["actions", "runs", id, "jobs"]) => list_jobs(state, id),
+        ("GET", ["actions", "jobs", id, "logs"]) => job_logs(state, id, base),
+        ("POST", ["git", "blobs"]) => create_blob(state, req, base),
+        ("POST", ["git", "trees"]) => create_tree(state, req, base),
+        ("POST", ["git", "commits"]) => create_commit(state, req),
+        ("GET", ["git", "commits", sha]) => match commit_json(state, sha) {
+            Some(value) => Reply::json(200, &value),
+            None => not_found(),
+        },
+        ("POST", ["git", "refs"]) => create_ref(state, req),
+        ("PATCH", ["git", "refs", name @ ..]) => update_ref(state, req, &name.join("/")),
+        ("GET", ["git", "ref", name @ ..]) => {
+            let full = format!("refs/{}", name.join("/"));
+            match state.git.refs.get(&full) {
+                Some(sha) => Reply::json(200, &ref_json(&full, sha)),
+                None => not_found(),
+            }
+        }
+        ("GET", ["pulls"]) => list_pulls(state, req),
+        ("POST", ["pulls"]) => create_pull(state, req),
+        ("GET", ["commits", sha, "check-runs"]) => list_check_runs(state, req, sha),
+        ("POST", ["check-runs"]) => create_check_run(state, req),
+        ("GET", ["contents", path @ ..]) => get_contents(state, req, &path.join("/")),
+        _ => not_found(),
+    }
+}
+
+fn is_workflow(state: &State, workflow: &str) -> bool {
+    workflow == state.scenario.workflow_file || workflow == "4242"
+}
+
+/// "Get a workflow": schema `workflow`.
+fn get_workflow(state: &State) -> Reply {
+    let s = &state.scenario;
+    Reply::json(
+        200,
+        &json!({
+            "id": 4242,
+            "node_id": "W_standin",
+            "name": s.workflow_name,
+            "path": format!(".github/workflows/{}", s.workflow_file),
+            "state": s.workflow_state,
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
+            "url": "",
+            "html_url": format!("https://github.com/{}/{}/actions/workflows/{}", s.owner, s.repo, s.workflow_file),
+            "badge_url": "",
+        }),
+    )
+}
+
+/// "Create a workflow dispatch event": body `ref`, `inputs` (≤ 25, ≤ 65,535 characters),
+/// `return_run_details`; `200` `workflow-dispatch-response` or `204`.
+fn dispatch(state: &mut State, req: &Recorded, base: &str) -> Reply {
+    let body = req.json();
+    let Some(git_ref) = body.get("ref").and_then(Value::as_str) else {
+        return error(422, "Invalid request.\n\n\"ref\" wasn't supplied.");
+    };
+    let empty = serde_json::Map::new();
+    let inputs = body
+        .get("inputs")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    if inputs.len() > MAX_INPUTS {
+        return error(
+            422,
+            "you may only define up to 25 `inputs` for a `workflow_dispatch` event",
+        );
+    }
+    if Value::Object(inputs.clone()).to_string().chars().count() > MAX_INPUT_PAYLOAD {
+        return error(422, "inputs are too large");
+    }
+    let mut strings = BTreeMap::new();
+    for (name, value) in inputs {
+        match value.as_str() {
+            Some(v) => {
+                strings.insert(name.clone(), v.to_owned());
+            }
+            None => {
+                return error(
+                    422,
+                    &format!("Invalid value for input {name}: not a string"),
+                );
+            }
+        }
+    }
+    let asks_details = body.get("return_run_details").and_then(Value::as_bool) == Some(true);
+    if let DispatchMode::RejectParameter(status) = state.scenario.dispatch
+        && body.get("return_run_details").is_some()
+    {
+        return error(
+            status,
+            "Invalid request.\n\n\"return_run_details\" is not a permitted key.",
+        );
+    }
+    if !state.scenario.creates_run {
+        return Reply::empty(204);
+    }
+    let id = state.next_id() * 1000;
+    let task = strings.get("task_id").cloned().unwrap_or_default();
+    let outcome = state.scenario.outcome.clone();
+    state.runs.push(RunState {
+        id,
+        display_title: state
+            .scenario
+            .run_name
+            .clone()
+            .unwrap_or_else(|| format!("agent-team-apply {task}")),
+        created_at: state.now,
+        status: "queued".into(),
+        conclusion: None,
+        inputs: strings,
+        git_ref: git_ref.to_owned(),
+        polls: 0,
+        listed: 0,
+        jobs: Vec::new(),
+        outcome,
+    });
+    if asks_details && state.scenario.dispatch == DispatchMode::RunDetails {
+        let s = &state.scenario;
+        Reply::json(
+            200,
+            &json!({
+                "workflow_run_id": id,
+                "run_url": format!("{base}/repos/{}/{}/actions/runs/{id}", s.owner, s.repo),
+                "html_url": format!("https://github.com/{}/{}/actions/runs/{id}", s.owner, s.repo),
+            }),
+        )
+    } else {
+        Reply::empty(204)
+    }
+}
+
+/// Schema `workflow-run` (the fields a client reads, and a few more).
+fn run_json(state: &State, run: &RunState, base: &str) -> Value {
+    let s = &state.scenario;
+    json!({
+        "id": run.id,
+        "name": s.workflow_name,
+        "node_id": format!("WFR_{}", run.id),
+        "display_title": run.display_title,
+        "run_number": run.id % 1000 + 1,
+        "run_attempt": 1,
+        "event": "workflow_dispatch",
+        "status": run.status,
+        "conclusion": run.conclusion,
+        "workflow_id": 4242,
+        "path": format!(".github/workflows/{}", s.workflow_file),
+        "head_branch": run.git_ref.strip_prefix("refs/heads/").unwrap_or(&run.git_ref),
+        "head_sha": "1111111111111111111111111111111111111111",
+        "created_at": github::date::format_rfc3339(run.created_at),
+        "updated_at": github::date::format_rfc3339(state.now),
+        "url": format!("{base}/repos/{}/{}/actions/runs/{}", s.owner, s.repo, run.id),
+        "html_url": format!("https://github.com/{}/{}/actions/runs/{}", s.owner, s.repo, run.id),
+        "jobs_url": format!("{base}/repos/{}/{}/actions/runs/{}/jobs", s.owner, s.repo, run.id),
+    })
+}
+
+/// "List workflow runs for a workflow": `{total_count, workflow_runs}`, newest first.
+fn list_runs(state: &mut State, req: &Recorded, base: &str) -> Reply {
+    state.run_list_requests += 1;
+    let listed_after = state.scenario.listed_after;
+    for run in &mut state.runs {
+        run.listed = run.listed.saturating_add(1);
+    }
+    let branch = req.query("branch").map(str::to_owned);
+    let mut runs: Vec<&RunState> = state
+        .runs
+        .iter()
+        .filter(|r| r.listed > listed_after)
+        .filter(|r| {
+            branch
+                .as_deref()
+                .is_none_or(|b| r.git_ref.strip_prefix("refs/heads/") == Some(b))
+        })
+        .collect();
+    runs.sort_by_key(|r| std::cmp::Reverse((r.created_at, r.id)));
+    let list: Vec<Value> = runs.iter().map(|r| run_json(state, r, base)).collect();
+    Reply::json(
+        200,
+        &json!({ "total_count": list.len(), "workflow_runs": list }),
+    )
+}
+
+/// "Get a workflow run": in progress for the scripted number of polls, then completed.
+fn get_run(state: &mut State, id: &str, base: &str) -> Reply {
+    let Ok(id) = id.parse::<u64>() else {
+        return not_found();
+    };
+    let threshold = state.scenario.polls_until_complete;
+    let Some(run) = state.runs.iter_mut().find(|r| r.id == id) else {
+        return not_found();
+    };
+    if run.status != "completed" && run.outcome != Outcome::Pending {
+        run.polls += 1;
+        if run.polls > threshold {
+            let outcome = run.outcome.clone();
+            complete_run(state, id, outcome);
+        } else {
+            run.status = "in_progress".into();
+        }
+    }
+    match state.runs.iter().find(|r| r.id == id) {
+        Some(run) => Reply::json(200, &run_json(state, run, base)),
+        None => not_found(),
+    }
+}
+
+fn job(state: &mut State, name: &str, conclusion: &str, failing_step: Option<&str>) -> JobState {
+    let id = state.next_id() * 1000 + 7;
+    let extra = state.scenario.failed_log_extra.clone();
+    let mut steps = vec![("Set up job".to_owned(), Some("success".to_owned()))];
+    let mut log = format!("2026-03-01T12:00:00.0000000Z ##[group]Run {name}\n");
+    match (conclusion, failing_step) {
+        ("failure", Some(step)) => {
+            steps.push((step.to_owned(), Some("failure".to_owned())));
+            log.push_str(&format!(
+                "2026-03-01T12:00:01.0000000Z {step}: error[build-wrote]: .github/workflows/release.yml (created)\n\
+                 {extra}2026-03-01T12:00:01.0000000Z ##[error]Process completed with exit code 1.\n"
+            ));
+        }
+        ("skipped" | "cancelled", _) => {}
+        _ => steps.push(("Run".to_owned(), Some(conclusion.to_owned()))),
+    }
+    steps.push(("Complete job".to_owned(), Some("success".to_owned())));
+    JobState {
+        id,
+        name: name.to_owned(),
+        status: "completed".into(),
+        conclusion: Some(conclusion.to_owned()),
+        steps,
+        log,
+    }
+}
+
+/// Finish a run: its jobs, its conclusion, and on a pass the publication.
+pub fn complete_run(state: &mut State, run_id: u64, outcome: Outcome) -> bool {
+    let Some(index) = state.runs.iter().position(|r| r.id == run_id) else {
+        return false;
+    };
+    if state.runs[index].status == "completed" {
+        return false;
+    }
+    let (jobs, conclusion) = match &outcome {
+        Outcome::Passed | Outcome::PassedWithoutPullRequest => (
+            JOBS.iter()
+                .map(|j| job(state, j, "success", None))
+                .collect::<Vec<_>>(),
+            "success",
+        ),
+        Outcome::Failed { job: failed, step } => {
+            let mut jobs = Vec::new();
+            let mut failed_yet = false;
+            for name in JOBS {
+                let j = if name == failed {
+                    failed_yet = true;
+                    job(state, name, "failure", Some(step))
+                } else if !failed_yet {
+                    job(state, name, "success", None)
+                } else if name == "gate-and-pr" {
+                    job(state, name, "failure", Some(DECIDE_STEP))
+                } else {
+                    job(state, name, "skipped", None)
+                };
+                jobs.push(j);
+            }
+            (jobs, "failure")
+        }
+        Outcome::Cancelled => (
+            vec![
+                job(state, "guard", "success", None),
+                job(state, "build-test", "cancelled", None),
+                job(state, "gate-and-pr", "cancelled", None),
+            ],
+            "cancelled",
+        ),
+        Outcome::Pending => return false,
+    };
+    if matches!(outcome, Outcome::Passed | Outcome::PassedWithoutPullRequest) {
+        publish(state, index, outcome == Outcome::Passed);
+    }
+    let run = &mut state.runs[index];
+    run.jobs = jobs;
+    run.status = "completed".into();
+    run.conclusion = Some(conclusion.to_owned());
+    run.outcome = outcome;
+    true
+}
+
+/// What gate-and-pr leaves behind on a pass: the branch, the commit (with its trailers), the
+/// check run and the draft pull request.
+fn publish(state: &mut State, index: usize, open_pull: bool) {
+    let run = state.runs[index].clone();
+    let input = |name: &str| run.inputs.get(name).cloned().unwrap_or_default();
+    let task = input("task_id");
+    let blob = state.git.put_blob(b"published by the stand-in\n".to_vec());
+    let mut leaves = BTreeMap::new();
+    leaves.insert("CHANGES.txt".to_owned(), ("100644".to_owned(), blob));
+    let tree = state.git.build(&leaves);
+    let message = format!(
+        "agent-team-apply {task}: apply verified diff\n\nDiff-Sha256: {}\nTask-Id: {task}\nRun-Id: {}\n",
+        input("expected_diff_sha256"),
+        run.id
+    );
+    let commit = state
+        .git
+        .put_commit(&tree, &[input("base_sha")], &message, state.now, false);
+    let branch = format!("agent-team/{task}");
+    state
+        .git
+        .refs
+        .insert(format!("refs/heads/{branch}"), commit.clone());
+    let check_id = state.next_id();
+    state.check_runs.push(CheckRunState {
+        id: check_id,
+        name: CHECK_NAME.into(),
+        head_sha: commit.clone(),
+        conclusion: Some("success".into()),
+    });
+    if open_pull {
+        let number = u64::try_from(state.pulls.len()).unwrap_or(0) + 1;
+        state.pulls.push(PullState {
+            number,
+            title: format!("agent-team-apply {task}"),
+            body: String::new(),
+            head: branch,
+            head_sha: commit,
+            base: "main".into(),
+            draft: true,
+        });
+    }
+}
+
+/// "List jobs for a workflow run": `{total_count, jobs}` with `steps`.
+fn list_jobs(state: &State, id: &str) -> Reply {
+    let Some(run) = id
+        .parse::<u64>()
+        .ok()
+        .and_then(|id| state.runs.iter().find(|r| r.id == id))
+    else {
+        return not_found();
+    };
+    let s = &state.scenario;
+    let jobs: Vec<Value> = run
+        .jobs
+        .iter()
+        .map(|j| {
+            json!({
+                "id": j.id,
+                "run_id": run.id,
+                "name": j.name,
+                "workflow_name": s.workflow_name,
+                "status": j.status,
+                "conclusion": j.conclusion,
+                "html_url": format!("https://github.com/{}/{}/actions/runs/{}/job/{}", s.owner, s.repo, run.id, j.id),
+                "steps": j.steps.iter().enumerate().map(|(i, (name, conclusion))| json!({
+                    "name": name,
+                    "status": "completed",
+                    "conclusion": conclusion,
+                    "number": i + 1,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    Reply::json(200, &json!({ "total_count": jobs.len(), "jobs": jobs }))
+}
+
+/// "Download job logs for a workflow run": `302` to a short-lived URL.
+fn job_logs(state: &State, id: &str, base: &str) -> Reply {
+    let Ok(id) = id.parse::<u64>() else {
+        return not_found();
+    };
+    if !state
+        .runs
+        .iter()
+        .flat_map(|r| r.jobs.iter())
+        .any(|j| j.id == id)
+    {
+        return not_found();
+    }
+    let mut reply = Reply::empty(302);
+    reply.headers.push((
+        "location".into(),
+        format!("{base}/_blob/job-logs/{id}?sig=standin"),
+    ));
+    reply
+}
+
+fn blob_content(body: &Value) -> Option<Vec<u8>> {
+    let content = body.get("content")?.as_str()?;
+    match body
+        .get("encoding")
+        .and_then(Value::as_str)
+        .unwrap_or("utf-8")
+    {
+        "utf-8" => Some(content.as_bytes().to_vec()),
+        "base64" => {
+            let compact: String = content
+                .chars()
+                .filter(|c| !c.is_ascii_whitespace())
+                .collect();
+            base64::engine::general_purpose::STANDARD
+                .decode(compact)
+                .ok()
+        }
+        _ => None,
+    }
+}
+
+/// "Create a blob": `{content, encoding}` → `201 {sha, url}`.
+fn create_blob(state: &mut State, req: &Recorded, base: &str) -> Reply {
+    let Some(bytes) = blob_content(&req.json()) else {
+        return error(
+            422,
+            "Invalid request.\n\n\"content\" wasn't supplied or is not valid.",
+        );
+    };
+    let sha = state.git.put_blob(bytes);
+    let s = &state.scenario;
+    Reply::json(
+        201,
+        &json!({ "sha": sha, "url": format!("{base}/repos/{}/{}/git/blobs/{sha}", s.owner, s.repo) }),
+    )
+}
+
+fn valid_tree_path(path: &str) -> bool {
+    !path.is_empty()
+        && path
+            .split('/')
+            .all(|c| !c.is_empty() && c != "." && c != ".." && c != ".git")
+}
+
+/// "Create a tree": `base_tree` and `tree[]` of `{path, mode, type, sha|content}`; `sha: null`
+/// deletes. `201 {sha, url, tree, truncated}`.
+fn create_tree(state: &mut State, req: &Recorded, base: &str) -> Reply {
+    let body = req.json();
+    let mut leaves = match body.get("base_tree").and_then(Value::as_str) {
+        Some(tree) => match state.git.flatten(tree) {
+            Some(leaves) => leaves,
+            None => return error(422, "Invalid request.\n\nbase_tree is not a valid tree."),
+        },
+        None => BTreeMap::new(),
+    };
+    let Some(entries) = body.get("tree").and_then(Value::as_array) else {
+        return error(422, "Invalid request.\n\n\"tree\" wasn't supplied.");
+    };
+    for entry in entries {
+        let path = entry.get("path").and_then(Value::as_str).unwrap_or("");
+        let mode = entry.get("mode").and_then(Value::as_str).unwrap_or("");
+        if !valid_tree_path(path) {
+            return error(422, "tree.path contains a malformed path component");
+        }
+        if !matches!(mode, "100644" | "100755" | "040000" | "160000" | "120000") {
+            return error(422, "tree.mode is not a valid mode");
+        }
+        let id = match (
+            entry.get("sha"),
+            entry.get("content").and_then(Value::as_str),
+        ) {
+            (Some(Value::Null), _) => {
+                leaves.retain(|p, _| p != path && !p.starts_with(&format!("{path}/")));
+                continue;
+            }
+            (Some(Value::String(sha)), _) => {
+                if !state.git.objects.contains_key(sha) {
+                    return error(422, &format!("tree.sha {sha} is not a valid object"));
+                }
+                sha.clone()
+            }
+            (_, Some(content)) => state.git.put_blob(content.as_bytes().to_vec()),
+            _ => return error(422, "tree entry needs sha or content"),
+        };
+        if mode == "040000" {
+            let Some(sub) = state.git.flatten(&id) else {
+                return error(422, "tree.sha is not a tree");
+            };
+            leaves.retain(|p, _| !p.starts_with(&format!("{path}/")));
+            for (p, leaf) in sub {
+                leaves.insert(format!("{path}/{p}"), leaf);
+            }
+        } else {
+            leaves.insert(path.to_owned(), (mode.to_owned(), id));
+        }
+    }
+    let sha = state.git.build(&leaves);
+    let top: Vec<Value> = match state.git.objects.get(&sha) {
+        Some(Object::Tree(entries)) => entries
+            .iter()
+            .map(|(mode, path, id)| {
+                json!({ "path": path, "mode": mode, "type": if mode == "040000" { "tree" } else { "blob" }, "sha": id })
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let s = &state.scenario;
+    Reply::json(
+        201,
+        &json!({
+            "sha": sha,
+            "url": format!("{base}/repos/{}/{}/git/trees/{sha}", s.owner, s.repo),
+            "tree": top,
+            "truncated": false,
+        }),
+    )
+}
+
+fn commit_json(state: &State, sha: &str) -> Option<Value> {
+    let Object::Commit {
+        tree,
+        parents,
+        message,
+        custom_identity,
+    } = state.git.objects.get(sha)?
+    else {
+        return None;
+    };
+    Some(json!({
+        "sha": sha,
+        "node_id": format!("C_{sha}"),
+        "message": message,
+        "tree": { "sha": tree },
+        "parents": parents.iter().map(|p| json!({ "sha": p })).collect::<Vec<_>>(),
+        "author": { "name": "GitHub", "email": "noreply@github.com", "date": github::date::format_rfc3339(state.now) },
+        "committer": { "name": "GitHub", "email": "noreply@github.com", "date": github::date::format_rfc3339(state.now) },
+        "verification": {
+            "verified": !custom_identity,
+            "reason": if *custom_identity { "unsigned" } else { "valid" },
+        },
+    }))
+}
+
+/// "Create a commit": `{message, tree, parents, author?, committer?}` → `201`.
+fn create_commit(state: &mut State, req: &Recorded) -> Reply {
+    let body = req.json();
+    let (Some(message), Some(tree)) = (
+        body.get("message").and_then(Value::as_str),
+        body.get("tree").and_then(Value::as_str),
+    ) else {
+        return error(
+            422,
+            "Invalid request.\n\n\"message\" and \"tree\" are required.",
+        );
+    };
+    if !matches!(state.git.objects.get(tree), Some(Object::Tree(_))) {
+        return error(422, "Tree SHA does not exist");
+    }
+    let parents: Vec<String> = body
+        .get("parents")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    if parents
+        .iter()
+        .any(|p| !matches!(state.git.objects.get(p), Some(Object::Commit { .. })))
+    {
+        return error(422, "Parent SHA does not exist or is not a commit object");
+    }
+    let custom = ["author", "committer", "signature"]
+        .iter()
+        .any(|k| body.get(*k).is_some());
+    let sha = state
+        .git
+        .put_commit(tree, &parents, message, state.now, custom);
+    match commit_json(state, &sha) {
+        Some(value) => Reply::json(201, &value),
+        None => error(500, "commit vanished"),
+    }
+}
+
+fn ref_json(name: &str, sha: &str) -> Value {
+    json!({
+        "ref": name,
+        "node_id": format!("REF_{name}"),
+        "url": "",
+        "object": { "sha": sha, "type": "commit", "url": "" },
+    })
+}
+
+/// "Create a reference": `{ref, sha}`; `422` when it exists or the object does not.
+fn create_ref(state: &mut State, req: &Recorded) -> Reply {
+    let body = req.json();
+    let (Some(name), Some(sha)) = (
+        body.get("ref").and_then(Value::as_str),
+        body.get("sha").and_then(Value::as_str),
+    ) else {
+        return error(422, "Invalid request.\n\n\"ref\" and \"sha\" are required.");
+    };
+    if !name.starts_with("refs/") || name.matches('/').count() < 2 {
+        return error(422, "Reference name is invalid");
+    }
+    if !matches!(state.git.objects.get(sha), Some(Object::Commit { .. })) {
+        return error(422, "Object does not exist");
+    }
+    if state.git.refs.contains_key(name) {
+        return error(422, "Reference already exists");
+    }
+    state.git.refs.insert(name.to_owned(), sha.to_owned());
+    Reply::json(201, &ref_json(name, sha))
+}
+
+fn is_ancestor(state: &State, ancestor: &str, commit: &str) -> bool {
+    let mut stack = vec![commit.to_owned()];
+    let mut seen = std::collections::HashSet::new();
+    while let Some(c) = stack.pop() {
+        if c == ancestor {
+            return true;
+        }
+        if !seen.insert(c.clone()) {
+            continue;
+        }
+        if let Some(Object::Commit { parents, .. }) = state.git.objects.get(&c) {
+            stack.extend(parents.iter().cloned());
+        }
+    }
+    false
+}
+
+/// "Update a reference": `{sha, force}`; `422` unless it exists and the move is a fast
+/// forward or forced.
+fn update_ref(state: &mut State, req: &Recorded, name: &str) -> Reply {
+    let full = format!("refs/{name}");
+    let body = req.json();
+    let Some(sha) = body.get("sha").and_then(Value::as_str) else {
+        return error(422, "Invalid request.\n\n\"sha\" wasn't supplied.");
+    };
+    let force = body.get("force").and_then(Value::as_bool) == Some(true);
+    let Some(old) = state.git.refs.get(&full).cloned() else {
+        return error(422, "Reference does not exist");
+    };
+    if !matches!(state.git.objects.get(sha), Some(Object::Commit { .. })) {
+        return error(422, "Object does not exist");
+    }
+    if !force && !is_ancestor(state, &old, sha) {
+        return error(422, "Update is not a fast forward");
+    }
+    state.git.refs.insert(full.clone(), sha.to_owned());
+    Reply::json(200, &ref_json(&full, sha))
+}
+
+fn pull_json(state: &State, pull: &PullState) -> Value {
+    let s = &state.scenario;
+    let full_name = format!("{}/{}", s.owner, s.repo);
+    json!({
+        "number": pull.number,
+        "html_url": format!("https://github.com/{full_name}/pull/{}", pull.number),
+        "state": "open",
+        "title": pull.title,
+        "body": pull.body,
+        "draft": pull.draft,
+        "head": { "ref": pull.head, "sha": pull.head_sha, "label": format!("{}:{}", s.owner, pull.head), "repo": { "full_name": full_name } },
+        "base": { "ref": pull.base, "sha": "", "label": format!("{}:{}", s.owner, pull.base), "repo": { "full_name": full_name } },
+    })
+}
+
+/// "List pull requests": `head=owner:branch`, `state`.
+fn list_pulls(state: &State, req: &Recorded) -> Reply {
+    let head = req.query("head").map(str::to_owned);
+    let owner = state.scenario.owner.clone();
+    let list: Vec<Value> = state
+        .pulls
+        .iter()
+        .filter(|p| {
+            head.as_deref()
+                .is_none_or(|h| h == format!("{owner}:{}", p.head))
+        })
+        .map(|p| pull_json(state, p))
+        .collect();
+    Reply::json(200, &Value::Array(list))
+}
+
+/// "Create a pull request": `{title, body, head, base, draft}` → `201`.
+fn create_pull(state: &mut State, req: &Recorded) -> Reply {
+    let body = req.json();
+    let text = |k: &str| body.get(k).and_then(Value::as_str).map(str::to_owned);
+    let (Some(title), Some(head), Some(base)) = (text("title"), text("head"), text("base")) else {
+        return error(422, "Validation Failed");
+    };
+    let Some(head_sha) = state.git.refs.get(&format!("refs/heads/{head}")).cloned() else {
+        return error(422, "Validation Failed (head invalid)");
+    };
+    let pull = PullState {
+        number: u64::try_from(state.pulls.len()).unwrap_or(0) + 1,
+        title,
+        body: text("body").unwrap_or_default(),
+        head,
+        head_sha,
+        base,
+        draft: body.get("draft").and_then(Value::as_bool) == Some(true),
+    };
+    let value = pull_json(state, &pull);
+    state.pulls.push(pull);
+    Reply::json(201, &value)
+}
+
+fn check_run_json(run: &CheckRunState) -> Value {
+    json!({
+        "id": run.id,
+        "name": run.name,
+        "head_sha": run.head_sha,
+        "status": "completed",
+        "conclusion": run.conclusion,
+        "html_url": format!("https://github.com/checks/{}", run.id),
+        "app": { "slug": "agent-team-apply" },
+    })
+}
+
+/// "List check runs for a Git reference": `check_name` filter; `{total_count, check_runs}`.
+fn list_check_runs(state: &State, req: &Recorded, sha: &str) -> Reply {
+    let name = req.query("check_name");
+    let list: Vec<Value> = state
+        .check_runs
+        .iter()
+        .filter(|c| c.head_sha == sha && name.is_none_or(|n| n == c.name))
+        .map(check_run_json)
+        .collect();
+    Reply::json(
+        200,
+        &json!({ "total_count": list.len(), "check_runs": list }),
+    )
+}
+
+/// "Create a check run": `{name, head_sha, status, conclusion, ...}` → `201`.
+fn create_check_run(state: &mut State, req: &Recorded) -> Reply {
+    let body = req.json();
+    let (Some(name), Some(head_sha)) = (
+        body.get("name").and_then(Value::as_str),
+        body.get("head_sha").and_then(Value::as_str),
+    ) else {
+        return error(422, "Validation Failed");
+    };
+    let run = CheckRunState {
+        id: state.next_id(),
+        name: name.to_owned(),
+        head_sha: head_sha.to_owned(),
+        conclusion: body
+            .get("conclusion")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+    };
+    let value = check_run_json(&run);
+    state.check_runs.push(run);
+    Reply::json(201, &value)
+}
+
+/// "Get repository content" with `ref`; the raw media type answers the bytes.
+fn get_contents(state: &State, req: &Recorded, path: &str) -> Reply {
+    let reference = req.query("ref").unwrap_or("main");
+    let commit = state
+        .git
+        .refs
+        .get(&format!("refs/heads/{reference}"))
+        .cloned()
+        .unwrap_or_else(|| reference.to_owned());
+    let Some(bytes) = state.git.read_path(&commit, path) else {
+        return not_found();
+    };
+    if req.header("accept").is_some_and(|a| a.contains("raw")) {
+        return Reply {
+            status: 200,
+            headers: vec![("content-type".into(), "application/vnd.github.raw".into())],
+            body: bytes.to_vec(),
+        };
+    }
+    Reply::json(
+        200,
+        &json!({
+            "type": "file",
+            "encoding": "base64",
+            "path": path,
+            "size": bytes.len(),
+            "content": base64::engine::general_purpose::STANDARD.encode(bytes),
+        }),
+    )
+}

@@ -1,0 +1,1110 @@
+//! `gate dispatch` against the stand-in for GitHub's API (`github-standin`, shapes cited there):
+//! each case asserts the exit code, the requests made and that the token reached no output.
+//! In-process cases run on a virtual clock (waits are recorded, not slept); the CLI cases run the
+//! real binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use gate::dispatch::{DispatchReport, DispatchRequest, run};
+use gate::dispatch_mac::{
+    DispatchKey, FullRef, KeySlot, RepositoryName, SignedFields, VerifyingKeys, verify,
+};
+use github::{ApiUrl, Client, ClientConfig, Repository, Token, VirtualClock};
+use github_standin::{Canned, DispatchMode, Fault, Outcome, PriorRun, Recorded, Scenario, StandIn};
+use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Scope, TaskId};
+
+const BASE: &str = "0123456789abcdef0123456789abcdef01234567";
+const KEY: &str = "dispatch-key-dispatch-key-dispatch-key-0123";
+const DIFF: &[u8] = b"diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-a\n+b\n";
+const RUNS: &str = "/repos/octo/repo/actions/runs/";
+
+struct Case {
+    report: DispatchReport,
+    requests: Vec<Recorded>,
+    log: Vec<String>,
+    clock: Arc<VirtualClock>,
+    gh: StandIn,
+}
+
+fn request(diff: &[u8], wait: bool) -> DispatchRequest {
+    DispatchRequest {
+        repository: Repository::parse("octo/repo").unwrap(),
+        workflow: "agent-team-apply-verify.yml".into(),
+        git_ref: FullRef::parse("main").unwrap(),
+        task_id: TaskId::parse("T-1").unwrap(),
+        base: BaseSha::parse(BASE).unwrap(),
+        scope: Scope::parse("src/**").unwrap(),
+        diff: diff.to_vec(),
+        key: DispatchKey::new(KEY.as_bytes(), "test").unwrap(),
+        wait,
+        timeout: Duration::from_secs(3600),
+    }
+}
+
+fn client(gh: &StandIn, token: &str, clock: &Arc<VirtualClock>, timeout: Duration) -> Client {
+    let env = |name: &str| (name == "GH_TOKEN").then(|| token.to_owned());
+    let mut config = ClientConfig::new(
+        ApiUrl::parse(&gh.url()).unwrap(),
+        Token::from_env(&env).unwrap(),
+        clock.clone(),
+    );
+    config.deadline = Some(timeout);
+    Client::new(config).unwrap()
+}
+
+fn run_case_with(scenario: Scenario, req: DispatchRequest, token: Option<&str>) -> Case {
+    let gh = StandIn::start(scenario).unwrap();
+    let token = token.map_or_else(|| gh.token(), str::to_owned);
+    let clock = Arc::new(VirtualClock::new(1_772_366_400));
+    let client = client(&gh, &token, &clock, req.timeout);
+    let mut log = Vec::new();
+    let report = run(&client, &req, &mut |line: &str| log.push(line.to_owned()));
+    let requests = gh.requests();
+    let case = Case {
+        report,
+        requests,
+        log,
+        clock,
+        gh,
+    };
+    assert_no_secret(&case, &token);
+    case
+}
+
+fn run_case(scenario: Scenario, wait: bool) -> Case {
+    run_case_with(scenario, request(DIFF, wait), None)
+}
+
+/// Neither the token nor the key reaches the document or the progress lines.
+fn assert_no_secret(case: &Case, token: &str) {
+    let json = serde_json::to_string(&case.report.doc).unwrap();
+    for secret in [token, KEY] {
+        assert!(!json.contains(secret), "a secret reached the JSON: {json}");
+        for line in &case.log {
+            assert!(!line.contains(secret), "a secret reached the log: {line}");
+        }
+    }
+}
+
+fn lines(requests: &[Recorded]) -> Vec<String> {
+    requests.iter().map(Recorded::line).collect()
+}
+
+fn count(requests: &[Recorded], line: &str) -> usize {
+    requests.iter().filter(|r| r.line() == line).count()
+}
+
+fn dispatches(requests: &[Recorded]) -> Vec<&Recorded> {
+    requests
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/dispatches"))
+        .collect()
+}
+
+fn run_id(case: &Case) -> u64 {
+    case.report.doc.run.as_ref().expect("a run").id
+}
+
+/// The signed inputs verify with the key, over exactly what was sent.
+fn assert_signed(inputs: &serde_json::Value) {
+    let get = |k: &str| inputs[k].as_str().unwrap().to_owned();
+    let fields = SignedFields {
+        repository: RepositoryName::parse("octo/repo").unwrap(),
+        git_ref: FullRef::parse("refs/heads/main").unwrap(),
+        task_id: TaskId::parse(&get("task_id")).unwrap(),
+        base: BaseSha::parse(&get("base_sha")).unwrap(),
+        diff_sha256: DiffSha256::parse(&get("expected_diff_sha256")).unwrap(),
+        scope: Scope::parse(&get("declared_scope")).unwrap(),
+    };
+    let keys = VerifyingKeys {
+        current: DispatchKey::new(KEY.as_bytes(), "test").unwrap(),
+        previous: None,
+    };
+    let mac = DispatchMac::parse(&get("dispatch_mac")).unwrap();
+    assert_eq!(verify(&fields, Some(&mac), &keys), Ok(KeySlot::Current));
+}
+
+#[test]
+fn run_details_then_passed_gate() {
+    let case = run_case(Scenario::default(), true);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    assert_eq!(case.report.doc.decision, "pass");
+    let id = run_id(&case);
+    let head = case
+        .report
+        .doc
+        .pull_request
+        .as_ref()
+        .unwrap()
+        .head_sha
+        .clone();
+    assert_eq!(
+        lines(&case.requests),
+        [
+            "GET /repos/octo/repo/actions/workflows/agent-team-apply-verify.yml".to_owned(),
+            "POST /repos/octo/repo/actions/workflows/agent-team-apply-verify.yml/dispatches"
+                .to_owned(),
+            format!("GET /repos/octo/repo/actions/runs/{id}"),
+            format!("GET /repos/octo/repo/actions/runs/{id}/jobs"),
+            "GET /repos/octo/repo/pulls".to_owned(),
+            format!("GET /repos/octo/repo/git/commits/{head}"),
+            format!("GET /repos/octo/repo/commits/{head}/check-runs"),
+        ]
+    );
+    let token = case.gh.token();
+    for r in &case.requests {
+        assert_eq!(
+            r.header("authorization"),
+            Some(format!("Bearer {token}").as_str())
+        );
+        assert_eq!(r.header("x-github-api-version"), Some("2022-11-28"));
+    }
+    let body = dispatches(&case.requests)[0].json();
+    assert_eq!(body["ref"], "refs/heads/main");
+    assert_eq!(body["return_run_details"], true);
+    let inputs = &body["inputs"];
+    let mut keys: Vec<&str> = inputs
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    keys.sort_unstable();
+    assert_eq!(
+        keys,
+        [
+            "base_sha",
+            "declared_scope",
+            "diff_b64",
+            "dispatch_mac",
+            "expected_diff_sha256",
+            "task_id"
+        ]
+    );
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(inputs["diff_b64"].as_str().unwrap())
+            .unwrap(),
+        DIFF
+    );
+    assert_eq!(
+        inputs["expected_diff_sha256"],
+        DiffSha256::of(DIFF).as_str()
+    );
+    assert_signed(inputs);
+    let pulls = case
+        .requests
+        .iter()
+        .find(|r| r.path.ends_with("/pulls"))
+        .unwrap();
+    assert_eq!(pulls.query("head"), Some("octo:agent-team/T-1"));
+    assert_eq!(pulls.query("state"), Some("open"));
+    let doc = &case.report.doc;
+    assert_eq!(doc.run.as_ref().unwrap().found_by, "return_run_details");
+    assert_eq!(doc.jobs.len(), 3);
+    assert!(
+        doc.jobs
+            .iter()
+            .all(|j| j.conclusion.as_deref() == Some("success"))
+    );
+    assert!(doc.pull_request.as_ref().unwrap().draft);
+    assert_eq!(
+        doc.check_run.as_ref().unwrap().conclusion.as_deref(),
+        Some("success")
+    );
+    assert!(case.clock.sleeps().is_empty());
+}
+
+#[test]
+fn without_wait_the_run_is_reported_and_not_followed() {
+    let case = run_case(Scenario::default(), false);
+    assert_eq!(case.report.exit_code, 0);
+    assert_eq!(case.report.doc.decision, "dispatched");
+    assert_eq!(case.requests.len(), 3, "{:?}", lines(&case.requests));
+    assert!(case.report.doc.jobs.is_empty());
+}
+
+#[test]
+fn no_content_falls_back_to_the_run_name_and_never_a_stale_run() {
+    let scenario = Scenario {
+        dispatch: DispatchMode::NoContent,
+        listed_after: 2,
+        prior_runs: vec![
+            PriorRun {
+                display_title: "agent-team-apply T-1".into(),
+                age_seconds: 30,
+                conclusion: Some("success".into()),
+            },
+            PriorRun {
+                display_title: "agent-team-apply T-10".into(),
+                age_seconds: -100,
+                conclusion: None,
+            },
+        ],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    let doc = &case.report.doc;
+    assert_eq!(doc.run.as_ref().unwrap().found_by, "run-name-and-watermark");
+    let created = &case.gh.state().runs;
+    let dispatched = created.iter().find(|r| !r.inputs.is_empty()).unwrap().id;
+    assert_eq!(
+        run_id(&case),
+        dispatched,
+        "the stale run of the same name was not taken"
+    );
+    assert_eq!(dispatches(&case.requests).len(), 1);
+    let listings: Vec<&Recorded> = case
+        .requests
+        .iter()
+        .filter(|r| r.path.ends_with("/runs"))
+        .collect();
+    assert_eq!(
+        listings.len(),
+        3,
+        "listed twice without the run, then found"
+    );
+    assert_eq!(listings[0].query("event"), Some("workflow_dispatch"));
+    assert_eq!(listings[0].query("branch"), Some("main"));
+    assert_eq!(
+        case.clock.sleeps(),
+        [Duration::from_secs(2), Duration::from_secs(4)]
+    );
+}
+
+fn parameter_refused(status: u16) {
+    let scenario = Scenario {
+        dispatch: DispatchMode::RejectParameter(status),
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    let posts = dispatches(&case.requests);
+    assert_eq!(posts.len(), 2);
+    assert_eq!(posts[0].json()["return_run_details"], true);
+    assert!(posts[1].json().get("return_run_details").is_none());
+    assert_eq!(posts[0].json()["inputs"], posts[1].json()["inputs"]);
+    assert_eq!(
+        case.report.doc.run.as_ref().unwrap().found_by,
+        "run-name-and-watermark"
+    );
+    assert_eq!(case.gh.state().runs.len(), 1, "exactly one run was started");
+}
+
+#[test]
+fn status_422_naming_the_parameter_falls_back_once() {
+    parameter_refused(422);
+}
+
+#[test]
+fn status_400_naming_the_parameter_falls_back_once() {
+    parameter_refused(400);
+}
+
+#[test]
+fn a_422_about_something_else_is_an_error() {
+    let scenario = Scenario {
+        faults: vec![Fault::new(
+            "POST",
+            "/repos/octo/repo/actions/workflows/",
+            vec![Canned::status(
+                422,
+                "Unexpected inputs provided: [\"dispatch_mac\"]",
+            )],
+        )],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 2);
+    assert_eq!(dispatches(&case.requests).len(), 1);
+    assert!(
+        case.report.doc.reasons[0].contains("HTTP 422: Unexpected inputs provided"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+}
+
+#[test]
+fn large_diff_goes_through_the_git_database() {
+    let mut diff = b"diff --git a/src/big.rs b/src/big.rs\nnew file mode 100644\n--- /dev/null\n+++ b/src/big.rs\n@@ -0,0 +1,3000 @@\n".to_vec();
+    for i in 0..3000 {
+        diff.extend_from_slice(format!("+// line {i} of a large generated file\n").as_bytes());
+    }
+    assert!(
+        diff.len() > 65_535 * 3 / 4,
+        "the diff must not fit diff_b64"
+    );
+    let case = run_case_with(Scenario::default(), request(&diff, true), None);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    assert_eq!(case.report.doc.transport, "diff_ref");
+    assert_eq!(
+        case.report.doc.diff_ref.as_deref(),
+        Some("agent-team-diffs/T-1")
+    );
+    let l = lines(&case.requests);
+    assert_eq!(
+        l[1..5],
+        [
+            "POST /repos/octo/repo/git/blobs",
+            "POST /repos/octo/repo/git/trees",
+            "POST /repos/octo/repo/git/commits",
+            "POST /repos/octo/repo/git/refs",
+        ]
+    );
+    let find = |suffix: &str| {
+        case.requests
+            .iter()
+            .find(|r| r.path.ends_with(suffix))
+            .unwrap()
+    };
+    assert_eq!(find("/git/blobs").json()["encoding"], "base64");
+    let tree = find("/git/trees").json();
+    assert_eq!(tree["tree"][0]["path"], "T-1.patch");
+    assert_eq!(tree["tree"][0]["mode"], "100644");
+    assert!(tree.get("base_tree").is_none());
+    let commit = find("/git/commits").json();
+    assert_eq!(commit["parents"], serde_json::json!([]));
+    for identity in ["author", "committer", "signature"] {
+        assert!(
+            commit.get(identity).is_none(),
+            "GitHub signs only without {identity}"
+        );
+    }
+    assert_eq!(
+        find("/git/refs").json()["ref"],
+        "refs/heads/agent-team-diffs/T-1"
+    );
+    let inputs = dispatches(&case.requests)[0].json()["inputs"].clone();
+    assert_eq!(inputs["diff_ref"], "agent-team-diffs/T-1");
+    assert!(inputs.get("diff_b64").is_none());
+    assert_signed(&inputs);
+    // What a job would download is exactly the diff.
+    let state = case.gh.state();
+    let head = state.git.refs["refs/heads/agent-team-diffs/T-1"].clone();
+    assert_eq!(
+        state.git.read_path(&head, "T-1.patch"),
+        Some(diff.as_slice())
+    );
+}
+
+#[test]
+fn a_diff_branch_left_by_an_earlier_attempt_is_moved() {
+    let mut diff = b"diff --git a/src/big.rs b/src/big.rs\n".to_vec();
+    diff.extend(std::iter::repeat_n(b'x', 70_000));
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    let clock = Arc::new(VirtualClock::new(0));
+    let client = client(&gh, &gh.token(), &clock, Duration::from_secs(60));
+    let first = run(&client, &request(&diff, false), &mut |_| {});
+    assert_eq!(first.exit_code, 0, "{:?}", first.doc.reasons);
+    diff.push(b'y');
+    let second = run(&client, &request(&diff, false), &mut |_| {});
+    assert_eq!(second.exit_code, 0, "{:?}", second.doc.reasons);
+    let requests = gh.requests();
+    let tail: Vec<String> = lines(&requests)
+        .into_iter()
+        .filter(|l| l.contains("/git/ref"))
+        .collect();
+    assert_eq!(
+        tail,
+        [
+            "POST /repos/octo/repo/git/refs",
+            "POST /repos/octo/repo/git/refs",
+            "GET /repos/octo/repo/git/ref/heads/agent-team-diffs/T-1",
+            "PATCH /repos/octo/repo/git/refs/heads/agent-team-diffs/T-1",
+        ]
+    );
+    let state = gh.state();
+    let head = state.git.refs["refs/heads/agent-team-diffs/T-1"].clone();
+    assert_eq!(
+        state.git.read_path(&head, "T-1.patch"),
+        Some(diff.as_slice())
+    );
+}
+
+fn refused(status: u16, message: &str, faults: Vec<Fault>, token: Option<&str>) -> Case {
+    let scenario = Scenario {
+        faults,
+        ..Scenario::default()
+    };
+    let case = run_case_with(scenario, request(DIFF, true), token);
+    assert_eq!(case.report.exit_code, 2);
+    assert_eq!(case.report.doc.decision, "error");
+    let reason = &case.report.doc.reasons[0];
+    assert!(
+        reason.contains(&format!("HTTP {status}: {message}")),
+        "{reason}"
+    );
+    assert!(case.clock.sleeps().is_empty(), "a {status} is not retried");
+    case
+}
+
+#[test]
+fn status_401_is_not_retried() {
+    let case = refused(
+        401,
+        "Bad credentials",
+        Vec::new(),
+        Some("ghs_wrongTOKENwrongTOKEN"),
+    );
+    assert_eq!(
+        lines(&case.requests),
+        ["GET /repos/octo/repo/actions/workflows/agent-team-apply-verify.yml"]
+    );
+}
+
+#[test]
+fn status_403_on_the_dispatch_is_not_retried() {
+    let faults = vec![Fault::new(
+        "POST",
+        "/repos/octo/repo/actions/workflows/",
+        vec![Canned::status(
+            403,
+            "Resource not accessible by integration",
+        )],
+    )];
+    let case = refused(403, "Resource not accessible by integration", faults, None);
+    assert_eq!(dispatches(&case.requests).len(), 1);
+    assert!(case.gh.state().runs.is_empty());
+}
+
+#[test]
+fn status_404_for_an_unknown_workflow() {
+    let mut req = request(DIFF, true);
+    req.workflow = "other.yml".into();
+    let case = run_case_with(Scenario::default(), req, None);
+    assert_eq!(case.report.exit_code, 2);
+    assert!(
+        case.report.doc.reasons[0].contains("HTTP 404: Not Found"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+    assert_eq!(case.requests.len(), 1);
+}
+
+#[test]
+fn server_errors_on_reads_are_retried_with_backoff() {
+    let scenario = Scenario {
+        faults: vec![Fault::new(
+            "GET",
+            RUNS,
+            vec![
+                Canned::status(503, "Service Unavailable"),
+                Canned::status(502, "Server Error"),
+            ],
+        )],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    let id = run_id(&case);
+    assert_eq!(count(&case.requests, &format!("GET {RUNS}{id}")), 3);
+    assert_eq!(
+        case.clock.sleeps(),
+        [Duration::from_secs(1), Duration::from_secs(2)]
+    );
+}
+
+#[test]
+fn server_errors_are_retried_a_bounded_number_of_times() {
+    let scenario = Scenario {
+        faults: vec![Fault::new(
+            "GET",
+            "/repos/octo/repo/actions/workflows/",
+            vec![Canned::status(500, "Server Error"); 10],
+        )],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 2);
+    assert_eq!(case.requests.len(), 4, "four attempts in all");
+    assert!(
+        case.report.doc.reasons[0].contains("HTTP 500"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+}
+
+#[test]
+fn an_ambiguous_dispatch_is_never_sent_twice() {
+    let scenario = Scenario {
+        faults: vec![Fault::new(
+            "POST",
+            "/repos/octo/repo/actions/workflows/",
+            vec![Canned::status(502, "Server Error")],
+        )],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(
+        dispatches(&case.requests).len(),
+        1,
+        "never dispatched again"
+    );
+    assert_eq!(case.report.exit_code, 2);
+    assert!(
+        case.report.doc.reasons[0].contains("no run named \"agent-team-apply T-1\""),
+        "{:?}",
+        case.report.doc.reasons
+    );
+    assert!(
+        case.log
+            .iter()
+            .any(|l| l.contains("looking for it instead of dispatching again"))
+    );
+}
+
+#[test]
+fn an_ambiguous_second_dispatch_after_a_refused_parameter_is_not_sent_again() {
+    let scenario = Scenario {
+        faults: vec![Fault::new(
+            "POST",
+            "/repos/octo/repo/actions/workflows/",
+            vec![
+                Canned::status(
+                    422,
+                    "Invalid request.\n\n\"return_run_details\" is not a permitted key.",
+                ),
+                Canned::status(502, "Server Error"),
+            ],
+        )],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    let posts = dispatches(&case.requests);
+    assert_eq!(posts.len(), 2);
+    assert!(posts[1].json().get("return_run_details").is_none());
+    assert_eq!(case.report.exit_code, 2);
+    assert!(
+        case.log
+            .iter()
+            .any(|l| l.contains("looking for it instead of dispatching again"))
+    );
+}
+
+#[test]
+fn a_dropped_connection_after_sending_the_dispatch_is_not_retried() {
+    let scenario = Scenario {
+        faults: vec![Fault::new(
+            "POST",
+            "/repos/octo/repo/actions/workflows/",
+            vec![Canned::drop_connection()],
+        )],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, false);
+    assert_eq!(dispatches(&case.requests).len(), 1);
+    assert_eq!(case.report.exit_code, 2);
+}
+
+#[test]
+fn secondary_rate_limit_waits_retry_after() {
+    let scenario = Scenario {
+        faults: vec![Fault::new("GET", RUNS, vec![Canned::retry_after(403, 7)])],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    assert_eq!(case.clock.sleeps(), [Duration::from_secs(7)]);
+}
+
+#[test]
+fn status_429_waits_retry_after_even_for_the_dispatch() {
+    let scenario = Scenario {
+        faults: vec![Fault::new(
+            "POST",
+            "/repos/octo/repo/actions/workflows/",
+            vec![Canned::retry_after(429, 3)],
+        )],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    assert_eq!(
+        dispatches(&case.requests).len(),
+        2,
+        "a rate-limited dispatch was not processed"
+    );
+    assert_eq!(case.gh.state().runs.len(), 1);
+    assert_eq!(case.clock.sleeps(), [Duration::from_secs(3)]);
+}
+
+#[test]
+fn primary_rate_limit_waits_for_the_reset() {
+    let scenario = Scenario {
+        faults: vec![Fault::new("GET", RUNS, vec![Canned::rate_limit_reset(30)])],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    // Reset 30 s after the response's own Date, plus one second.
+    assert_eq!(case.clock.sleeps(), [Duration::from_secs(31)]);
+}
+
+#[test]
+fn a_rate_limit_past_the_deadline_is_an_error() {
+    let scenario = Scenario {
+        faults: vec![Fault::new("GET", RUNS, vec![Canned::retry_after(403, 600)])],
+        ..Scenario::default()
+    };
+    let mut req = request(DIFF, true);
+    req.timeout = Duration::from_secs(60);
+    let case = run_case_with(scenario, req, None);
+    assert_eq!(case.report.exit_code, 2);
+    assert!(case.clock.sleeps().is_empty(), "no wait past the deadline");
+    assert!(
+        case.report.doc.reasons[0].contains("deadline"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+}
+
+#[test]
+fn a_run_that_never_appears_is_not_guessed() {
+    let scenario = Scenario {
+        dispatch: DispatchMode::NoContent,
+        creates_run: false,
+        prior_runs: vec![PriorRun {
+            display_title: "agent-team-apply T-1".into(),
+            age_seconds: 5,
+            conclusion: Some("success".into()),
+        }],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 2);
+    assert!(case.report.doc.run.is_none());
+    assert!(
+        case.report.doc.reasons[0].contains("appeared within 300 s"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+    let waited: Duration = case.clock.sleeps().iter().sum();
+    assert!(waited <= Duration::from_secs(300), "{waited:?}");
+    let listings = case
+        .requests
+        .iter()
+        .filter(|r| r.path.ends_with("/runs"))
+        .count();
+    assert!((5..=30).contains(&listings), "{listings} listings");
+}
+
+#[test]
+fn cancelled_run_has_no_verdict() {
+    let scenario = Scenario {
+        outcome: Outcome::Cancelled,
+        polls_until_complete: 2,
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 2);
+    assert_eq!(case.report.doc.decision, "error");
+    assert!(
+        case.report.doc.reasons[0].contains("concluded \"cancelled\""),
+        "{:?}",
+        case.report.doc.reasons
+    );
+    let id = run_id(&case);
+    assert_eq!(count(&case.requests, &format!("GET {RUNS}{id}")), 3);
+    assert_eq!(
+        case.clock.sleeps(),
+        [Duration::from_secs(2), Duration::from_secs(4)]
+    );
+}
+
+#[test]
+fn failed_gate_names_the_job_and_step_with_a_non_authoritative_log_tail() {
+    let scenario = Scenario {
+        outcome: Outcome::Failed {
+            job: "build-test".into(),
+            step: "Verify the tree after the build".into(),
+        },
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 1);
+    let doc = &case.report.doc;
+    assert_eq!(doc.decision, "fail");
+    let failed = doc.failed.as_ref().unwrap();
+    assert_eq!(failed.job, "build-test");
+    assert_eq!(
+        failed.step.as_deref(),
+        Some("Verify the tree after the build")
+    );
+    assert_eq!(
+        doc.reasons,
+        ["job build-test failed at step \"Verify the tree after the build\""]
+    );
+    let conclusions: Vec<(&str, Option<&str>)> = doc
+        .jobs
+        .iter()
+        .map(|j| (j.name.as_str(), j.conclusion.as_deref()))
+        .collect();
+    assert_eq!(
+        conclusions,
+        [
+            ("guard", Some("success")),
+            ("build-test", Some("failure")),
+            ("gate-and-pr", Some("failure")),
+        ]
+    );
+    let tail = doc.log_tail.as_ref().unwrap();
+    assert!(!tail.authoritative);
+    assert!(
+        tail.text.contains("Process completed with exit code 1."),
+        "{}",
+        tail.text
+    );
+    assert!(doc.pull_request.is_none());
+    // The signed log URL is fetched without the token.
+    let blob = case
+        .requests
+        .iter()
+        .find(|r| r.path.starts_with("/_blob/"))
+        .unwrap();
+    assert_eq!(blob.header("authorization"), None);
+    let logs = case
+        .requests
+        .iter()
+        .find(|r| r.path.ends_with("/logs"))
+        .unwrap();
+    assert!(logs.header("authorization").is_some());
+}
+
+#[test]
+fn a_pass_without_the_draft_pull_request_is_not_a_pass() {
+    let scenario = Scenario {
+        outcome: Outcome::PassedWithoutPullRequest,
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 2);
+    assert!(
+        case.report.doc.reasons[0].contains("0 open pull requests"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+}
+
+#[test]
+fn a_run_that_does_not_finish_times_out() {
+    let scenario = Scenario {
+        outcome: Outcome::Pending,
+        ..Scenario::default()
+    };
+    let mut req = request(DIFF, true);
+    req.timeout = Duration::from_secs(120);
+    let case = run_case_with(scenario, req, None);
+    assert_eq!(case.report.exit_code, 2);
+    assert!(
+        case.report.doc.reasons[0].starts_with("timed out"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+    let waited: Duration = case.clock.sleeps().iter().sum();
+    assert!(waited <= Duration::from_secs(120), "{waited:?}");
+}
+
+#[test]
+fn a_run_of_another_name_is_refused() {
+    // The run GitHub names in its answer must be this dispatch's: a workflow on the ref whose
+    // run-name differs (or any other run) is not believed.
+    let scenario = Scenario {
+        run_name: Some("agent-team-apply T-2".into()),
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 2);
+    assert!(
+        case.report.doc.reasons[0].contains("is not this dispatch's"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+    assert_eq!(count(&case.requests, "GET /repos/octo/repo/pulls"), 0);
+}
+
+#[test]
+fn proxy_variables_are_honoured() {
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    let clock = Arc::new(VirtualClock::new(0));
+    let token = gh.token();
+    let proxy = gh.url();
+    let env = |name: &str| match name {
+        "GH_TOKEN" => Some(token.clone()),
+        "HTTP_PROXY" => Some(proxy.clone()),
+        "NO_PROXY" => Some("example.org,.internal".to_owned()),
+        _ => None,
+    };
+    let mut config = ClientConfig::new(
+        ApiUrl::parse("http://localhost:9").unwrap(),
+        Token::from_env(&env).unwrap(),
+        clock,
+    );
+    config.proxy = github::ProxySettings::from_env(&env);
+    let client = Client::new(config).unwrap();
+    let report = run(&client, &request(DIFF, true), &mut |_| {});
+    assert_eq!(report.exit_code, 0, "{:?}", report.doc.reasons);
+    let requests = gh.requests();
+    assert!(!requests.is_empty());
+    for r in requests.iter().filter(|r| !r.path.starts_with("/_blob/")) {
+        assert!(
+            r.via_proxy.as_deref() == Some("localhost:9")
+                && r.path.starts_with("/repos/octo/repo/"),
+            "{r:?}"
+        );
+    }
+
+    // NO_PROXY naming the host sends the requests directly (to a port where nothing listens).
+    let no_proxy_env = |name: &str| match name {
+        "HTTP_PROXY" => Some(proxy.clone()),
+        "NO_PROXY" => Some("localhost".to_owned()),
+        _ => None,
+    };
+    let before = gh.requests().len();
+    let mut config = ClientConfig::new(
+        ApiUrl::parse("http://localhost:9").unwrap(),
+        Token::from_env(&|_| Some(token.clone())).unwrap(),
+        Arc::new(VirtualClock::new(0)),
+    );
+    config.proxy = github::ProxySettings::from_env(&no_proxy_env);
+    let report = run(
+        &Client::new(config).unwrap(),
+        &request(DIFF, true),
+        &mut |_| {},
+    );
+    assert_eq!(report.exit_code, 2);
+    assert_eq!(
+        gh.requests().len(),
+        before,
+        "nothing went through the proxy"
+    );
+}
+
+#[test]
+fn plain_http_is_refused_except_to_loopback() {
+    for url in [
+        "http://api.github.com",
+        "http://10.0.0.1:8080",
+        "ftp://x",
+        "https://u:p@host",
+    ] {
+        assert!(ApiUrl::parse(url).is_err(), "{url}");
+    }
+    for url in [
+        "https://api.github.com",
+        "https://ghe.example/api/v3/",
+        "http://127.0.0.1:1",
+        "http://[::1]:2",
+    ] {
+        assert!(ApiUrl::parse(url).is_ok(), "{url}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The binary.
+
+struct CliRun {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn gate_dispatch(gh: &StandIn, env: &[(&str, &str)], extra: &[&str], diff: &[u8]) -> CliRun {
+    let dir = tempfile::tempdir().unwrap();
+    let diff_path = dir.path().join("candidate.diff");
+    std::fs::write(&diff_path, diff).unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gate"));
+    cmd.env_clear()
+        .arg("dispatch")
+        .args([
+            "--repository=octo/repo",
+            "--workflow=agent-team-apply-verify.yml",
+            "--ref=main",
+            "--task-id=T-1",
+            &format!("--base={BASE}"),
+            "--scope=src/**",
+            &format!("--diff={}", diff_path.display()),
+        ])
+        .args(extra);
+    let url = gh.url();
+    let has_api_env = env.iter().any(|(n, _)| *n == "GITHUB_API_URL");
+    if !has_api_env {
+        cmd.arg(format!("--api-url={url}"));
+    }
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    let out = cmd.output().unwrap();
+    let run = CliRun {
+        code: out.status.code().unwrap(),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    };
+    let token = gh.token();
+    for secret in [token.as_str(), KEY] {
+        assert!(
+            !run.stdout.contains(secret) && !run.stderr.contains(secret),
+            "a secret reached the output:\n{}\n{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+    run
+}
+
+#[test]
+fn cli_passed_gate_prints_the_result_document() {
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    let token = gh.token();
+    let run = gate_dispatch(
+        &gh,
+        &[("GH_TOKEN", &token), ("AGENT_TEAM_DISPATCH_KEY", KEY)],
+        &["--wait", "--format=json"],
+        DIFF,
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(doc["schema"], "agent-team-apply/dispatch-result/v1");
+    assert_eq!(doc["decision"], "pass");
+    assert_eq!(doc["diff_sha256"], DiffSha256::of(DIFF).as_str());
+    assert_eq!(doc["pull_request"]["draft"], true);
+    assert!(
+        doc["pull_request"]["html_url"]
+            .as_str()
+            .unwrap()
+            .ends_with("/pull/1")
+    );
+}
+
+#[test]
+fn cli_reads_github_token_and_github_api_url() {
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    let token = gh.token();
+    let url = gh.url();
+    let run = gate_dispatch(
+        &gh,
+        &[
+            ("GITHUB_TOKEN", &token),
+            ("GITHUB_API_URL", &url),
+            ("AGENT_TEAM_DISPATCH_KEY", KEY),
+        ],
+        &[],
+        DIFF,
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with("DISPATCH: dispatched (exit 0)\n"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn cli_without_a_token_or_key_sends_nothing() {
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    let run = gate_dispatch(&gh, &[("AGENT_TEAM_DISPATCH_KEY", KEY)], &["--wait"], DIFF);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr
+            .contains("no token: set GH_TOKEN or GITHUB_TOKEN"),
+        "{}",
+        run.stderr
+    );
+    let token = gh.token();
+    let run = gate_dispatch(&gh, &[("GH_TOKEN", &token)], &["--wait"], DIFF);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("no dispatch key"), "{}", run.stderr);
+    assert!(gh.requests().is_empty());
+}
+
+#[test]
+fn cli_401_exits_2_without_the_token() {
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    let wrong = "ghp_notTheRightTokenAtAll0123456789";
+    let run = gate_dispatch(
+        &gh,
+        &[("GH_TOKEN", wrong), ("AGENT_TEAM_DISPATCH_KEY", KEY)],
+        &["--wait"],
+        DIFF,
+    );
+    assert_eq!(run.code, 2);
+    assert!(!run.stdout.contains(wrong) && !run.stderr.contains(wrong));
+    assert!(
+        run.stdout.contains("HTTP 401: Bad credentials"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn cli_failed_gate_exits_1_and_escapes_and_redacts_the_log_tail() {
+    let scenario = Scenario {
+        outcome: Outcome::Failed {
+            job: "guard".into(),
+            step: "Validate the diff as data".into(),
+        },
+        ..Scenario::default()
+    };
+    let token = scenario.token.clone();
+    let scenario = Scenario {
+        // A hostile build prints an escape sequence and, somehow, the dispatcher's token.
+        failed_log_extra: format!("\u{1b}]8;;https://evil\u{7}click\u{1b}[2J {token}\n"),
+        ..scenario
+    };
+    let gh = StandIn::start(scenario).unwrap();
+    for format in ["--format=text", "--format=json"] {
+        let run = gate_dispatch(
+            &gh,
+            &[("GH_TOKEN", &token), ("AGENT_TEAM_DISPATCH_KEY", KEY)],
+            &["--wait", format],
+            DIFF,
+        );
+        assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+        assert!(!run.stdout.contains('\u{1b}'), "{}", run.stdout);
+        assert!(run.stdout.contains("<redacted>"), "{}", run.stdout);
+        if format == "--format=text" {
+            assert!(
+                run.stdout
+                    .contains("job guard: failure (step \"Validate the diff as data\")"),
+                "{}",
+                run.stdout
+            );
+            assert!(
+                run.stdout.contains("\\u{1b}]8;;https://evil"),
+                "{}",
+                run.stdout
+            );
+        }
+    }
+}
+
+#[test]
+fn cli_refuses_bad_arguments_before_any_request() {
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    let token = gh.token();
+    for extra in [
+        vec!["--scope=a,b"],
+        vec!["--timeout=0"],
+        vec!["--api-url=http://example.com"],
+    ] {
+        let run = gate_dispatch(
+            &gh,
+            &[("GH_TOKEN", &token), ("AGENT_TEAM_DISPATCH_KEY", KEY)],
+            &extra,
+            DIFF,
+        );
+        assert_eq!(run.code, 2, "{extra:?}: {}", run.stderr);
+    }
+    let run = gate_dispatch(
+        &gh,
+        &[("GH_TOKEN", &token), ("AGENT_TEAM_DISPATCH_KEY", KEY)],
+        &[],
+        b"",
+    );
+    assert_eq!(run.code, 2);
+    assert!(gh.requests().is_empty());
+}

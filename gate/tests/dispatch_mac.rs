@@ -1,0 +1,480 @@
+//! The dispatcher's signature: a known-answer vector, every signed field tampered with, wrong and
+//! rotated keys, a missing MAC; and `gate verify-dispatch` as the publishing job runs it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+
+use gate::dispatch_mac::{
+    DispatchKey, FullRef, KeySlot, MacError, RepositoryName, SignedFields, VerifyingKeys, sign,
+    signing_key, verify, verifying_keys,
+};
+use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Scope, TaskId};
+
+const BASE: &str = "0123456789abcdef0123456789abcdef01234567";
+const SHA: &str = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+const KEY: &str = "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk";
+const OTHER_KEY: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+fn key(text: &str) -> DispatchKey {
+    DispatchKey::new(text.as_bytes(), "test").unwrap()
+}
+
+fn fields() -> SignedFields {
+    SignedFields {
+        repository: RepositoryName::parse("octo/repo").unwrap(),
+        git_ref: FullRef::parse("refs/heads/main").unwrap(),
+        task_id: TaskId::parse("T-1").unwrap(),
+        base: BaseSha::parse(BASE).unwrap(),
+        diff_sha256: DiffSha256::parse(SHA).unwrap(),
+        scope: Scope::parse("src/**,docs/*.md").unwrap(),
+    }
+}
+
+fn only(current: &str) -> VerifyingKeys {
+    VerifyingKeys {
+        current: key(current),
+        previous: None,
+    }
+}
+
+/// Computed independently with Python's `hmac` over the length-prefixed encoding (the script
+/// builds each field as `struct.pack(">I", len(b)) + b`, the scope as a count then its globs).
+#[test]
+fn known_answer() {
+    let expected_encoding = "000000206167656e742d7465616d2d6170706c792f64697370617463682d6d61632f7631000000096f63746f2f7265706f0000000f726566732f68656164732f6d61696e00000003542d310000002830313233343536373839616263646566303132333435363738396162636465663031323334353637000000406533623063343432393866633163313439616662663463383939366662393234323761653431653436343962393334636134393539393162373835326238353500000002000000067372632f2a2a00000009646f63732f2a2e6d64";
+    let encoded: String = fields()
+        .encode()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    assert_eq!(encoded, expected_encoding);
+    assert_eq!(
+        sign(&fields(), &key(KEY)).to_input(),
+        "v1:47c8e39be614743432dd57411aca6c1dc87a420b71b2dca14110949dc907751d"
+    );
+}
+
+#[test]
+fn verifies_with_the_key_that_signed() {
+    let mac = sign(&fields(), &key(KEY));
+    assert_eq!(
+        verify(&fields(), Some(&mac), &only(KEY)),
+        Ok(KeySlot::Current)
+    );
+}
+
+/// Every signed field, changed in each way an attacker who can dispatch could change it.
+#[test]
+fn each_tampered_field_is_rejected() {
+    let mac = sign(&fields(), &key(KEY));
+    let scope = |s: &str| Scope::parse(s).unwrap();
+    let tampered: Vec<(&str, SignedFields)> = vec![
+        (
+            "repository",
+            SignedFields {
+                repository: RepositoryName::parse("octo/repo2").unwrap(),
+                ..fields()
+            },
+        ),
+        (
+            "ref",
+            SignedFields {
+                git_ref: FullRef::parse("refs/heads/feature").unwrap(),
+                ..fields()
+            },
+        ),
+        (
+            "ref kind",
+            SignedFields {
+                git_ref: FullRef::parse("refs/tags/main").unwrap(),
+                ..fields()
+            },
+        ),
+        (
+            "task id",
+            SignedFields {
+                task_id: TaskId::parse("T-2").unwrap(),
+                ..fields()
+            },
+        ),
+        (
+            "base",
+            SignedFields {
+                base: BaseSha::parse(&BASE.replace('0', "f")).unwrap(),
+                ..fields()
+            },
+        ),
+        (
+            "diff hash",
+            SignedFields {
+                diff_sha256: DiffSha256::of(b"another diff"),
+                ..fields()
+            },
+        ),
+        (
+            "scope widened",
+            SignedFields {
+                scope: scope("src/**,docs/*.md,**"),
+                ..fields()
+            },
+        ),
+        (
+            "scope narrowed",
+            SignedFields {
+                scope: scope("src/**"),
+                ..fields()
+            },
+        ),
+        (
+            "scope reordered",
+            SignedFields {
+                scope: scope("docs/*.md,src/**"),
+                ..fields()
+            },
+        ),
+        (
+            "scope glob changed",
+            SignedFields {
+                scope: scope("src/**,docs/**"),
+                ..fields()
+            },
+        ),
+    ];
+    for (what, changed) in tampered {
+        assert_ne!(changed.encode(), fields().encode(), "{what}");
+        assert_eq!(
+            verify(&changed, Some(&mac), &only(KEY)),
+            Err(MacError::Mismatch),
+            "{what}"
+        );
+    }
+    // A tag changed in one bit.
+    let mut tag = *mac.tag();
+    tag[31] ^= 1;
+    assert_eq!(
+        verify(&fields(), Some(&DispatchMac::from_tag(tag)), &only(KEY)),
+        Err(MacError::Mismatch)
+    );
+}
+
+/// Field boundaries cannot be moved: the same bytes split differently encode differently.
+#[test]
+fn encoding_is_unambiguous() {
+    let joined = SignedFields {
+        scope: Scope::parse("ab").unwrap(),
+        ..fields()
+    };
+    let split = SignedFields {
+        scope: Scope::parse("a,b").unwrap(),
+        ..fields()
+    };
+    assert_ne!(joined.encode(), split.encode());
+    let one = SignedFields {
+        task_id: TaskId::parse("T-10").unwrap(),
+        scope: Scope::parse("x").unwrap(),
+        ..fields()
+    };
+    let other = SignedFields {
+        task_id: TaskId::parse("T-1").unwrap(),
+        scope: Scope::parse("0x").unwrap(),
+        ..fields()
+    };
+    assert_ne!(one.encode(), other.encode());
+}
+
+/// What GitHub treats as the same repository or ref signs alike (no false rejection).
+#[test]
+fn equivalent_spellings_verify() {
+    let mac = sign(&fields(), &key(KEY));
+    let spelled = SignedFields {
+        repository: RepositoryName::parse("Octo/Repo").unwrap(),
+        git_ref: FullRef::parse("main").unwrap(),
+        ..fields()
+    };
+    assert_eq!(
+        verify(&spelled, Some(&mac), &only(KEY)),
+        Ok(KeySlot::Current)
+    );
+    let newline_scope = SignedFields {
+        scope: Scope::parse(" src/**\n docs/*.md\n").unwrap(),
+        ..fields()
+    };
+    assert_eq!(
+        verify(&newline_scope, Some(&mac), &only(KEY)),
+        Ok(KeySlot::Current)
+    );
+}
+
+#[test]
+fn wrong_key_is_rejected() {
+    let mac = sign(&fields(), &key(OTHER_KEY));
+    assert_eq!(
+        verify(&fields(), Some(&mac), &only(KEY)),
+        Err(MacError::Mismatch)
+    );
+}
+
+#[test]
+fn missing_mac_is_rejected() {
+    assert_eq!(verify(&fields(), None, &only(KEY)), Err(MacError::Missing));
+}
+
+#[test]
+fn rotation_accepts_both_keys_until_the_previous_is_removed() {
+    let old = sign(&fields(), &key(KEY));
+    let new = sign(&fields(), &key(OTHER_KEY));
+    let rotating = VerifyingKeys {
+        current: key(OTHER_KEY),
+        previous: Some(key(KEY)),
+    };
+    assert_eq!(
+        verify(&fields(), Some(&new), &rotating),
+        Ok(KeySlot::Current)
+    );
+    assert_eq!(
+        verify(&fields(), Some(&old), &rotating),
+        Ok(KeySlot::Previous)
+    );
+    assert_eq!(
+        verify(&fields(), Some(&old), &only(OTHER_KEY)),
+        Err(MacError::Mismatch)
+    );
+    let third = sign(&fields(), &key(&"z".repeat(32)));
+    assert_eq!(
+        verify(&fields(), Some(&third), &rotating),
+        Err(MacError::Mismatch)
+    );
+}
+
+#[test]
+fn keys_are_read_strictly() {
+    let env = |pairs: Vec<(&'static str, &'static str)>| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.as_bytes().to_vec())
+        }
+    };
+    assert_eq!(signing_key(&env(vec![])).unwrap_err(), MacError::NoKey);
+    assert_eq!(
+        signing_key(&env(vec![("AGENT_TEAM_DISPATCH_KEY", "")])).unwrap_err(),
+        MacError::NoKey
+    );
+    assert_eq!(
+        signing_key(&env(vec![("AGENT_TEAM_DISPATCH_KEY", "short-key")])).unwrap_err(),
+        MacError::WeakKey {
+            source_name: "AGENT_TEAM_DISPATCH_KEY".into()
+        }
+    );
+    assert_eq!(
+        signing_key(&env(vec![
+            ("AGENT_TEAM_DISPATCH_KEY", KEY),
+            ("AGENT_TEAM_DISPATCH_KEY_FILE", "/k")
+        ]))
+        .unwrap_err(),
+        MacError::TwoKeySources
+    );
+    // A trailing newline (a secret pasted from a file) is not part of the key.
+    let padded = signing_key(&env(vec![(
+        "AGENT_TEAM_DISPATCH_KEY",
+        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\n",
+    )]))
+    .unwrap();
+    assert_eq!(sign(&fields(), &padded), sign(&fields(), &key(KEY)));
+    // From a file.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("key");
+    std::fs::write(&path, format!("{KEY}\n")).unwrap();
+    let path_text: &'static str = Box::leak(path.display().to_string().into_boxed_str());
+    let from_file = signing_key(&env(vec![("AGENT_TEAM_DISPATCH_KEY_FILE", path_text)])).unwrap();
+    assert_eq!(sign(&fields(), &from_file), sign(&fields(), &key(KEY)));
+    // A weak previous key is an error too, not silently ignored.
+    assert_eq!(
+        verifying_keys(&env(vec![
+            ("AGENT_TEAM_DISPATCH_KEY", KEY),
+            ("AGENT_TEAM_DISPATCH_KEY_PREVIOUS", "x")
+        ]))
+        .unwrap_err(),
+        MacError::WeakKey {
+            source_name: "AGENT_TEAM_DISPATCH_KEY_PREVIOUS".into()
+        }
+    );
+    // The key never reaches a debug rendering.
+    assert_eq!(format!("{:?}", key(KEY)), "DispatchKey(<redacted>)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// `gate verify-dispatch`, as the publishing job runs it.
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn verify_dispatch(keys: &[(&str, &str)], mac: &str, overrides: &[(&str, &str)]) -> Run {
+    let mut args = vec![
+        ("--repository", "Octo/Repo"),
+        ("--ref", "refs/heads/main"),
+        ("--task-id", "T-1"),
+        ("--base", BASE),
+        ("--diff-sha256", SHA),
+        ("--declared-scope", "src/**\ndocs/*.md"),
+        ("--mac", mac),
+    ];
+    for (flag, value) in overrides {
+        for arg in args.iter_mut() {
+            if arg.0 == *flag {
+                arg.1 = value;
+            }
+        }
+    }
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_gate"));
+    cmd.arg("verify-dispatch").env_clear();
+    for (flag, value) in args {
+        cmd.arg(format!("{flag}={value}"));
+    }
+    for (name, value) in keys {
+        cmd.env(name, value);
+    }
+    let out = cmd.output().unwrap();
+    let run = Run {
+        code: out.status.code().unwrap(),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    };
+    for (_, value) in keys {
+        assert!(
+            !run.stdout.contains(value) && !run.stderr.contains(value),
+            "a key reached the output"
+        );
+    }
+    run
+}
+
+fn good_mac() -> String {
+    sign(&fields(), &key(KEY)).to_input()
+}
+
+#[test]
+fn cli_verifies_a_signed_dispatch() {
+    let run = verify_dispatch(&[("AGENT_TEAM_DISPATCH_KEY", KEY)], &good_mac(), &[]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        "dispatch signature verified with the current key\n"
+    );
+}
+
+#[test]
+fn cli_rejects_each_tampered_input() {
+    let mac = good_mac();
+    for (flag, value) in [
+        ("--repository", "octo/other"),
+        ("--ref", "refs/heads/dev"),
+        ("--task-id", "T-2"),
+        ("--base", "1123456789abcdef0123456789abcdef01234567"),
+        (
+            "--diff-sha256",
+            "f3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+        ),
+        ("--declared-scope", "src/**,docs/*.md,.github/**"),
+    ] {
+        let run = verify_dispatch(&[("AGENT_TEAM_DISPATCH_KEY", KEY)], &mac, &[(flag, value)]);
+        assert_eq!(run.code, 1, "{flag}: {}", run.stdout);
+        assert!(
+            run.stdout
+                .starts_with("dispatch signature rejected: dispatch_mac does not match"),
+            "{flag}: {}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn cli_rejects_a_missing_or_malformed_mac() {
+    let run = verify_dispatch(&[("AGENT_TEAM_DISPATCH_KEY", KEY)], "", &[]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.contains("carries no dispatch_mac"),
+        "{}",
+        run.stdout
+    );
+    let run = verify_dispatch(&[("AGENT_TEAM_DISPATCH_KEY", KEY)], "v1:00", &[]);
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout.contains("dispatch_mac must be 'v1:'"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn cli_rejects_invalid_signed_inputs() {
+    let run = verify_dispatch(
+        &[("AGENT_TEAM_DISPATCH_KEY", KEY)],
+        &good_mac(),
+        &[("--task-id", "../x")],
+    );
+    assert_eq!(run.code, 1);
+    assert!(run.stdout.contains("task_id must match"), "{}", run.stdout);
+}
+
+#[test]
+fn cli_without_a_key_is_a_configuration_error() {
+    let run = verify_dispatch(&[], &good_mac(), &[]);
+    assert_eq!(run.code, 2);
+    assert!(run.stdout.contains("no dispatch key"), "{}", run.stdout);
+    let run = verify_dispatch(
+        &[("AGENT_TEAM_DISPATCH_KEY", "too-short")],
+        &good_mac(),
+        &[],
+    );
+    assert_eq!(run.code, 2);
+}
+
+#[test]
+fn cli_follows_a_rotation() {
+    let keys = [
+        ("AGENT_TEAM_DISPATCH_KEY", OTHER_KEY),
+        ("AGENT_TEAM_DISPATCH_KEY_PREVIOUS", KEY),
+    ];
+    let run = verify_dispatch(&keys, &good_mac(), &[]);
+    assert_eq!(run.code, 0);
+    assert_eq!(
+        run.stdout,
+        "dispatch signature verified with the previous key\n"
+    );
+    let run = verify_dispatch(&[("AGENT_TEAM_DISPATCH_KEY", OTHER_KEY)], &good_mac(), &[]);
+    assert_eq!(
+        run.code, 1,
+        "the old key stops working once PREVIOUS is removed"
+    );
+}
+
+#[test]
+fn cli_json_document() {
+    let out = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .args([
+            "verify-dispatch",
+            "--repository=octo/repo",
+            "--ref=main",
+            "--task-id=T-1",
+            &format!("--base={BASE}"),
+            &format!("--diff-sha256={SHA}"),
+            "--declared-scope=src/**,docs/*.md",
+            &format!("--mac={}", good_mac()),
+            "--format=json",
+        ])
+        .env_clear()
+        .env("AGENT_TEAM_DISPATCH_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["schema"], "agent-team-apply/dispatch-verification/v1");
+    assert_eq!(doc["result"], "verified");
+    assert_eq!(doc["key"], "current");
+    assert_eq!(doc["reason"], serde_json::Value::Null);
+}
