@@ -38,7 +38,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match guard::cli_args::parse::<Cli>() {
+    let cli = match contract::cli::parse_args::<Cli>() {
         Ok(cli) => cli,
         Err(code) => return code,
     };

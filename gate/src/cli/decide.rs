@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use gate::decide::{MAX_NEEDS_BYTES, decide};
 use gate::github_output::{OutputError, StepOutputs};
-use gate::output::{json_v1::DecisionDoc, text};
+use gate::output::{json_v1, text};
 
 use crate::{EXIT_ERROR, EXIT_FAIL, EXIT_PASS};
 
@@ -63,7 +63,7 @@ pub fn run(args: DecideArgs) -> u8 {
 
     let rendered = match args.format {
         Format::Text => text::render(&decision),
-        Format::Json => match DecisionDoc::from_decision(&decision).to_json() {
+        Format::Json => match json_v1::document(&decision).to_json() {
             Ok(json) => json,
             Err(err) => {
                 eprintln!("gate decide: cannot encode the decision: {err}");

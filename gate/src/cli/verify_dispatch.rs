@@ -14,7 +14,7 @@ use gate::dispatch_mac::{
     FullRef, KeySlot, MacError, RepositoryName, SignedFields, verify, verifying_keys,
 };
 use guard::cli_args::emit;
-use guard::escape::terminal;
+use guard::escape::neutralize;
 use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Scope, TaskId};
 
 use crate::{EXIT_ERROR, EXIT_FAIL, EXIT_PASS};
@@ -129,7 +129,9 @@ pub fn run(args: VerifyDispatchArgs) -> u8 {
     let text = match args.format {
         Format::Text => match (key, &reason) {
             (Some(slot), _) => format!("dispatch signature verified with the {slot} key\n"),
-            (None, Some(reason)) => format!("dispatch signature {result}: {}\n", terminal(reason)),
+            (None, Some(reason)) => {
+                format!("dispatch signature {result}: {}\n", neutralize(reason))
+            }
             (None, None) => format!("dispatch signature {result}\n"),
         },
         Format::Json => {

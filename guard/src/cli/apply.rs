@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use guard::apply::{Applied, ApplyRequest, apply};
-use guard::output::{json_v1::VerdictDoc, text};
+use guard::output::text;
 
 use super::check::{load_policy, read_diff};
 
@@ -42,7 +42,7 @@ pub fn run(args: ApplyArgs) -> u8 {
         Err(message) => {
             eprintln!(
                 "guard apply: error: {}; nothing was applied",
-                guard::escape::terminal(&message)
+                guard::escape::neutralize(&message)
             );
             crate::EXIT_ERROR
         }
@@ -69,7 +69,7 @@ fn run_inner(args: ApplyArgs) -> Result<u8, String> {
         Applied::Rejected(verdict) => (verdict, crate::EXIT_REJECT),
     };
     if let Some(path) = &args.verdict_out {
-        let json = VerdictDoc::from_verdict(verdict)
+        let json = guard::output::json_v1::document(verdict)
             .to_json()
             .map_err(|e| format!("cannot encode the verdict: {e}"))?;
         std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -78,7 +78,7 @@ fn run_inner(args: ApplyArgs) -> Result<u8, String> {
         Applied::Applied { base_commit, .. } => format!(
             "APPLIED: {} file(s) onto {base_commit} in {}\n",
             verdict.files.len(),
-            guard::escape::terminal(&args.repo.to_string_lossy())
+            guard::escape::neutralize(&args.repo.to_string_lossy())
         ),
         Applied::Rejected(_) => "NOT APPLIED: the diff was rejected\n".to_string(),
     };

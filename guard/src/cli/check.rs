@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 
 use guard::check::{CheckRequest, RepoBase, check_hashed};
 use guard::hash::HashedDiff;
-use guard::output::{json_v1::VerdictDoc, text};
+use guard::output::text;
 use guard::policy::Policy;
 
 /// The sample the README's first command checks: a diff that must be accepted.
@@ -72,7 +72,12 @@ pub fn read_hashed_diff(source: &str, limit: u64) -> Result<HashedDiff, String> 
             HashedDiff::read(f, size, cap)
         })
     };
-    result.map_err(|e| format!("cannot read diff {}: {e}", guard::escape::terminal(source)))
+    result.map_err(|e| {
+        format!(
+            "cannot read diff {}: {e}",
+            guard::escape::neutralize(source)
+        )
+    })
 }
 
 pub fn run(args: CheckArgs) -> u8 {
@@ -119,7 +124,7 @@ fn run_inner(args: CheckArgs) -> Result<u8, String> {
             .map(|dir| RepoBase { dir, base: &base }),
     };
     let verdict = check_hashed(&request, &diff).map_err(|e| e.to_string())?;
-    let json = VerdictDoc::from_verdict(&verdict)
+    let json = guard::output::json_v1::document(&verdict)
         .to_json()
         .map_err(|e| format!("cannot encode the verdict: {e}"))?;
     if let Some(path) = &args.verdict_out {

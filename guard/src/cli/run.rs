@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use clap::Args;
 use guard::escape;
-use guard::sandbox::json_v1::RunReportDoc;
 use guard::sandbox::stage::{self, Limits, StagePlan};
 use guard::sandbox::{self, Isolation, NamespaceHook, RunOutcome, RunSpec, TreeSpec};
 use guard::tree::Baseline;
@@ -77,8 +76,8 @@ pub struct RunArgs {
 struct LoadedTree {
     spec: TreeSpec,
     doc: SnapshotDoc,
-    baseline_sha256: String,
-    verdict_sha256: String,
+    baseline_sha256: contract::ids::Sha256Hex,
+    verdict_sha256: contract::ids::Sha256Hex,
 }
 
 fn load_tree(args: &RunArgs, policy: &guard::policy::Policy) -> Result<Option<LoadedTree>, String> {
@@ -93,7 +92,8 @@ fn load_tree(args: &RunArgs, policy: &guard::policy::Policy) -> Result<Option<Lo
     let (verdict, verdict_sha256) = super::verify_tree::read_verdict(verdict_path)?;
     let (doc, baseline_sha256) =
         super::verify_tree::read_baseline(baseline_path, args.baseline_sha256.as_deref())?;
-    let baseline = Baseline::from_doc(repo, &doc, &verdict_sha256).map_err(|e| e.to_string())?;
+    let baseline =
+        Baseline::from_doc(repo, &doc, verdict_sha256.as_str()).map_err(|e| e.to_string())?;
     Ok(Some(LoadedTree {
         spec: TreeSpec {
             baseline,
@@ -113,7 +113,7 @@ pub fn run(mut args: RunArgs) -> u8 {
     let policy = match super::check::load_policy(args.policy.as_ref()) {
         Ok(policy) => policy,
         Err(message) => {
-            eprintln!("guard run: {}", escape::terminal(&message));
+            eprintln!("guard run: {}", escape::neutralize(&message));
             return EXIT_ERROR;
         }
     };
@@ -123,7 +123,7 @@ pub fn run(mut args: RunArgs) -> u8 {
     let loaded = match load_tree(&args, &policy) {
         Ok(loaded) => loaded,
         Err(message) => {
-            eprintln!("guard run: {}", escape::terminal(&message));
+            eprintln!("guard run: {}", escape::neutralize(&message));
             return EXIT_ERROR;
         }
     };
@@ -156,7 +156,7 @@ pub fn run(mut args: RunArgs) -> u8 {
     let outcome = match sandbox::run(&spec) {
         Ok(outcome) => outcome,
         Err(err) => {
-            eprintln!("guard run: {}", escape::terminal(&err.to_string()));
+            eprintln!("guard run: {}", escape::neutralize(&err.to_string()));
             return EXIT_ERROR;
         }
     };
@@ -179,20 +179,20 @@ pub fn run(mut args: RunArgs) -> u8 {
         {
             eprintln!(
                 "guard run: cannot write the tree report {}: {err}",
-                escape::terminal(&path.to_string_lossy())
+                escape::neutralize(&path.to_string_lossy())
             );
             return EXIT_ERROR;
         }
     }
     if let Some(path) = &args.report {
-        let doc = RunReportDoc::from_outcome(&outcome);
-        let written = guard::doc_json::to_vec_pretty(&doc)
-            .map_err(std::io::Error::other)
-            .and_then(|json| std::fs::write(path, json));
+        let written = guard::sandbox::json_v1::document(&outcome)
+            .and_then(|doc| guard::doc_json::to_vec_pretty(&doc))
+            .map_err(|e| format!("cannot encode the report: {e}"))
+            .and_then(|json| contract::cli::write_atomic(path, &json));
         if let Err(err) = written {
             eprintln!(
                 "guard run: cannot write the report {}: {err}",
-                escape::terminal(&path.to_string_lossy())
+                escape::neutralize(&path.to_string_lossy())
             );
             return EXIT_ERROR;
         }
@@ -216,7 +216,7 @@ fn print_summary(outcome: &RunOutcome) {
         );
     }
     for line in tail.lines() {
-        eprintln!("| {}", escape::terminal(line));
+        eprintln!("| {}", escape::neutralize(line));
     }
     if !outcome.env.refused.is_empty() {
         eprintln!(
@@ -239,8 +239,8 @@ fn print_summary(outcome: &RunOutcome) {
             unavailable,
         } => eprintln!(
             "guard run: network: NOT isolated by guard (opted out: {}; namespaces unavailable: {})",
-            escape::terminal(reason),
-            escape::terminal(unavailable)
+            escape::neutralize(reason),
+            escape::neutralize(unavailable)
         ),
     }
     let how = outcome.exit.describe(outcome.timed_out);

@@ -46,6 +46,6 @@ pub fn write_stdout(text: &str) -> u8 {
 /// Report an error on stderr, escaped for the terminal (messages can quote input), and return the
 /// error exit code.
 pub fn fail(message: &str) -> u8 {
-    eprintln!("report: error: {}", guard::escape::terminal(message));
+    eprintln!("report: error: {}", contract::escape::neutralize(message));
     crate::EXIT_ERROR
 }
