@@ -9,7 +9,6 @@ pub use contract::{doc_json, escape, repo_path, rules};
 
 pub mod apply;
 pub mod check;
-pub mod cli_args;
 pub mod diff;
 pub mod git;
 pub mod hash;

@@ -9,8 +9,6 @@ use gate::decide::{MAX_NEEDS_BYTES, decide};
 use gate::github_output::{OutputError, StepOutputs};
 use gate::output::{json_v1, text};
 
-use crate::{EXIT_ERROR, EXIT_FAIL, EXIT_PASS};
-
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Format {
     Text,
@@ -46,19 +44,23 @@ pub fn run(args: DecideArgs) -> u8 {
         Ok(needs) => needs,
         Err(message) => {
             eprintln!("gate decide: {message}");
-            return EXIT_ERROR;
+            return contract::cli::Exit::Error.code();
         }
     };
     let required: Vec<&str> = args.require.iter().flat_map(|r| r.split(',')).collect();
     let decision = decide(&needs, &required, &args.run_id, &args.diff_sha256);
     let pass = decision.pass();
 
-    let mut code = if pass { EXIT_PASS } else { EXIT_FAIL };
+    let mut code = if pass {
+        contract::cli::Exit::Pass.code()
+    } else {
+        contract::cli::Exit::Fail.code()
+    };
     if let Some(path) = &args.github_output
         && let Err(err) = write_outputs(path, pass, &text::reason_lines(&decision.reasons))
     {
         eprintln!("gate decide: {err}");
-        code = EXIT_ERROR;
+        code = contract::cli::Exit::Error.code();
     }
 
     let rendered = match args.format {
@@ -67,7 +69,7 @@ pub fn run(args: DecideArgs) -> u8 {
             Ok(json) => json,
             Err(err) => {
                 eprintln!("gate decide: cannot encode the decision: {err}");
-                return EXIT_ERROR;
+                return contract::cli::Exit::Error.code();
             }
         },
     };
@@ -77,7 +79,7 @@ pub fn run(args: DecideArgs) -> u8 {
         .and_then(|()| stdout.flush())
     {
         eprintln!("gate decide: cannot write to stdout: {err}");
-        code = EXIT_ERROR;
+        code = contract::cli::Exit::Error.code();
     }
     code
 }

@@ -11,11 +11,11 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use gate::dispatch::{DispatchRequest, EXIT_ERROR, parse_workflow_file, run};
+use contract::cli::emit;
+use gate::dispatch::{DispatchRequest, parse_workflow_file, run};
 use gate::dispatch_mac::{FullRef, signing_key};
 use gate::output::dispatch_result_v1::DispatchResultDoc;
 use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
-use guard::cli_args::emit;
 use guard::escape::neutralize;
 use guard::inputs::{BaseSha, Scope, TaskId};
 
@@ -176,7 +176,7 @@ pub fn render_text(doc: &DispatchResultDoc) -> String {
 pub fn run_cli(args: DispatchArgs) -> u8 {
     let fail = |message: &str| {
         eprintln!("gate dispatch: {}", neutralize(message));
-        EXIT_ERROR
+        contract::cli::Exit::Error.code()
     };
     let request = match request(&args) {
         Ok(request) => request,

@@ -11,8 +11,6 @@ use gate::publish::{Outcome, PublishRequest, PublishTarget, Rejection, prepare, 
 use guard::escape::neutralize;
 use guard::policy::Policy;
 
-use crate::{EXIT_ERROR, EXIT_FAIL, EXIT_PASS};
-
 #[derive(Args)]
 pub struct PublishPlanArgs {
     /// The trusted checkout of the base commit. Only read; the diff is applied to a throwaway index.
@@ -62,7 +60,7 @@ pub fn run(args: PublishPlanArgs) -> u8 {
         Ok(code) => code,
         Err(message) => {
             eprintln!("gate publish-plan: error: {message}");
-            EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }
@@ -95,7 +93,7 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
     let plan = match outcome {
         Outcome::Rejected(rejection) => {
             eprint!("{}", render_rejection(&rejection));
-            return Ok(EXIT_FAIL);
+            return Ok(contract::cli::Exit::Fail.code());
         }
         Outcome::Plan(plan) => plan,
     };
@@ -124,7 +122,7 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
         neutralize(&plan.input.branch.branch_name),
         plan.diff_sha256,
     );
-    Ok(EXIT_PASS)
+    Ok(contract::cli::Exit::Pass.code())
 }
 
 /// The guard's own rendering of its verdict, then the publication reasons, then the outcome.

@@ -18,7 +18,7 @@ pub enum Exit {
 }
 
 impl Exit {
-    pub fn code(self) -> u8 {
+    pub const fn code(self) -> u8 {
         match self {
             Exit::Pass => 0,
             Exit::Fail => 1,

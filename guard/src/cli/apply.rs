@@ -44,7 +44,7 @@ pub fn run(args: ApplyArgs) -> u8 {
                 "guard apply: error: {}; nothing was applied",
                 guard::escape::neutralize(&message)
             );
-            crate::EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }
@@ -65,8 +65,8 @@ fn run_inner(args: ApplyArgs) -> Result<u8, String> {
     };
     let outcome = apply(&request).map_err(|e| e.to_string())?;
     let (verdict, code) = match &outcome {
-        Applied::Applied { verdict, .. } => (verdict, crate::EXIT_ACCEPT),
-        Applied::Rejected(verdict) => (verdict, crate::EXIT_REJECT),
+        Applied::Applied { verdict, .. } => (verdict, contract::cli::Exit::Pass.code()),
+        Applied::Rejected(verdict) => (verdict, contract::cli::Exit::Fail.code()),
     };
     if let Some(path) = &args.verdict_out {
         let json = guard::output::json_v1::document(verdict)
@@ -82,7 +82,7 @@ fn run_inner(args: ApplyArgs) -> Result<u8, String> {
         ),
         Applied::Rejected(_) => "NOT APPLIED: the diff was rejected\n".to_string(),
     };
-    guard::cli_args::emit(&format!("{}{summary}", text::render(verdict)))?;
+    contract::cli::emit(&format!("{}{summary}", text::render(verdict)))?;
     Ok(code)
 }
 

@@ -85,7 +85,7 @@ pub fn run(args: CheckArgs) -> u8 {
         Ok(code) => code,
         Err(message) => {
             eprintln!("guard: error: {message}");
-            crate::EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }
@@ -107,7 +107,7 @@ fn run_inner(args: CheckArgs) -> Result<u8, String> {
         )
     };
     if args.sample && matches!(args.format, Format::Text) {
-        guard::cli_args::emit(&format!(
+        contract::cli::emit(&format!(
             "Checking the bundled sample diff (fixtures/sample/accept.diff) with scope {}\n",
             SAMPLE_SCOPE.join(", ")
         ))?;
@@ -131,12 +131,12 @@ fn run_inner(args: CheckArgs) -> Result<u8, String> {
         std::fs::write(path, &json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     match args.format {
-        Format::Text => guard::cli_args::emit(&text::render(&verdict))?,
-        Format::Json => guard::cli_args::emit(&json)?,
+        Format::Text => contract::cli::emit(&text::render(&verdict))?,
+        Format::Json => contract::cli::emit(&json)?,
     }
     Ok(if verdict.accepted() {
-        crate::EXIT_ACCEPT
+        contract::cli::Exit::Pass.code()
     } else {
-        crate::EXIT_REJECT
+        contract::cli::Exit::Fail.code()
     })
 }

@@ -14,8 +14,6 @@ use guard::tree::Baseline;
 use guard::tree::json_v1::SnapshotDoc;
 use guard::tree::walk::WalkLimits;
 
-use crate::{EXIT_ACCEPT, EXIT_ERROR, EXIT_REJECT};
-
 #[derive(Args)]
 pub struct RunArgs {
     /// Wall-clock limit in seconds; the whole process tree is killed when it is reached.
@@ -114,7 +112,7 @@ pub fn run(mut args: RunArgs) -> u8 {
         Ok(policy) => policy,
         Err(message) => {
             eprintln!("guard run: {}", escape::neutralize(&message));
-            return EXIT_ERROR;
+            return contract::cli::Exit::Error.code();
         }
     };
     if args.policy.is_some() {
@@ -124,14 +122,14 @@ pub fn run(mut args: RunArgs) -> u8 {
         Ok(loaded) => loaded,
         Err(message) => {
             eprintln!("guard run: {}", escape::neutralize(&message));
-            return EXIT_ERROR;
+            return contract::cli::Exit::Error.code();
         }
     };
     let guard_exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(err) => {
             eprintln!("guard run: cannot locate the guard binary: {err}");
-            return EXIT_ERROR;
+            return contract::cli::Exit::Error.code();
         }
     };
     let hook = std::env::var(NamespaceHook::ENV)
@@ -157,7 +155,7 @@ pub fn run(mut args: RunArgs) -> u8 {
         Ok(outcome) => outcome,
         Err(err) => {
             eprintln!("guard run: {}", escape::neutralize(&err.to_string()));
-            return EXIT_ERROR;
+            return contract::cli::Exit::Error.code();
         }
     };
     print_summary(&outcome);
@@ -181,7 +179,7 @@ pub fn run(mut args: RunArgs) -> u8 {
                 "guard run: cannot write the tree report {}: {err}",
                 escape::neutralize(&path.to_string_lossy())
             );
-            return EXIT_ERROR;
+            return contract::cli::Exit::Error.code();
         }
     }
     if let Some(path) = &args.report {
@@ -194,13 +192,13 @@ pub fn run(mut args: RunArgs) -> u8 {
                 "guard run: cannot write the report {}: {err}",
                 escape::neutralize(&path.to_string_lossy())
             );
-            return EXIT_ERROR;
+            return contract::cli::Exit::Error.code();
         }
     }
     if outcome.passed() {
-        EXIT_ACCEPT
+        contract::cli::Exit::Pass.code()
     } else {
-        EXIT_REJECT
+        contract::cli::Exit::Fail.code()
     }
 }
 
@@ -267,7 +265,7 @@ pub fn sandbox_stage(args: SandboxStageArgs) -> u8 {
         Ok(plan) => stage::run_stage(&args.stage, &plan, &args.command),
         Err(err) => {
             eprintln!("guard run: malformed sandbox plan: {err}");
-            EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }

@@ -73,7 +73,7 @@ pub fn run(args: VerifyTreeArgs) -> u8 {
         Ok(code) => code,
         Err(message) => {
             eprintln!("guard verify-tree: error: {}", neutralize(&message));
-            crate::EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }
@@ -244,11 +244,11 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
         findings: findings.iter().map(finding_doc).collect(),
     };
     match args.format {
-        Format::Json => guard::cli_args::emit(
+        Format::Json => contract::cli::emit(
             &doc.to_json()
                 .map_err(|e| format!("cannot encode the result: {e}"))?,
         )?,
-        Format::Text => guard::cli_args::emit(&render_text(&doc, &findings))?,
+        Format::Text => contract::cli::emit(&render_text(&doc, &findings))?,
     }
     Ok(Exit::verdict(passed).code())
 }

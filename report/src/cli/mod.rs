@@ -38,7 +38,7 @@ pub fn read_input(source: &str) -> Result<String, String> {
 pub fn write_stdout(text: &str) -> u8 {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => crate::EXIT_OK,
+        Ok(()) => contract::cli::Exit::Pass.code(),
         Err(e) => fail(&format!("cannot write output: {e}")),
     }
 }
@@ -47,5 +47,5 @@ pub fn write_stdout(text: &str) -> u8 {
 /// error exit code.
 pub fn fail(message: &str) -> u8 {
     eprintln!("report: error: {}", contract::escape::neutralize(message));
-    crate::EXIT_ERROR
+    contract::cli::Exit::Error.code()
 }

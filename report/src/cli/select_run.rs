@@ -49,7 +49,7 @@ pub fn run(args: SelectRunArgs) -> u8 {
             contract::escape::neutralize(&task.run_name()),
             contract::escape::neutralize(&args.since)
         );
-        return crate::EXIT_NEGATIVE;
+        return contract::cli::Exit::Fail.code();
     };
     let output = match args.format {
         Format::Id => format!("{}\n", run.record.database_id),
