@@ -8,11 +8,6 @@ use clap::{Parser, Subcommand};
 
 mod cli;
 
-/// Exit codes, as documented: 0 pass, 1 fail, 2 usage/configuration/I/O error.
-pub const EXIT_PASS: u8 = 0;
-pub const EXIT_FAIL: u8 = 1;
-pub const EXIT_ERROR: u8 = 2;
-
 #[derive(Parser)]
 #[command(
     name = "gate",
@@ -40,7 +35,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match guard::cli_args::parse::<Cli>() {
+    contract::cli::install_panic_hook("gate");
+    let cli = match contract::cli::parse_args::<Cli>() {
         Ok(cli) => cli,
         Err(code) => return code,
     };

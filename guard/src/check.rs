@@ -15,7 +15,7 @@ use crate::path::{self, PathLimits};
 use crate::policy::{Policy, PolicyError, Scope};
 use crate::repo_path::RepoPath;
 use crate::rules::RuleId;
-use crate::verdict::{CheckMode, FileEntry, Status, Verdict, Violation};
+use crate::verdict::{ChangeKind, CheckMode, FileEntry, Verdict, Violation};
 
 /// A base checkout to cross-check against.
 #[derive(Debug, Clone, Copy)]
@@ -88,7 +88,7 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
         .ok_or_else(|| CheckError::BadExpectedHash(req.expected_sha256.to_string()))?;
     let scope = Scope::new(req.scope)?;
     let mut verdict = Verdict {
-        diff_sha256: hash::to_hex(&digest),
+        diff_sha256: contract::ids::Sha256Hex::from_digest(&digest),
         // Becomes git-cross-checked only once git's reading has been compared.
         mode: CheckMode::ParserOnly,
         files: Vec::new(),
@@ -382,7 +382,7 @@ fn check_modes(
     }
     // A new path (a creation or a copy) that is executable; making an existing file executable is
     // a mode change, and an executable that keeps its mode is not a new one.
-    if matches!(p.status, Status::Added | Status::Copied)
+    if matches!(p.status, ChangeKind::Added | ChangeKind::Copied)
         && new_mode == Some(MODE_EXEC)
         && !policy.allow_executable
     {
@@ -406,11 +406,11 @@ fn file_type(mode: u32) -> u32 {
 /// Paths a patch writes: created, modified, removed (a copy's source is only read).
 fn written(p: &FilePatch) -> Vec<&[u8]> {
     match p.status {
-        Status::Added | Status::Modified | Status::Copied => {
+        ChangeKind::Added | ChangeKind::Modified | ChangeKind::Copied => {
             p.new_path.iter().map(Vec::as_slice).collect()
         }
-        Status::Deleted => p.old_path.iter().map(Vec::as_slice).collect(),
-        Status::Renamed => p
+        ChangeKind::Deleted => p.old_path.iter().map(Vec::as_slice).collect(),
+        ChangeKind::Renamed => p
             .old_path
             .iter()
             .chain(p.new_path.iter())
@@ -422,7 +422,7 @@ fn written(p: &FilePatch) -> Vec<&[u8]> {
 /// Paths present after the patch: everything but deletions and rename sources.
 fn present(p: &FilePatch) -> Option<&[u8]> {
     match p.status {
-        Status::Deleted => None,
+        ChangeKind::Deleted => None,
         _ => p.new_path.as_deref(),
     }
 }
@@ -441,8 +441,8 @@ fn check_structure(parsed: &CandidateDiff, out: &mut Vec<Violation>) {
             if let Some(first) = writers.insert(w, p) {
                 // `git diff` writes a change of type (file <-> symlink or gitlink) as a deletion and
                 // a creation of the same path.
-                let type_change = first.status == Status::Deleted
-                    && p.status == Status::Added
+                let type_change = first.status == ChangeKind::Deleted
+                    && p.status == ChangeKind::Added
                     && first.old_mode.map(file_type) != p.new_mode.map(file_type);
                 let (rule, message) = if type_change {
                     (
@@ -550,7 +550,7 @@ fn cross_check(
     let removed: HashSet<&[u8]> = parsed
         .patches
         .iter()
-        .filter(|p| matches!(p.status, Status::Deleted | Status::Renamed))
+        .filter(|p| matches!(p.status, ChangeKind::Deleted | ChangeKind::Renamed))
         .filter_map(|p| p.old_path.as_deref())
         .collect();
     let mut base_folded: HashMap<String, &[u8]> = HashMap::new();
@@ -601,8 +601,10 @@ fn cross_check(
             }
         }
         // A new path (creation, rename or copy target) that differs only in case from a base path.
-        if matches!(p.status, Status::Added | Status::Renamed | Status::Copied)
-            && let Some(new) = &p.new_path
+        if matches!(
+            p.status,
+            ChangeKind::Added | ChangeKind::Renamed | ChangeKind::Copied
+        ) && let Some(new) = &p.new_path
             && !base.contains_key(new)
             && let Some(existing) = base_folded.get(&path::collision_key(new))
             && !removed.contains(existing)
@@ -623,11 +625,11 @@ fn cross_check(
     // the mode rules again on them: a 100% copy of an executable is a new executable.
     for (entry, p) in verdict.files.iter_mut().zip(&parsed.patches) {
         let source_mode = p.old_path.as_ref().and_then(|o| base.get(o)).copied();
-        if entry.old_mode.is_none() && entry.status != Status::Added {
+        if entry.old_mode.is_none() && entry.status != ChangeKind::Added {
             entry.old_mode = source_mode;
         }
-        if entry.new_mode.is_none() && entry.status != Status::Deleted {
-            entry.new_mode = if entry.status == Status::Copied {
+        if entry.new_mode.is_none() && entry.status != ChangeKind::Deleted {
+            entry.new_mode = if entry.status == ChangeKind::Copied {
                 source_mode
             } else {
                 entry.old_mode
@@ -713,19 +715,44 @@ fn link_kind(mode: u32) -> &'static str {
 }
 
 /// One touched file, as [`index_changes`] takes it: the verdict's status and modes with the raw
-/// path bytes.
+/// path bytes. Made from the engine's [`FileEntry`] or from a verdict document's file.
 #[derive(Debug, Clone, Copy)]
 pub struct FileChange<'a> {
-    pub status: Status,
+    pub status: ChangeKind,
     pub old_path: Option<&'a [u8]>,
     pub new_path: Option<&'a [u8]>,
     pub old_mode: Option<u32>,
     pub new_mode: Option<u32>,
 }
 
+impl<'a> From<&'a FileEntry> for FileChange<'a> {
+    fn from(f: &'a FileEntry) -> FileChange<'a> {
+        FileChange {
+            status: f.status,
+            old_path: f.old_path.as_ref().map(RepoPath::as_bytes),
+            new_path: f.new_path.as_ref().map(RepoPath::as_bytes),
+            old_mode: f.old_mode,
+            new_mode: f.new_mode,
+        }
+    }
+}
+
+impl<'a> From<&'a crate::output::json_v1::FileDoc> for FileChange<'a> {
+    fn from(f: &'a crate::output::json_v1::FileDoc) -> FileChange<'a> {
+        FileChange {
+            status: f.status,
+            old_path: f.old_path.as_ref().map(RepoPath::as_bytes),
+            new_path: f.new_path.as_ref().map(RepoPath::as_bytes),
+            old_mode: f.old_mode.map(|m| m.bits()),
+            new_mode: f.new_mode.map(|m| m.bits()),
+        }
+    }
+}
+
 /// The raw changes `git diff-index --no-renames` reports for these files: a rename is a deletion
 /// and an addition, a copy an addition, and a deletion plus a creation of one path (git's form of
-/// a type change) is one change. `None` when a path or mode it needs is unknown.
+/// a type change) is one change. `None` when a path or mode it needs is unknown, or when a
+/// modification names two different paths (git would call that a rename).
 pub fn index_changes<'a>(
     files: impl IntoIterator<Item = FileChange<'a>>,
 ) -> Option<BTreeSet<RawChange>> {
@@ -750,13 +777,16 @@ pub fn index_changes<'a>(
             Some(())
         };
         match f.status {
-            Status::Added | Status::Copied => added(&mut set)?,
-            Status::Deleted => deleted(&mut set)?,
-            Status::Renamed => {
+            ChangeKind::Added | ChangeKind::Copied => added(&mut set)?,
+            ChangeKind::Deleted => deleted(&mut set)?,
+            ChangeKind::Renamed => {
                 deleted(&mut set)?;
                 added(&mut set)?;
             }
-            Status::Modified => {
+            ChangeKind::Modified => {
+                if f.old_path? != f.new_path? {
+                    return None;
+                }
                 let (old, new) = (f.old_mode?, f.new_mode?);
                 let status = if file_type(old) == file_type(new) {
                     'M'

@@ -10,7 +10,7 @@
 //! safe. Hunk bodies are not copied: a hunk is checked for exact line counts and its content for
 //! UTF-8 without NUL while it is read, and only the findings are kept.
 
-use crate::verdict::Status;
+use contract::verdict::ChangeKind;
 
 /// Regular file, executable file, symlink, gitlink: the only modes `git diff` writes.
 pub const MODE_FILE: u32 = 0o100644;
@@ -31,7 +31,7 @@ pub struct CandidateDiff {
 pub struct FilePatch {
     /// 1-based line of the `diff --git` header.
     pub line: usize,
-    pub status: Status,
+    pub status: ChangeKind,
     /// Old name (without `a/`), absent for an added file.
     pub old_path: Option<Vec<u8>>,
     /// New name (without `b/`), absent for a deleted file.
@@ -456,9 +456,9 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
             }
         }
         let status = if is_rename {
-            Status::Renamed
+            ChangeKind::Renamed
         } else {
-            Status::Copied
+            ChangeKind::Copied
         };
         (status, Some(from.clone()), Some(to.clone()))
     } else {
@@ -485,17 +485,17 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
             }
         };
         if is_new {
-            (Status::Added, None, Some(name))
+            (ChangeKind::Added, None, Some(name))
         } else if is_deleted {
-            (Status::Deleted, Some(name), None)
+            (ChangeKind::Deleted, Some(name), None)
         } else {
-            (Status::Modified, Some(name.clone()), Some(name))
+            (ChangeKind::Modified, Some(name.clone()), Some(name))
         }
     };
 
     let (old_mode, new_mode) = match status {
-        Status::Added => (None, h.new_file_mode),
-        Status::Deleted => (h.deleted_mode, None),
+        ChangeKind::Added => (None, h.new_file_mode),
+        ChangeKind::Deleted => (h.deleted_mode, None),
         _ => match (h.old_mode, h.new_mode) {
             (Some(o), Some(n)) => (Some(o), Some(n)),
             _ => (index_mode, index_mode),
@@ -540,10 +540,10 @@ fn check_shape(p: &FilePatch) -> Result<(), ParseError> {
     let has_content = p.binary.is_some() || !p.hunks.is_empty();
     let mode_change = p.old_mode.is_some() && p.new_mode.is_some() && p.old_mode != p.new_mode;
     match p.status {
-        Status::Modified if !has_content && !mode_change => {
+        ChangeKind::Modified if !has_content && !mode_change => {
             Err(err(line, ParseErrorKind::NoChange))
         }
-        Status::Added => {
+        ChangeKind::Added => {
             if p.hunks.iter().any(|h| h.old_count != 0 || h.old_start != 0) || p.hunks.len() > 1 {
                 return Err(err(
                     line,
@@ -552,7 +552,7 @@ fn check_shape(p: &FilePatch) -> Result<(), ParseError> {
             }
             Ok(())
         }
-        Status::Deleted => {
+        ChangeKind::Deleted => {
             if p.hunks.iter().any(|h| h.new_count != 0 || h.new_start != 0) || p.hunks.len() > 1 {
                 return Err(err(
                     line,
@@ -1063,7 +1063,7 @@ mod tests {
             "diff --git a/src/x.rs b/src/x.rs\nindex 1234567..89abcde 100644\n--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n",
         );
         let p = &d.patches[0];
-        assert_eq!(p.status, Status::Modified);
+        assert_eq!(p.status, ChangeKind::Modified);
         assert_eq!(p.old_path.as_deref(), Some(&b"src/x.rs"[..]));
         assert_eq!(p.new_mode, Some(MODE_FILE));
         assert_eq!(p.hunks.len(), 1);
@@ -1075,7 +1075,7 @@ mod tests {
             "diff --git a/sp ace.txt b/sp ace2.txt\nsimilarity index 66%\nrename from sp ace.txt\nrename to sp ace2.txt\nindex 422c2b7..de98044 100644\n--- a/sp ace.txt\t\n+++ b/sp ace2.txt\t\n@@ -1,2 +1,3 @@\n a\n b\n+c\n",
         );
         let p = &d.patches[0];
-        assert_eq!(p.status, Status::Renamed);
+        assert_eq!(p.status, ChangeKind::Renamed);
         assert_eq!(p.new_path.as_deref(), Some(&b"sp ace2.txt"[..]));
     }
 
@@ -1169,7 +1169,7 @@ mod tests {
         let d = parse_ok(
             "diff --git a/n b/n\nnew file mode 100644\nindex 0000000..ef073cc\n--- /dev/null\n+++ b/n\n@@ -0,0 +1,3 @@\n+diff --git a/x b/x\n+--- a/y\n++++ b/z\n\\ No newline at end of file\n",
         );
-        assert_eq!(d.patches[0].status, Status::Added);
+        assert_eq!(d.patches[0].status, ChangeKind::Added);
         assert_eq!(
             parse_err(b"diff --git a/n b/n\nnew file mode 100644\nindex 0000000..ef073cc\n--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+a\n\\ No newline at end of file\n+b\n"),
             ParseErrorKind::MisplacedNoNewline

@@ -7,11 +7,6 @@ use clap::{Parser, Subcommand};
 
 mod cli;
 
-/// Exit codes, as documented: 0 accept, 1 reject, 2 usage/configuration/I/O error.
-pub const EXIT_ACCEPT: u8 = 0;
-pub const EXIT_REJECT: u8 = 1;
-pub const EXIT_ERROR: u8 = 2;
-
 #[derive(Parser)]
 #[command(
     name = "guard",
@@ -41,7 +36,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match guard::cli_args::parse::<Cli>() {
+    contract::cli::install_panic_hook("guard");
+    let cli = match contract::cli::parse_args::<Cli>() {
         Ok(cli) => cli,
         Err(code) => return code,
     };

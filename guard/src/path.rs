@@ -64,9 +64,9 @@ pub enum PathError {
     ParentDir,
     #[error("path component is {len} bytes long, over the limit of {max}")]
     ComponentTooLong { len: usize, max: usize },
-    #[error("path component `{}` names `.git`", escape::terminal(.component))]
+    #[error("path component `{}` names `.git`", escape::neutralize(.component))]
     GitDir { component: String },
-    #[error("path component `{}` is a disguised `.gitmodules`", escape::terminal(.component))]
+    #[error("path component `{}` is a disguised `.gitmodules`", escape::neutralize(.component))]
     DisguisedGitmodules { component: String },
 }
 

@@ -97,7 +97,7 @@ impl Case {
 }
 
 fn known_rule(name: &str) -> bool {
-    guard::rules::RULES.iter().any(|r| r.name == name)
+    guard::rules::RuleId::from_name(name).is_some()
 }
 
 fn load_case(dir: &Path) -> Result<Case, String> {
@@ -455,9 +455,9 @@ fn every_rule_guard_check_can_fire_has_a_rejecting_case() {
             }
         }
     }
-    let missing: Vec<&str> = guard::rules::RULES
+    let missing: Vec<&str> = guard::rules::RuleId::ALL
         .iter()
-        .map(|r| r.name)
+        .map(|r| r.name())
         .filter(|n| !NOT_FIRED_BY_CHECK.contains(n) && !covered.contains(*n))
         .collect();
     assert!(missing.is_empty(), "rules without a fixture: {missing:?}");

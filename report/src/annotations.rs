@@ -16,7 +16,7 @@
 //! GitHub shows at most 10 error annotations per step; the step summary
 //! ([`crate::markdown`]) carries the full list.
 
-use guard::output::json_v1::{VerdictDoc, ViolationDoc};
+use contract::verdict::{VerdictDoc, ViolationDoc};
 
 use crate::escape::{escape_workflow_data, escape_workflow_property, neutralize};
 
@@ -33,7 +33,7 @@ fn command(violation: &ViolationDoc) -> String {
             escape_workflow_property(&neutralize(&file.sink_text()))
         ));
     }
-    let title = format!("guard: {}", neutralize(&violation.rule));
+    let title = format!("guard: {}", violation.rule);
     properties.push(format!("title={}", escape_workflow_property(&title)));
 
     let message = crate::verdict::violation_message(violation);

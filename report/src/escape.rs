@@ -2,36 +2,10 @@
 //! policy entries, scope globs) is attacker-influenced text; each sink has its own delimiters and
 //! its own ways to turn text into markup, links, notifications or commands.
 //!
-//! Every renderer first applies [`neutralize`] (invisible and reordering characters become a
-//! visible `\u{..}`), then the sink escaper.
+//! Every renderer first applies [`neutralize`] (the contract's one definition: invisible and
+//! reordering characters become a visible `\u{..}`), then the sink escaper here.
 
-use guard::escape::is_suspicious;
-
-/// Characters that must never reach a reader raw: guard's suspicious set (controls, bidi and
-/// zero-width format characters, ...) plus the Unicode line and paragraph separators, which some
-/// viewers treat as line breaks.
-pub fn is_hidden(c: char) -> bool {
-    is_suspicious(c) || matches!(c, '\u{2028}' | '\u{2029}')
-}
-
-/// Replace every [`is_hidden`] character with a visible `\u{..}` escape, leaving everything else
-/// (backslashes included) alone.
-///
-/// Paths in a verdict document are already guard's display form
-/// ([`guard::escape::display_bytes`]), on which this is the identity; it is defense in depth for a
-/// document that did not come from guard. Unlike `display_bytes` it is not injective (an existing
-/// literal `\u{1b}` and an ESC render the same), which is acceptable for display.
-pub fn neutralize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if is_hidden(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+pub use contract::escape::{is_hidden, neutralize};
 
 /// HTML numeric reference of U+200D ZERO WIDTH JOINER, inserted after characters that GitHub's
 /// post-render filters would otherwise turn into mentions, issue references or emoji.
@@ -88,10 +62,10 @@ fn push_reference(out: &mut String, c: char) {
     out.push_str(&format!("&#{};", c as u32));
 }
 
-/// Escape the data (message) part of a GitHub workflow command: [`guard::escape::workflow_data`]
+/// Escape the data (message) part of a GitHub workflow command: [`contract::escape::workflow_data`]
 /// (`escapeData` of actions/toolkit), the one implementation `guard inputs` shares.
 pub fn escape_workflow_data(text: &str) -> String {
-    guard::escape::workflow_data(text)
+    contract::escape::workflow_data(text)
 }
 
 /// Escape a property value (`file=`, `title=`) of a GitHub workflow command, as `escapeProperty`

@@ -4,11 +4,11 @@
 //! produced itself (the verdict word, the mode, the hex hash, counts, registry rule ids and links)
 //! are written raw.
 
-use guard::output::json_v1::{FileDoc, VerdictDoc, ViolationDoc};
-use guard::repo_path::RepoPath;
+use contract::repo_path::RepoPath;
+use contract::verdict::{FileDoc, VerdictDoc, ViolationDoc};
 
 use crate::escape::escape_markdown;
-use crate::verdict::{DocsBase, rule};
+use crate::verdict::{DocsBase, rule_link};
 
 /// Render `doc` (already checked by [`crate::verdict::parse`]). Rule ids link to their
 /// documentation: absolute under `docs` when given, else the repository-relative anchor.
@@ -16,10 +16,7 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
     let mut out = String::new();
     out.push_str(&format!("## Guard verdict: {}\n\n", doc.verdict));
     out.push_str(&format!("- **Verdict:** {}\n", doc.verdict));
-    out.push_str(&format!(
-        "- **Diff SHA-256:** `{}`\n",
-        doc.diff_sha256.to_ascii_lowercase()
-    ));
+    out.push_str(&format!("- **Diff SHA-256:** `{}`\n", doc.diff_sha256));
     out.push_str(&format!("- **Mode:** {}\n", doc.mode));
     if doc.scope.is_empty() {
         out.push_str("- **Scope:** none declared\n");
@@ -32,7 +29,7 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
     if doc.files.is_empty() {
         out.push_str("No files.\n");
     } else {
-        out.push_str("| Status | Path | Mode | Diff line |\n|---|---|---|---|\n");
+        out.push_str("| ChangeKind | Path | Mode | Diff line |\n|---|---|---|---|\n");
         for file in &doc.files {
             out.push_str(&file_row(file));
         }
@@ -55,9 +52,9 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
 fn file_row(file: &FileDoc) -> String {
     let mode = match (&file.old_mode, &file.new_mode) {
         (Some(old), Some(new)) if old != new => {
-            format!("{} → {}", escape_markdown(old), escape_markdown(new))
+            format!("{old} → {new}")
         }
-        (_, Some(mode)) | (Some(mode), None) => escape_markdown(mode),
+        (_, Some(mode)) | (Some(mode), None) => mode.to_string(),
         (None, None) => String::new(),
     };
     format!(
@@ -70,13 +67,7 @@ fn file_row(file: &FileDoc) -> String {
 }
 
 fn violation_row(violation: &ViolationDoc, docs: Option<&DocsBase>) -> String {
-    let rule_cell = match rule(&violation.rule) {
-        Some(known) => {
-            let target = docs.map_or_else(|| known.anchor(), |base| base.rule_url(known));
-            format!("[{}]({})", known.name, target)
-        }
-        None => escape_markdown(&violation.rule),
-    };
+    let rule_cell = rule_link(violation.rule, docs);
     format!(
         "| {} | {} | {} | {} | {} |\n",
         rule_cell,

@@ -9,10 +9,10 @@
 //! Escaping is [`crate::escape::escape_markdown`], shared with every other markdown rendering; it has the
 //! same signature so that the call sites can switch without change.
 
-use guard::output::json_v1::{FileDoc, VerdictDoc};
+use contract::verdict::{FileDoc, VerdictDoc};
 
 use crate::escape::escape_markdown;
-use guard::verdict::Status;
+use contract::verdict::ChangeKind;
 
 /// What the pull request is bound to, besides the verdict.
 #[derive(Debug, Clone, Copy)]
@@ -85,7 +85,7 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
         "- **Integrity**: the diff bytes hash to the SHA-256 above, compared in constant time \
          with the expected hash.\n",
     );
-    let mode = if verdict.mode == "git-cross-checked" {
+    let mode = if verdict.mode == contract::verdict::CheckMode::GitCrossChecked {
         "- **Two readings agree**: the guard's strict parser and `git apply --cached` on a \
          throwaway index of the base commit report the same files, statuses and modes; the \
          new file contents were read from that index.\n"
@@ -139,11 +139,11 @@ fn files_section(verdict: &VerdictDoc) -> String {
 
 fn file_line(file: &FileDoc) -> String {
     let verb = match file.status {
-        Status::Added => "added",
-        Status::Deleted => "deleted",
-        Status::Modified => "modified",
-        Status::Renamed => "renamed",
-        Status::Copied => "copied",
+        ChangeKind::Added => "added",
+        ChangeKind::Deleted => "deleted",
+        ChangeKind::Modified => "modified",
+        ChangeKind::Renamed => "renamed",
+        ChangeKind::Copied => "copied",
     };
     let old = file
         .old_path
@@ -154,7 +154,7 @@ fn file_line(file: &FileDoc) -> String {
         .as_ref()
         .map(|p| escape_markdown(&p.sink_text()));
     match (file.status, old, new) {
-        (Status::Renamed | Status::Copied, Some(old), Some(new)) => {
+        (ChangeKind::Renamed | ChangeKind::Copied, Some(old), Some(new)) => {
             format!("{verb}: {old} → {new}")
         }
         (_, _, Some(path)) | (_, Some(path), None) => format!("{verb}: {path}"),
@@ -169,23 +169,23 @@ mod tests {
 
     fn verdict(files: Vec<FileDoc>) -> VerdictDoc {
         VerdictDoc {
-            schema: guard::output::json_v1::SCHEMA.to_owned(),
-            verdict: "accept".to_owned(),
-            diff_sha256: "ab".repeat(32),
-            mode: "git-cross-checked".to_owned(),
+            schema: contract::verdict::VerdictSchema,
+            verdict: contract::verdict::VerdictWord::Accept,
+            diff_sha256: contract::ids::Sha256Hex::parse(&"ab".repeat(32)).unwrap(),
+            mode: contract::verdict::CheckMode::GitCrossChecked,
             scope: vec!["src/**".to_owned()],
             files,
             violations: Vec::new(),
         }
     }
 
-    fn file(status: Status, old: Option<&str>, new: Option<&str>) -> FileDoc {
+    fn file(status: ChangeKind, old: Option<&str>, new: Option<&str>) -> FileDoc {
         FileDoc {
             status,
             old_path: old.map(Into::into),
             new_path: new.map(Into::into),
-            old_mode: Some("100644".to_owned()),
-            new_mode: Some("100644".to_owned()),
+            old_mode: Some(contract::verdict::FileMode::REGULAR),
+            new_mode: Some(contract::verdict::FileMode::REGULAR),
             line: 1,
         }
     }
@@ -205,10 +205,14 @@ mod tests {
     #[test]
     fn body_lists_files_escaped_and_states_what_was_verified() {
         let doc = verdict(vec![
-            file(Status::Modified, Some("src/a.rs"), Some("src/a.rs")),
-            file(Status::Renamed, Some("src/@old"), Some("src/new [x](y)")),
-            file(Status::Deleted, Some("src/#9"), None),
-            file(Status::Added, None, Some("src/n.rs")),
+            file(ChangeKind::Modified, Some("src/a.rs"), Some("src/a.rs")),
+            file(
+                ChangeKind::Renamed,
+                Some("src/@old"),
+                Some("src/new [x](y)"),
+            ),
+            file(ChangeKind::Deleted, Some("src/#9"), None),
+            file(ChangeKind::Added, None, Some("src/n.rs")),
         ]);
         let ctx = PrContext {
             task_id: Some("task-1"),
@@ -242,8 +246,8 @@ mod tests {
 
     #[test]
     fn parser_only_verdicts_say_so() {
-        let mut doc = verdict(vec![file(Status::Added, None, Some("a"))]);
-        doc.mode = "parser-only".to_owned();
+        let mut doc = verdict(vec![file(ChangeKind::Added, None, Some("a"))]);
+        doc.mode = contract::verdict::CheckMode::ParserOnly;
         let ctx = PrContext {
             task_id: None,
             run_id: None,
@@ -253,7 +257,7 @@ mod tests {
         let body = render(&doc, &ctx);
         assert!(body.contains("NOT cross-checked"));
         assert!(!body.contains("| Task |"));
-        doc.verdict = "reject".to_owned();
+        doc.verdict = contract::verdict::VerdictWord::Reject;
         let body = render(&doc, &ctx);
         assert!(body.contains("REJECTED"));
         assert!(!body.contains("Verified by the gate"));

@@ -10,7 +10,7 @@
 //! follow OASIS SARIF 2.1.0 (<https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html>).
 //!
 //! Decisions:
-//! - Rules come from [`guard::rules::RULES`], so the rule list is the registry, in order.
+//! - Rules come from [`RuleId::ALL`], so the rule list is the registry, in order.
 //! - A violation's line is a line of the diff, not of the file; GitHub requires
 //!   `region.startLine`, so the location is the whole file (`startLine: 1`) and the diff line
 //!   travels in the message and in `properties.diffLine`.
@@ -22,12 +22,14 @@
 //! - `helpUri` and `informationUri` must be absolute; they are written only with a [`DocsBase`].
 //! - No `partialFingerprints`: `upload-sarif` computes them from the checked-out files.
 
-use guard::output::json_v1::{VerdictDoc, ViolationDoc};
-use guard::rules::RULES;
+use contract::ids::Sha256Hex;
+use contract::rules::RuleId;
+use contract::verdict::{CheckMode, VerdictWord};
+use contract::verdict::{VerdictDoc, ViolationDoc};
 use serde::Serialize;
 
 use crate::escape::{escape_sarif_text, neutralize, percent_encode_path};
-use crate::verdict::{DocsBase, rule};
+use crate::verdict::DocsBase;
 
 pub const SARIF_SCHEMA: &str = "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json";
 pub const SARIF_VERSION: &str = "2.1.0";
@@ -51,9 +53,9 @@ pub struct Run {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunProperties {
-    pub verdict: String,
-    pub diff_sha256: String,
-    pub mode: String,
+    pub verdict: VerdictWord,
+    pub diff_sha256: Sha256Hex,
+    pub mode: CheckMode,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -96,9 +98,8 @@ pub struct Text {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SarifResult {
-    pub rule_id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rule_index: Option<usize>,
+    pub rule_id: RuleId,
+    pub rule_index: usize,
     pub level: &'static str,
     pub message: Text,
     pub locations: Vec<Location>,
@@ -140,18 +141,18 @@ pub struct Region {
 
 /// Build the SARIF log of `doc` (already checked by [`crate::verdict::parse`]).
 pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> SarifLog {
-    let rules = RULES
+    let rules = RuleId::ALL
         .iter()
-        .map(|r| ReportingDescriptor {
-            id: r.name,
+        .map(|&r| ReportingDescriptor {
+            id: r.name(),
             short_description: Text {
-                text: r.description.to_string(),
+                text: r.description().to_string(),
             },
             full_description: Text {
-                text: r.description.to_string(),
+                text: r.description().to_string(),
             },
             help: Text {
-                text: format!("{} See {}.", r.description, r.anchor()),
+                text: format!("{} See {}.", r.description(), r.anchor()),
             },
             help_uri: docs.map(|base| base.rule_url(r)),
             default_configuration: Configuration { level: "error" },
@@ -171,20 +172,21 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> SarifLog {
             },
             results: doc.violations.iter().map(result).collect(),
             properties: RunProperties {
-                verdict: doc.verdict.clone(),
-                diff_sha256: doc.diff_sha256.to_ascii_lowercase(),
-                mode: doc.mode.clone(),
+                verdict: doc.verdict,
+                diff_sha256: doc.diff_sha256.clone(),
+                mode: doc.mode,
             },
         }],
     }
 }
 
 fn result(violation: &ViolationDoc) -> SarifResult {
-    let rule_index = RULES.iter().position(|r| r.name == violation.rule);
-    let rule_id = match rule(&violation.rule) {
-        Some(known) => known.name.to_string(),
-        None => neutralize(&violation.rule),
-    };
+    // Every rule is registered: the index is its place in `RuleId::ALL`.
+    let rule_index = RuleId::ALL
+        .iter()
+        .position(|&r| r == violation.rule)
+        .unwrap_or_default();
+    let rule_id = violation.rule;
     let message = crate::verdict::violation_message(violation);
     let locations = violation
         .path
@@ -218,6 +220,6 @@ fn result(violation: &ViolationDoc) -> SarifResult {
 impl SarifLog {
     /// Pretty JSON with a trailing newline.
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
-        guard::doc_json::to_string_pretty(self)
+        contract::doc_json::to_string_pretty(self)
     }
 }

@@ -1,58 +1,22 @@
-//! Reading a guard verdict (JSON v1, [`guard::output::json_v1::VerdictDoc`]) for rendering, and
+//! Reading a guard verdict (JSON v1, [`contract::verdict::VerdictDoc`]) for rendering, and
 //! the rule documentation links the renderers print.
 //!
 //! The renderers are non-authoritative, but they still fail closed on a document they do not
-//! understand: an unknown `schema`, verdict word or mode, a malformed hash, or an `accept` that
-//! carries violations is an error, not something to render.
+//! understand: an unknown `schema`, verdict word, mode or rule, a malformed hash, or an `accept`
+//! that carries violations is an error, not something to render. Rule links come from the
+//! registry, never from the document's `docs` field, so a forged document cannot plant a link.
 
-use guard::output::json_v1::{SCHEMA, VerdictDoc, ViolationDoc};
-use guard::rules::{RULES, Rule};
+use contract::rules::RuleId;
+use contract::verdict::{VerdictDoc, ViolationDoc};
 
-/// Why a verdict document was refused.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum VerdictError {
-    #[error("verdict is not valid JSON v1: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error("unknown verdict schema {found:?} (expected {SCHEMA:?})")]
-    Schema { found: String },
-    #[error("unknown verdict {found:?} (expected \"accept\" or \"reject\")")]
-    Verdict { found: String },
-    #[error("unknown mode {found:?} (expected \"parser-only\" or \"git-cross-checked\")")]
-    Mode { found: String },
-    #[error("diff_sha256 {found:?} is not a 64-digit hex SHA-256")]
-    DiffSha256 { found: String },
-    #[error("verdict is \"accept\" but lists {count} violation(s)")]
-    AcceptWithViolations { count: usize },
-}
+pub use contract::verdict::VerdictError;
 
-/// Parse and check a verdict document.
+/// Parse and check a verdict document ([`VerdictDoc::parse`]: every field typed, the invariants
+/// between them checked).
 pub fn parse(json: &str) -> Result<VerdictDoc, VerdictError> {
-    let doc: VerdictDoc = serde_json::from_str(json)?;
-    if doc.schema != SCHEMA {
-        return Err(VerdictError::Schema { found: doc.schema });
-    }
-    if doc.verdict != "accept" && doc.verdict != "reject" {
-        return Err(VerdictError::Verdict { found: doc.verdict });
-    }
-    if doc.mode != "parser-only" && doc.mode != "git-cross-checked" {
-        return Err(VerdictError::Mode { found: doc.mode });
-    }
-    if guard::hash::parse_sha256(&doc.diff_sha256).is_none() {
-        return Err(VerdictError::DiffSha256 {
-            found: doc.diff_sha256,
-        });
-    }
-    if doc.accepted() && !doc.violations.is_empty() {
-        return Err(VerdictError::AcceptWithViolations {
-            count: doc.violations.len(),
-        });
-    }
-    Ok(doc)
+    VerdictDoc::parse(json)
 }
 
-/// The registered rule with this id, if any. Renderers build rule links from the registry only,
-/// never from the document's `docs` field, so a forged document cannot plant a link.
 /// A violation's message with its evidence (old path, diff line, policy entry), every part
 /// neutralized; the sink-specific escaping comes after.
 pub fn violation_message(violation: &ViolationDoc) -> String {
@@ -70,8 +34,11 @@ pub fn violation_message(violation: &ViolationDoc) -> String {
     message
 }
 
-pub fn rule(id: &str) -> Option<&'static Rule> {
-    RULES.iter().find(|r| r.name == id)
+/// The markdown cell of a rule: its id, linked to its documentation (absolute under `docs` when
+/// given, else the repository-relative anchor).
+pub fn rule_link(rule: RuleId, docs: Option<&DocsBase>) -> String {
+    let target = docs.map_or_else(|| rule.anchor(), |base| base.rule_url(rule));
+    format!("[{}]({})", rule.name(), target)
 }
 
 /// An absolute base URL the rule anchors (`README.md#rule-<id>`) are resolved against, e.g.
@@ -107,7 +74,7 @@ impl DocsBase {
     }
 
     /// The absolute URL of `rule`'s documentation.
-    pub fn rule_url(&self, rule: &Rule) -> String {
+    pub fn rule_url(&self, rule: RuleId) -> String {
         format!("{}{}", self.0, rule.anchor())
     }
 

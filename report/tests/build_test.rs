@@ -268,7 +268,7 @@ fn documents_that_do_not_belong_together_are_refused() {
             run_doc(),
             with(&before, "findings", build_wrote()),
             after.clone(),
-            "result is pass but it lists findings",
+            "the result is \"pass\" but lists",
         ),
         (
             run_doc(),

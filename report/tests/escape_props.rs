@@ -2,7 +2,7 @@
 //! to some sink plus arbitrary Unicode.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use guard::output::json_v1::{SCHEMA, VerdictDoc, ViolationDoc};
+use contract::verdict::{VerdictDoc, ViolationDoc};
 use proptest::prelude::*;
 use report::escape::{
     escape_markdown, escape_sarif_text, escape_workflow_data, escape_workflow_property, neutralize,
@@ -172,19 +172,20 @@ proptest! {
     #[test]
     fn annotation_lines_parse_back_to_the_neutralized_violation(
         path in hostile_string(),
-        rule in hostile_string(),
+        // Rule ids are typed: only registered ones can be in a document.
+        rule in proptest::sample::select(contract::rules::RuleId::ALL),
         message in hostile_string(),
         line in proptest::option::of(1usize..100_000),
     ) {
         let doc = VerdictDoc {
-            schema: SCHEMA.to_string(),
-            verdict: "reject".to_string(),
-            diff_sha256: "0".repeat(64),
-            mode: "parser-only".to_string(),
+            schema: contract::verdict::VerdictSchema,
+            verdict: contract::verdict::VerdictWord::Reject,
+            diff_sha256: contract::ids::Sha256Hex::parse(&"0".repeat(64)).unwrap(),
+            mode: contract::verdict::CheckMode::ParserOnly,
             scope: vec![],
             files: vec![],
             violations: vec![ViolationDoc {
-                rule: rule.clone(),
+                rule,
                 path: Some(path.clone().into()),
                 old_path: None,
                 line,
@@ -200,7 +201,7 @@ proptest! {
         prop_assert_eq!(command, "error");
         prop_assert_eq!(properties, vec![
             ("file".to_string(), neutralize(&path)),
-            ("title".to_string(), format!("guard: {}", neutralize(&rule))),
+            ("title".to_string(), format!("guard: {rule}")),
         ]);
         let suffix = line.map(|l| format!(" (diff line {l})")).unwrap_or_default();
         prop_assert_eq!(data, format!("{}{suffix}", neutralize(&message)));

@@ -22,7 +22,7 @@ const HOSTILE_MARKDOWN: &str = r#"## Guard verdict: reject
 
 ### Files (2)
 
-| Status | Path | Mode | Diff line |
+| ChangeKind | Path | Mode | Diff line |
 |---|---|---|---|
 | M | &#46;github/workflows/x&#46;yml&#92;u{a}&#58;&#8205;&#58;&#8205;stop&#45;commands&#58;&#8205;&#58;&#8205;tok | 100644 | 1 |
 | R | old,name&#58;&#8205;1 → &#64;&#8205;org/team &#35;&#8205;123 &#91;x&#93;&#40;https&#58;&#8205;//evil&#46;example&#41; &#42;b&#42; &#95;i&#95; &#126;s&#126; | 100644 → 100755 | 9 |
@@ -35,7 +35,7 @@ const HOSTILE_MARKDOWN: &str = r#"## Guard verdict: reject
 | [out-of-scope](README.md#rule-out-of-scope) | a%0Ab,c&#58;&#8205;d&#58;&#8205;&#58;&#8205;e&#124;f&#96;g&#96;&#60;script&#62;alert&#40;1&#41;&#60;/script&#62; | 5 | matches no scope glob |  |
 | [mode-change](README.md#rule-mode-change) | old,name&#58;&#8205;1 → &#64;&#8205;org/team &#35;&#8205;123 &#91;x&#93;&#40;https&#58;&#8205;//evil&#46;example&#41; &#42;b&#42; &#95;i&#95; &#126;s&#126; | 9 | mode 100644 &#45;&#62; 100755 |  |
 | [unsafe-path](README.md#rule-unsafe-path) | red&#92;u{1b}&#91;31m/rtl&#92;u{202e}txt&#46;rs | 12 | control character in path |  |
-| future&#45;rule |  |  | multi&#92;u{a}line&#92;u{d}&#92;u{a}message 100% &#58;&#8205;&#58;&#8205;warning&#58;&#8205;&#58;&#8205;x {0} &#91;y&#93;&#40;1&#41; |  |
+| [limit-exceeded](README.md#rule-limit-exceeded) |  |  | multi&#92;u{a}line&#92;u{d}&#92;u{a}message 100% &#58;&#8205;&#58;&#8205;warning&#58;&#8205;&#58;&#8205;x {0} &#91;y&#93;&#40;1&#41; |  |
 | [hash-mismatch](README.md#rule-hash-mismatch) |  |  | expected sha256 does not match |  |
 "#;
 
@@ -79,7 +79,7 @@ fn markdown_of_accepting_verdict() {
     assert_eq!(
         stdout(&out),
         "## Guard verdict: accept\n\n- **Verdict:** accept\n- **Diff SHA-256:** `0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef`\n\
-         - **Mode:** git-cross-checked\n- **Scope:** src/&#42;&#42;\n\n### Files (1)\n\n| Status | Path | Mode | Diff line |\n|---|---|---|---|\n\
+         - **Mode:** git-cross-checked\n- **Scope:** src/&#42;&#42;\n\n### Files (1)\n\n| ChangeKind | Path | Mode | Diff line |\n|---|---|---|---|\n\
          | A | src/new&#95;file&#46;rs | 100644 | 1 |\n\n### Violations (0)\n\nNo violations.\n"
     );
 }
@@ -89,7 +89,7 @@ const HOSTILE_ANNOTATIONS: &str = "\
 ::error file=a%250Ab%2Cc%3Ad%3A%3Ae|f`g`<script>alert(1)</script>,title=guard%3A out-of-scope::matches no scope glob (diff line 5)
 ::error file=@org/team #123 [x](https%3A//evil.example) *b* _i_ ~s~,title=guard%3A mode-change::mode 100644 -> 100755 (old path: old,name:1) (diff line 9)
 ::error file=red\\u{1b}[31m/rtl\\u{202e}txt.rs,title=guard%3A unsafe-path::control character in path (diff line 12)
-::error title=guard%3A future-rule::multi\\u{a}line\\u{d}\\u{a}message 100%25 ::warning::x {0} [y](1)
+::error title=guard%3A limit-exceeded::multi\\u{a}line\\u{d}\\u{a}message 100%25 ::warning::x {0} [y](1)
 ::error title=guard%3A hash-mismatch::expected sha256 does not match
 ";
 
@@ -136,13 +136,13 @@ fn sarif_of_hostile_verdict() {
 
     // The rule list is the registry, in order, with absolute help URIs.
     let rules = driver["rules"].as_array().unwrap();
-    assert_eq!(rules.len(), guard::rules::RULES.len());
-    for (rule, registered) in rules.iter().zip(guard::rules::RULES) {
-        assert_eq!(rule["id"], registered.name);
-        assert_eq!(rule["shortDescription"]["text"], registered.description);
+    assert_eq!(rules.len(), contract::rules::RuleId::ALL.len());
+    for (rule, registered) in rules.iter().zip(contract::rules::RuleId::ALL) {
+        assert_eq!(rule["id"], registered.name());
+        assert_eq!(rule["shortDescription"]["text"], registered.description());
         assert_eq!(
             rule["helpUri"],
-            format!("{base}README.md#rule-{}", registered.name)
+            format!("{base}README.md#rule-{}", registered.name())
         );
     }
 
@@ -184,10 +184,16 @@ fn sarif_of_hostile_verdict() {
         "mode 100644 -> 100755 (old path: old,name:1) (diff line 9)"
     );
 
-    // Unknown rule: reported, not linked to a registry entry; its message cannot form an
-    // embedded link or a placeholder, and carries no raw control character.
-    assert_eq!(results[4]["ruleId"], "future-rule");
-    assert!(results[4].get("ruleIndex").is_none());
+    // Every rule is registered (an unknown one cannot be read); the hostile message cannot form
+    // an embedded link or a placeholder, and carries no raw control character.
+    assert_eq!(results[4]["ruleId"], "limit-exceeded");
+    assert_eq!(
+        results[4]["ruleIndex"],
+        contract::rules::RuleId::ALL
+            .iter()
+            .position(|r| r.name() == "limit-exceeded")
+            .unwrap()
+    );
     assert_eq!(
         results[4]["message"]["text"],
         "multi\\\\u{{a}}line\\\\u{{d}}\\\\u{{a}}message 100% ::warning::x {{0}} \\[y\\](1)"
@@ -245,17 +251,20 @@ fn refuses_documents_it_does_not_understand() {
     for (input, expected) in [
         (
             with("schema", "agent-team-apply/guard-verdict/v2".into()),
-            "unknown verdict schema",
+            "unknown schema",
         ),
-        (with("verdict", "maybe".into()), "unknown verdict \"maybe\""),
-        (with("mode", "vibes".into()), "unknown mode"),
+        (with("verdict", "maybe".into()), "unknown variant `maybe`"),
+        (with("mode", "vibes".into()), "unknown variant `vibes`"),
         (
             with("diff_sha256", "abc".into()),
-            "is not a 64-digit hex SHA-256",
+            "a SHA-256 must be 64 lower-case hex digits",
         ),
         (accept_with_violations, "lists 6 violation(s)"),
         (unknown_field.to_string(), "unknown field `extra`"),
-        ("not json".to_string(), "verdict is not valid JSON v1"),
+        (
+            "not json".to_string(),
+            "the verdict is not a valid agent-team-apply/guard-verdict/v1 document",
+        ),
     ] {
         for format in ["markdown", "annotations", "sarif"] {
             let out = render(format, &input, &[]);

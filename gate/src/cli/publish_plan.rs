@@ -8,10 +8,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 use gate::publish::{Outcome, PublishRequest, PublishTarget, Rejection, prepare, validate_inputs};
-use guard::escape::terminal;
+use guard::escape::neutralize;
 use guard::policy::Policy;
-
-use crate::{EXIT_ERROR, EXIT_FAIL, EXIT_PASS};
 
 #[derive(Args)]
 pub struct PublishPlanArgs {
@@ -62,7 +60,7 @@ pub fn run(args: PublishPlanArgs) -> u8 {
         Ok(code) => code,
         Err(message) => {
             eprintln!("gate publish-plan: error: {message}");
-            EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }
@@ -95,7 +93,7 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
     let plan = match outcome {
         Outcome::Rejected(rejection) => {
             eprint!("{}", render_rejection(&rejection));
-            return Ok(EXIT_FAIL);
+            return Ok(contract::cli::Exit::Fail.code());
         }
         Outcome::Plan(plan) => plan,
     };
@@ -121,10 +119,10 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
         changes.additions.len(),
         changes.deletions.len(),
         plan.input.expected_head_oid,
-        terminal(&plan.input.branch.branch_name),
+        neutralize(&plan.input.branch.branch_name),
         plan.diff_sha256,
     );
-    Ok(EXIT_PASS)
+    Ok(contract::cli::Exit::Pass.code())
 }
 
 /// The guard's own rendering of its verdict, then the publication reasons, then the outcome.
@@ -136,7 +134,7 @@ fn render_rejection(rejection: &Rejection) -> String {
             out.push_str(&path.display());
             out.push_str(": ");
         }
-        out.push_str(&terminal(&reason.message));
+        out.push_str(&neutralize(&reason.message));
         out.push('\n');
     }
     out.push_str("NO PLAN: the diff was not re-verified or cannot be published exactly\n");
@@ -153,7 +151,7 @@ fn read_diff(source: &str, limit: u64) -> Result<Vec<u8>, String> {
     } else {
         std::fs::File::open(source).and_then(|f| f.take(take).read_to_end(&mut bytes))
     };
-    result.map_err(|e| format!("cannot read diff {}: {e}", terminal(source)))?;
+    result.map_err(|e| format!("cannot read diff {}: {e}", neutralize(source)))?;
     Ok(bytes)
 }
 

@@ -6,7 +6,7 @@ use clap::{Args, ValueEnum};
 
 use guard::check::{CheckRequest, RepoBase, check_hashed};
 use guard::hash::HashedDiff;
-use guard::output::{json_v1::VerdictDoc, text};
+use guard::output::text;
 use guard::policy::Policy;
 
 /// The sample the README's first command checks: a diff that must be accepted.
@@ -72,7 +72,12 @@ pub fn read_hashed_diff(source: &str, limit: u64) -> Result<HashedDiff, String> 
             HashedDiff::read(f, size, cap)
         })
     };
-    result.map_err(|e| format!("cannot read diff {}: {e}", guard::escape::terminal(source)))
+    result.map_err(|e| {
+        format!(
+            "cannot read diff {}: {e}",
+            guard::escape::neutralize(source)
+        )
+    })
 }
 
 pub fn run(args: CheckArgs) -> u8 {
@@ -80,7 +85,7 @@ pub fn run(args: CheckArgs) -> u8 {
         Ok(code) => code,
         Err(message) => {
             eprintln!("guard: error: {message}");
-            crate::EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }
@@ -102,7 +107,7 @@ fn run_inner(args: CheckArgs) -> Result<u8, String> {
         )
     };
     if args.sample && matches!(args.format, Format::Text) {
-        guard::cli_args::emit(&format!(
+        contract::cli::emit(&format!(
             "Checking the bundled sample diff (fixtures/sample/accept.diff) with scope {}\n",
             SAMPLE_SCOPE.join(", ")
         ))?;
@@ -119,19 +124,19 @@ fn run_inner(args: CheckArgs) -> Result<u8, String> {
             .map(|dir| RepoBase { dir, base: &base }),
     };
     let verdict = check_hashed(&request, &diff).map_err(|e| e.to_string())?;
-    let json = VerdictDoc::from_verdict(&verdict)
+    let json = guard::output::json_v1::document(&verdict)
         .to_json()
         .map_err(|e| format!("cannot encode the verdict: {e}"))?;
     if let Some(path) = &args.verdict_out {
         std::fs::write(path, &json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     match args.format {
-        Format::Text => guard::cli_args::emit(&text::render(&verdict))?,
-        Format::Json => guard::cli_args::emit(&json)?,
+        Format::Text => contract::cli::emit(&text::render(&verdict))?,
+        Format::Json => contract::cli::emit(&json)?,
     }
     Ok(if verdict.accepted() {
-        crate::EXIT_ACCEPT
+        contract::cli::Exit::Pass.code()
     } else {
-        crate::EXIT_REJECT
+        contract::cli::Exit::Fail.code()
     })
 }

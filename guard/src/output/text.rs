@@ -1,6 +1,6 @@
 //! The human form of a verdict, escaped for a terminal.
 
-use crate::escape::terminal;
+use crate::escape::neutralize;
 use crate::verdict::{CheckMode, Verdict};
 
 pub fn render(verdict: &Verdict) -> String {
@@ -22,9 +22,9 @@ pub fn render(verdict: &Verdict) -> String {
             (None, Some(p)) | (Some(p), None) => out.push_str(&format!("{}: ", p.display())),
             (None, None) => {}
         }
-        out.push_str(&terminal(&v.message));
+        out.push_str(&neutralize(&v.message));
         if let Some(entry) = &v.policy_entry {
-            out.push_str(&format!(" (policy: {})", terminal(entry)));
+            out.push_str(&format!(" (policy: {})", neutralize(entry)));
         }
         out.push('\n');
     }

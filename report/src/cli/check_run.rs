@@ -1,6 +1,7 @@
 use clap::Args;
 
-use report::check_run::{self, DEFAULT_CHECK_NAME, HeadSha};
+use contract::ids::CommitId;
+use report::check_run::{self, DEFAULT_CHECK_NAME};
 
 #[derive(Args)]
 pub struct CheckRunArgs {
@@ -21,9 +22,9 @@ pub struct CheckRunArgs {
 /// Exit 0 when the body was written, whether the decision is pass or fail (the body's
 /// `conclusion` carries that); 2 on any error.
 pub fn run(args: CheckRunArgs) -> u8 {
-    let head_sha = match HeadSha::parse(&args.head_sha) {
+    let head_sha = match CommitId::parse(&args.head_sha) {
         Ok(sha) => sha,
-        Err(e) => return super::fail(&e.to_string()),
+        Err(e) => return super::fail(&format!("--head-sha: {e}")),
     };
     let json = match super::read_input(&args.decision) {
         Ok(json) => json,
@@ -41,7 +42,7 @@ pub fn run(args: CheckRunArgs) -> u8 {
         Ok(body) => body,
         Err(e) => return super::fail(&e.to_string()),
     };
-    match guard::doc_json::to_string_pretty(&body) {
+    match contract::doc_json::to_string_pretty(&body) {
         Ok(json) => super::write_stdout(&json),
         Err(e) => super::fail(&format!("cannot serialize check run: {e}")),
     }

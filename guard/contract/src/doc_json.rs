@@ -31,7 +31,7 @@ pub fn to_string_pretty<T: Serialize + ?Sized>(value: &T) -> Result<String, serd
 
 /// Whether a character is written as a `\uXXXX` escape.
 pub fn escaped_in_documents(c: char) -> bool {
-    crate::escape::is_suspicious(c) || matches!(c, '\u{2028}' | '\u{2029}')
+    crate::escape::is_hidden(c)
 }
 
 struct ReaderSafe(PrettyFormatter<'static>);

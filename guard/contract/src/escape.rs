@@ -1,5 +1,7 @@
-//! Escaping of diff-derived text for the sinks it reaches. Paths from a diff are attacker bytes: a
-//! terminal must not see escape sequences, a GitHub annotation must not see its own delimiters.
+//! The base escaping of diff-derived text for the sinks it reaches. Paths from a diff are attacker
+//! bytes: a terminal must not see escape sequences, a reader must not see reordered or hidden
+//! text, a GitHub workflow command must not see its own delimiters. `report` adds the escapers of
+//! its own sinks (markdown, SARIF) on top of [`neutralize`].
 
 /// Render raw path bytes for display: valid UTF-8 stays as is except for characters that could
 /// fool a terminal or a reader (controls, bidi and zero-width format characters), which become
@@ -18,13 +20,16 @@ pub fn display_bytes(raw: &[u8]) -> String {
     out
 }
 
-/// Make text safe for a terminal: controls, bidi and invisible format characters become `\u{..}`.
-/// Unlike [`display_bytes`] it leaves backslashes alone, so text already in display form passes
-/// through unchanged.
-pub fn terminal(text: &str) -> String {
+/// Make every [`is_hidden`] character visible as `\u{..}`, leaving everything else (backslashes
+/// included) alone: the first step for every sink that shows text to a person (a terminal, a log,
+/// markdown, an annotation, SARIF message text), before that sink's own escaping.
+///
+/// Unlike [`display_bytes`] it is not injective (a literal `\u{1b}` and an ESC render the same),
+/// which is acceptable for display; text already in display form passes through unchanged.
+pub fn neutralize(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if is_suspicious(c) {
+        if is_hidden(c) {
             out.push_str(&format!("\\u{{{:x}}}", c as u32));
         } else {
             out.push(c);
@@ -36,16 +41,18 @@ pub fn terminal(text: &str) -> String {
 fn push_char(out: &mut String, c: char) {
     if c == '\\' {
         out.push_str("\\\\");
-    } else if is_suspicious(c) {
+    } else if is_hidden(c) {
         out.push_str(&format!("\\u{{{:x}}}", c as u32));
     } else {
         out.push(c);
     }
 }
 
-/// Characters that are invisible or reorder text: C0/C1 controls, DEL, bidi controls, zero-width
-/// and other format characters, and the code points HFS+ ignores.
-pub fn is_suspicious(c: char) -> bool {
+/// Characters that must never reach a reader raw, because they are invisible or reorder text:
+/// C0/C1 controls, DEL, bidi controls, zero-width and other format characters, the code points
+/// HFS+ ignores, variation selectors, tags, and the Unicode line and paragraph separators (which
+/// some viewers treat as line breaks).
+pub fn is_hidden(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
@@ -56,7 +63,7 @@ pub fn is_suspicious(c: char) -> bool {
                 | '\u{17b4}'..='\u{17b5}'
                 | '\u{180b}'..='\u{180e}'
                 | '\u{200b}'..='\u{200f}'
-                | '\u{202a}'..='\u{202e}'
+                | '\u{2028}'..='\u{202e}'
                 | '\u{2060}'..='\u{206f}'
                 | '\u{3164}'
                 | '\u{fe00}'..='\u{fe0f}'
@@ -99,8 +106,9 @@ mod tests {
             "rtl\\u{202e}txt"
         );
         assert_eq!(display_bytes(b"a\\xff"), "a\\\\xff");
-        assert_eq!(terminal("line\nbreak"), "line\\u{a}break");
+        assert_eq!(neutralize("line\nbreak"), "line\\u{a}break");
+        assert_eq!(neutralize("para\u{2029}graph"), "para\\u{2029}graph");
         let shown = display_bytes(b"tab\there\\");
-        assert_eq!(terminal(&shown), shown);
+        assert_eq!(neutralize(&shown), shown);
     }
 }
