@@ -55,6 +55,18 @@ impl std::fmt::Display for RawChange {
     }
 }
 
+/// One entry of a tree listing: its mode and object id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    pub mode: u32,
+    pub oid: String,
+}
+
+/// 40 (SHA-1) or 64 (SHA-256) hex digits.
+fn is_object_id(oid: &str) -> bool {
+    (oid.len() == 40 || oid.len() == 64) && oid.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// A repository checkout consulted read-only.
 #[derive(Debug, Clone)]
 pub struct GitRepo {
@@ -167,6 +179,16 @@ impl GitRepo {
 
     /// Every entry of the commit's tree, trees included, as path → mode.
     pub fn tree_modes(&self, commit: &str) -> Result<HashMap<Vec<u8>, u32>, GitError> {
+        Ok(self
+            .tree_entries(commit)?
+            .into_iter()
+            .map(|(path, entry)| (path, entry.mode))
+            .collect())
+    }
+
+    /// Every entry of the commit's tree, trees included, with its mode and object id, in git's
+    /// order (a tree before the entries beneath it).
+    pub fn tree_entries(&self, commit: &str) -> Result<Vec<(Vec<u8>, TreeEntry)>, GitError> {
         let mut cmd = self.command();
         cmd.args([
             "ls-tree",
@@ -181,18 +203,68 @@ impl GitRepo {
         if !out.status.success() {
             return Err(failed("ls-tree", &out));
         }
-        let mut modes = HashMap::new();
+        let mut entries = Vec::new();
         for record in out.stdout.split(|&b| b == 0).filter(|r| !r.is_empty()) {
             // "<mode> SP <type> SP <object> TAB <path>"
             let bad = || GitError::BadOutput {
                 command: "ls-tree".into(),
             };
             let tab = record.iter().position(|&b| b == b'\t').ok_or_else(bad)?;
-            let mode_text = record.split(|&b| b == b' ').next().ok_or_else(bad)?;
-            let mode = parse_octal(mode_text).ok_or_else(bad)?;
-            modes.insert(record[tab + 1..].to_vec(), mode);
+            let mut fields = record[..tab].split(|&b| b == b' ');
+            let mode = fields.next().and_then(parse_octal).ok_or_else(bad)?;
+            let oid = fields
+                .nth(1)
+                .and_then(|o| String::from_utf8(o.to_vec()).ok())
+                .filter(|o| is_object_id(o))
+                .ok_or_else(bad)?;
+            entries.push((record[tab + 1..].to_vec(), TreeEntry { mode, oid }));
         }
-        Ok(modes)
+        Ok(entries)
+    }
+
+    /// The contents of the blobs `oids`, in order, read by one `git cat-file --batch`.
+    pub fn blobs(&self, oids: &[&str]) -> Result<Vec<Vec<u8>>, GitError> {
+        if oids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let bad = || GitError::BadOutput {
+            command: "cat-file --batch".into(),
+        };
+        let mut input = Vec::new();
+        for oid in oids {
+            if !is_object_id(oid) {
+                return Err(bad());
+            }
+            input.extend_from_slice(oid.as_bytes());
+            input.push(b'\n');
+        }
+        let mut cmd = self.command();
+        cmd.args(["cat-file", "--batch"]);
+        let out = run(cmd, Some(&input))?;
+        if !out.status.success() {
+            return Err(failed("cat-file --batch", &out));
+        }
+        // "<oid> SP blob SP <size> LF <contents> LF" per object.
+        let mut rest: &[u8] = &out.stdout;
+        let mut blobs = Vec::with_capacity(oids.len());
+        for oid in oids {
+            let newline = rest.iter().position(|&b| b == b'\n').ok_or_else(bad)?;
+            let header = std::str::from_utf8(&rest[..newline]).map_err(|_| bad())?;
+            let mut fields = header.split(' ');
+            let (Some(got), Some("blob"), Some(size), None) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
+            else {
+                return Err(bad());
+            };
+            let size: usize = size.parse().map_err(|_| bad())?;
+            if got != *oid {
+                return Err(bad());
+            }
+            let body = rest.get(newline + 1..newline + 1 + size).ok_or_else(bad)?;
+            blobs.push(body.to_vec());
+            rest = rest.get(newline + 2 + size..).ok_or_else(bad)?;
+        }
+        Ok(blobs)
     }
 
     /// A throwaway index (and object directory) holding `commit`'s tree.
@@ -442,7 +514,7 @@ impl ThrowawayIndex {
 
     /// The content of the blob `oid` (40 or 64 hex digits), from the throwaway or the base objects.
     pub fn blob(&self, oid: &str) -> Result<Vec<u8>, GitError> {
-        if !(oid.len() == 40 || oid.len() == 64) || !oid.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if !is_object_id(oid) {
             return Err(GitError::BadOutput {
                 command: "cat-file".into(),
             });

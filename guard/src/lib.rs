@@ -9,6 +9,7 @@ pub mod check;
 pub mod cli_args;
 pub mod diff;
 pub mod escape;
+pub mod folded;
 pub mod git;
 pub mod hash;
 pub mod output;

@@ -7,7 +7,8 @@
 //! The default policy is one documented file, `guard/src/default-policy.yml`, embedded in the binary
 //! ([`Policy::embedded_default`]). A user policy file ([`Policy::from_yaml`]) uses the same schema and
 //! is applied on top of the default: it can only *extend* the denylist and the build outputs, only
-//! *lower* limits, and loosen the file-kind rules only through explicit `allow` keys. The default
+//! *lower* limits, and loosen the file-kind rules only through explicit `allow` keys and the
+//! `portable-paths` switch. The default
 //! denylist cannot be removed.
 //!
 //! ```yaml
@@ -17,12 +18,14 @@
 //! allow:
 //!   executable-files: false           # true allows new files with mode 100755
 //!   mode-changes: false               # true allows old mode != new mode
+//! portable-paths: true                # false allows names Windows cannot check out
 //! limits:                             # each 1 ..= the default value
 //!   diff-bytes: 67108864
 //!   files: 10000
 //!   path-bytes: 4096
 //!   component-bytes: 255
 //!   line-bytes: 1048576
+//!   path-components: 128
 //! build:
 //!   output: ["target/**"]             # appended to the default build outputs
 //!   env: ["CARGO_HOME"]               # appended to the default env allowlist
@@ -96,6 +99,8 @@ pub struct Limits {
     pub max_component_bytes: usize,
     /// Bytes in one diff line.
     pub max_line_bytes: usize,
+    /// Components in one path (directories and the file name).
+    pub max_path_components: usize,
 }
 
 impl Limits {
@@ -106,6 +111,7 @@ impl Limits {
         max_path_bytes: usize::MAX,
         max_component_bytes: usize::MAX,
         max_line_bytes: usize::MAX,
+        max_path_components: usize::MAX,
     };
 }
 
@@ -206,6 +212,7 @@ fn check_pattern(pattern: &str) -> Result<(), String> {
             }
         }
     }
+    check_alternatives(pattern)?;
     for component in pattern.split('/') {
         if component.is_empty() {
             return Err("has an empty path component (`//`)".into());
@@ -215,6 +222,40 @@ fn check_pattern(pattern: &str) -> Result<(), String> {
             if piece == "." || piece == ".." {
                 return Err(format!("has a `{piece}` path component"));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Rejects an empty `{}` alternative (`lefthook{,-local}.yml`): the glob library never matches
+/// the empty branch, so such an entry would silently miss the very name it seems to list.
+fn check_alternatives(pattern: &str) -> Result<(), String> {
+    let mut depth = 0usize;
+    let mut piece_len = 0usize;
+    let mut chars = pattern.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+                piece_len += 1;
+            }
+            '{' => {
+                depth += 1;
+                piece_len = 0;
+            }
+            ',' | '}' if depth > 0 => {
+                if piece_len == 0 {
+                    return Err(
+                        "has an empty `{}` alternative, which never matches; list every name in full (`{a,a-local}` instead of `a{,-local}`)"
+                            .into(),
+                    );
+                }
+                if c == '}' {
+                    depth -= 1;
+                }
+                piece_len = 0;
+            }
+            _ => piece_len += 1,
         }
     }
     Ok(())
@@ -233,6 +274,9 @@ pub struct Policy {
     pub allow_executable: bool,
     /// Whether a file's mode may change.
     pub allow_mode_change: bool,
+    /// Whether every name the diff creates must be checkable-out on Windows
+    /// ([`crate::path::check_portable`]).
+    pub portable_paths: bool,
     pub limits: Limits,
     /// All deny matchers compiled into one set, built on first use (the denylist is matched
     /// against every path of a diff that may touch thousands of files).
@@ -260,6 +304,7 @@ impl Policy {
             env_allow: Vec::new(),
             allow_executable: false,
             allow_mode_change: false,
+            portable_paths: false,
             limits: Limits::UNBOUNDED,
         };
         let raw = parse(DEFAULT_POLICY_YAML)?;
@@ -301,6 +346,13 @@ impl Policy {
         }
     }
 
+    /// Every literal component of the deny patterns (one without a glob character), such as
+    /// `.github` or `CODEOWNERS`: the long names a Windows 8.3 short name in a diff is read as
+    /// when the base tree does not show what it would resolve to.
+    pub fn deny_literal_names(&self) -> Vec<&str> {
+        literal_components(&self.deny)
+    }
+
     /// Whether `path` is a build output. Does not override [`Policy::denied`].
     pub fn is_build_output(&self, path: &str) -> bool {
         self.build_output.iter().any(|p| p.is_match(path))
@@ -340,6 +392,9 @@ impl Policy {
         if let Some(PlainBool(yes)) = raw.allow.mode_changes {
             self.allow_mode_change = yes;
         }
+        if let Some(PlainBool(yes)) = raw.portable_paths {
+            self.portable_paths = yes;
+        }
         let (l, r) = (&mut self.limits, &raw.limits);
         if let Some(v) = lower("limits.diff-bytes", r.diff_bytes, l.max_diff_bytes)? {
             l.max_diff_bytes = v;
@@ -352,6 +407,11 @@ impl Policy {
             &mut l.max_component_bytes,
         )?;
         lower_usize("limits.line-bytes", r.line_bytes, &mut l.max_line_bytes)?;
+        lower_usize(
+            "limits.path-components",
+            r.path_components,
+            &mut l.max_path_components,
+        )?;
         Ok(self)
     }
 }
@@ -374,6 +434,17 @@ impl DenySet {
             entries: deny.len(),
         }
     }
+}
+
+fn literal_components(patterns: &[PatternEntry]) -> Vec<&str> {
+    let mut names: Vec<&str> = patterns
+        .iter()
+        .flat_map(|p| p.pattern.split('/'))
+        .filter(|c| !c.contains(['*', '?', '[', ']', '{', '}', '\\']))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 fn first_match<'a>(patterns: &'a [PatternEntry], path: &str) -> Option<&'a str> {
@@ -467,6 +538,29 @@ impl Scope {
     pub fn matching(&self, path: &str) -> Option<&str> {
         first_match(&self.globs, path)
     }
+
+    /// The index of the first glob matching `path`, or None.
+    pub fn matching_index(&self, path: &str) -> Option<usize> {
+        self.globs.iter().position(|p| p.is_match(path))
+    }
+
+    /// For a path no glob matches: a hint when a glob looks like a mistake for one that would,
+    /// a directory named without `/**` (`crates` for `crates/**`). Empty when there is none.
+    pub fn hint_for(&self, path: &str) -> String {
+        let mistaken = self.globs.iter().find(|g| {
+            !g.pattern.contains(['*', '?', '[', '{', '\\'])
+                && path
+                    .strip_prefix(g.pattern.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        });
+        match mistaken {
+            Some(g) => format!(
+                " (`{0}` matches only the path `{0}` itself; for everything beneath it declare `{0}/**`)",
+                g.pattern
+            ),
+            None => String::new(),
+        }
+    }
 }
 
 /// Why a policy file or a scope was refused.
@@ -533,6 +627,7 @@ struct RawPolicy {
     limits: RawLimits,
     #[serde(default)]
     build: RawBuild,
+    portable_paths: Option<PlainBool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -557,6 +652,7 @@ struct RawLimits {
     path_bytes: Option<PlainInt>,
     component_bytes: Option<PlainInt>,
     line_bytes: Option<PlainInt>,
+    path_components: Option<PlainInt>,
 }
 
 #[derive(Debug, Default, Deserialize)]

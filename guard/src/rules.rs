@@ -74,7 +74,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: RuleId::DeniedPath,
         name: "denied-path",
-        description: "A path on either side of a file patch is in the denied trust-control surface.",
+        description: "A path on either side of a file patch is in the denied trust-control surface: as spelled, as macOS and Windows resolve it (ignorable code points, trailing dots, streams, 8.3 short names), or as the target of a denied symbolic link of the base.",
     },
     Rule {
         id: RuleId::NoScope,
@@ -89,12 +89,12 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: RuleId::UnsafePath,
         name: "unsafe-path",
-        description: "A path is empty, absolute, has `.`/`..`/empty components, a backslash, a control character, is not UTF-8 or is too long.",
+        description: "A path is empty, absolute, has `.`/`..`/empty components, a backslash, a control character, is not UTF-8 or is too long; or a name the diff creates cannot be checked out on Windows (`portable-paths`).",
     },
     Rule {
         id: RuleId::GitDir,
         name: "git-dir",
-        description: "A path component is `.git` in some case or disguise (`.git.`, `git~1`, ignorable Unicode).",
+        description: "A path component is `.git` in some case or disguise (`.git.`, `git~1`, ignorable Unicode), or a path lies in a directory git would take for a repository (HEAD with objects/ and refs/).",
     },
     Rule {
         id: RuleId::Symlink,
@@ -139,7 +139,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: RuleId::PathConflict,
         name: "path-conflict",
-        description: "A path is both a file and a directory, or two paths differ only in case.",
+        description: "A path is both a file and a directory, or two paths differ only in case or Unicode normalization (within the diff or against the base tree).",
     },
     Rule {
         id: RuleId::BeneathSymlink,
@@ -149,7 +149,7 @@ pub const RULES: &[Rule] = &[
     Rule {
         id: RuleId::LimitExceeded,
         name: "limit-exceeded",
-        description: "The diff exceeds a size limit (bytes, files, line length).",
+        description: "The diff exceeds a size limit (bytes, files, line length, path components).",
     },
     Rule {
         id: RuleId::GitRefused,
