@@ -41,7 +41,11 @@ pub struct CheckRequest<'a> {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CheckError {
-    #[error("--expected-sha256 must be 64 hexadecimal digits, got {0:?}")]
+    #[error(
+        "--expected-sha256 must be {}, got `{}`",
+        hash::SHA256_FORM,
+        crate::escape::terminal(.0)
+    )]
     BadExpectedHash(String),
     #[error("invalid declared scope: {0}")]
     Scope(#[from] PolicyError),
@@ -90,10 +94,15 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
     let mut verdict = Verdict {
         diff_sha256: hash::to_hex(&digest),
         // Becomes git-cross-checked only once git's reading has been compared.
-        mode: CheckMode::ParserOnly,
+        mode: if req.repo.is_some() {
+            CheckMode::StoppedBeforeGit
+        } else {
+            CheckMode::ParserOnly
+        },
         files: Vec::new(),
         violations: Vec::new(),
         scope: scope.globs(),
+        unmatched_scope: Vec::new(),
     };
     let limits = &req.policy.limits;
     // Size is known without reading the content; integrity comes before any parsing.
@@ -117,9 +126,8 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
         verdict.violations.push(Violation::new(
             RuleId::HashMismatch,
             format!(
-                "diff sha256 is {} but {} was expected",
-                verdict.diff_sha256,
-                req.expected_sha256.to_ascii_lowercase()
+                "the diff's sha256 is {} but {} was expected: the bytes are not the diff the hash was computed for (hash exactly the file passed as --diff, e.g. with sha256sum)",
+                verdict.diff_sha256, req.expected_sha256
             ),
         ));
         return Ok(Checked {
@@ -226,6 +234,7 @@ fn evaluate(
     }
     check_structure(&parsed, &view, &mut verdict.violations);
     check_git_dirs(&parsed, &view, &mut verdict.violations);
+    verdict.unmatched_scope = unmatched_scope(&parsed, scope);
 
     match (base.as_ref(), git_reading) {
         (Some(base), Some(reading)) => Ok(cross_check(
@@ -277,6 +286,28 @@ fn violation_for(p: &FilePatch, raw: &[u8], rule: RuleId, message: impl Into<Str
             .with_old_path(display_bytes(old)),
         _ => v.with_path(display_bytes(raw)),
     }
+}
+
+/// The declared scope globs no path of the diff (either side of any file patch) matches.
+fn unmatched_scope(parsed: &CandidateDiff, scope: &Scope) -> Vec<String> {
+    let globs = scope.globs();
+    let mut used = vec![false; globs.len()];
+    for path in parsed.patches.iter().flat_map(sides) {
+        let Ok(path) = std::str::from_utf8(path) else {
+            continue;
+        };
+        for (i, flag) in used.iter_mut().enumerate() {
+            if !*flag && scope.matches_glob(i, path) {
+                *flag = true;
+            }
+        }
+    }
+    globs
+        .into_iter()
+        .zip(used)
+        .filter(|(_, used)| !used)
+        .map(|(g, _)| g)
+        .collect()
 }
 
 /// A bound on the comparisons of Windows short names with sibling names, so that a diff of many
@@ -1175,9 +1206,14 @@ fn cross_check(
     let (index, changes) = match (applied, changes) {
         (Applied::Applied(index), Some(changes)) => (index, changes),
         (Applied::Refused(message), _) => {
+            let git_lines: Vec<String> = message.lines().map(|l| format!("git: {l}")).collect();
             verdict.violations.push(Violation::new(
                 RuleId::GitRefused,
-                format!("git apply refused the diff: {message}"),
+                format!(
+                    "git apply refused the diff{}\n{}",
+                    likely_cause(&message, parsed),
+                    git_lines.join("\n")
+                ),
             ));
             return None;
         }
@@ -1231,6 +1267,32 @@ fn cross_check(
         Some(_) => {}
     }
     Some(index)
+}
+
+/// What most likely made git refuse, from its message and the diff's shape; empty when unclear.
+fn likely_cause(message: &str, parsed: &CandidateDiff) -> String {
+    // `git diff -U0` shapes: a hunk that inserts or removes lines in the middle of a file with no
+    // line around it, or several hunks of one file none of which has context. (A small file
+    // rewritten whole has one hunk without context too, so that alone says nothing.)
+    let without_context = parsed.patches.iter().any(|p| {
+        let bare = |h: &diff::Hunk| h.context_lines == 0;
+        p.hunks.iter().any(|h| {
+            bare(h)
+                && ((h.old_count == 0 && h.old_start > 0) || (h.new_count == 0 && h.new_start > 0))
+        }) || (p.hunks.len() > 1 && p.hunks.iter().all(bare))
+    });
+    let cause = if message.contains("patch does not apply") && without_context {
+        "the diff has hunks without context lines, as `git diff -U0` makes them, and git needs context to apply a patch: make the diff with the default context (`git diff`)"
+    } else if message.contains("patch does not apply")
+        || message.contains("does not exist in index")
+    {
+        "the lines or files the diff changes are not those of the base: does --base name the commit the diff was made against?"
+    } else if message.contains("already exists in index") {
+        "a file the diff creates already exists in the base: does --base name the commit the diff was made against, or was the diff applied already?"
+    } else {
+        return String::new();
+    };
+    format!("; likely cause: {cause}")
 }
 
 fn link_kind(mode: u32) -> &'static str {

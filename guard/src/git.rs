@@ -24,10 +24,18 @@ pub enum GitError {
     TempDir(#[source] std::io::Error),
     #[error("`git {command}` failed: {stderr}")]
     Failed { command: String, stderr: String },
-    #[error("{dir} is not a git repository: {stderr}")]
+    #[error("--repo {dir} is not a git repository (pass a checkout of the base commit): {stderr}")]
     NotARepository { dir: String, stderr: String },
-    #[error("base revision {rev:?} does not name a commit in the repository: {stderr}")]
-    UnknownBase { rev: String, stderr: String },
+    #[error(
+        "--base `{}` names no commit in {dir}: pass the full id of the commit the diff was made against (`git rev-parse HEAD` where the diff was made){}",
+        crate::escape::terminal(.rev),
+        if .stderr.is_empty() { String::new() } else { format!("; git: {}", .stderr) }
+    )]
+    UnknownBase {
+        rev: String,
+        dir: String,
+        stderr: String,
+    },
     #[error("unexpected output from `git {command}`")]
     BadOutput { command: String },
 }
@@ -106,6 +114,17 @@ fn lossy(bytes: &[u8]) -> String {
     crate::escape::display_bytes(bytes.trim_ascii_end())
 }
 
+/// git's message as lines, each in display form ([`crate::escape::display_bytes`]) and joined with
+/// `\n`: shown as lines, and no line can carry a terminal control or a line break of its own.
+fn message_lines(bytes: &[u8]) -> String {
+    bytes
+        .trim_ascii_end()
+        .split(|&b| b == b'\n')
+        .map(|line| crate::escape::display_bytes(line.strip_suffix(b"\r").unwrap_or(line)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Result<std::process::Output, GitError> {
     if stdin.is_some() {
         cmd.stdin(Stdio::piped());
@@ -171,6 +190,7 @@ impl GitRepo {
         if !out.status.success() || id.is_empty() {
             return Err(GitError::UnknownBase {
                 rev: rev.to_string(),
+                dir: self.dir.display().to_string(),
                 stderr: lossy(&out.stderr),
             });
         }
@@ -313,7 +333,7 @@ impl GitRepo {
         ]);
         let out = run(cmd, Some(diff))?;
         if !out.status.success() {
-            return Ok(Applied::Refused(lossy(&out.stderr)));
+            return Ok(Applied::Refused(message_lines(&out.stderr)));
         }
         Ok(Applied::Applied(index))
     }
@@ -454,7 +474,7 @@ fn parse_status(out: &[u8]) -> Option<Vec<StatusEntry>> {
 /// The outcome of `git apply --cached` on a throwaway index.
 #[derive(Debug)]
 pub enum Applied {
-    /// git refused the diff; its message.
+    /// git refused the diff; its message, one line per line git wrote.
     Refused(String),
     Applied(ThrowawayIndex),
 }

@@ -35,7 +35,7 @@
 //! into raw structs that reject unknown keys, duplicate keys, wrong types, YAML tags and merge keys,
 //! under a small parse budget (input size, nodes, depth, aliases) so an alias bomb fails fast; the raw
 //! values are then validated into a [`Policy`], and every error names the offending entry, for
-//! example `deny.add[3]: invalid glob "a/[": ...`.
+//! example ``deny.add[3]: invalid glob `a/[`: ...``.
 //!
 //! # Glob semantics
 //!
@@ -519,7 +519,17 @@ impl Scope {
         let globs = globs
             .iter()
             .enumerate()
-            .map(|(i, g)| PatternEntry::new(&format!("scope[{i}]"), g, PatternKind::Exact))
+            .map(|(i, g)| {
+                let entry = format!("scope[{i}]");
+                if has_top_level_comma(g) {
+                    return Err(PolicyError::InvalidGlob {
+                        entry,
+                        pattern: g.clone(),
+                        reason: "holds a `,` outside `{}`, so it is one glob that matches nothing it seems to list: pass one --scope per glob (`--scope 'a/**' --scope 'b/**'`); the workflow's declared_scope is split the same way, on newlines and on commas outside `{}`".into(),
+                    });
+                }
+                PatternEntry::new(&entry, g, PatternKind::Exact)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Scope { globs })
     }
@@ -539,9 +549,9 @@ impl Scope {
         first_match(&self.globs, path)
     }
 
-    /// The index of the first glob matching `path`, or None.
-    pub fn matching_index(&self, path: &str) -> Option<usize> {
-        self.globs.iter().position(|p| p.is_match(path))
+    /// Whether glob `index` matches `path`.
+    pub fn matches_glob(&self, index: usize, path: &str) -> bool {
+        self.globs.get(index).is_some_and(|p| p.is_match(path))
     }
 
     /// For a path no glob matches: a hint when a glob looks like a mistake for one that would,
@@ -561,6 +571,24 @@ impl Scope {
             None => String::new(),
         }
     }
+}
+
+/// Whether `glob` holds a `,` outside `{}` (and not escaped): a list of globs passed as one.
+fn has_top_level_comma(glob: &str) -> bool {
+    let mut depth = 0usize;
+    let mut chars = glob.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => {
+                chars.next();
+            }
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Why a policy file or a scope was refused.
@@ -583,7 +611,7 @@ pub enum PolicyError {
     #[error("version: unsupported policy version {found} (expected {POLICY_VERSION})")]
     UnsupportedVersion { found: u64 },
     /// A glob that does not compile or is unsafe; `entry` is e.g. `deny.add[3]` or `scope[0]`.
-    #[error("{entry}: invalid glob {pattern:?}: {reason}")]
+    #[error("{entry}: invalid glob `{}`: {reason}", crate::escape::terminal(.pattern))]
     InvalidGlob {
         entry: String,
         pattern: String,

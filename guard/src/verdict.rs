@@ -100,12 +100,37 @@ impl Violation {
     }
 }
 
+impl CheckMode {
+    /// The stable name in the JSON verdict.
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckMode::ParserOnly => "parser-only",
+            CheckMode::StoppedBeforeGit => "stopped-before-git",
+            CheckMode::GitCrossChecked => "git-cross-checked",
+        }
+    }
+
+    /// What the mode means, for a reader.
+    pub fn explanation(self) -> &'static str {
+        match self {
+            CheckMode::ParserOnly => "parser-only (no --repo: git's reading was not cross-checked)",
+            CheckMode::StoppedBeforeGit => {
+                "stopped before git's reading (--repo was given, but the diff was rejected by its hash, size or form first)"
+            }
+            CheckMode::GitCrossChecked => "git-cross-checked",
+        }
+    }
+}
+
 /// How the verdict was reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckMode {
-    /// Only the guard's own parse; no base tree was consulted.
+    /// Only the guard's own parse; no base tree was consulted (no `--repo`).
     ParserOnly,
+    /// A base tree was given, but the diff was rejected before git's reading was compared (its
+    /// hash, size or form), so nothing was cross-checked.
+    StoppedBeforeGit,
     /// The guard's parse agreed with git applying the diff to a throwaway index of the base.
     GitCrossChecked,
 }
@@ -119,6 +144,9 @@ pub struct Verdict {
     pub violations: Vec<Violation>,
     /// The declared scope the verdict was checked against.
     pub scope: Vec<String>,
+    /// Declared scope globs that no path of the diff matches (often a mistake: `crates` for
+    /// `crates/**`).
+    pub unmatched_scope: Vec<String>,
 }
 
 impl Verdict {

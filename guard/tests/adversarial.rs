@@ -502,7 +502,8 @@ fn a_wrong_expected_hash_rejects_with_exactly_hash_mismatch() {
     assert_eq!(exit_code(&out), 1);
     assert_eq!(rules_of(&out), BTreeSet::from(["hash-mismatch".to_owned()]));
 
-    // The right hash in upper case is the same hash.
+    // The right hash in upper case is refused like any other malformed hash: one form (lower-case
+    // hex, what sha256sum prints) is accepted by guard, gate, report and the workflow alike.
     let right = guard::hash::sha256_hex(&std::fs::read(&diff).unwrap()).to_uppercase();
     let out = guard()
         .args(["check", "--scope", "**", "--diff"])
@@ -510,11 +511,12 @@ fn a_wrong_expected_hash_rejects_with_exactly_hash_mismatch() {
         .args(["--expected-sha256", &right])
         .output()
         .unwrap();
-    assert_eq!(
-        exit_code(&out),
-        0,
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
+    assert_eq!(exit_code(&out), 2);
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("64 lower-case hex digits, as sha256sum prints them"),
+        "{stderr}"
     );
 }
 
@@ -604,5 +606,217 @@ fn hostile_names_never_reach_stdout_raw() {
                 "{name} {format}: the escaped form is shown:\n{shown}"
             );
         }
+    }
+}
+
+// ---- what the binary says: every message names what happened and what to do ----
+
+fn run_check(args: &[&std::ffi::OsStr]) -> Output {
+    guard().arg("check").args(args).output().unwrap()
+}
+
+fn check_args<'a>(diff: &'a Path, sha: &'a str, extra: &[&'a str]) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "--diff".into(),
+        diff.into(),
+        "--expected-sha256".into(),
+        sha.into(),
+    ];
+    args.extend(extra.iter().map(|s| (*s).into()));
+    args
+}
+
+fn os(args: &[std::ffi::OsString]) -> Vec<&std::ffi::OsStr> {
+    args.iter().map(|a| a.as_os_str()).collect()
+}
+
+#[test]
+fn with_repo_an_early_stop_says_git_was_not_reached_not_parser_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let case = load_case(&case_dir("600-modify-simple")).unwrap();
+    let repo = build_base(&case, tmp.path()).unwrap();
+    let diff = tmp.path().join("bad.diff");
+    std::fs::write(&diff, b"this is a commit message\n").unwrap();
+    let sha = guard::hash::sha256_hex(&std::fs::read(&diff).unwrap());
+    let repo_s = repo.to_str().unwrap();
+    let args = check_args(&diff, &sha, &["--scope", "**", "--repo", repo_s]);
+    let mut json_args = args.clone();
+    json_args.extend(["--format".into(), "json".into()]);
+    let out = run_check(&os(&json_args));
+    assert_eq!(exit_code(&out), 1);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["mode"], "stopped-before-git");
+    let text = String::from_utf8_lossy(&run_check(&os(&args)).stdout).into_owned();
+    assert!(text.contains("stopped before git's reading"), "{text}");
+    assert!(!text.contains("no --repo"), "{text}");
+}
+
+#[test]
+fn git_refusal_is_shown_line_by_line_with_its_likely_cause() {
+    let dir = case_dir("508-unidiff-zero-with-base");
+    let case = load_case(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = build_base(&case, tmp.path()).unwrap();
+    let args = case_args(&case, Some(&repo));
+    let text = String::from_utf8_lossy(&run(&args, "text").stdout).into_owned();
+    assert!(
+        text.contains("likely cause: the diff has hunks without context lines"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n    git: error: patch failed: src/lib.rs:1\n    git: error: src/lib.rs: patch does not apply\n"),
+        "{text}"
+    );
+    assert!(!text.contains("\\u{a}"), "{text}");
+    let doc: Value = serde_json::from_slice(&run(&args, "json").stdout).unwrap();
+    let message = doc["violations"][0]["message"].as_str().unwrap();
+    assert!(
+        message.ends_with(
+            "\ngit: error: patch failed: src/lib.rs:1\ngit: error: src/lib.rs: patch does not apply"
+        ),
+        "{message}"
+    );
+    // A context mismatch with context lines points at --base instead.
+    let case = load_case(&case_dir("504-git-refused-context")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = build_base(&case, tmp.path()).unwrap();
+    let text =
+        String::from_utf8_lossy(&run(&case_args(&case, Some(&repo)), "text").stdout).into_owned();
+    assert!(
+        text.contains("does --base name the commit the diff was made against?"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_binary_or_compressed_input_is_called_what_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, bytes, what) in [
+        (
+            "x.diff.gz",
+            b"\x1f\x8b\x08\x00rest of a gzip stream\n".to_vec(),
+            "gzip",
+        ),
+        ("x.bin", b"ELF\x00\x01\x02 binary\n".to_vec(), "NUL byte"),
+        ("x.zip", b"PK\x03\x04archive\n".to_vec(), "zip"),
+    ] {
+        let diff = tmp.path().join(name);
+        std::fs::write(&diff, &bytes).unwrap();
+        let sha = guard::hash::sha256_hex(&bytes);
+        let out = run_check(&os(&check_args(&diff, &sha, &["--scope", "**"])));
+        assert_eq!(exit_code(&out), 1);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("error[malformed-diff] diff line 1: the input is not a text diff")
+                && text.contains(what),
+            "{name}: {text}"
+        );
+        assert!(!text.contains("does not end with a newline"), "{text}");
+    }
+}
+
+#[test]
+fn quoted_excerpts_keep_single_backslashes() {
+    let dir = case_dir("121-ansi-escape-in-name");
+    let tmp = tempfile::tempdir().unwrap();
+    let diff = tmp.path().join("lead.diff");
+    let mut bytes = b"\x1b[1mcolored text before the patch\n".to_vec();
+    bytes.extend(std::fs::read(dir.join("patch.diff")).unwrap());
+    std::fs::write(&diff, &bytes).unwrap();
+    let sha = guard::hash::sha256_hex(&bytes);
+    let out = run_check(&os(&check_args(&diff, &sha, &["--scope", "**"])));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("found `\\u{1b}[1mcolored text"), "{text}");
+    assert!(!text.contains("\\\\u{1b}"), "{text}");
+}
+
+#[test]
+fn a_bad_base_says_what_to_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let case = load_case(&case_dir("600-modify-simple")).unwrap();
+    let repo = build_base(&case, tmp.path()).unwrap();
+    let diff = case.file("patch.diff");
+    let sha = guard::hash::sha256_hex(&std::fs::read(&diff).unwrap());
+    let repo_s = repo.to_str().unwrap();
+    let out = run_check(&os(&check_args(
+        &diff,
+        &sha,
+        &["--scope", "**", "--repo", repo_s, "--base", "no-such-ref"],
+    )));
+    assert_eq!(exit_code(&out), 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--base `no-such-ref` names no commit in")
+            && stderr.contains("pass the full id of the commit the diff was made against"),
+        "{stderr}"
+    );
+    assert!(!stderr.trim_end().ends_with(':'), "{stderr}");
+}
+
+#[test]
+fn scope_mistakes_are_named_not_silently_matched_against() {
+    let dir = case_dir("600-modify-simple");
+    let diff = dir.join("patch.diff");
+    let sha = guard::hash::sha256_hex(&std::fs::read(&diff).unwrap());
+    // A list passed as one glob: a usage error, not a glob that matches nothing.
+    let out = run_check(&os(&check_args(
+        &diff,
+        &sha,
+        &["--scope", "src/**,docs/**"],
+    )));
+    assert_eq!(exit_code(&out), 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("scope[0]: invalid glob `src/**,docs/**`")
+            && stderr.contains("pass one --scope per glob"),
+        "{stderr}"
+    );
+    // `{a,b}` is one glob.
+    let out = run_check(&os(&check_args(&diff, &sha, &["--scope", "{src,docs}/**"])));
+    assert_eq!(
+        exit_code(&out),
+        0,
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // A directory name: the rejection says what to declare, and the glob is listed as unused.
+    let out = run_check(&os(&check_args(
+        &diff,
+        &sha,
+        &["--scope", "src", "--scope", "nothing/**"],
+    )));
+    assert_eq!(exit_code(&out), 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("for everything beneath it declare `src/**`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: scope glob `src` matches no path of the diff (a directory? `src/**`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: scope glob `nothing/**` matches no path"),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_shows_the_required_options_and_the_exit_codes() {
+    let out = guard().args(["check", "--help"]).output().unwrap();
+    assert_eq!(exit_code(&out), 0);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("Usage: guard check [OPTIONS] --diff <FILE|-> --expected-sha256 <HEX>"),
+        "{help}"
+    );
+    assert!(help.contains("Exit codes: 0 accept; 1 reject"), "{help}");
+    assert!(!help.contains("--sample"), "{help}");
+    for sub in ["apply", "verify-tree", "run"] {
+        let out = guard().args([sub, "--help"]).output().unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Exit codes: 0 "),
+            "guard {sub} --help"
+        );
     }
 }

@@ -750,7 +750,7 @@ fn bad_glob_names_its_entry_and_index() {
     );
     assert!(
         e.to_string()
-            .starts_with("deny.add[3]: invalid glob \"a/[\": "),
+            .starts_with("deny.add[3]: invalid glob `a/[`: "),
         "{e}"
     );
 

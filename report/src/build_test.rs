@@ -36,8 +36,8 @@ use guard::output::json_v1::VerdictDoc;
 use guard::sandbox::json_v1::{self as run_v1, EnvDoc, ExitDoc, IsolationDoc, RunReportDoc};
 use guard::tree::json_v1::{self as tree_v1, FindingDoc, VerifyTreeDoc};
 
-use crate::escape::escape_markdown;
-use crate::verdict::{DocsBase, VerdictError, rule};
+use crate::escape::{escape_html, escape_markdown, table_code_span};
+use crate::verdict::{DocsBase, VerdictError};
 
 pub const SCHEMA: &str = "agent-team-apply/build-test-report/v1";
 
@@ -363,22 +363,15 @@ fn yes(b: bool) -> &'static str {
 }
 
 fn finding_row(f: &FindingDoc, docs: Option<&DocsBase>) -> String {
-    let rule_cell = match rule(&f.rule) {
-        Some(known) => {
-            let target = docs.map_or_else(|| known.anchor(), |base| base.rule_url(known));
-            format!("[{}]({})", known.name, target)
-        }
-        None => escape_markdown(&f.rule),
-    };
     format!(
         "| {} | {} | {} | {} | {} |\n",
-        rule_cell,
-        escape_markdown(&f.path),
+        crate::markdown::rule_cell(&f.rule, docs),
+        table_code_span(&f.path),
         escape_markdown(&f.change),
         escape_markdown(&f.message),
         f.policy_entry
             .as_deref()
-            .map(escape_markdown)
+            .map(table_code_span)
             .unwrap_or_default()
     )
 }
@@ -403,7 +396,8 @@ fn output_section(b: &BuildDoc) -> String {
     }
     out.push_str("<pre>\n");
     for line in shown {
-        out.push_str(&escape_markdown(line));
+        // Inside `<pre>` markdown is not parsed: references, not backslash escapes.
+        out.push_str(&escape_html(line));
         out.push('\n');
     }
     out.push_str("</pre>\n");

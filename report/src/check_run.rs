@@ -10,7 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::escape::{escape_markdown, is_hidden};
+use crate::escape::{code_span, escape_markdown, is_hidden};
 
 pub const GATE_DECISION_SCHEMA: &str = "agent-team-apply/gate-decision/v1";
 pub const DEFAULT_CHECK_NAME: &str = "agent-team-apply / gate";
@@ -171,7 +171,7 @@ pub fn build(
     };
     let summary = format!(
         "**Gate decision: {word}**\n\n- Run: {}\n- Diff SHA-256: `{}`\n- Reasons: {}\n",
-        escape_markdown(&decision.run_id),
+        code_span(&decision.run_id),
         decision.diff_sha256.to_ascii_lowercase(),
         decision.reasons.len()
     );

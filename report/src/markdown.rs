@@ -1,16 +1,17 @@
 //! A verdict as a GitHub-flavoured markdown section, for `$GITHUB_STEP_SUMMARY` or a pull request
-//! body. Every string that comes from the document goes through
-//! [`escape_markdown`](crate::escape::escape_markdown); only values the renderer validated or
-//! produced itself (the verdict word, the mode, the hex hash, counts, registry rule ids and links)
-//! are written raw.
+//! body. Names people copy (paths, scope globs, policy entries, modes) are code spans
+//! ([`table_code_span`], [`code_span`]); prose (messages) goes through [`escape_markdown`]; only
+//! values the renderer validated or produced itself (the verdict word, the mode, the hex hash,
+//! counts, registry rule ids and links) are written raw.
 
 use guard::output::json_v1::{FileDoc, VerdictDoc, ViolationDoc};
 
-use crate::escape::escape_markdown;
+use crate::escape::{code_span, escape_markdown, table_code_span};
 use crate::verdict::{DocsBase, rule};
 
 /// Render `doc` (already checked by [`crate::verdict::parse`]). Rule ids link to their
-/// documentation: absolute under `docs` when given, else the repository-relative anchor.
+/// documentation under `docs` (an absolute URL: a relative one breaks in a step summary or a pull
+/// request); without it they are plain code spans.
 pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
     let mut out = String::new();
     out.push_str(&format!("## Guard verdict: {}\n\n", doc.verdict));
@@ -23,7 +24,7 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
     if doc.scope.is_empty() {
         out.push_str("- **Scope:** none declared\n");
     } else {
-        let scope: Vec<String> = doc.scope.iter().map(|s| escape_markdown(s)).collect();
+        let scope: Vec<String> = doc.scope.iter().map(|s| code_span(s)).collect();
         out.push_str(&format!("- **Scope:** {}\n", scope.join(", ")));
     }
 
@@ -54,9 +55,9 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
 fn file_row(file: &FileDoc) -> String {
     let mode = match (&file.old_mode, &file.new_mode) {
         (Some(old), Some(new)) if old != new => {
-            format!("{} → {}", escape_markdown(old), escape_markdown(new))
+            format!("{} → {}", table_code_span(old), table_code_span(new))
         }
-        (_, Some(mode)) | (Some(mode), None) => escape_markdown(mode),
+        (_, Some(mode)) | (Some(mode), None) => table_code_span(mode),
         (None, None) => String::new(),
     };
     format!(
@@ -69,34 +70,46 @@ fn file_row(file: &FileDoc) -> String {
 }
 
 fn violation_row(violation: &ViolationDoc, docs: Option<&DocsBase>) -> String {
-    let rule_cell = match rule(&violation.rule) {
-        Some(known) => {
-            let target = docs.map_or_else(|| known.anchor(), |base| base.rule_url(known));
-            format!("[{}]({})", known.name, target)
-        }
-        None => escape_markdown(&violation.rule),
-    };
     format!(
         "| {} | {} | {} | {} | {} |\n",
-        rule_cell,
+        rule_cell(&violation.rule, docs),
         paths(violation.old_path.as_deref(), violation.path.as_deref()),
         violation.line.map(|l| l.to_string()).unwrap_or_default(),
-        escape_markdown(&violation.message),
+        message_cell(&violation.message),
         violation
             .policy_entry
             .as_deref()
-            .map(escape_markdown)
+            .map(table_code_span)
             .unwrap_or_default()
     )
 }
 
-/// `old → new` for a rename or copy, else the one path; escaped.
+/// A registered rule links to its documentation when the base URL is known; anything else is a
+/// code span.
+pub fn rule_cell(id: &str, docs: Option<&DocsBase>) -> String {
+    match (rule(id), docs) {
+        (Some(known), Some(base)) => format!("[`{}`]({})", known.name, base.rule_url(known)),
+        (Some(known), None) => format!("`{}`", known.name),
+        (None, _) => table_code_span(id),
+    }
+}
+
+/// A message in a table cell: each line escaped, lines separated by `<br>` (a cell is one line).
+fn message_cell(message: &str) -> String {
+    message
+        .split('\n')
+        .map(escape_markdown)
+        .collect::<Vec<_>>()
+        .join("<br>")
+}
+
+/// `old → new` for a rename or copy, else the one path; as code spans.
 fn paths(old: Option<&str>, new: Option<&str>) -> String {
     match (old, new) {
         (Some(old), Some(new)) if old != new => {
-            format!("{} → {}", escape_markdown(old), escape_markdown(new))
+            format!("{} → {}", table_code_span(old), table_code_span(new))
         }
-        (_, Some(path)) | (Some(path), None) => escape_markdown(path),
+        (_, Some(path)) | (Some(path), None) => table_code_span(path),
         (None, None) => String::new(),
     }
 }

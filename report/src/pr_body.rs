@@ -3,15 +3,13 @@
 //!
 //! The body states what the gate verified itself, from trusted inputs, and what it did not: the
 //! build and tests ran in `build-test`, and the gate knows only that job's conclusion. Every string
-//! that came from the diff (paths) or from the dispatcher (scope globs, ids) is escaped with
-//! [`escape_markdown`]. The title carries no diff-derived text at all.
-//!
-//! Escaping is [`crate::escape::escape_markdown`], shared with every other markdown rendering; it has the
-//! same signature so that the call sites can switch without change.
+//! that came from the diff (paths) or from the dispatcher (scope globs, ids) is a code span
+//! ([`code_span`], [`table_code_span`]): copied from the page it gives back the exact name, and
+//! nothing in it becomes markup, a mention or a link. The title carries no diff-derived text at all.
 
 use guard::output::json_v1::{FileDoc, VerdictDoc};
 
-use crate::escape::escape_markdown;
+use crate::escape::{code_span, table_code_span};
 use guard::verdict::Status;
 
 /// What the pull request is bound to, besides the verdict.
@@ -55,18 +53,18 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
     );
     out.push_str("| | |\n|---|---|\n");
     if let Some(task) = ctx.task_id {
-        out.push_str(&format!("| Task | {} |\n", escape_markdown(task)));
+        out.push_str(&format!("| Task | {} |\n", table_code_span(task)));
     }
     if let Some(run) = ctx.run_id {
-        out.push_str(&format!("| Workflow run | {} |\n", escape_markdown(run)));
+        out.push_str(&format!("| Workflow run | {} |\n", table_code_span(run)));
     }
     out.push_str(&format!(
         "| Diff SHA-256 | {} |\n",
-        escape_markdown(ctx.diff_sha256)
+        table_code_span(ctx.diff_sha256)
     ));
     out.push_str(&format!(
         "| Base commit | {} |\n\n",
-        escape_markdown(ctx.base_commit)
+        table_code_span(ctx.base_commit)
     ));
 
     if !verdict.accepted() {
@@ -101,7 +99,7 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
     if verdict.scope.is_empty() {
         out.push_str("- **Declared scope**: none.\n");
     } else {
-        let globs: Vec<String> = verdict.scope.iter().map(|g| escape_markdown(g)).collect();
+        let globs: Vec<String> = verdict.scope.iter().map(|g| code_span(g)).collect();
         out.push_str(&format!(
             "- **Declared scope**: every touched path matches one of {}.\n",
             globs.join(", ")
@@ -145,8 +143,8 @@ fn file_line(file: &FileDoc) -> String {
         Status::Renamed => "renamed",
         Status::Copied => "copied",
     };
-    let old = file.old_path.as_deref().map(escape_markdown);
-    let new = file.new_path.as_deref().map(escape_markdown);
+    let old = file.old_path.as_deref().map(code_span);
+    let new = file.new_path.as_deref().map(code_span);
     match (file.status, old, new) {
         (Status::Renamed | Status::Copied, Some(old), Some(new)) => {
             format!("{verb}: {old} → {new}")
@@ -211,7 +209,7 @@ mod tests {
             base_commit: &"c".repeat(40),
         };
         let body = render(&doc, &ctx);
-        let e = escape_markdown;
+        let e = code_span;
         assert!(body.contains(&format!("- modified: {}\n", e("src/a.rs"))));
         assert!(body.contains(&format!(
             "- renamed: {} → {}\n",
@@ -220,18 +218,18 @@ mod tests {
         )));
         assert!(body.contains(&format!("- deleted: {}\n", e("src/#9"))));
         assert!(body.contains(&format!("- added: {}\n", e("src/n.rs"))));
-        for raw in ["@old", "](y)", "[x]"] {
-            assert!(!body.contains(raw), "raw {raw:?} in the body:\n{body}");
+        // Outside code spans no markup, mention or reference from a path survives.
+        let outside: String = body.split('`').step_by(2).collect();
+        for raw in ["@old", "](y)", "[x]", "#9"] {
+            assert!(!outside.contains(raw), "raw {raw:?} in the body:\n{body}");
         }
         assert!(body.contains("### Files (4)"));
         assert!(body.contains(&"ab".repeat(32)));
         assert!(body.contains(&format!("| Task | {} |", e("task-1"))));
-        assert!(body.contains("| Workflow run | 42 |"));
+        assert!(body.contains("| Workflow run | `42` |"));
         assert!(body.contains("git apply \\-\\-cached") || body.contains("`git apply --cached`"));
         assert!(body.contains("Not verified by the gate"));
         assert!(body.contains(&e("src/**")));
-        assert!(!body.contains("@old"));
-        assert!(!body.contains("[x](y)"));
     }
 
     #[test]

@@ -17,8 +17,9 @@
 //! - Paths are percent-encoded ([`crate::escape::percent_encode_path`]); messages are neutralized
 //!   and SARIF-escaped ([`crate::escape::escape_sarif_text`]) so no path can become an embedded
 //!   link or a placeholder.
-//! - A violation without a path has no location (`locations: []`); code scanning lists no alert
-//!   for it, the step summary does.
+//! - A violation without a path of its own (a malformed diff, a hash mismatch, git's refusal) is
+//!   located in the diff file itself (`--diff-name`, default [`DEFAULT_DIFF_NAME`]), at its diff
+//!   line when it has one: code scanning refuses a result without a location.
 //! - `helpUri` and `informationUri` must be absolute; they are written only with a [`DocsBase`].
 //! - No `partialFingerprints`: `upload-sarif` computes them from the checked-out files.
 
@@ -32,6 +33,8 @@ use crate::verdict::{DocsBase, rule};
 pub const SARIF_SCHEMA: &str = "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json";
 pub const SARIF_VERSION: &str = "2.1.0";
 pub const DRIVER_NAME: &str = "agent-team-apply guard";
+/// Where results about the diff as a whole are located when no other name is given.
+pub const DEFAULT_DIFF_NAME: &str = "candidate.diff";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SarifLog {
@@ -138,8 +141,9 @@ pub struct Region {
     pub start_line: usize,
 }
 
-/// Build the SARIF log of `doc` (already checked by [`crate::verdict::parse`]).
-pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> SarifLog {
+/// Build the SARIF log of `doc` (already checked by [`crate::verdict::parse`]); results without a
+/// path are located in `diff_name`.
+pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>, diff_name: &str) -> SarifLog {
     let rules = RULES
         .iter()
         .map(|r| ReportingDescriptor {
@@ -169,7 +173,11 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> SarifLog {
                     rules,
                 },
             },
-            results: doc.violations.iter().map(result).collect(),
+            results: doc
+                .violations
+                .iter()
+                .map(|v| result(v, diff_name))
+                .collect(),
             properties: RunProperties {
                 verdict: doc.verdict.clone(),
                 diff_sha256: doc.diff_sha256.to_ascii_lowercase(),
@@ -179,27 +187,28 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> SarifLog {
     }
 }
 
-fn result(violation: &ViolationDoc) -> SarifResult {
+fn result(violation: &ViolationDoc, diff_name: &str) -> SarifResult {
     let rule_index = RULES.iter().position(|r| r.name == violation.rule);
     let rule_id = match rule(&violation.rule) {
         Some(known) => known.name.to_string(),
         None => neutralize(&violation.rule),
     };
     let message = crate::verdict::violation_message(violation);
-    let locations = violation
-        .path
-        .as_deref()
-        .or(violation.old_path.as_deref())
-        .map(|path| Location {
-            physical_location: PhysicalLocation {
-                artifact_location: ArtifactLocation {
-                    uri: percent_encode_path(path),
-                },
-                region: Region { start_line: 1 },
+    let location = match violation.path.as_deref().or(violation.old_path.as_deref()) {
+        Some(path) => (percent_encode_path(path), 1),
+        None => (
+            percent_encode_path(diff_name),
+            violation.line.unwrap_or(1).max(1),
+        ),
+    };
+    let locations = vec![Location {
+        physical_location: PhysicalLocation {
+            artifact_location: ArtifactLocation { uri: location.0 },
+            region: Region {
+                start_line: location.1,
             },
-        })
-        .into_iter()
-        .collect();
+        },
+    }];
     SarifResult {
         rule_id,
         rule_index,

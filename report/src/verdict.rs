@@ -18,8 +18,12 @@ pub enum VerdictError {
     Schema { found: String },
     #[error("unknown verdict {found:?} (expected \"accept\" or \"reject\")")]
     Verdict { found: String },
-    #[error("unknown mode {found:?} (expected \"parser-only\" or \"git-cross-checked\")")]
+    #[error(
+        "unknown mode {found:?} (expected \"parser-only\", \"stopped-before-git\" or \"git-cross-checked\")"
+    )]
     Mode { found: String },
+    #[error("verdict is \"accept\" but its mode is \"stopped-before-git\"")]
+    AcceptStoppedEarly,
     #[error("diff_sha256 {found:?} is not a 64-digit hex SHA-256")]
     DiffSha256 { found: String },
     #[error("verdict is \"accept\" but lists {count} violation(s)")]
@@ -35,8 +39,11 @@ pub fn parse(json: &str) -> Result<VerdictDoc, VerdictError> {
     if doc.verdict != "accept" && doc.verdict != "reject" {
         return Err(VerdictError::Verdict { found: doc.verdict });
     }
-    if doc.mode != "parser-only" && doc.mode != "git-cross-checked" {
+    if !["parser-only", "stopped-before-git", "git-cross-checked"].contains(&doc.mode.as_str()) {
         return Err(VerdictError::Mode { found: doc.mode });
+    }
+    if doc.accepted() && doc.mode == "stopped-before-git" {
+        return Err(VerdictError::AcceptStoppedEarly);
     }
     if guard::hash::parse_sha256(&doc.diff_sha256).is_none() {
         return Err(VerdictError::DiffSha256 {
@@ -51,13 +58,14 @@ pub fn parse(json: &str) -> Result<VerdictDoc, VerdictError> {
     Ok(doc)
 }
 
-/// The registered rule with this id, if any. Renderers build rule links from the registry only,
-/// never from the document's `docs` field, so a forged document cannot plant a link.
 /// A violation's message with its evidence (old path, diff line, policy entry), every part
-/// neutralized; the sink-specific escaping comes after.
+/// neutralized; the sink-specific escaping comes after. A message of several lines (git's own
+/// words, one per line) keeps its line breaks between neutralized lines; the evidence follows the
+/// first line.
 pub fn violation_message(violation: &ViolationDoc) -> String {
     use crate::escape::neutralize;
-    let mut message = neutralize(&violation.message);
+    let mut lines = violation.message.split('\n');
+    let mut message = neutralize(lines.next().unwrap_or_default());
     if let (Some(old), Some(_)) = (&violation.old_path, &violation.path) {
         message.push_str(&format!(" (old path: {})", neutralize(old)));
     }
@@ -67,9 +75,15 @@ pub fn violation_message(violation: &ViolationDoc) -> String {
     if let Some(entry) = &violation.policy_entry {
         message.push_str(&format!(" (policy: {})", neutralize(entry)));
     }
+    for line in lines {
+        message.push('\n');
+        message.push_str(&neutralize(line));
+    }
     message
 }
 
+/// The registered rule with this id, if any. Renderers build rule links from the registry only,
+/// never from the document's `docs` field, so a forged document cannot plant a link.
 pub fn rule(id: &str) -> Option<&'static Rule> {
     RULES.iter().find(|r| r.name == id)
 }
@@ -92,6 +106,28 @@ pub enum DocsBaseError {
 }
 
 impl DocsBase {
+    /// The base the workflow's own environment names: the README of the commit the running
+    /// workflow came from (`$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/blob/$GITHUB_SHA/`), whose
+    /// workspace holds this project. `None` when a variable is missing or the URL is refused.
+    pub fn from_github_env(get: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        let server = get("GITHUB_SERVER_URL")?;
+        let repository = get("GITHUB_REPOSITORY")?;
+        let sha = get("GITHUB_SHA")?;
+        let well_formed = |s: &str| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._/".contains(&b))
+        };
+        if !well_formed(&repository) || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        DocsBase::parse(&format!(
+            "{}/{repository}/blob/{sha}/",
+            server.trim_end_matches('/')
+        ))
+        .ok()
+    }
+
     /// Accept an `https://` URL ending in `/` made only of URI characters that are also safe in a
     /// markdown link target (no spaces, parentheses, angle brackets, quotes or backslashes).
     pub fn parse(url: &str) -> Result<Self, DocsBaseError> {
@@ -120,6 +156,44 @@ impl DocsBase {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docs_base_from_the_workflow_environment() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == k)
+                    .map(|(_, v)| (*v).to_string())
+            }
+        };
+        let base = DocsBase::from_github_env(env(&[
+            ("GITHUB_SERVER_URL", "https://github.com"),
+            ("GITHUB_REPOSITORY", "o/r"),
+            ("GITHUB_SHA", "0123abcd"),
+        ]));
+        assert_eq!(
+            base.map(|b| b.readme_url()),
+            Some("https://github.com/o/r/blob/0123abcd/README.md".to_string())
+        );
+        assert!(DocsBase::from_github_env(env(&[("GITHUB_REPOSITORY", "o/r")])).is_none());
+        assert!(
+            DocsBase::from_github_env(env(&[
+                ("GITHUB_SERVER_URL", "http://x"),
+                ("GITHUB_REPOSITORY", "o/r"),
+                ("GITHUB_SHA", "ab"),
+            ]))
+            .is_none()
+        );
+        assert!(
+            DocsBase::from_github_env(env(&[
+                ("GITHUB_SERVER_URL", "https://github.com"),
+                ("GITHUB_REPOSITORY", "o/r)](x"),
+                ("GITHUB_SHA", "ab"),
+            ]))
+            .is_none()
+        );
+    }
 
     #[test]
     fn docs_base_accepts_plain_https_only() {

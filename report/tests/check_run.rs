@@ -54,7 +54,7 @@ fn passing_decision_body() {
             "details_url": "https://github.com/o/r/actions/runs/9876543210",
             "output": {
                 "title": "Gate passed",
-                "summary": format!("**Gate decision: pass**\n\n- Run: 9876543210\n- Diff SHA-256: `{SHA}`\n- Reasons: 0\n"),
+                "summary": format!("**Gate decision: pass**\n\n- Run: `9876543210`\n- Diff SHA-256: `{SHA}`\n- Reasons: 0\n"),
                 "text": "### Reasons\n\nNo reasons recorded.\n",
             }
         })
@@ -80,8 +80,8 @@ fn failing_decision_body_escapes_reasons() {
     assert_eq!(body["output"]["title"], "Gate failed: 2 reason(s)");
     assert_eq!(
         body["output"]["text"],
-        "### Reasons\n\n- job&#45;not&#45;successful&#58;&#8205; job &#96;build&#45;test&#96; result&#58;&#8205; failure\n\
-         - job&#45;not&#45;successful&#58;&#8205; unexpected job \"x&#124;y\" &#64;&#8205;org/team &#35;&#8205;1&#92;u{a}&#45; &#91; &#93; injected\n"
+        "### Reasons\n\n- job-not-successful: job \\`build-test\\` result: failure\n\
+         - job-not-successful: unexpected job \"x\\|y\" @\u{200d}org/team #\u{200d}1\\\\u{a}- \\[ \\] injected\n"
     );
 }
 
@@ -122,7 +122,7 @@ fn long_output_is_cut_to_githubs_limit_on_a_char_boundary() {
         "{}",
         text.len()
     );
-    assert!(text.starts_with("### Reasons\n\n- job&#45;not&#45;successful&#58;&#8205; éé"));
+    assert!(text.starts_with("### Reasons\n\n- job-not-successful: éé"));
     assert!(
         text.contains("_Truncated: "),
         "{}",

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::verdict::{CheckMode, Status, Verdict};
+use crate::verdict::{Status, Verdict};
 
 pub const SCHEMA: &str = "agent-team-apply/guard-verdict/v1";
 
@@ -15,7 +15,7 @@ pub struct VerdictDoc {
     /// `accept` or `reject`.
     pub verdict: String,
     pub diff_sha256: String,
-    /// `parser-only` or `git-cross-checked`.
+    /// `parser-only`, `stopped-before-git` or `git-cross-checked`.
     pub mode: String,
     pub scope: Vec<String>,
     pub files: Vec<FileDoc>,
@@ -59,11 +59,7 @@ impl VerdictDoc {
             }
             .to_string(),
             diff_sha256: verdict.diff_sha256.clone(),
-            mode: match verdict.mode {
-                CheckMode::ParserOnly => "parser-only",
-                CheckMode::GitCrossChecked => "git-cross-checked",
-            }
-            .to_string(),
+            mode: verdict.mode.name().to_string(),
             scope: verdict.scope.clone(),
             files: verdict
                 .files

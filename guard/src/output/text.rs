@@ -1,14 +1,23 @@
 //! The human form of a verdict, escaped for a terminal.
 
 use crate::escape::terminal;
-use crate::verdict::{CheckMode, Verdict};
+use crate::verdict::Verdict;
+
+/// A message, its lines after the first indented beneath the finding, every line escaped on its
+/// own: a multi-line message (git's own words) shows as lines, and no line of it can pass for a
+/// line of the verdict.
+fn push_message(out: &mut String, message: &str) {
+    let mut lines = message.split('\n');
+    out.push_str(&terminal(lines.next().unwrap_or_default()));
+    for line in lines {
+        out.push_str("\n    ");
+        out.push_str(&terminal(line));
+    }
+}
 
 pub fn render(verdict: &Verdict) -> String {
     let mut out = String::new();
-    let mode = match verdict.mode {
-        CheckMode::ParserOnly => "parser-only (no --repo: git's reading was not cross-checked)",
-        CheckMode::GitCrossChecked => "git-cross-checked",
-    };
+    let mode = verdict.mode.explanation();
     for v in &verdict.violations {
         out.push_str(&format!("error[{}]", v.rule));
         if let Some(line) = v.line {
@@ -22,9 +31,14 @@ pub fn render(verdict: &Verdict) -> String {
             (None, Some(p)) | (Some(p), None) => out.push_str(&format!("{}: ", terminal(p))),
             (None, None) => {}
         }
-        out.push_str(&terminal(&v.message));
+        let (first, rest) = v.message.split_once('\n').unwrap_or((&v.message, ""));
+        out.push_str(&terminal(first));
         if let Some(entry) = &v.policy_entry {
             out.push_str(&format!(" (policy: {})", terminal(entry)));
+        }
+        if !rest.is_empty() {
+            out.push_str("\n    ");
+            push_message(&mut out, rest);
         }
         out.push('\n');
     }
@@ -46,6 +60,20 @@ pub fn render(verdict: &Verdict) -> String {
             (None, None) => String::new(),
         };
         out.push_str(&format!("  {} {}\n", f.status.letter(), paths));
+    }
+    for glob in &verdict.unmatched_scope {
+        let hint = if glob.contains(['*', '?', '[', '{']) {
+            String::new()
+        } else {
+            format!(
+                " (a directory? `{}/**` matches everything beneath it)",
+                terminal(glob)
+            )
+        };
+        out.push_str(&format!(
+            "note: scope glob `{}` matches no path of the diff{hint}\n",
+            terminal(glob)
+        ));
     }
     out
 }
