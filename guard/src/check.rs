@@ -135,11 +135,17 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
             index: None,
         });
     }
-    // git's reading runs beside the guard's own parse: it needs only the verified bytes.
+    // git reads the verified bytes beside the guard's own parse, unless a `diff --git` line is
+    // already too long or too deep for any path within the limits: git's own cost grows with the
+    // square of a path's depth, so such a diff (which the path rules reject) never reaches it.
     std::thread::scope(|s| {
+        let (go, go_signal) = std::sync::mpsc::channel::<bool>();
+        if req.repo.is_some() {
+            let _ = go.send(headers_within_path_limits(req.diff, limits));
+        }
         let git_side = req
             .repo
-            .map(|repo| s.spawn(move || read_git_side(repo, req.diff)));
+            .map(|repo| s.spawn(move || read_git_side(repo, req.diff, &go_signal)));
         let index = evaluate(req, &scope, &mut verdict, git_side)?;
         verdict
             .violations
@@ -149,14 +155,34 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
     })
 }
 
-type GitHandle<'s> = std::thread::ScopedJoinHandle<'s, Result<GitSide, git::GitError>>;
+type GitThread<'s> = std::thread::ScopedJoinHandle<'s, Result<GitSide, git::GitError>>;
+
+/// Whether every `diff --git` line of `diff` could hold paths within the limits, measured before
+/// anything is parsed: a line longer than two quoted paths of `max_path_bytes` (each byte at
+/// most four characters, `\ooo`) or with more `/` than two paths of `max_path_components` cannot.
+/// The other header lines must name the same paths, or the parse rejects the diff. No honest diff
+/// is kept from git by this bound; the path rules report what exceeds the limits.
+fn headers_within_path_limits(diff: &[u8], limits: &crate::policy::Limits) -> bool {
+    let max_line = limits.max_path_bytes.saturating_mul(8).saturating_add(64);
+    let max_slashes = limits
+        .max_path_components
+        .saturating_mul(2)
+        .saturating_add(2);
+    memchr::memmem::find_iter(diff, b"diff --git ")
+        .filter(|&at| at == 0 || diff.get(at - 1) == Some(&b'\n'))
+        .all(|at| {
+            let line = &diff[at..];
+            let line = &line[..memchr::memchr(b'\n', line).unwrap_or(line.len())];
+            line.len() <= max_line && memchr::memchr_iter(b'/', line).count() <= max_slashes
+        })
+}
 
 /// Everything after integrity: the parse, the rules, and the comparison with git's side.
 fn evaluate(
     req: &CheckRequest<'_>,
     scope: &Scope,
     verdict: &mut Verdict,
-    git_side: Option<GitHandle<'_>>,
+    git_side: Option<GitThread<'_>>,
 ) -> Result<Option<ThrowawayIndex>, CheckError> {
     let limits = &req.policy.limits;
     if scope.is_empty() {
@@ -200,9 +226,10 @@ fn evaluate(
     // the parse above ran beside it.
     let (base, git_reading) = match git_side {
         None => (None, None),
-        Some(handle) => {
-            let side = handle.join().map_err(|_| CheckError::GitThread)??;
-            (Some(side.base), Some((side.applied, side.changes)))
+        Some(thread) => {
+            let side = thread.join().map_err(|_| CheckError::GitThread)??;
+            let reading = side.applied.map(|applied| (applied, side.changes));
+            (Some(side.base), reading)
         }
     };
     let view = View::build(&parsed, base.as_ref(), req.policy);
@@ -211,13 +238,15 @@ fn evaluate(
         max_component_bytes: limits.max_component_bytes,
     };
     let mut budget = ShortNameBudget::default();
+    let literal_names = req.policy.deny_literal_names();
+    let rules = PatchRules {
+        policy: req.policy,
+        scope,
+        limits: &path_limits,
+        view: &view,
+        literal_names: &literal_names,
+    };
     for (index, patch) in parsed.patches.iter().enumerate() {
-        let rules = PatchRules {
-            policy: req.policy,
-            scope,
-            limits: &path_limits,
-            view: &view,
-        };
         rules.check(index, patch, &mut budget, &mut verdict.violations);
     }
     if budget.exhausted {
@@ -236,11 +265,22 @@ fn evaluate(
     check_git_dirs(&parsed, &view, &mut verdict.violations);
     verdict.unmatched_scope = unmatched_scope(&parsed, scope);
 
-    match (base.as_ref(), git_reading) {
-        (Some(base), Some(reading)) => Ok(cross_check(
-            base, reading, &parsed, &view, req.policy, verdict,
-        )),
-        _ => Ok(None),
+    let Some(base) = base.as_ref() else {
+        return Ok(None);
+    };
+    base_rules(base, &parsed, &view, req.policy, verdict);
+    match git_reading {
+        Some(reading) => Ok(compare_with_git(reading, &parsed, verdict)),
+        None => {
+            // git was not asked: a path is over a limit, which the path rules reported.
+            if verdict.violations.is_empty() {
+                verdict.violations.push(Violation::new(
+                    RuleId::LimitExceeded,
+                    "git's reading was not asked for because a path is over a limit",
+                ));
+            }
+            Ok(None)
+        }
     }
 }
 
@@ -350,6 +390,8 @@ struct PatchRules<'a> {
     scope: &'a Scope,
     limits: &'a PathLimits,
     view: &'a View<'a>,
+    /// The denylist's literal names ([`Policy::deny_literal_names`]), computed once per check.
+    literal_names: &'a [&'a str],
 }
 
 impl PatchRules<'_> {
@@ -487,9 +529,14 @@ impl PatchRules<'_> {
     ) -> Option<(String, Reached)> {
         let policy = self.policy;
         let direct = |path: &str| {
+            let resolved = path::resolved_spelling(path);
             policy
                 .denied(path)
-                .or_else(|| policy.denied(&path::resolved_spelling(path)))
+                .or_else(|| {
+                    (resolved != path)
+                        .then(|| policy.denied(&resolved))
+                        .flatten()
+                })
                 .map(str::to_owned)
         };
         if let Some(pattern) = direct(valid) {
@@ -497,7 +544,7 @@ impl PatchRules<'_> {
         }
         for reading in self
             .view
-            .short_name_readings(valid, &policy.deny_literal_names(), budget)
+            .short_name_readings(valid, self.literal_names, budget)
         {
             if let Some(pattern) = direct(&reading) {
                 return Some((pattern, Reached::ShortName { reading }));
@@ -1029,14 +1076,50 @@ struct BaseTree {
 /// What git says about the base and the diff, gathered on its own thread.
 struct GitSide {
     base: BaseTree,
-    applied: Applied,
+    /// `None` when the guard told git not to apply the diff.
+    applied: Option<Applied>,
     changes: Option<Vec<RawChange>>,
 }
 
-fn read_git_side(repo: RepoBase<'_>, diff_bytes: &[u8]) -> Result<GitSide, git::GitError> {
+/// git's side: the base tree (listed on one more thread) and a throwaway index of the base; then,
+/// if `go` says so, the diff applied to that index and git's reading of the result.
+fn read_git_side(
+    repo: RepoBase<'_>,
+    diff_bytes: &[u8],
+    go: &std::sync::mpsc::Receiver<bool>,
+) -> Result<GitSide, git::GitError> {
     let git = GitRepo::open(repo.dir)?;
     let commit = git.resolve_commit(repo.base)?;
-    let listed = git.tree_entries(&commit)?;
+    let (base, applied) = std::thread::scope(|s| {
+        let listing = s.spawn(|| read_base_tree(&git, &commit));
+        let applied = git
+            .throwaway_index(&commit)
+            .and_then(|index| match go.recv() {
+                Ok(true) => index.apply(diff_bytes).map(Some),
+                _ => Ok(None),
+            });
+        let base = listing.join().unwrap_or_else(|_| {
+            Err(git::GitError::BadOutput {
+                command: "ls-tree (thread)".into(),
+            })
+        });
+        (base, applied)
+    });
+    let (base, applied) = (base?, applied?);
+    let changes = match &applied {
+        Some(Applied::Applied(index)) => Some(index.changes()?),
+        _ => None,
+    };
+    Ok(GitSide {
+        base,
+        applied,
+        changes,
+    })
+}
+
+/// The base commit's tree with the target of every symbolic link.
+fn read_base_tree(git: &GitRepo, commit: &str) -> Result<BaseTree, git::GitError> {
+    let listed = git.tree_entries(commit)?;
     let link_oids: Vec<&str> = listed
         .iter()
         .filter(|(_, e)| e.mode == MODE_SYMLINK)
@@ -1051,32 +1134,21 @@ fn read_git_side(repo: RepoBase<'_>, diff_bytes: &[u8]) -> Result<GitSide, git::
         .collect();
     let entries: Vec<(Vec<u8>, u32)> = listed.into_iter().map(|(p, e)| (p, e.mode)).collect();
     let modes = entries.iter().cloned().collect();
-    let applied = git.apply_cached(&commit, diff_bytes)?;
-    let changes = match &applied {
-        Applied::Applied(index) => Some(index.changes()?),
-        Applied::Refused(_) => None,
-    };
-    Ok(GitSide {
-        base: BaseTree {
-            entries,
-            modes,
-            links,
-        },
-        applied,
-        changes,
+    Ok(BaseTree {
+        entries,
+        modes,
+        links,
     })
 }
 
-/// Base-tree rules and the comparison with git's reading.
-fn cross_check(
+/// The rules that need the base tree.
+fn base_rules(
     base_tree: &BaseTree,
-    (applied, changes): (Applied, Option<Vec<RawChange>>),
     parsed: &CandidateDiff,
     view: &View<'_>,
     policy: &Policy,
     verdict: &mut Verdict,
-) -> Option<ThrowawayIndex> {
-    verdict.mode = CheckMode::GitCrossChecked;
+) {
     let base = &base_tree.modes;
     let out = &mut verdict.violations;
 
@@ -1201,8 +1273,16 @@ fn cross_check(
             &mut verdict.violations,
         );
     }
+}
 
-    // git's own reading, on a throwaway index.
+/// git's own reading, on a throwaway index, compared with the guard's (modes filled in by
+/// [`base_rules`]).
+fn compare_with_git(
+    (applied, changes): (Applied, Option<Vec<RawChange>>),
+    parsed: &CandidateDiff,
+    verdict: &mut Verdict,
+) -> Option<ThrowawayIndex> {
+    verdict.mode = CheckMode::GitCrossChecked;
     let (index, changes) = match (applied, changes) {
         (Applied::Applied(index), Some(changes)) => (index, changes),
         (Applied::Refused(message), _) => {

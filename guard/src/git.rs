@@ -63,6 +63,22 @@ impl std::fmt::Display for RawChange {
     }
 }
 
+/// git settings for the throwaway index and objects, which live only as long as one check: loose
+/// objects stored uncompressed, nothing flushed to disk, no checksum over the index file. What git
+/// computes (object ids, the index entries, `diff-index`'s result) is unchanged: these choose how
+/// bytes are stored, not which bytes.
+pub const THROWAWAY_CONFIG: &[&str] = &[
+    "core.looseCompression=0",
+    "core.fsync=none",
+    "index.skipHash=true",
+];
+
+/// git frees and re-grows its heap for every blob it writes (thousands of `brk` calls); a larger
+/// trim threshold keeps the memory instead. Only glibc reads this (`GLIBC_TUNABLES`); elsewhere it
+/// is ignored.
+pub const THROWAWAY_MALLOC: &str =
+    "glibc.malloc.trim_threshold=268435456:glibc.malloc.top_pad=67108864";
+
 /// One entry of a tree listing: its mode and object id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeEntry {
@@ -288,7 +304,7 @@ impl GitRepo {
     }
 
     /// A throwaway index (and object directory) holding `commit`'s tree.
-    fn throwaway_index(&self, commit: &str) -> Result<ThrowawayIndex, GitError> {
+    pub fn throwaway_index(&self, commit: &str) -> Result<ThrowawayIndex, GitError> {
         // Thousands of small loose objects are written; on a memory file system that costs a
         // fraction of what it costs on a journaling disk.
         let builder = || {
@@ -320,18 +336,23 @@ impl GitRepo {
     /// Apply `diff` to a throwaway index holding `commit`'s tree. The worktree, the real index and
     /// the repository's object store are left untouched.
     pub fn apply_cached(&self, commit: &str, diff: &[u8]) -> Result<Applied, GitError> {
-        let index = self.throwaway_index(commit)?;
+        self.throwaway_index(commit)?.apply(diff)
+    }
+}
+
+impl ThrowawayIndex {
+    /// Apply `diff` to this index with `git apply --cached`; its new objects go to the throwaway
+    /// object directory.
+    pub fn apply(self, diff: &[u8]) -> Result<Applied, GitError> {
+        let index = self;
+        // git reads the verified bytes from a file in this check's private directory (0700):
+        // a file is read in a few large reads, where a pipe costs a round trip per 64 KiB.
+        let patch = index.tmp.path().join("candidate.diff");
+        std::fs::write(&patch, diff).map_err(GitError::TempDir)?;
         let mut cmd = index.command();
-        cmd.args([
-            "-c",
-            "apply.whitespace=nowarn",
-            "-c",
-            "core.fsync=none",
-            "apply",
-            "--cached",
-            "-",
-        ]);
-        let out = run(cmd, Some(diff))?;
+        cmd.args(["-c", "apply.whitespace=nowarn", "apply", "--cached", "--"])
+            .arg(&patch);
+        let out = run(cmd, None)?;
         if !out.status.success() {
             return Ok(Applied::Refused(message_lines(&out.stderr)));
         }
@@ -496,6 +517,10 @@ impl ThrowawayIndex {
         cmd.env("GIT_INDEX_FILE", self.tmp.path().join("index"))
             .env("GIT_OBJECT_DIRECTORY", self.tmp.path().join("objects"))
             .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", alternates);
+        for setting in THROWAWAY_CONFIG {
+            cmd.arg("-c").arg(setting);
+        }
+        cmd.env("GLIBC_TUNABLES", THROWAWAY_MALLOC);
         cmd
     }
 

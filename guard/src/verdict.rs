@@ -115,7 +115,7 @@ impl CheckMode {
         match self {
             CheckMode::ParserOnly => "parser-only (no --repo: git's reading was not cross-checked)",
             CheckMode::StoppedBeforeGit => {
-                "stopped before git's reading (--repo was given, but the diff was rejected by its hash, size or form first)"
+                "stopped before git's reading (--repo was given, but the diff was rejected by its hash, size, form or path limits first)"
             }
             CheckMode::GitCrossChecked => "git-cross-checked",
         }
@@ -129,7 +129,7 @@ pub enum CheckMode {
     /// Only the guard's own parse; no base tree was consulted (no `--repo`).
     ParserOnly,
     /// A base tree was given, but the diff was rejected before git's reading was compared (its
-    /// hash, size or form), so nothing was cross-checked.
+    /// hash, size, form or path limits), so nothing was cross-checked.
     StoppedBeforeGit,
     /// The guard's parse agreed with git applying the diff to a throwaway index of the base.
     GitCrossChecked,

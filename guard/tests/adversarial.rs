@@ -13,6 +13,9 @@
 //! - `base/`, `base.links` (`path -> target`, one symlink per line), `base.gitlinks` (`path sha`,
 //!   one gitlink per line) (all optional): when any is present the case runs against a temporary
 //!   repository whose single commit holds that tree (`--repo <tmp> --base HEAD`), otherwise parser-only;
+//! - `mode` (optional): the verdict's expected `mode` when it is not the default (`git-cross-checked`
+//!   with a base, `parser-only` without); `stopped-before-git` for a case with a base whose diff
+//!   the guard rejects before git is asked (a path over a limit);
 //! - `README`: one line saying what the case shows and why.
 //!
 //! Failures of all cases are collected and reported together.
@@ -338,12 +341,12 @@ fn check_case(case: &Case) -> Vec<String> {
             "rules fired {fired:?}, want {want_rules:?}; violations: {messages:#?}"
         ));
     }
-    let want_mode = if case.has_base {
-        "git-cross-checked"
-    } else {
-        "parser-only"
+    let want_mode = match std::fs::read_to_string(case.file("mode")) {
+        Ok(mode) => mode.trim().to_owned(),
+        Err(_) if case.has_base => "git-cross-checked".to_owned(),
+        Err(_) => "parser-only".to_owned(),
     };
-    if doc["mode"] != want_mode {
+    if doc["mode"] != want_mode.as_str() {
         problems.push(format!("mode {} (want {want_mode})", doc["mode"]));
     }
     if let Some(c) = raw_control(&json_out.stdout) {
