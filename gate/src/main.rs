@@ -30,7 +30,7 @@ enum Command {
     Decide(cli::decide::DecideArgs),
     /// Re-verify a diff from trusted inputs and write the createCommitOnBranch input and the draft
     /// pull request to open. Never checks out or executes the patch.
-    PublishPlan(cli::publish_plan::PublishPlanArgs),
+    PublishPlan(Box<cli::publish_plan::PublishPlanArgs>),
 }
 
 fn main() -> ExitCode {
@@ -40,7 +40,7 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Command::Decide(args) => cli::decide::run(args),
-        Command::PublishPlan(args) => cli::publish_plan::run(args),
+        Command::PublishPlan(args) => cli::publish_plan::run(*args),
     };
     ExitCode::from(code)
 }

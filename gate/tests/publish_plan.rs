@@ -1024,3 +1024,26 @@ fn unreadable_inputs_and_unknown_base_are_errors_not_plans() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!run.out.exists());
 }
+
+#[test]
+fn protected_paths_reach_the_body_and_the_verdict_file() {
+    let fx = fixture();
+    let diff = fx.diff(|w| write(w, "build.rs", b"fn main() {}\n"));
+    let mut run = run_args(&fx, &diff, &sha256(&diff), &["**"]);
+    let verdict_path = fx.path("verdict-out.json");
+    run.args.push("--verdict-out".into());
+    run.args.push(verdict_path.clone().into_os_string());
+    let out = gate(&run.args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let plan: Value = serde_json::from_str(&fs::read_to_string(&run.out).unwrap()).unwrap();
+    let body = plan["pull_request"]["body"].as_str().unwrap();
+    assert!(
+        body.contains("Protected files: a human must review these before merging (1)"),
+        "{body}"
+    );
+    let verdict: Value = serde_json::from_str(&fs::read_to_string(&verdict_path).unwrap()).unwrap();
+    assert_eq!(verdict["verdict"], "accept");
+    assert_eq!(verdict["diff_sha256"], plan["diff_sha256"]);
+    assert_eq!(verdict["protected"][0]["path"], "build.rs");
+    assert_eq!(verdict["protected"][0]["rule"], "protected-path");
+}

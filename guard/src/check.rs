@@ -13,7 +13,7 @@ use crate::folded::{FoldedPaths, NodeId};
 use crate::git::{self, Applied, GitRepo, RawChange, ThrowawayIndex};
 use crate::hash;
 use crate::path::{self, PathLimits};
-use crate::policy::{Policy, PolicyError, Scope};
+use crate::policy::{Policy, PolicyError, Protected, Scope};
 use crate::rules::RuleId;
 use crate::verdict::{CheckMode, FileEntry, Status, Verdict, Violation};
 
@@ -103,6 +103,7 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
         violations: Vec::new(),
         scope: scope.globs(),
         unmatched_scope: Vec::new(),
+        protected: Vec::new(),
     };
     let limits = &req.policy.limits;
     // Size is known without reading the content; integrity comes before any parsing.
@@ -147,10 +148,10 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
             .repo
             .map(|repo| s.spawn(move || read_git_side(repo, req.diff, &go_signal)));
         let index = evaluate(req, &scope, &mut verdict, git_side)?;
-        verdict
-            .violations
-            .sort_by_key(|v| (v.line.unwrap_or(0), v.rule));
-        verdict.violations.dedup();
+        for findings in [&mut verdict.violations, &mut verdict.protected] {
+            findings.sort_by_key(|v| (v.line.unwrap_or(0), v.rule));
+            findings.dedup();
+        }
         Ok(Checked { verdict, index })
     })
 }
@@ -247,7 +248,13 @@ fn evaluate(
         literal_names: &literal_names,
     };
     for (index, patch) in parsed.patches.iter().enumerate() {
-        rules.check(index, patch, &mut budget, &mut verdict.violations);
+        rules.check(
+            index,
+            patch,
+            &mut budget,
+            &mut verdict.violations,
+            &mut verdict.protected,
+        );
     }
     if budget.exhausted {
         verdict.violations.push(
@@ -373,7 +380,44 @@ impl ShortNameBudget {
     }
 }
 
-/// How a path reached the denied surface.
+/// The two lists of paths the rules look up in the same ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Surface {
+    /// `deny`: the trust-control surface.
+    Denied,
+    /// `protect`: paths a human must review.
+    Protected,
+}
+
+impl Reached {
+    /// How the path reached the list, for the message (empty when it did so directly).
+    fn explained(&self) -> String {
+        match self {
+            Reached::Directly => String::new(),
+            Reached::ShortName { reading } => format!(
+                ", read as `{}` on Windows, where a `~N` name can be the 8.3 short name of another entry",
+                escape::terminal(reading)
+            ),
+            Reached::LinkTarget { link, target } => format!(
+                " as or beneath `{}`, where the symbolic link `{}` of the base tree points",
+                display_bytes(target),
+                display_bytes(link)
+            ),
+        }
+    }
+
+    /// The policy entry that decided, `deny: <pattern>` or `protect: <pattern>` (with the link).
+    fn entry(&self, list: &str, pattern: &str) -> String {
+        match self {
+            Reached::LinkTarget { link, .. } => {
+                format!("{list}: {pattern} (via symlink {})", display_bytes(link))
+            }
+            _ => format!("{list}: {pattern}"),
+        }
+    }
+}
+
+/// How a path reached the denied or protected list.
 #[derive(Debug, Clone)]
 enum Reached {
     /// The path itself, or its HFS+/NTFS spelling, matches.
@@ -401,6 +445,7 @@ impl PatchRules<'_> {
         p: &FilePatch,
         budget: &mut ShortNameBudget,
         out: &mut Vec<Violation>,
+        protected: &mut Vec<Violation>,
     ) {
         let policy = self.policy;
         for raw in sides(p) {
@@ -441,34 +486,44 @@ impl PatchRules<'_> {
                         .with_entry("portable-paths: true"),
                 );
             }
-            if let Some((pattern, reached)) = self.denied(index, raw, valid, budget) {
-                let how = match &reached {
-                    Reached::Directly => String::new(),
-                    Reached::ShortName { reading } => format!(
-                        ", read as `{}` on Windows, where a `~N` name can be the 8.3 short name of another entry",
-                        escape::terminal(reading)
-                    ),
-                    Reached::LinkTarget { link, target } => format!(
-                        ": it is or lies beneath `{}`, where the denied symbolic link `{}` of the base tree points",
-                        display_bytes(target),
-                        display_bytes(link)
-                    ),
-                };
-                let entry = match &reached {
-                    Reached::LinkTarget { link, .. } => {
-                        format!("deny: {pattern} (via symlink {})", display_bytes(link))
-                    }
-                    _ => format!("deny: {pattern}"),
-                };
+            if let Some((pattern, reached)) =
+                self.reached(Surface::Denied, index, raw, valid, budget)
+            {
                 out.push(
                     violation_for(
                         p,
                         raw,
                         RuleId::DeniedPath,
-                        format!("{side} path is in the denied trust-control surface{how}"),
+                        format!(
+                            "{side} path is in the denied trust-control surface{}",
+                            reached.explained()
+                        ),
                     )
-                    .with_entry(entry),
+                    .with_entry(reached.entry("deny", &pattern)),
                 );
+            } else if policy.protected != Protected::Allow
+                && let Some((pattern, reached)) =
+                    self.reached(Surface::Protected, index, raw, valid, budget)
+            {
+                let finding = violation_for(
+                    p,
+                    raw,
+                    RuleId::ProtectedPath,
+                    format!(
+                        "{side} path is protected{}: {}",
+                        reached.explained(),
+                        match policy.protected {
+                            Protected::Block =>
+                                "the policy blocks changes to it (protected: block)",
+                            _ => "a human must review this change before it is merged",
+                        }
+                    ),
+                )
+                .with_entry(reached.entry("protect", &pattern));
+                match policy.protected {
+                    Protected::Block => out.push(finding),
+                    _ => protected.push(finding),
+                }
             }
             if !self.scope.is_empty() && self.scope.matching(valid).is_none() {
                 out.push(
@@ -517,26 +572,26 @@ impl PatchRules<'_> {
         }
     }
 
-    /// The deny pattern `valid` (the raw path `raw`, a side of patch `index`) reaches, and how:
-    /// as spelled or as HFS+/NTFS resolve it, read with a Windows short name resolved, or as the
-    /// target of a denied symbolic link of the base.
-    fn denied(
+    /// The pattern of `surface` that `valid` (the raw path `raw`, a side of patch `index`)
+    /// reaches, and how: as spelled or as HFS+/NTFS resolve it, read with a Windows short name
+    /// resolved, or as the target of a symbolic link of the base that is itself on the surface.
+    fn reached(
         &self,
+        surface: Surface,
         index: usize,
         raw: &[u8],
         valid: &str,
         budget: &mut ShortNameBudget,
     ) -> Option<(String, Reached)> {
         let policy = self.policy;
+        let lookup = |path: &str| match surface {
+            Surface::Denied => policy.denied(path),
+            Surface::Protected => policy.protected_by(path),
+        };
         let direct = |path: &str| {
             let resolved = path::resolved_spelling(path);
-            policy
-                .denied(path)
-                .or_else(|| {
-                    (resolved != path)
-                        .then(|| policy.denied(&resolved))
-                        .flatten()
-                })
+            lookup(path)
+                .or_else(|| (resolved != path).then(|| lookup(&resolved)).flatten())
                 .map(str::to_owned)
         };
         if let Some(pattern) = direct(valid) {
@@ -550,7 +605,7 @@ impl PatchRules<'_> {
                 return Some((pattern, Reached::ShortName { reading }));
             }
         }
-        self.view.link_target_of(index, raw).map(|t| {
+        self.view.link_target_of(surface, index, raw).map(|t| {
             (
                 t.pattern.clone(),
                 Reached::LinkTarget {
@@ -679,12 +734,14 @@ struct Mark {
     targets: Vec<usize>,
 }
 
-/// What a denied symbolic link of the base resolves to, inside the repository.
+/// What a denied or protected symbolic link of the base resolves to, inside the repository.
 #[derive(Debug)]
 struct LinkTarget {
     link: Vec<u8>,
     target: Vec<u8>,
-    /// The deny pattern the link's own path matches.
+    /// The list the link's own path is on.
+    surface: Surface,
+    /// The pattern the link's own path matches.
     pattern: String,
 }
 
@@ -748,10 +805,19 @@ impl<'a> View<'a> {
                 let Ok(link_text) = std::str::from_utf8(link) else {
                     continue;
                 };
-                let pattern = policy
-                    .denied(link_text)
-                    .or_else(|| policy.denied(&path::resolved_spelling(link_text)));
-                let (Some(pattern), Some(resolved)) = (pattern, resolve_link(link, target, tree))
+                let resolved_text = path::resolved_spelling(link_text);
+                let on = |surface: Surface| {
+                    let lookup = |p: &str| match surface {
+                        Surface::Denied => policy.denied(p),
+                        Surface::Protected => policy.protected_by(p),
+                    };
+                    lookup(link_text)
+                        .or_else(|| lookup(&resolved_text))
+                        .map(|pattern| (surface, pattern))
+                };
+                let listed = on(Surface::Denied).or_else(|| on(Surface::Protected));
+                let (Some((surface, pattern)), Some(resolved)) =
+                    (listed, resolve_link(link, target, tree))
                 else {
                     continue;
                 };
@@ -762,6 +828,7 @@ impl<'a> View<'a> {
                 targets.push(LinkTarget {
                     link: link.clone(),
                     target: resolved,
+                    surface,
                     pattern: pattern.to_owned(),
                 });
             }
@@ -787,8 +854,8 @@ impl<'a> View<'a> {
             .map_or(&[], Vec::as_slice)
     }
 
-    /// A denied link target that `raw` (a side of patch `index`) is or lies beneath.
-    fn link_target_of(&self, index: usize, raw: &[u8]) -> Option<&LinkTarget> {
+    /// A link target on `surface` that `raw` (a side of patch `index`) is or lies beneath.
+    fn link_target_of(&self, surface: Surface, index: usize, raw: &[u8]) -> Option<&LinkTarget> {
         let steps = self.steps.get(index)?;
         let chain = steps
             .iter()
@@ -797,7 +864,8 @@ impl<'a> View<'a> {
             .iter()
             .filter_map(|&(node, _)| self.mark(node))
             .flat_map(|m| m.targets.iter())
-            .find_map(|&t| self.targets.get(t))
+            .filter_map(|&t| self.targets.get(t))
+            .find(|t| t.surface == surface)
     }
 
     /// Every reading of `path` in which one or more components of the form of a Windows 8.3 short

@@ -27,7 +27,7 @@ pub enum GitError {
     #[error("--repo {dir} is not a git repository (pass a checkout of the base commit): {stderr}")]
     NotARepository { dir: String, stderr: String },
     #[error(
-        "--base `{}` names no commit in {dir}: pass the full id of the commit the diff was made against (`git rev-parse HEAD` where the diff was made){}",
+        "--base `{}` does not name a commit in {dir}: pass the full id of the commit the diff was made against (`git rev-parse HEAD` where the diff was made){}",
         crate::escape::terminal(.rev),
         if .stderr.is_empty() { String::new() } else { format!("; git: {}", .stderr) }
     )]

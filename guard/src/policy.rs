@@ -19,6 +19,9 @@
 //!   executable-files: false           # true allows new files with mode 100755
 //!   mode-changes: false               # true allows old mode != new mode
 //! portable-paths: true                # false allows names Windows cannot check out
+//! protect:
+//!   add: ["migrations/**"]            # appended to the default protected list
+//! protected: review                   # review (default) | block | allow
 //! limits:                             # each 1 ..= the default value
 //!   diff-bytes: 67108864
 //!   files: 10000
@@ -261,11 +264,39 @@ fn check_alternatives(pattern: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// What a path in the protected list does to the verdict (`protected:` in the policy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protected {
+    /// The verdict accepts and lists the path as a `protected-path` finding for a human to review
+    /// (the default).
+    Review,
+    /// The path is rejected like a denied one (`protected-path` violation).
+    Block,
+    /// The list is ignored.
+    Allow,
+}
+
+impl Protected {
+    /// The policy value: `review`, `block` or `allow`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protected::Review => "review",
+            Protected::Block => "block",
+            Protected::Allow => "allow",
+        }
+    }
+}
+
 /// The checked policy.
 #[derive(Debug, Clone)]
 pub struct Policy {
     /// The denied trust-control surface; matched case-insensitively.
     pub deny: Vec<PatternEntry>,
+    /// The protected paths: a diff may change them only with a human's explicit look; matched
+    /// like deny patterns (case-insensitively, `X/**` also matches `X`).
+    pub protect: Vec<PatternEntry>,
+    /// What a protected path does to the verdict.
+    pub protected: Protected,
     /// Paths a build may write (e.g. `target/**`); matched case-sensitively.
     pub build_output: Vec<PatternEntry>,
     /// Extra environment variable names `guard run` passes through.
@@ -300,6 +331,8 @@ impl Policy {
         let base = Policy {
             deny_set: OnceLock::new(),
             deny: Vec::new(),
+            protect: Vec::new(),
+            protected: Protected::Review,
             build_output: Vec::new(),
             env_allow: Vec::new(),
             allow_executable: false,
@@ -346,11 +379,21 @@ impl Policy {
         }
     }
 
-    /// Every literal component of the deny patterns (one without a glob character), such as
-    /// `.github` or `CODEOWNERS`: the long names a Windows 8.3 short name in a diff is read as
-    /// when the base tree does not show what it would resolve to.
+    /// Every literal component of the deny and protect patterns (one without a glob character),
+    /// such as `.github` or `CODEOWNERS`: the long names a Windows 8.3 short name in a diff is read
+    /// as when the base tree does not show what it would resolve to.
     pub fn deny_literal_names(&self) -> Vec<&str> {
-        literal_components(&self.deny)
+        let mut names = literal_components(&self.deny);
+        names.extend(literal_components(&self.protect));
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
+    /// The first protect pattern matching `path` (case-insensitively), or None. Does not look at
+    /// [`Policy::protected`]; the caller decides what a match means.
+    pub fn protected_by(&self, path: &str) -> Option<&str> {
+        first_match(&self.protect, path)
     }
 
     /// Whether `path` is a build output. Does not override [`Policy::denied`].
@@ -370,6 +413,25 @@ impl Policy {
             let entry = format!("deny.add[{i}]");
             self.deny
                 .push(PatternEntry::new(&entry, pattern, PatternKind::Deny)?);
+        }
+        for (i, pattern) in raw.protect.add.iter().enumerate() {
+            let entry = format!("protect.add[{i}]");
+            self.protect
+                .push(PatternEntry::new(&entry, pattern, PatternKind::Deny)?);
+        }
+        if let Some(mode) = raw.protected {
+            self.protected = match mode.as_str() {
+                "review" => Protected::Review,
+                "block" => Protected::Block,
+                "allow" => Protected::Allow,
+                other => {
+                    return Err(PolicyError::InvalidValue {
+                        key: "protected",
+                        value: other.to_owned(),
+                        expected: "review, block or allow",
+                    });
+                }
+            };
         }
         for (i, pattern) in raw.build.output.iter().enumerate() {
             let entry = format!("build.output[{i}]");
@@ -625,6 +687,12 @@ pub enum PolicyError {
         value: u64,
         max: u64,
     },
+    #[error("{key}: `{}` is not one of {expected}", crate::escape::terminal(.value))]
+    InvalidValue {
+        key: &'static str,
+        value: String,
+        expected: &'static str,
+    },
     #[error("{entry}: environment variable {name:?} refused: {reason}")]
     InvalidEnvName {
         entry: String,
@@ -656,6 +724,9 @@ struct RawPolicy {
     #[serde(default)]
     build: RawBuild,
     portable_paths: Option<PlainBool>,
+    #[serde(default)]
+    protect: RawDeny,
+    protected: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

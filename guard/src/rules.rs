@@ -13,6 +13,7 @@ pub enum RuleId {
     AmbiguousDiff,
     EmptyDiff,
     DeniedPath,
+    ProtectedPath,
     NoScope,
     OutOfScope,
     UnsafePath,
@@ -75,6 +76,11 @@ pub const RULES: &[Rule] = &[
         id: RuleId::DeniedPath,
         name: "denied-path",
         description: "A path on either side of a file patch is in the denied trust-control surface: as spelled, as macOS and Windows resolve it (ignorable code points, trailing dots, streams, 8.3 short names), or as the target of a denied symbolic link of the base.",
+    },
+    Rule {
+        id: RuleId::ProtectedPath,
+        name: "protected-path",
+        description: "A path on either side of a file patch is in the protected list: listed for a human's review (`protected: review`, the default, which does not reject), rejected (`block`) or ignored (`allow`).",
     },
     Rule {
         id: RuleId::NoScope,
@@ -210,6 +216,6 @@ mod tests {
             );
             assert_eq!(rule.id.rule().name, rule.name);
         }
-        assert_eq!(seen.len(), 24);
+        assert_eq!(seen.len(), 25);
     }
 }

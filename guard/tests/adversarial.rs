@@ -16,6 +16,8 @@
 //! - `mode` (optional): the verdict's expected `mode` when it is not the default (`git-cross-checked`
 //!   with a base, `parser-only` without); `stopped-before-git` for a case with a base whose diff
 //!   the guard rejects before git is asked (a path over a limit);
+//! - `protected` (optional): the protected paths the verdict lists for review, one a line
+//!   (`old -> new` for both sides of a rename or copy); without the file the list must be empty;
 //! - `README`: one line saying what the case shows and why.
 //!
 //! Failures of all cases are collected and reported together.
@@ -27,7 +29,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 /// Deleting fixtures must fail the suite.
-const MIN_CASES: usize = 261;
+const MIN_CASES: usize = 270;
 
 /// Rules `guard check` cannot fire: they judge the tree after apply and after the build.
 const NOT_FIRED_BY_CHECK: &[&str] = &["tree-mismatch", "build-wrote"];
@@ -352,6 +354,28 @@ fn check_case(case: &Case) -> Vec<String> {
     if let Some(c) = raw_control(&json_out.stdout) {
         problems.push(format!("JSON output holds a raw {c}"));
     }
+    let want_protected: BTreeSet<String> = std::fs::read_to_string(case.file("protected"))
+        .map(|t| t.lines().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let protected = doc["protected"].as_array().cloned().unwrap_or_default();
+    let got_protected: BTreeSet<String> = protected
+        .iter()
+        .map(|v| match (v["old_path"].as_str(), v["path"].as_str()) {
+            (Some(old), Some(new)) => format!("{old} -> {new}"),
+            (_, Some(p)) | (Some(p), None) => p.to_owned(),
+            (None, None) => String::new(),
+        })
+        .collect();
+    if got_protected != want_protected {
+        problems.push(format!(
+            "protected paths {got_protected:?}, want {want_protected:?}"
+        ));
+    }
+    if protected.iter().any(|v| v["rule"] != "protected-path") {
+        problems.push(format!(
+            "a protected finding of another rule: {protected:?}"
+        ));
+    }
 
     // The human form names every rule, its diff line and both sides of a path pair.
     let text_out = run(&args, "text");
@@ -370,11 +394,15 @@ fn check_case(case: &Case) -> Vec<String> {
     if !text.lines().any(|l| l.starts_with(word)) {
         problems.push(format!("text output has no {word} line:\n{text}"));
     }
-    for v in &violations {
+    let shown = violations
+        .iter()
+        .map(|v| ("error", v))
+        .chain(protected.iter().map(|v| ("review", v)));
+    for (kind, v) in shown {
         let rule = v["rule"].as_str().unwrap_or_default();
         let want = match v["line"].as_u64() {
-            Some(line) => format!("error[{rule}] diff line {line}: "),
-            None => format!("error[{rule}]: "),
+            Some(line) => format!("{kind}[{rule}] diff line {line}: "),
+            None => format!("{kind}[{rule}]: "),
         };
         if !text.contains(&want) {
             problems.push(format!("text output lacks {want:?}:\n{text}"));
@@ -749,7 +777,7 @@ fn a_bad_base_says_what_to_pass() {
     assert_eq!(exit_code(&out), 2);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("--base `no-such-ref` names no commit in")
+        stderr.contains("--base `no-such-ref` does not name a commit in")
             && stderr.contains("pass the full id of the commit the diff was made against"),
         "{stderr}"
     );

@@ -1328,3 +1328,110 @@ fn the_spelling_table_witnesses_every_default_deny_entry() {
         );
     }
 }
+
+// ---- the protected tier ----
+
+#[test]
+fn default_protected_list_holds_the_documented_entries() {
+    use guard::policy::Protected;
+    let p = default_policy();
+    assert_eq!(p.protected, Protected::Review);
+    for (path, want) in [
+        ("Cargo.toml", "**/Cargo.toml"),
+        ("crates/x/Cargo.lock", "**/Cargo.lock"),
+        ("build.rs", "**/build.rs"),
+        (".cargo/config.toml", "**/.cargo/config.toml"),
+        (".cargo/config", "**/.cargo/config"),
+        ("rust-toolchain.toml", "**/rust-toolchain.toml"),
+        ("rust-toolchain", "**/rust-toolchain"),
+        ("web/package.json", "**/package.json"),
+        ("package-lock.json", "**/package-lock.json"),
+        ("pnpm-lock.yaml", "**/pnpm-lock.yaml"),
+        ("yarn.lock", "**/yarn.lock"),
+        (".npmrc", "**/.npmrc"),
+        ("setup.py", "**/setup.py"),
+        ("pyproject.toml", "**/pyproject.toml"),
+        ("requirements-dev.txt", "**/requirements*.txt"),
+        ("tests/conftest.py", "**/conftest.py"),
+        ("go.mod", "**/go.mod"),
+        ("Gemfile.lock", "**/Gemfile.lock"),
+        ("pom.xml", "**/pom.xml"),
+        (
+            "gradle/wrapper/gradle-wrapper.properties",
+            "**/gradle/wrapper/**",
+        ),
+        ("App.csproj", "**/*.csproj"),
+        ("Makefile", "**/Makefile"),
+        ("CMakeLists.txt", "**/CMakeLists.txt"),
+        ("Dockerfile", "**/Dockerfile"),
+        (".envrc", "**/.envrc"),
+        ("AGENTS.md", "**/AGENTS.md"),
+        ("CLAUDE.md", "**/CLAUDE.md"),
+        ("GEMINI.md", "**/GEMINI.md"),
+        (".cursorrules", "**/.cursorrules"),
+        (".cursor/rules/style.mdc", "**/.cursor/rules/**"),
+        (".claude/settings.json", "**/.claude/**"),
+    ] {
+        assert_eq!(p.protected_by(path), Some(want), "{path}");
+    }
+    for path in [
+        "src/lib.rs",
+        "docs/cargo.md",
+        "src/build.rs.md",
+        "src/makefile_parser.rs",
+        "docs/agents.md.txt",
+        "README.md",
+    ] {
+        assert_eq!(p.protected_by(path), None, "{path}");
+    }
+    // Every default entry is matched by some name above or by its own literal last component.
+    let probes: Vec<String> = p
+        .protect
+        .iter()
+        .map(|e| {
+            e.pattern()
+                .trim_start_matches("**/")
+                .replace("**", "x")
+                .replace('*', "x")
+        })
+        .collect();
+    for (entry, probe) in p.protect.iter().zip(&probes) {
+        assert!(
+            p.protected_by(probe).is_some(),
+            "{} not matched by {probe}",
+            entry.pattern()
+        );
+    }
+}
+
+#[test]
+fn protected_mode_and_list_come_from_the_policy() {
+    use guard::policy::Protected;
+    let p =
+        Policy::from_yaml("version: 1\nprotected: block\nprotect:\n  add: [\"migrations/**\"]\n")
+            .unwrap();
+    assert_eq!(p.protected, Protected::Block);
+    assert_eq!(p.protected_by("migrations/0001.sql"), Some("migrations/**"));
+    assert_eq!(p.protected_by("Migrations"), Some("migrations/**"));
+    assert_eq!(p.protect.len(), default_policy().protect.len() + 1);
+    assert_eq!(
+        Policy::from_yaml("version: 1\nprotected: allow\n")
+            .unwrap()
+            .protected,
+        Protected::Allow
+    );
+    match err("version: 1\nprotected: maybe\n") {
+        PolicyError::InvalidValue { key, value, .. } => {
+            assert_eq!((key, value.as_str()), ("protected", "maybe"));
+        }
+        other => panic!("{other}"),
+    }
+    match err("version: 1\nprotect:\n  add: [\"ok/**\", \"/abs\"]\n") {
+        PolicyError::InvalidGlob { entry, .. } => assert_eq!(entry, "protect.add[1]"),
+        other => panic!("{other}"),
+    }
+    assert!(matches!(
+        err("version: 1\nprotect:\n  remove: [\"x\"]\n"),
+        PolicyError::Yaml { .. }
+    ));
+}

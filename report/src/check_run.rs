@@ -10,6 +10,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use guard::output::json_v1::ViolationDoc;
+
 use crate::escape::{code_span, escape_markdown, is_hidden};
 
 pub const GATE_DECISION_SCHEMA: &str = "agent-team-apply/gate-decision/v1";
@@ -66,6 +68,8 @@ pub enum CheckRunError {
     Name { found: String },
     #[error("details URL {found:?} must be an https:// URL without spaces or control characters")]
     DetailsUrl { found: String },
+    #[error("the verdict is for diff {verdict}, the decision for diff {decision}")]
+    VerdictForAnotherDiff { verdict: String, decision: String },
 }
 
 /// Parse and check a gate decision.
@@ -137,12 +141,15 @@ pub struct CheckRunOutput {
 }
 
 /// Build the body for `decision` on `head_sha`. `name` and `details_url` are caller input, checked
-/// rather than escaped: the name must be printable, the URL plain `https://`.
+/// rather than escaped: the name must be printable, the URL plain `https://`. `protected` are the
+/// protected paths of the verdict the gate computed (empty when none or not given): on a pass the
+/// title says that they need a human's review and the summary lists them.
 pub fn build(
     decision: &GateDecision,
     head_sha: &HeadSha,
     name: &str,
     details_url: Option<&str>,
+    protected: &[ViolationDoc],
 ) -> Result<CheckRunRequest, CheckRunError> {
     if name.trim().is_empty() || name.chars().count() > 255 || name.chars().any(is_hidden) {
         return Err(CheckRunError::Name {
@@ -164,17 +171,38 @@ pub fn build(
     } else {
         ("fail", "failure")
     };
-    let title = if decision.pass() {
-        "Gate passed".to_string()
-    } else {
-        format!("Gate failed: {} reason(s)", decision.reasons.len())
+    let title = match (decision.pass(), protected.len()) {
+        (true, 0) => "Gate passed".to_string(),
+        (true, n) => format!("Gate passed: {n} protected file(s) need review"),
+        (false, _) => format!("Gate failed: {} reason(s)", decision.reasons.len()),
     };
-    let summary = format!(
+    let mut summary = format!(
         "**Gate decision: {word}**\n\n- Run: {}\n- Diff SHA-256: `{}`\n- Reasons: {}\n",
         code_span(&decision.run_id),
         decision.diff_sha256.to_ascii_lowercase(),
         decision.reasons.len()
     );
+    if !protected.is_empty() {
+        summary.push_str(&format!(
+            "\n**\u{26a0}\u{fe0f} Protected files need review ({}):** the policy lets the diff change \
+             them only with a human's explicit look.\n\n",
+            protected.len()
+        ));
+        for finding in protected {
+            let path = finding
+                .path
+                .as_deref()
+                .or(finding.old_path.as_deref())
+                .map(code_span)
+                .unwrap_or_default();
+            let entry = finding
+                .policy_entry
+                .as_deref()
+                .map(|e| format!(" ({})", code_span(e)))
+                .unwrap_or_default();
+            summary.push_str(&format!("- {path}{entry}\n"));
+        }
+    }
     let mut text = String::from("### Reasons\n\n");
     if decision.reasons.is_empty() {
         text.push_str("No reasons recorded.\n");

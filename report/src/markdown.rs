@@ -28,6 +28,14 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
         out.push_str(&format!("- **Scope:** {}\n", scope.join(", ")));
     }
 
+    if !doc.protected.is_empty() {
+        out.push_str(&format!(
+            "- **Protected files:** {} (a human must review them)\n",
+            doc.protected.len()
+        ));
+        out.push_str(&protected_section(doc, docs));
+    }
+
     out.push_str(&format!("\n### Files ({})\n\n", doc.files.len()));
     if doc.files.is_empty() {
         out.push_str("No files.\n");
@@ -82,6 +90,33 @@ fn violation_row(violation: &ViolationDoc, docs: Option<&DocsBase>) -> String {
             .map(table_code_span)
             .unwrap_or_default()
     )
+}
+
+/// The protected paths the verdict lists, first and prominently: the change is allowed, but only
+/// with a human's explicit look.
+pub fn protected_section(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
+    let mut out = format!(
+        "\n### \u{26a0}\u{fe0f} Protected files need review ({})\n\n\
+         These paths are on the policy's protected list (rule {}): the diff may change them, but \
+         a human must review the change before it is merged.\n\n\
+         | Path | Diff line | Why | Policy entry |\n|---|---|---|---|\n",
+        doc.protected.len(),
+        rule_cell("protected-path", docs),
+    );
+    for finding in &doc.protected {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} |\n",
+            paths(finding.old_path.as_deref(), finding.path.as_deref()),
+            finding.line.map(|l| l.to_string()).unwrap_or_default(),
+            message_cell(&finding.message),
+            finding
+                .policy_entry
+                .as_deref()
+                .map(table_code_span)
+                .unwrap_or_default()
+        ));
+    }
+    out
 }
 
 /// A registered rule links to its documentation when the base URL is known; anything else is a

@@ -67,6 +67,7 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
         table_code_span(ctx.base_commit)
     ));
 
+    out.push_str(&protected_section(verdict));
     if !verdict.accepted() {
         out.push_str(
             "### Not verified\n\nThe guard REJECTED this diff; nothing in it is verified.\n\n",
@@ -94,7 +95,7 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
     out.push_str(
         "- **Policy**: no path in the denied trust-control surface; path safety; no symlinks, \
          submodules, binary patches, mode or type changes; UTF-8 text content; no duplicate or \
-         conflicting paths; size limits.\n",
+         conflicting paths; size limits. Protected paths, if any, are listed above for review.\n",
     );
     if verdict.scope.is_empty() {
         out.push_str("- **Declared scope**: none.\n");
@@ -119,6 +120,38 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
     );
 
     out.push_str(&files_section(verdict));
+    out
+}
+
+/// The protected paths, before anything else: the diff may change them, but a human must review the
+/// change (the workflow also labels the pull request).
+fn protected_section(verdict: &VerdictDoc) -> String {
+    if verdict.protected.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "### \u{26a0}\u{fe0f} Protected files: a human must review these before merging ({})\n\n\
+         The policy lists them as protected (`protect:`): build, install and test configuration, \
+         toolchains, package manifests and lock files, instructions for agents. The gate let the \
+         change through for review; it did not judge it.\n\n",
+        verdict.protected.len()
+    );
+    for finding in &verdict.protected {
+        let path = match (finding.old_path.as_deref(), finding.path.as_deref()) {
+            (Some(old), Some(new)) if old != new => {
+                format!("{} → {}", code_span(old), code_span(new))
+            }
+            (_, Some(path)) | (Some(path), None) => code_span(path),
+            (None, None) => String::new(),
+        };
+        let entry = finding
+            .policy_entry
+            .as_deref()
+            .map(|e| format!(" ({})", code_span(e)))
+            .unwrap_or_default();
+        out.push_str(&format!("- {path}{entry}\n"));
+    }
+    out.push('\n');
     out
 }
 
@@ -168,6 +201,8 @@ mod tests {
             scope: vec!["src/**".to_owned()],
             files,
             violations: Vec::new(),
+            protected: vec![],
+            unmatched_scope: vec![],
         }
     }
 
@@ -230,6 +265,44 @@ mod tests {
         assert!(body.contains("git apply \\-\\-cached") || body.contains("`git apply --cached`"));
         assert!(body.contains("Not verified by the gate"));
         assert!(body.contains(&e("src/**")));
+    }
+
+    #[test]
+    fn protected_paths_open_the_body() {
+        let mut doc = verdict(vec![file(
+            Status::Modified,
+            Some("Cargo.toml"),
+            Some("Cargo.toml"),
+        )]);
+        doc.protected = vec![guard::output::json_v1::ViolationDoc {
+            rule: "protected-path".to_owned(),
+            path: Some("Cargo.toml".to_owned()),
+            old_path: None,
+            line: Some(1),
+            message: "new path is protected".to_owned(),
+            policy_entry: Some("protect: **/Cargo.toml".to_owned()),
+            docs: String::new(),
+        }];
+        let ctx = PrContext {
+            task_id: None,
+            run_id: None,
+            diff_sha256: "x",
+            base_commit: "y",
+        };
+        let body = render(&doc, &ctx);
+        let section = body
+            .find("Protected files: a human must review these before merging (1)")
+            .unwrap_or(usize::MAX);
+        assert!(
+            section < body.find("### Verified by the gate").unwrap_or(0),
+            "{body}"
+        );
+        assert!(
+            body.contains("- `Cargo.toml` (`protect: **/Cargo.toml`)\n"),
+            "{body}"
+        );
+        doc.protected.clear();
+        assert!(!render(&doc, &ctx).contains("Protected files"));
     }
 
     #[test]

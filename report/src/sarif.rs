@@ -11,6 +11,8 @@
 //!
 //! Decisions:
 //! - Rules come from [`guard::rules::RULES`], so the rule list is the registry, in order.
+//! - Violations are `error` results; protected paths the verdict lists for review (it accepts) are
+//!   `note` results of rule `protected-path`, whose default level is `note`.
 //! - A violation's line is a line of the diff, not of the file; GitHub requires
 //!   `region.startLine`, so the location is the whole file (`startLine: 1`) and the diff line
 //!   travels in the message and in `properties.diffLine`.
@@ -158,7 +160,13 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>, diff_name: &str) -> Sar
                 text: format!("{} See {}.", r.description, r.anchor()),
             },
             help_uri: docs.map(|base| base.rule_url(r)),
-            default_configuration: Configuration { level: "error" },
+            default_configuration: Configuration {
+                level: if r.id == guard::rules::RuleId::ProtectedPath {
+                    "note"
+                } else {
+                    "error"
+                },
+            },
         })
         .collect();
     SarifLog {
@@ -176,7 +184,8 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>, diff_name: &str) -> Sar
             results: doc
                 .violations
                 .iter()
-                .map(|v| result(v, diff_name))
+                .map(|v| result(v, "error", diff_name))
+                .chain(doc.protected.iter().map(|p| result(p, "note", diff_name)))
                 .collect(),
             properties: RunProperties {
                 verdict: doc.verdict.clone(),
@@ -187,7 +196,7 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>, diff_name: &str) -> Sar
     }
 }
 
-fn result(violation: &ViolationDoc, diff_name: &str) -> SarifResult {
+fn result(violation: &ViolationDoc, level: &'static str, diff_name: &str) -> SarifResult {
     let rule_index = RULES.iter().position(|r| r.name == violation.rule);
     let rule_id = match rule(&violation.rule) {
         Some(known) => known.name.to_string(),
@@ -212,7 +221,7 @@ fn result(violation: &ViolationDoc, diff_name: &str) -> SarifResult {
     SarifResult {
         rule_id,
         rule_index,
-        level: "error",
+        level,
         message: Text {
             text: escape_sarif_text(&message),
         },

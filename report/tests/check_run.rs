@@ -209,3 +209,52 @@ fn invalid_inputs_exit_2() {
     let out = report(&["check-run", "--head-sha", HEAD], &good.to_string());
     assert_eq!(code(&out), 2, "missing --decision");
 }
+
+#[test]
+fn protected_files_are_named_in_the_title_and_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut verdict = common::protected_verdict();
+    verdict.diff_sha256 = SHA.to_string();
+    let path = tmp.path().join("verdict.json");
+    std::fs::write(&path, verdict.to_json()).unwrap();
+    let out = check_run(
+        &decision(true, &[]).to_string(),
+        &["--verdict", path.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let body: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(body["conclusion"], "success");
+    assert_eq!(
+        body["output"]["title"],
+        "Gate passed: 2 protected file(s) need review"
+    );
+    let summary = body["output"]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("Protected files need review (2)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("- `Cargo.toml` (`protect: **/Cargo.toml`)"),
+        "{summary}"
+    );
+    assert!(
+        !summary
+            .replace(&report::escape::code_span(common::PATH_MARKUP), "")
+            .contains("@org")
+    );
+
+    // A verdict for another diff is refused, not rendered.
+    let mut other = common::protected_verdict();
+    other.diff_sha256 = "f".repeat(64);
+    std::fs::write(&path, other.to_json()).unwrap();
+    let out = check_run(
+        &decision(true, &[]).to_string(),
+        &["--verdict", path.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("the verdict is for diff"),
+        "{}",
+        stderr(&out)
+    );
+}

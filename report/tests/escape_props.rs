@@ -265,6 +265,8 @@ proptest! {
                 policy_entry: None,
                 docs: String::new(),
             }],
+            protected: vec![],
+            unmatched_scope: vec![],
         };
         let out = report::annotations::render(&doc);
         prop_assert_eq!(out.matches('\n').count(), 1, "{:?}", out);

@@ -359,3 +359,50 @@ fn error_messages_are_terminal_safe() {
     assert_eq!(code(&out), 2);
     assert!(!stderr(&out).contains('\u{1b}'), "{}", stderr(&out));
 }
+
+#[test]
+fn protected_paths_come_first_in_every_sink() {
+    let doc = common::protected_verdict().to_json();
+    // Markdown: before the file list, as code spans, hostile text inert.
+    let md = stdout(&render("markdown", &doc, &[]));
+    let protected_at = md
+        .find("### \u{26a0}\u{fe0f} Protected files need review (2)")
+        .unwrap();
+    assert!(protected_at < md.find("### Files").unwrap(), "{md}");
+    assert!(
+        md.contains("- **Protected files:** 2 (a human must review them)"),
+        "{md}"
+    );
+    assert!(md.contains("| `Cargo.toml` | 1 |"), "{md}");
+    assert!(md.contains("`protect: **/Cargo.toml`"), "{md}");
+    let outside = outside_code_spans(&md);
+    for raw in ["<b>", "@org/team", "](https", "javascript"] {
+        assert!(!outside.contains(raw), "{raw} in {md}");
+    }
+    // Annotations: warnings, after the (here: no) errors.
+    let annotations = stdout(&render("annotations", &doc, &[]));
+    assert_eq!(annotations.lines().count(), 2, "{annotations}");
+    assert!(
+        annotations.starts_with(
+            "::warning file=Cargo.toml,title=guard%3A protected-path::new path is protected"
+        ),
+        "{annotations}"
+    );
+    // SARIF: notes of rule protected-path, whose default level is note.
+    let sarif: Value = serde_json::from_str(&stdout(&render("sarif", &doc, &[]))).unwrap();
+    let run = &sarif["runs"][0];
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert!(
+        results
+            .iter()
+            .all(|r| r["level"] == "note" && r["ruleId"] == "protected-path")
+    );
+    let rule = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "protected-path")
+        .unwrap();
+    assert_eq!(rule["defaultConfiguration"]["level"], "note");
+}

@@ -55,6 +55,10 @@ pub struct PublishPlanArgs {
     /// Also write the pull-request body (markdown) here.
     #[arg(long, value_name = "FILE")]
     pr_body_out: Option<PathBuf>,
+    /// Also write the guard verdict (JSON v1) the plan was computed from here: its protected
+    /// paths go to `report check-run --verdict` and decide the pull request's label.
+    #[arg(long, value_name = "FILE")]
+    verdict_out: Option<PathBuf>,
 }
 
 pub fn run(args: PublishPlanArgs) -> u8 {
@@ -97,7 +101,13 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
             eprint!("{}", render_rejection(&rejection));
             return Ok(EXIT_FAIL);
         }
-        Outcome::Plan(plan) => plan,
+        Outcome::Plan { plan, verdict } => {
+            if let Some(path) = &args.verdict_out {
+                let doc = guard::output::json_v1::VerdictDoc::from_verdict(&verdict);
+                write_atomically(path, doc.to_json().as_bytes())?;
+            }
+            plan
+        }
     };
     let json = plan
         .to_json()

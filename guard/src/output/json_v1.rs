@@ -20,6 +20,13 @@ pub struct VerdictDoc {
     pub scope: Vec<String>,
     pub files: Vec<FileDoc>,
     pub violations: Vec<ViolationDoc>,
+    /// Protected paths the diff touches, for a human's review (rule `protected-path`, policy
+    /// `protected: review`); they do not reject. Absent in documents of earlier versions.
+    #[serde(default)]
+    pub protected: Vec<ViolationDoc>,
+    /// Declared scope globs that no path of the diff matches.
+    #[serde(default)]
+    pub unmatched_scope: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,6 +55,20 @@ pub struct ViolationDoc {
     pub docs: String,
 }
 
+impl From<&crate::verdict::Violation> for ViolationDoc {
+    fn from(v: &crate::verdict::Violation) -> Self {
+        ViolationDoc {
+            rule: v.rule.name().to_string(),
+            path: v.path.clone(),
+            old_path: v.old_path.clone(),
+            line: v.line,
+            message: v.message.clone(),
+            policy_entry: v.policy_entry.clone(),
+            docs: v.rule.rule().anchor(),
+        }
+    }
+}
+
 impl VerdictDoc {
     pub fn from_verdict(verdict: &Verdict) -> Self {
         VerdictDoc {
@@ -73,19 +94,9 @@ impl VerdictDoc {
                     line: f.line,
                 })
                 .collect(),
-            violations: verdict
-                .violations
-                .iter()
-                .map(|v| ViolationDoc {
-                    rule: v.rule.name().to_string(),
-                    path: v.path.clone(),
-                    old_path: v.old_path.clone(),
-                    line: v.line,
-                    message: v.message.clone(),
-                    policy_entry: v.policy_entry.clone(),
-                    docs: v.rule.rule().anchor(),
-                })
-                .collect(),
+            violations: verdict.violations.iter().map(ViolationDoc::from).collect(),
+            protected: verdict.protected.iter().map(ViolationDoc::from).collect(),
+            unmatched_scope: verdict.unmatched_scope.clone(),
         }
     }
 

@@ -18,8 +18,13 @@ fn push_message(out: &mut String, message: &str) {
 pub fn render(verdict: &Verdict) -> String {
     let mut out = String::new();
     let mode = verdict.mode.explanation();
-    for v in &verdict.violations {
-        out.push_str(&format!("error[{}]", v.rule));
+    let findings = verdict
+        .violations
+        .iter()
+        .map(|v| ("error", v))
+        .chain(verdict.protected.iter().map(|v| ("review", v)));
+    for (kind, v) in findings {
+        out.push_str(&format!("{kind}[{}]", v.rule));
         if let Some(line) = v.line {
             out.push_str(&format!(" diff line {line}"));
         }
@@ -47,8 +52,12 @@ pub fn render(verdict: &Verdict) -> String {
     } else {
         "REJECT"
     };
+    let protected = match verdict.protected.len() {
+        0 => String::new(),
+        n => format!(", {n} protected file(s) a human must review"),
+    };
     out.push_str(&format!(
-        "{verdict_word}: {} file(s), {} violation(s), sha256 {}, {mode}\n",
+        "{verdict_word}: {} file(s), {} violation(s){protected}, sha256 {}, {mode}\n",
         verdict.files.len(),
         verdict.violations.len(),
         verdict.diff_sha256
