@@ -148,6 +148,61 @@ fn creation_diff(paths: &[String]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// Median wall seconds, peak RSS (KiB) and CPU seconds of one command.
+type Sample = (f64, u64, f64);
+
+/// What one comparison runs on.
+struct Inputs<'a> {
+    guard: &'a str,
+    diff: &'a str,
+    sha: &'a str,
+    scope: &'a str,
+    repo: &'a Path,
+}
+
+/// `git apply --check`, `guard check` parser-only and `guard check --repo` on one diff, each
+/// required to exit with its code: the three rows of a table.
+fn side_by_side(
+    inputs: &Inputs<'_>,
+    runs: usize,
+    git_code: i32,
+    guard_code: i32,
+) -> (Sample, Sample, Sample) {
+    let repo = inputs.repo;
+    let git_row = measure(
+        "git apply --check",
+        runs,
+        git_code,
+        &["git", "apply", "--check", inputs.diff],
+        repo,
+    );
+    let check_args = [
+        inputs.guard,
+        "check",
+        "--diff",
+        inputs.diff,
+        "--expected-sha256",
+        inputs.sha,
+        "--scope",
+        inputs.scope,
+    ];
+    let parser_only = measure(
+        "guard check (parser-only)",
+        runs,
+        guard_code,
+        &check_args,
+        repo,
+    );
+    let repo_arg = repo.to_str().unwrap();
+    let cross_args: Vec<&str> = check_args
+        .iter()
+        .copied()
+        .chain(["--repo", repo_arg])
+        .collect();
+    let cross = measure("guard check --repo", runs, guard_code, &cross_args, repo);
+    (git_row, parser_only, cross)
+}
+
 /// The rows of one path shape: git's check, then the guard parser-only and with `--repo`.
 fn shape_rows(
     name: &str,
@@ -163,7 +218,7 @@ fn shape_rows(
     let diff_path = tmp.join(format!("shape-{name}.diff"));
     std::fs::write(&diff_path, &diff).unwrap();
     let sha = guard::hash::sha256_hex(&diff);
-    let (diff_arg, repo_arg) = (diff_path.to_str().unwrap(), repo.to_str().unwrap());
+    let diff_arg = diff_path.to_str().unwrap();
     // git itself refuses the deepest path (it cannot stat it); its exit code is whatever it is,
     // recorded once and then required of every run.
     let git_code = Command::new("git")
@@ -174,30 +229,18 @@ fn shape_rows(
         .status
         .code()
         .unwrap_or(-1);
-    let git_row = measure(
-        "git apply --check",
+    let (git_row, parser_only, cross) = side_by_side(
+        &Inputs {
+            guard,
+            diff: diff_arg,
+            sha: &sha,
+            scope: "**",
+            repo: &repo,
+        },
         runs,
         git_code,
-        &["git", "apply", "--check", diff_arg],
-        &repo,
+        guard_code,
     );
-    let check_args = [
-        guard,
-        "check",
-        "--diff",
-        diff_arg,
-        "--expected-sha256",
-        &sha,
-        "--scope",
-        "**",
-    ];
-    let parser_only = measure(name, runs, guard_code, &check_args, &repo);
-    let cross_args: Vec<&str> = check_args
-        .iter()
-        .copied()
-        .chain(["--repo", repo_arg])
-        .collect();
-    let cross = measure(name, runs, guard_code, &cross_args, &repo);
     println!(
         "shape {name}: {} files, diff {:.1} MB, longest path {} bytes, git apply --check exit {git_code}",
         paths.len(),
@@ -240,36 +283,23 @@ fn main() {
     std::fs::write(&diff_path, &diff).unwrap();
     let sha = guard::hash::sha256_hex(&diff);
     let diff_arg = diff_path.to_str().unwrap();
-    let repo_arg = repo.to_str().unwrap();
     println!(
         "volume: {:.1} MB diff, {files} files; {runs} runs each, medians; path shapes: {shape_runs} runs each",
         diff.len() as f64 / 1e6
     );
 
-    let git_check = measure(
-        "git apply --check",
+    let (git_check, parser_only, cross) = side_by_side(
+        &Inputs {
+            guard,
+            diff: diff_arg,
+            sha: &sha,
+            scope: "src/**",
+            repo: &repo,
+        },
         runs,
         0,
-        &["git", "apply", "--check", diff_arg],
-        &repo,
+        0,
     );
-    let check_args = [
-        guard,
-        "check",
-        "--diff",
-        diff_arg,
-        "--expected-sha256",
-        &sha,
-        "--scope",
-        "src/**",
-    ];
-    let parser_only = measure("guard check (parser-only)", runs, 0, &check_args, &repo);
-    let cross_args: Vec<&str> = check_args
-        .iter()
-        .copied()
-        .chain(["--repo", repo_arg])
-        .collect();
-    let cross = measure("guard check --repo", runs, 0, &cross_args, &repo);
     let apply_cached = measure_apply_cached(runs, &repo, &diff_path, tmp.path());
     print_table(
         "volume",

@@ -235,13 +235,9 @@ fn check_pattern(pattern: &str) -> Result<(), String> {
 fn check_alternatives(pattern: &str) -> Result<(), String> {
     let mut depth = 0usize;
     let mut piece_len = 0usize;
-    let mut chars = pattern.chars();
-    while let Some(c) = chars.next() {
+    for (c, escaped) in glob_chars(pattern) {
         match c {
-            '\\' => {
-                chars.next();
-                piece_len += 1;
-            }
+            _ if escaped => piece_len += 1,
             '{' => {
                 depth += 1;
                 piece_len = 0;
@@ -635,15 +631,22 @@ impl Scope {
     }
 }
 
+/// The characters of a glob, each with whether a backslash escaped it (the backslash itself is
+/// not yielded).
+fn glob_chars(glob: &str) -> impl Iterator<Item = (char, bool)> + '_ {
+    let mut chars = glob.chars();
+    std::iter::from_fn(move || match chars.next()? {
+        '\\' => chars.next().map(|c| (c, true)),
+        c => Some((c, false)),
+    })
+}
+
 /// Whether `glob` holds a `,` outside `{}` (and not escaped): a list of globs passed as one.
 fn has_top_level_comma(glob: &str) -> bool {
     let mut depth = 0usize;
-    let mut chars = glob.chars();
-    while let Some(c) = chars.next() {
+    for (c, escaped) in glob_chars(glob) {
         match c {
-            '\\' => {
-                chars.next();
-            }
+            _ if escaped => {}
             '{' => depth += 1,
             '}' => depth = depth.saturating_sub(1),
             ',' if depth == 0 => return true,

@@ -189,18 +189,7 @@ pub fn build(
             protected.len()
         ));
         for finding in protected {
-            let path = finding
-                .path
-                .as_deref()
-                .or(finding.old_path.as_deref())
-                .map(code_span)
-                .unwrap_or_default();
-            let entry = finding
-                .policy_entry
-                .as_deref()
-                .map(|e| format!(" ({})", code_span(e)))
-                .unwrap_or_default();
-            summary.push_str(&format!("- {path}{entry}\n"));
+            summary.push_str(&crate::markdown::protected_item(finding));
         }
     }
     let mut text = String::from("### Reasons\n\n");

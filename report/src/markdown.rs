@@ -119,6 +119,24 @@ pub fn protected_section(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
     out
 }
 
+/// One protected path as a list item: `` - `path` (`protect: pattern`) `` (`` `old` → `new` `` for
+/// both sides of a rename or copy), for the pull request body and the check run.
+pub fn protected_item(finding: &ViolationDoc) -> String {
+    let path = match (finding.old_path.as_deref(), finding.path.as_deref()) {
+        (Some(old), Some(new)) if old != new => {
+            format!("{} → {}", code_span(old), code_span(new))
+        }
+        (_, Some(path)) | (Some(path), None) => code_span(path),
+        (None, None) => String::new(),
+    };
+    let entry = finding
+        .policy_entry
+        .as_deref()
+        .map(|e| format!(" ({})", code_span(e)))
+        .unwrap_or_default();
+    format!("- {path}{entry}\n")
+}
+
 /// A registered rule links to its documentation when the base URL is known; anything else is a
 /// code span.
 pub fn rule_cell(id: &str, docs: Option<&DocsBase>) -> String {

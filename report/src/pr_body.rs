@@ -137,19 +137,7 @@ fn protected_section(verdict: &VerdictDoc) -> String {
         verdict.protected.len()
     );
     for finding in &verdict.protected {
-        let path = match (finding.old_path.as_deref(), finding.path.as_deref()) {
-            (Some(old), Some(new)) if old != new => {
-                format!("{} → {}", code_span(old), code_span(new))
-            }
-            (_, Some(path)) | (Some(path), None) => code_span(path),
-            (None, None) => String::new(),
-        };
-        let entry = finding
-            .policy_entry
-            .as_deref()
-            .map(|e| format!(" ({})", code_span(e)))
-            .unwrap_or_default();
-        out.push_str(&format!("- {path}{entry}\n"));
+        out.push_str(&crate::markdown::protected_item(finding));
     }
     out.push('\n');
     out
@@ -267,6 +255,16 @@ mod tests {
         assert!(body.contains(&e("src/**")));
     }
 
+    /// A context with no task or run and placeholder hashes.
+    fn bare_context() -> PrContext<'static> {
+        PrContext {
+            task_id: None,
+            run_id: None,
+            diff_sha256: "x",
+            base_commit: "y",
+        }
+    }
+
     #[test]
     fn protected_paths_open_the_body() {
         let mut doc = verdict(vec![file(
@@ -283,12 +281,7 @@ mod tests {
             policy_entry: Some("protect: **/Cargo.toml".to_owned()),
             docs: String::new(),
         }];
-        let ctx = PrContext {
-            task_id: None,
-            run_id: None,
-            diff_sha256: "x",
-            base_commit: "y",
-        };
+        let ctx = bare_context();
         let body = render(&doc, &ctx);
         let section = body
             .find("Protected files: a human must review these before merging (1)")
@@ -309,12 +302,7 @@ mod tests {
     fn parser_only_verdicts_say_so() {
         let mut doc = verdict(vec![file(Status::Added, None, Some("a"))]);
         doc.mode = "parser-only".to_owned();
-        let ctx = PrContext {
-            task_id: None,
-            run_id: None,
-            diff_sha256: "x",
-            base_commit: "y",
-        };
+        let ctx = bare_context();
         let body = render(&doc, &ctx);
         assert!(body.contains("NOT cross-checked"));
         assert!(!body.contains("| Task |"));
