@@ -18,6 +18,9 @@
 //!   the guard rejects before git is asked (a path over a limit);
 //! - `protected` (optional): the protected paths the verdict lists for review, one a line
 //!   (`old -> new` for both sides of a rename or copy); without the file the list must be empty;
+//! - `expected.json`: the whole verdict the case pins beyond its rule ids: files with both paths
+//!   and lines, each finding's rule, paths, line and policy entry (messages aside); written by
+//!   `BLESS=1 cargo test -p guard --test adversarial` and reviewed like code;
 //! - `README`: one line saying what the case shows and why.
 //!
 //! Failures of all cases are collected and reported together.
@@ -287,6 +290,57 @@ fn exit_code(out: &Output) -> i32 {
     out.status.code().unwrap_or(-1)
 }
 
+/// The part of a verdict a fixture pins beyond its rule ids: the verdict word and mode, every file
+/// (status, both paths exact, modes, diff line), and every violation and protected finding by
+/// rule, paths, diff line and policy entry. Messages are left out: they are prose, and the ones
+/// that quote git depend on its version.
+fn snapshot_of(doc: &Value) -> Value {
+    let findings = |key: &str| -> Value {
+        doc[key]
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .map(|v| {
+                        serde_json::json!({
+                            "rule": v["rule"], "path": v["path"], "old_path": v["old_path"],
+                            "line": v["line"], "policy_entry": v["policy_entry"],
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    serde_json::json!({
+        "verdict": doc["verdict"],
+        "mode": doc["mode"],
+        "files": doc["files"],
+        "violations": findings("violations"),
+        "protected": findings("protected"),
+        "unmatched_scope": doc["unmatched_scope"],
+    })
+}
+
+/// Compares the case's verdict with its pinned snapshot `expected.json`; `BLESS=1` writes it
+/// instead (review the diff before committing). A missing snapshot is a failure.
+fn check_snapshot(case: &Case, doc: &Value) -> Option<String> {
+    let path = case.file("expected.json");
+    let snapshot = snapshot_of(doc);
+    let text = format!("{}\n", serde_json::to_string_pretty(&snapshot).unwrap());
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+        return None;
+    }
+    match std::fs::read_to_string(&path) {
+        Ok(pinned) if pinned == text => None,
+        Ok(pinned) => Some(format!(
+            "the verdict differs from expected.json (BLESS=1 rewrites it):\n--- pinned\n{pinned}+++ now\n{text}"
+        )),
+        Err(e) => Some(format!(
+            "no expected.json ({e}); run with BLESS=1 to write it, then review it"
+        )),
+    }
+}
+
 /// Runs one case in JSON and text form; returns every way it failed.
 fn check_case(case: &Case) -> Vec<String> {
     let mut problems = Vec::new();
@@ -312,6 +366,9 @@ fn check_case(case: &Case) -> Vec<String> {
             )];
         }
     };
+    if let Some(problem) = check_snapshot(case, &doc) {
+        problems.push(problem);
+    }
     let violations = doc["violations"].as_array().cloned().unwrap_or_default();
     let fired: BTreeSet<String> = violations
         .iter()
