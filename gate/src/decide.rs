@@ -450,19 +450,16 @@ pub fn job_name_problem(name: &str) -> Option<&'static str> {
     }
 }
 
-/// Decimal digits, no leading zero, fits in 64 bits.
+/// Decimal digits, no leading zero, fits in 64 bits: the contract's one rule
+/// ([`contract::ids::RunId`]).
 pub fn valid_run_id(run_id: &str) -> bool {
-    !run_id.is_empty()
-        && run_id.len() <= MAX_RUN_ID_DIGITS
-        && run_id.bytes().all(|b| b.is_ascii_digit())
-        && !run_id.starts_with('0')
-        && run_id.parse::<u64>().is_ok()
+    contract::ids::RunId::parse(run_id).is_ok()
 }
 
-/// 64 lower-case hex digits, the form `guard::hash::sha256_hex` and `sha256sum` print: guard's one
-/// validator ([`guard::hash::parse_sha256`]), so guard and gate accept exactly the same hashes.
+/// 64 lower-case hex digits: the contract's one rule ([`contract::ids::Sha256Hex`]), so guard,
+/// gate and report accept exactly the same hashes.
 pub fn valid_sha256(hex: &str) -> bool {
-    guard::hash::parse_sha256(hex).is_some()
+    contract::ids::Sha256Hex::parse(hex).is_ok()
 }
 
 #[cfg(test)]

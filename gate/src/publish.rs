@@ -421,10 +421,7 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
 
     let git = GitRepo::open(req.repo_dir)?;
     let base_commit = git.resolve_commit(req.base)?;
-    let full_hex = base_commit.len() == 40
-        && base_commit
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    let full_hex = contract::ids::CommitId::parse(&base_commit).is_ok();
     if !full_hex || !base_commit.starts_with(&req.base.to_ascii_lowercase()) {
         return Err(PublishError::BaseMismatch {
             given: req.base.to_owned(),

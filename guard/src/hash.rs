@@ -32,20 +32,9 @@ pub const SHA256_FORM: &str = "64 lower-case hex digits, as sha256sum prints the
 /// accepts (guard, gate, report and the workflow's input check alike). `None` otherwise, upper
 /// case included: a hash compared as text somewhere must not be accepted in another spelling here.
 pub fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
-    let bytes = hex.as_bytes();
-    if bytes.len() != 64 {
-        return None;
-    }
-    let digit = |b: u8| match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        _ => None,
-    };
-    let mut out = [0u8; 32];
-    for (i, pair) in bytes.chunks_exact(2).enumerate() {
-        out[i] = digit(pair[0])? * 16 + digit(pair[1])?;
-    }
-    Some(out)
+    contract::ids::Sha256Hex::parse(hex)
+        .ok()
+        .map(|sha| sha.digest())
 }
 
 /// Whether `bytes` hash to `expected` (32 raw bytes), compared in constant time.

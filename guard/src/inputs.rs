@@ -143,11 +143,14 @@ impl std::fmt::Display for TaskId {
     }
 }
 
+/// The one rule for hex ids ([`contract::ids`]): a full commit id (40) or a SHA-256 (64),
+/// lower-case.
 fn is_lower_hex(value: &str, len: usize) -> bool {
-    value.len() == len
-        && value
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    match len {
+        40 => contract::ids::CommitId::parse(value).is_ok(),
+        64 => contract::ids::Sha256Hex::parse(value).is_ok(),
+        _ => false,
+    }
 }
 
 /// A full commit id, 40 lowercase hex digits.

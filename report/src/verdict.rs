@@ -71,7 +71,7 @@ impl DocsBase {
                 && s.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b"-._/".contains(&b))
         };
-        if !well_formed(&repository) || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if !well_formed(&repository) || contract::ids::CommitId::parse(&sha).is_err() {
             return None;
         }
         DocsBase::parse(&format!(
@@ -123,11 +123,14 @@ mod tests {
         let base = DocsBase::from_github_env(env(&[
             ("GITHUB_SERVER_URL", "https://github.com"),
             ("GITHUB_REPOSITORY", "o/r"),
-            ("GITHUB_SHA", "0123abcd"),
+            ("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567"),
         ]));
         assert_eq!(
             base.map(|b| b.readme_url()),
-            Some("https://github.com/o/r/blob/0123abcd/README.md".to_string())
+            Some(
+                "https://github.com/o/r/blob/0123456789abcdef0123456789abcdef01234567/README.md"
+                    .to_string()
+            )
         );
         assert!(DocsBase::from_github_env(env(&[("GITHUB_REPOSITORY", "o/r")])).is_none());
         assert!(
