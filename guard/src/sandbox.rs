@@ -666,6 +666,35 @@ fn hidden_dirs(spec: &RunSpec, build_uid: u32) -> Vec<PathBuf> {
     out
 }
 
+/// The directories of `sockets` that hold nothing but sockets (a daemon's socket directory):
+/// hidden whole, so that a socket bound there later, or bound again after a restart, is hidden
+/// too. A directory with anything else in it may hold what the build needs: its sockets are
+/// masked one by one in the setup stage.
+fn socket_dirs(sockets: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let only_sockets = |dir: &Path| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            let mut any = false;
+            for entry in entries {
+                match entry.and_then(|e| e.file_type()) {
+                    Ok(t) if t.is_socket() => any = true,
+                    _ => return false,
+                }
+            }
+            any
+        })
+    };
+    let mut dirs: Vec<PathBuf> = sockets
+        .iter()
+        .filter_map(|s| s.parent())
+        .filter_map(existing_dir)
+        .filter(|d| d.parent().is_some() && only_sockets(d))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
+}
+
 /// Tries the namespaces.
 fn sandboxed(
     spec: &RunSpec,
@@ -724,11 +753,28 @@ fn sandboxed(
         .iter()
         .filter_map(|p| existing_dir(Path::new(p)))
         .collect();
-    let hidden: Vec<PathBuf> = hidden_dirs(spec, identity.uid)
+    let host_sockets = proof::host_unix_sockets().map_err(io_error("read /proc/net/unix"))?;
+    let mut hidden: Vec<PathBuf> = hidden_dirs(spec, identity.uid)
         .into_iter()
         .filter(|h| !writable.iter().any(|w| mounts::within(h, w)))
         .filter(|h| !scratch.contains(h))
         .collect();
+    // A bind back would show a socket directory inside it again: its sockets are masked one by
+    // one instead.
+    hidden.extend(socket_dirs(&host_sockets.paths).into_iter().filter(|d| {
+        !writable
+            .iter()
+            .chain(read_only.iter())
+            .any(|b| mounts::within(d, b))
+    }));
+    hidden.sort();
+    hidden.dedup();
+    let stat =
+        std::fs::read_to_string("/proc/self/stat").map_err(io_error("read /proc/self/stat"))?;
+    let outer_start_time = proof::start_time(&stat).ok_or_else(|| SandboxError::Io {
+        context: "read /proc/self/stat".into(),
+        source: io::Error::new(io::ErrorKind::InvalidData, "no start time"),
+    })?;
     let ns = |kind: &str| {
         probe::namespace_id(kind).map_err(io_error(format!("read /proc/self/ns/{kind}")))
     };
@@ -750,7 +796,11 @@ fn sandboxed(
         read_only,
         scratch,
         hidden,
-        host_sockets: proof::host_unix_sockets().map_err(io_error("read /proc/net/unix"))?,
+        outer_pid: std::process::id(),
+        outer_start_time,
+        host_sockets: host_sockets.paths,
+        masked_sockets: Vec::new(),
+        unlocated_sockets: host_sockets.relative,
         limits: spec.limits,
         privileged_setup: identity.switch,
         setpriv: setpriv.clone(),
@@ -870,6 +920,7 @@ fn layers(probe: &ContainmentProbe) -> Vec<String> {
         "ipc-uts-cgroup-namespaces",
         "read-only-locked-host",
         "hidden-runner-dirs-and-sockets",
+        "host-sockets-masked",
         "fresh-dev-proc-tmp-home",
         "no-capabilities",
         "no-new-privs",
@@ -888,6 +939,9 @@ fn layers(probe: &ContainmentProbe) -> Vec<String> {
     ));
     if probe.landlock.scoped {
         layers.push("landlock-scoped-abstract-sockets-and-signals".into());
+    }
+    if probe.landlock.pathname_sockets_restricted {
+        layers.push("landlock-pathname-unix-sockets".into());
     }
     layers
 }
