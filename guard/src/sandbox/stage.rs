@@ -3,7 +3,8 @@
 //!
 //! - **setup** (pid 1 of the new pid namespace, root of the first user namespace, which maps only
 //!   the build user): loopback up, nested user namespaces limited, the deny-all view built under
-//!   `/newroot` and pivoted into, then `unshare --user --mount` into the second user namespace;
+//!   `/newroot`, the host sockets still visible in it masked, pivoted into, then
+//!   `unshare --user --mount` into the second user namespace;
 //! - **enter** (the build user in the second user namespace, no capability): resource limits,
 //!   `no_new_privs`, Landlock, the proof, the announcement, `exec`.
 
@@ -534,11 +535,11 @@ fn host_socket_table(
 
 /// Covers every host socket that still resolves to a socket in the view under `NEWROOT` with an
 /// empty regular file on a read-only mount: `connect()` then fails (`EROFS`: it asks for write
-/// permission on the name before it looks for a socket). Each path is resolved
-/// as the command will resolve it (`openat2` with `RESOLVE_IN_ROOT`: symbolic links stay inside
-/// the view), and the mask is bound onto what it resolved to through `/proc/self/fd` (runc's way
-/// of naming a mount target by descriptor). A path that does not resolve here is left: the proof
-/// checks every path again in the final view and refuses a reachable one.
+/// permission on the name before it looks for a socket). Each path is resolved as the command
+/// will resolve it (`openat2` with `RESOLVE_IN_ROOT`: symbolic links stay inside the view), and
+/// the mask is bound onto what it resolved to through `/proc/self/fd` (runc's way of naming a
+/// mount target by descriptor). A path that does not resolve here is left: the proof checks
+/// every path again in the final view and refuses a reachable one.
 fn mask_sockets(host_proc: &Path, sockets: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
     use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
     use std::os::fd::AsRawFd;
@@ -572,7 +573,15 @@ fn mask_sockets(host_proc: &Path, sockets: &[PathBuf]) -> Result<Vec<PathBuf>, F
     let mut masked = Vec::new();
     for socket in sockets {
         let relative = socket.strip_prefix("/").unwrap_or(socket);
-        let target = match nix::fcntl::openat2(&root, relative, how) {
+        // EAGAIN: a rename or mount elsewhere raced a `..` step; the kernel asks to try again.
+        let mut opened = nix::fcntl::openat2(&root, relative, how);
+        for _ in 0..8 {
+            if !matches!(opened, Err(nix::Error::EAGAIN)) {
+                break;
+            }
+            opened = nix::fcntl::openat2(&root, relative, how);
+        }
+        let target = match opened {
             Ok(fd) => std::fs::File::from(fd),
             Err(nix::Error::ENOSYS) => {
                 return Err(Failure::Refuse(
