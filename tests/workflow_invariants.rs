@@ -131,6 +131,7 @@ const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("deps-fetched-before-sandbox", deps_fetched_before_sandbox),
     ("gate-decision-wired", gate_decision_wired),
     ("publication-from-plan", publication_from_plan),
+    ("protected-files-surfaced", protected_files_surfaced),
     ("gate-always-runs", gate_always_runs),
     ("gate-no-head-checkout", gate_no_head_checkout),
     ("gate-builds-own-binaries", gate_builds_own_binaries),
@@ -963,6 +964,46 @@ fn publication_from_plan(wf: &Workflow) -> Result<(), String> {
         .ok_or("gate-and-pr does not open a pull request")?;
     if !pull.contains("'{title: .pull_request.title, body: .pull_request.body, head: $head, base: $base, draft: true}'") {
         return Err("the pull request is not the plan's draft `.pull_request`".into());
+    }
+    Ok(())
+}
+
+/// The verdict the gate computed itself reaches the check run (whose title then says protected
+/// files need review) and decides the pull request's label.
+fn protected_files_surfaced(wf: &Workflow) -> Result<(), String> {
+    let steps = wf.steps(GATE)?;
+    let verdict = "\"$RUNNER_TEMP/agent-team/verdict.json\"";
+    let plan = steps
+        .iter()
+        .find_map(|s| run_of(s).filter(|r| r.contains("/gate\" publish-plan ")))
+        .map(joined)
+        .ok_or("gate-and-pr does not run gate publish-plan")?;
+    if !plan.contains(&format!("--verdict-out {verdict}")) {
+        return Err("gate publish-plan does not write the verdict it computed".into());
+    }
+    let check_run = steps
+        .iter()
+        .find_map(|s| run_of(s).filter(|r| r.contains("/report\" check-run ")))
+        .map(joined)
+        .ok_or("gate-and-pr does not build the check run")?;
+    if !check_run.contains(&format!("--verdict {verdict}")) {
+        return Err("the check run does not get the gate's verdict".into());
+    }
+    let pull = steps
+        .iter()
+        .find_map(|s| run_of(s).filter(|r| r.contains("/pulls\"")))
+        .map(joined)
+        .ok_or("gate-and-pr does not open a pull request")?;
+    for needed in [
+        format!("jq -er '.protected | length' {verdict}"),
+        "/issues/$number/labels\"".to_owned(),
+        "'labels[]=agent-team: protected files'".to_owned(),
+    ] {
+        if !pull.contains(&needed) {
+            return Err(format!(
+                "the pull request step does not label protected files (`{needed}`)"
+            ));
+        }
     }
     Ok(())
 }
@@ -1896,6 +1937,30 @@ const APPLY_MUTATIONS: &[Mutation] = &[
         description: "run the gate only on success",
         breaks: &["gate-always-runs"],
         apply: |t| replace_in_job(t, GATE, "    if: always()\n", "    if: success()\n"),
+    },
+    Mutation {
+        description: "post the check run without the gate's verdict",
+        breaks: &["protected-files-surfaced"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                "            --verdict \"$RUNNER_TEMP/agent-team/verdict.json\" \\\n",
+                "",
+            )
+        },
+    },
+    Mutation {
+        description: "open the pull request without labelling protected files",
+        breaks: &["protected-files-surfaced"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                "-f 'labels[]=agent-team: protected files'",
+                "-f 'labels[]=agent-team'",
+            )
+        },
     },
     Mutation {
         description: "check out a head ref in the gate",

@@ -459,9 +459,10 @@ pub fn valid_run_id(run_id: &str) -> bool {
         && run_id.parse::<u64>().is_ok()
 }
 
-/// 64 lower-case hex digits, the form `guard::hash::sha256_hex` and `sha256sum` print.
+/// 64 lower-case hex digits, the form `guard::hash::sha256_hex` and `sha256sum` print: guard's one
+/// validator ([`guard::hash::parse_sha256`]), so guard and gate accept exactly the same hashes.
 pub fn valid_sha256(hex: &str) -> bool {
-    hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    guard::hash::parse_sha256(hex).is_some()
 }
 
 #[cfg(test)]

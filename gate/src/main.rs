@@ -25,7 +25,7 @@ enum Command {
     Decide(cli::decide::DecideArgs),
     /// Re-verify a diff from trusted inputs and write the createCommitOnBranch input and the draft
     /// pull request to open. Never checks out or executes the patch.
-    PublishPlan(cli::publish_plan::PublishPlanArgs),
+    PublishPlan(Box<cli::publish_plan::PublishPlanArgs>),
     /// Sign and dispatch the workflow, learn the run, and with --wait report its authenticated
     /// outcome (token from GH_TOKEN/GITHUB_TOKEN, key from AGENT_TEAM_DISPATCH_KEY).
     Dispatch(cli::dispatch::DispatchArgs),
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
     };
     let code = match cli.command {
         Command::Decide(args) => cli::decide::run(args),
-        Command::PublishPlan(args) => cli::publish_plan::run(args),
+        Command::PublishPlan(args) => cli::publish_plan::run(*args),
         Command::Dispatch(args) => cli::dispatch::run_cli(args),
         Command::VerifyDispatch(args) => cli::verify_dispatch::run(args),
     };

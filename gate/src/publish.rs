@@ -389,7 +389,12 @@ pub struct Rejection {
 /// The result of [`prepare`].
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    Plan(Box<PublishPlanDoc>),
+    /// The plan, and the accepting verdict it was computed from (its protected paths, if any, are
+    /// for the check run and the pull request's label).
+    Plan {
+        plan: Box<PublishPlanDoc>,
+        verdict: Box<Verdict>,
+    },
     Rejected(Box<Rejection>),
 }
 
@@ -510,7 +515,10 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
     }
 
     let doc = plan_doc(req.target, &verdict, &base_commit, additions, deletions);
-    Ok(Outcome::Plan(Box::new(doc)))
+    Ok(Outcome::Plan {
+        plan: Box::new(doc),
+        verdict: Box::new(verdict),
+    })
 }
 
 fn rejected(verdict: Verdict, reasons: Vec<PlanReason>) -> Outcome {

@@ -53,6 +53,8 @@ pub struct Hunk {
     pub old_count: u64,
     pub new_start: u64,
     pub new_count: u64,
+    /// Lines present on both sides (context); `git diff -U0` writes hunks without any.
+    pub context_lines: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,36 +85,38 @@ pub enum ParseErrorKind {
     #[error("the diff does not end with a newline")]
     NoFinalNewline,
     #[error(
-        "expected a `diff --git` header, found {found:?}; text outside file patches is not accepted"
+        "expected a `diff --git` header, found `{found}`; text outside file patches (a commit message, mail headers, a diffstat) is not accepted: pass the output of `git diff` alone"
     )]
     ExpectedDiffHeader { found: String },
+    #[error("the input is not a text diff ({what}): pass the uncompressed output of `git diff`")]
+    NotText { what: &'static str },
     #[error("carriage return in a header line")]
     CarriageReturn,
     #[error("malformed `diff --git` header: {0}")]
     BadDiffHeader(&'static str),
     #[error("malformed quoted name: {0}")]
     BadQuoting(&'static str),
-    #[error("unknown or misplaced header line {found:?}")]
+    #[error("unknown or misplaced header line `{found}`")]
     UnknownHeader { found: String },
     #[error("header `{0}` appears twice")]
     RepeatedHeader(&'static str),
-    #[error("invalid mode {found:?}: only 100644, 100755, 120000 and 160000 are canonical")]
+    #[error("invalid mode `{found}`: only 100644, 100755, 120000 and 160000 are canonical")]
     BadMode { found: String },
     #[error("malformed `{0}` line")]
     BadHeaderValue(&'static str),
     #[error("inconsistent headers: {0}")]
     Inconsistent(&'static str),
-    #[error("the {which} name {found:?} does not agree with {with:?} from the `diff --git` header")]
+    #[error("the {which} name `{found}` does not agree with `{with}` from the `diff --git` header")]
     NameMismatch {
         which: &'static str,
         found: String,
         with: String,
     },
-    #[error("malformed hunk header {found:?}")]
+    #[error("malformed hunk header `{found}`")]
     BadHunkHeader { found: String },
     #[error("hunk body does not match its header's line counts")]
     HunkCount,
-    #[error("unexpected line {found:?} in a hunk")]
+    #[error("unexpected line `{found}` in a hunk")]
     BadHunkLine { found: String },
     #[error("`\\ No newline at end of file` is misplaced")]
     MisplacedNoNewline,
@@ -215,10 +219,34 @@ fn show(bytes: &[u8]) -> String {
     crate::escape::display_bytes(cut)
 }
 
+/// Why `input` is plainly not a text diff, judged before any line is read: a compressed or archived
+/// file by its magic number, or a NUL byte in the first 8,000 bytes (git's own `buffer_is_binary`
+/// test), unless the input starts like a diff (a NUL in a patch's content is `invalid-content`).
+fn not_text(input: &[u8]) -> Option<&'static str> {
+    const MAGIC: &[(&[u8], &str)] = &[
+        (b"\x1f\x8b", "it starts like a gzip file"),
+        (b"PK\x03\x04", "it starts like a zip file"),
+        (b"BZh", "it starts like a bzip2 file"),
+        (b"\xfd7zXZ\x00", "it starts like an xz file"),
+        (b"\x28\xb5\x2f\xfd", "it starts like a zstd file"),
+    ];
+    if input.starts_with(b"diff --git ") {
+        return None;
+    }
+    if let Some((_, what)) = MAGIC.iter().find(|(magic, _)| input.starts_with(magic)) {
+        return Some(what);
+    }
+    let head = &input[..input.len().min(8000)];
+    memchr::memchr(0, head).map(|_| "it holds a NUL byte, so it is binary")
+}
+
 /// Parse `input` as a sequence of canonical git file patches. `max_line_bytes` bounds every line.
 pub fn parse(input: &[u8], max_line_bytes: usize) -> Result<CandidateDiff, ParseError> {
     if input.is_empty() {
         return Err(err(1, ParseErrorKind::Empty));
+    }
+    if let Some(what) = not_text(input) {
+        return Err(err(1, ParseErrorKind::NotText { what }));
     }
     let body = match input.strip_suffix(b"\n") {
         Some(body) => body,
@@ -893,6 +921,9 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
                 return Err(err(ln, ParseErrorKind::HunkCount));
             }
             let content = l.get(1..).unwrap_or_default();
+            if old_side && new_side {
+                hunk.context_lines += 1;
+            }
             if old_side {
                 old_left -= 1;
                 old_lines.push(content);
@@ -977,6 +1008,7 @@ fn parse_hunk_header(line: &[u8]) -> Option<Hunk> {
         old_count: old.1,
         new_start: new.0,
         new_count: new.1,
+        context_lines: 0,
     })
 }
 

@@ -10,6 +10,7 @@ pub use contract::{doc_json, escape, repo_path, rules};
 pub mod apply;
 pub mod check;
 pub mod diff;
+pub mod folded;
 pub mod git;
 pub mod hash;
 pub mod inputs;

@@ -83,6 +83,12 @@ pub struct Verdict {
     pub violations: Vec<Violation>,
     /// The declared scope the verdict was checked against.
     pub scope: Vec<String>,
+    /// Declared scope globs that no path of the diff matches (often a mistake: `crates` for
+    /// `crates/**`).
+    pub unmatched_scope: Vec<String>,
+    /// Protected paths the diff touches, for a human to review (`protected: review`): findings of
+    /// rule `protected-path` that do not reject. Under `protected: block` they are violations.
+    pub protected: Vec<Violation>,
 }
 
 impl Verdict {

@@ -83,6 +83,8 @@ fn verdict_with(path: &[u8]) -> Verdict {
                 .with_old_path(path),
         ],
         scope: vec!["**".into()],
+        unmatched_scope: Vec::new(),
+        protected: Vec::new(),
     }
 }
 

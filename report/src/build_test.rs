@@ -37,8 +37,8 @@ use contract::run::{EnvDoc, ExitDoc, IsolationDoc, Network, RunReportDoc};
 use contract::tree::{Check, FindingDoc, TreeDocError, TreeResult, VerifyTreeDoc};
 use contract::verdict::{VerdictDoc, VerdictWord};
 
-use crate::escape::escape_markdown;
-use crate::verdict::{DocsBase, VerdictError, rule_link};
+use crate::escape::{escape_html, escape_markdown, table_code_span};
+use crate::verdict::{DocsBase, VerdictError};
 
 contract::schema_marker!(
     /// `agent-team-apply/build-test-report/v1`.
@@ -314,16 +314,15 @@ fn yes(b: bool) -> &'static str {
 }
 
 fn finding_row(f: &FindingDoc, docs: Option<&DocsBase>) -> String {
-    let rule_cell = rule_link(f.rule, docs);
     format!(
         "| {} | {} | {} | {} | {} |\n",
-        rule_cell,
-        escape_markdown(&f.path.sink_text()),
+        crate::markdown::rule_cell(f.rule, docs),
+        table_code_span(&f.path.sink_text()),
         f.change.name(),
         escape_markdown(&f.message),
         f.policy_entry
             .as_deref()
-            .map(escape_markdown)
+            .map(table_code_span)
             .unwrap_or_default()
     )
 }
@@ -348,7 +347,8 @@ fn output_section(b: &BuildDoc) -> String {
     }
     out.push_str("<pre>\n");
     for line in shown {
-        out.push_str(&escape_markdown(line));
+        // Inside `<pre>` markdown is not parsed: references, not backslash escapes.
+        out.push_str(&escape_html(line));
         out.push('\n');
     }
     out.push_str("</pre>\n");

@@ -12,7 +12,9 @@ use contract::decision::DecisionDoc;
 use contract::ids::CommitId;
 use serde::Serialize;
 
-use crate::escape::{escape_markdown, is_hidden};
+use contract::verdict::ViolationDoc;
+
+use crate::escape::{code_span, escape_markdown, is_hidden};
 
 pub const DEFAULT_CHECK_NAME: &str = "agent-team-apply / gate";
 /// GitHub's limit on `output.summary` and `output.text`, applied in bytes (the stricter reading).
@@ -30,6 +32,8 @@ pub enum CheckRunError {
     Name { found: String },
     #[error("details URL {found:?} must be an https:// URL without spaces or control characters")]
     DetailsUrl { found: String },
+    #[error("the verdict is for diff {verdict}, the decision for diff {decision}")]
+    VerdictForAnotherDiff { verdict: String, decision: String },
 }
 
 /// Parse and check a gate decision ([`DecisionDoc::parse`]).
@@ -57,12 +61,15 @@ pub struct CheckRunOutput {
 }
 
 /// Build the body for `decision` on `head_sha`. `name` and `details_url` are caller input, checked
-/// rather than escaped: the name must be printable, the URL plain `https://`.
+/// rather than escaped: the name must be printable, the URL plain `https://`. `protected` are the
+/// protected paths of the verdict the gate computed (empty when none or not given): on a pass the
+/// title says that they need a human's review and the summary lists them.
 pub fn build(
     decision: &DecisionDoc,
     head_sha: &CommitId,
     name: &str,
     details_url: Option<&str>,
+    protected: &[ViolationDoc],
 ) -> Result<CheckRunRequest, CheckRunError> {
     if name.trim().is_empty() || name.chars().count() > 255 || name.chars().any(is_hidden) {
         return Err(CheckRunError::Name {
@@ -87,17 +94,27 @@ pub fn build(
     } else {
         ("fail", "failure")
     };
-    let title = if decision.passed() {
-        "Gate passed".to_string()
-    } else {
-        format!("Gate failed: {} reason(s)", decision.reasons.len())
+    let title = match (decision.passed(), protected.len()) {
+        (true, 0) => "Gate passed".to_string(),
+        (true, n) => format!("Gate passed: {n} protected file(s) need review"),
+        (false, _) => format!("Gate failed: {} reason(s)", decision.reasons.len()),
     };
-    let summary = format!(
+    let mut summary = format!(
         "**Gate decision: {word}**\n\n- Run: {}\n- Diff SHA-256: `{}`\n- Reasons: {}\n",
-        run_id,
+        code_span(run_id.as_str()),
         diff_sha256,
         decision.reasons.len()
     );
+    if !protected.is_empty() {
+        summary.push_str(&format!(
+            "\n**\u{26a0}\u{fe0f} Protected files need review ({}):** the policy lets the diff change \
+             them only with a human's explicit look.\n\n",
+            protected.len()
+        ));
+        for finding in protected {
+            summary.push_str(&crate::markdown::protected_item(finding));
+        }
+    }
     let mut text = String::from("### Reasons\n\n");
     if decision.reasons.is_empty() {
         text.push_str("No reasons recorded.\n");

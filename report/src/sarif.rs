@@ -11,14 +11,17 @@
 //!
 //! Decisions:
 //! - Rules come from [`RuleId::ALL`], so the rule list is the registry, in order.
+//! - Violations are `error` results; protected paths the verdict lists for review (it accepts) are
+//!   `note` results of rule `protected-path`, whose default level is `note`.
 //! - A violation's line is a line of the diff, not of the file; GitHub requires
 //!   `region.startLine`, so the location is the whole file (`startLine: 1`) and the diff line
 //!   travels in the message and in `properties.diffLine`.
 //! - Paths are percent-encoded ([`crate::escape::percent_encode_path`]); messages are neutralized
 //!   and SARIF-escaped ([`crate::escape::escape_sarif_text`]) so no path can become an embedded
 //!   link or a placeholder.
-//! - A violation without a path has no location (`locations: []`); code scanning lists no alert
-//!   for it, the step summary does.
+//! - A violation without a path of its own (a malformed diff, a hash mismatch, git's refusal) is
+//!   located in the diff file itself (`--diff-name`, default [`DEFAULT_DIFF_NAME`]), at its diff
+//!   line when it has one: code scanning refuses a result without a location.
 //! - `helpUri` and `informationUri` must be absolute; they are written only with a [`DocsBase`].
 //! - No `partialFingerprints`: `upload-sarif` computes them from the checked-out files.
 
@@ -34,6 +37,8 @@ use crate::verdict::DocsBase;
 pub const SARIF_SCHEMA: &str = "https://raw.githubusercontent.com/oasis-tcs/sarif-spec/master/Schemata/sarif-schema-2.1.0.json";
 pub const SARIF_VERSION: &str = "2.1.0";
 pub const DRIVER_NAME: &str = "agent-team-apply guard";
+/// Where results about the diff as a whole are located when no other name is given.
+pub const DEFAULT_DIFF_NAME: &str = "candidate.diff";
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SarifLog {
@@ -139,8 +144,9 @@ pub struct Region {
     pub start_line: usize,
 }
 
-/// Build the SARIF log of `doc` (already checked by [`crate::verdict::parse`]).
-pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> SarifLog {
+/// Build the SARIF log of `doc` (already checked by [`crate::verdict::parse`]); results without a
+/// path are located in `diff_name`.
+pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>, diff_name: &str) -> SarifLog {
     let rules = RuleId::ALL
         .iter()
         .map(|&r| ReportingDescriptor {
@@ -155,7 +161,13 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> SarifLog {
                 text: format!("{} See {}.", r.description(), r.anchor()),
             },
             help_uri: docs.map(|base| base.rule_url(r)),
-            default_configuration: Configuration { level: "error" },
+            default_configuration: Configuration {
+                level: if r == RuleId::ProtectedPath {
+                    "note"
+                } else {
+                    "error"
+                },
+            },
         })
         .collect();
     SarifLog {
@@ -170,7 +182,12 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> SarifLog {
                     rules,
                 },
             },
-            results: doc.violations.iter().map(result).collect(),
+            results: doc
+                .violations
+                .iter()
+                .map(|v| result(v, "error", diff_name))
+                .chain(doc.protected.iter().map(|p| result(p, "note", diff_name)))
+                .collect(),
             properties: RunProperties {
                 verdict: doc.verdict,
                 diff_sha256: doc.diff_sha256.clone(),
@@ -180,7 +197,7 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> SarifLog {
     }
 }
 
-fn result(violation: &ViolationDoc) -> SarifResult {
+fn result(violation: &ViolationDoc, level: &'static str, diff_name: &str) -> SarifResult {
     // Every rule is registered: the index is its place in `RuleId::ALL`.
     let rule_index = RuleId::ALL
         .iter()
@@ -188,24 +205,25 @@ fn result(violation: &ViolationDoc) -> SarifResult {
         .unwrap_or_default();
     let rule_id = violation.rule;
     let message = crate::verdict::violation_message(violation);
-    let locations = violation
-        .path
-        .as_ref()
-        .or(violation.old_path.as_ref())
-        .map(|path| Location {
-            physical_location: PhysicalLocation {
-                artifact_location: ArtifactLocation {
-                    uri: percent_encode_path(path.as_bytes()),
-                },
-                region: Region { start_line: 1 },
+    let location = match violation.path.as_ref().or(violation.old_path.as_ref()) {
+        Some(path) => (percent_encode_path(path.as_bytes()), 1),
+        None => (
+            percent_encode_path(diff_name),
+            violation.line.unwrap_or(1).max(1),
+        ),
+    };
+    let locations = vec![Location {
+        physical_location: PhysicalLocation {
+            artifact_location: ArtifactLocation { uri: location.0 },
+            region: Region {
+                start_line: location.1,
             },
-        })
-        .into_iter()
-        .collect();
+        },
+    }];
     SarifResult {
         rule_id,
         rule_index,
-        level: "error",
+        level,
         message: Text {
             text: escape_sarif_text(&message),
         },
@@ -218,7 +236,7 @@ fn result(violation: &ViolationDoc) -> SarifResult {
 }
 
 impl SarifLog {
-    /// Pretty JSON with a trailing newline.
+    /// Pretty JSON with a trailing newline ([`contract::doc_json`]).
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
         contract::doc_json::to_string_pretty(self)
     }

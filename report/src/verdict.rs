@@ -19,9 +19,12 @@ pub fn parse(json: &str) -> Result<VerdictDoc, VerdictError> {
 
 /// A violation's message with its evidence (old path, diff line, policy entry), every part
 /// neutralized; the sink-specific escaping comes after.
+/// A message of several lines (git's own words, one per line) keeps its line breaks between
+/// neutralized lines; the evidence follows the first line.
 pub fn violation_message(violation: &ViolationDoc) -> String {
     use crate::escape::neutralize;
-    let mut message = neutralize(&violation.message);
+    let mut lines = violation.message.split('\n');
+    let mut message = neutralize(lines.next().unwrap_or_default());
     if let (Some(old), Some(_)) = (&violation.old_path, &violation.path) {
         message.push_str(&format!(" (old path: {})", neutralize(&old.sink_text())));
     }
@@ -31,14 +34,11 @@ pub fn violation_message(violation: &ViolationDoc) -> String {
     if let Some(entry) = &violation.policy_entry {
         message.push_str(&format!(" (policy: {})", neutralize(entry)));
     }
+    for line in lines {
+        message.push('\n');
+        message.push_str(&neutralize(line));
+    }
     message
-}
-
-/// The markdown cell of a rule: its id, linked to its documentation (absolute under `docs` when
-/// given, else the repository-relative anchor).
-pub fn rule_link(rule: RuleId, docs: Option<&DocsBase>) -> String {
-    let target = docs.map_or_else(|| rule.anchor(), |base| base.rule_url(rule));
-    format!("[{}]({})", rule.name(), target)
 }
 
 /// An absolute base URL the rule anchors (`README.md#rule-<id>`) are resolved against, e.g.
@@ -59,6 +59,28 @@ pub enum DocsBaseError {
 }
 
 impl DocsBase {
+    /// The base the workflow's own environment names: the README of the commit the running
+    /// workflow came from (`$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/blob/$GITHUB_SHA/`), whose
+    /// workspace holds this project. `None` when a variable is missing or the URL is refused.
+    pub fn from_github_env(get: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        let server = get("GITHUB_SERVER_URL")?;
+        let repository = get("GITHUB_REPOSITORY")?;
+        let sha = get("GITHUB_SHA")?;
+        let well_formed = |s: &str| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._/".contains(&b))
+        };
+        if !well_formed(&repository) || !sha.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        DocsBase::parse(&format!(
+            "{}/{repository}/blob/{sha}/",
+            server.trim_end_matches('/')
+        ))
+        .ok()
+    }
+
     /// Accept an `https://` URL ending in `/` made only of URI characters that are also safe in a
     /// markdown link target (no spaces, parentheses, angle brackets, quotes or backslashes).
     pub fn parse(url: &str) -> Result<Self, DocsBaseError> {
@@ -87,6 +109,44 @@ impl DocsBase {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docs_base_from_the_workflow_environment() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == k)
+                    .map(|(_, v)| (*v).to_string())
+            }
+        };
+        let base = DocsBase::from_github_env(env(&[
+            ("GITHUB_SERVER_URL", "https://github.com"),
+            ("GITHUB_REPOSITORY", "o/r"),
+            ("GITHUB_SHA", "0123abcd"),
+        ]));
+        assert_eq!(
+            base.map(|b| b.readme_url()),
+            Some("https://github.com/o/r/blob/0123abcd/README.md".to_string())
+        );
+        assert!(DocsBase::from_github_env(env(&[("GITHUB_REPOSITORY", "o/r")])).is_none());
+        assert!(
+            DocsBase::from_github_env(env(&[
+                ("GITHUB_SERVER_URL", "http://x"),
+                ("GITHUB_REPOSITORY", "o/r"),
+                ("GITHUB_SHA", "ab"),
+            ]))
+            .is_none()
+        );
+        assert!(
+            DocsBase::from_github_env(env(&[
+                ("GITHUB_SERVER_URL", "https://github.com"),
+                ("GITHUB_REPOSITORY", "o/r)](x"),
+                ("GITHUB_SHA", "ab"),
+            ]))
+            .is_none()
+        );
+    }
 
     #[test]
     fn docs_base_accepts_plain_https_only() {

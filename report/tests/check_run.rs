@@ -58,7 +58,7 @@ fn passing_decision_body() {
             "details_url": "https://github.com/o/r/actions/runs/9876543210",
             "output": {
                 "title": "Gate passed",
-                "summary": format!("**Gate decision: pass**\n\n- Run: 9876543210\n- Diff SHA-256: `{SHA}`\n- Reasons: 0\n"),
+                "summary": format!("**Gate decision: pass**\n\n- Run: `9876543210`\n- Diff SHA-256: `{SHA}`\n- Reasons: 0\n"),
                 "text": "### Reasons\n\nNo reasons recorded.\n",
             }
         })
@@ -84,8 +84,8 @@ fn failing_decision_body_escapes_reasons() {
     assert_eq!(body["output"]["title"], "Gate failed: 2 reason(s)");
     assert_eq!(
         body["output"]["text"],
-        "### Reasons\n\n- job&#45;not&#45;successful&#58;&#8205; job &#96;build&#45;test&#96; result&#58;&#8205; failure\n\
-         - job&#45;not&#45;successful&#58;&#8205; unexpected job \"x&#124;y\" &#64;&#8205;org/team &#35;&#8205;1&#92;u{a}&#45; &#91; &#93; injected\n"
+        "### Reasons\n\n- job-not-successful: job \\`build-test\\` result: failure\n\
+         - job-not-successful: unexpected job \"x\\|y\" @\u{200d}org/team #\u{200d}1\\\\u{a}- \\[ \\] injected\n"
     );
 }
 
@@ -137,7 +137,7 @@ fn long_output_is_cut_to_githubs_limit_on_a_char_boundary() {
         "{}",
         text.len()
     );
-    assert!(text.starts_with("### Reasons\n\n- job&#45;not&#45;successful&#58;&#8205; éé"));
+    assert!(text.starts_with("### Reasons\n\n- job-not-successful: éé"));
     assert!(
         text.contains("_Truncated: "),
         "{}",
@@ -236,4 +236,53 @@ fn invalid_inputs_exit_2() {
     }
     let out = report(&["check-run", "--head-sha", HEAD], &good.to_string());
     assert_eq!(code(&out), 2, "missing --decision");
+}
+
+#[test]
+fn protected_files_are_named_in_the_title_and_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut verdict = common::protected_verdict();
+    verdict.diff_sha256 = contract::ids::Sha256Hex::parse(SHA).unwrap();
+    let path = tmp.path().join("verdict.json");
+    std::fs::write(&path, verdict.to_json().unwrap()).unwrap();
+    let out = check_run(
+        &decision(true, &[]).to_string(),
+        &["--verdict", path.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let body: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(body["conclusion"], "success");
+    assert_eq!(
+        body["output"]["title"],
+        "Gate passed: 2 protected file(s) need review"
+    );
+    let summary = body["output"]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("Protected files need review (2)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("- `Cargo.toml` (`protect: **/Cargo.toml`)"),
+        "{summary}"
+    );
+    assert!(
+        !summary
+            .replace(&report::escape::code_span(common::PATH_MARKUP), "")
+            .contains("@org")
+    );
+
+    // A verdict for another diff is refused, not rendered.
+    let mut other = common::protected_verdict();
+    other.diff_sha256 = contract::ids::Sha256Hex::parse(&"f".repeat(64)).unwrap();
+    std::fs::write(&path, other.to_json().unwrap()).unwrap();
+    let out = check_run(
+        &decision(true, &[]).to_string(),
+        &["--verdict", path.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("the verdict is for diff"),
+        "{}",
+        stderr(&out)
+    );
 }

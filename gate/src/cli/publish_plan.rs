@@ -4,7 +4,7 @@
 //! reasons go to stderr with their rule ids); 2 on a usage, configuration or I/O error (no plan).
 
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use gate::publish::{Outcome, PublishRequest, PublishTarget, Rejection, prepare, validate_inputs};
@@ -53,6 +53,10 @@ pub struct PublishPlanArgs {
     /// Also write the pull-request body (markdown) here.
     #[arg(long, value_name = "FILE")]
     pr_body_out: Option<PathBuf>,
+    /// Also write the guard verdict (JSON v1) the plan was computed from here: its protected
+    /// paths go to `report check-run --verdict` and decide the pull request's label.
+    #[arg(long, value_name = "FILE")]
+    verdict_out: Option<PathBuf>,
 }
 
 pub fn run(args: PublishPlanArgs) -> u8 {
@@ -95,16 +99,24 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
             eprint!("{}", render_rejection(&rejection));
             return Ok(contract::cli::Exit::Fail.code());
         }
-        Outcome::Plan(plan) => plan,
+        Outcome::Plan { plan, verdict } => {
+            if let Some(path) = &args.verdict_out {
+                let json = guard::output::json_v1::document(&verdict)
+                    .to_json()
+                    .map_err(|e| format!("cannot encode the verdict: {e}"))?;
+                contract::cli::write_atomic(path, json.as_bytes())?;
+            }
+            plan
+        }
     };
     let json = plan
         .to_json()
         .map_err(|e| format!("cannot serialize the plan: {e}"))?;
     if let Some(path) = &args.pr_body_out {
-        write_atomically(path, plan.pull_request.body.as_bytes())?;
+        contract::cli::write_atomic(path, plan.pull_request.body.as_bytes())?;
     }
     match &args.out {
-        Some(path) => write_atomically(path, json.as_bytes())?,
+        Some(path) => contract::cli::write_atomic(path, json.as_bytes())?,
         None => {
             let mut stdout = io::stdout().lock();
             stdout
@@ -153,18 +165,4 @@ fn read_diff(source: &str, limit: u64) -> Result<Vec<u8>, String> {
     };
     result.map_err(|e| format!("cannot read diff {}: {e}", neutralize(source)))?;
     Ok(bytes)
-}
-
-/// Write to a temporary file beside `path`, then rename it into place.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let fail = |e: io::Error| format!("cannot write {}: {e}", path.display());
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
-    tmp.write_all(bytes).map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
 }

@@ -86,7 +86,7 @@ mod tests {
             assert_eq!(read.run_id.as_ref().map(RunId::as_str), Some("42"));
             assert_eq!(read.diff_sha256.as_ref().map(Sha256Hex::as_str), Some(SHA));
             // And the check run is built from exactly that document.
-            report::check_run::build(&read, &head(), "agent-team-apply / gate", None).unwrap();
+            report::check_run::build(&read, &head(), "agent-team-apply / gate", None, &[]).unwrap();
         }
     }
 }

@@ -59,16 +59,33 @@ impl fmt::Display for VerdictWord {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckMode {
-    /// Only the guard's own parse; no base tree was consulted.
+    /// Only the guard's own parse; no base tree was consulted (no `--repo`).
     ParserOnly,
+    /// A base tree was given, but the diff was rejected before git's reading was compared (its
+    /// hash, size, form or path limits), so nothing was cross-checked.
+    StoppedBeforeGit,
     /// The guard's parse agreed with git applying the diff to a throwaway index of the base.
     GitCrossChecked,
 }
 
 impl CheckMode {
+    /// The stable name in the document.
     pub fn name(self) -> &'static str {
         match self {
             CheckMode::ParserOnly => "parser-only",
+            CheckMode::StoppedBeforeGit => "stopped-before-git",
+            CheckMode::GitCrossChecked => "git-cross-checked",
+        }
+    }
+
+    /// What the mode means, for a reader.
+    pub fn explanation(self) -> &'static str {
+        match self {
+            CheckMode::ParserOnly => "parser-only (no --repo: git's reading was not cross-checked)",
+            CheckMode::StoppedBeforeGit => {
+                "stopped before git's reading (--repo was given, but the diff was rejected by its \
+                 hash, size, form or path limits first)"
+            }
             CheckMode::GitCrossChecked => "git-cross-checked",
         }
     }
@@ -191,6 +208,14 @@ pub struct VerdictDoc {
     pub scope: Vec<String>,
     pub files: Vec<FileDoc>,
     pub violations: Vec<ViolationDoc>,
+    /// Protected paths the diff touches, for a human's review (rule `protected-path`, policy
+    /// `protected: review`); they do not reject.
+    #[serde(default)]
+    pub protected: Vec<ViolationDoc>,
+    /// Declared scope globs that no path of the diff matches (often a mistake: `crates` for
+    /// `crates/**`).
+    #[serde(default)]
+    pub unmatched_scope: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -230,6 +255,8 @@ pub enum VerdictError {
     AcceptWithoutFiles,
     #[error("the verdict is \"reject\" but lists no violation")]
     RejectWithoutViolations,
+    #[error("the verdict is \"accept\" but its mode is \"stopped-before-git\"")]
+    AcceptStoppedEarly,
 }
 
 impl VerdictDoc {
@@ -244,6 +271,9 @@ impl VerdictDoc {
                 })
             }
             VerdictWord::Accept if doc.files.is_empty() => Err(VerdictError::AcceptWithoutFiles),
+            VerdictWord::Accept if doc.mode == CheckMode::StoppedBeforeGit => {
+                Err(VerdictError::AcceptStoppedEarly)
+            }
             VerdictWord::Reject if doc.violations.is_empty() => {
                 Err(VerdictError::RejectWithoutViolations)
             }

@@ -9,10 +9,6 @@ use guard::hash::HashedDiff;
 use guard::output::text;
 use guard::policy::Policy;
 
-/// The sample the README's first command checks: a diff that must be accepted.
-const SAMPLE_DIFF: &[u8] = include_bytes!("../../../fixtures/sample/accept.diff");
-const SAMPLE_SCOPE: &[&str] = &["src/**", "docs/**"];
-
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Format {
     Text,
@@ -22,12 +18,14 @@ pub enum Format {
 #[derive(Args)]
 pub struct CheckArgs {
     /// The candidate diff: a file, or `-` for standard input.
-    #[arg(long, value_name = "FILE|-", required_unless_present = "sample")]
-    diff: Option<String>,
-    /// SHA-256 (hex) the diff bytes must hash to.
-    #[arg(long, value_name = "HEX", required_unless_present = "sample")]
-    expected_sha256: Option<String>,
-    /// A declared scope glob (repeatable); every touched path must match one. Required.
+    #[arg(long, value_name = "FILE|-")]
+    diff: String,
+    /// SHA-256 the diff bytes must hash to: 64 lower-case hex digits (`sha256sum FILE`).
+    #[arg(long, value_name = "HEX")]
+    expected_sha256: String,
+    /// A declared scope glob (repeatable, one glob each); every touched path must match one.
+    /// `*` stays within a path component, `**` crosses (`crates/**`, not `crates`). Without any,
+    /// the diff is rejected (no-scope).
     #[arg(long = "scope", value_name = "GLOB")]
     scope: Vec<String>,
     /// A YAML policy that extends or tightens the embedded default.
@@ -44,9 +42,6 @@ pub struct CheckArgs {
     /// Also write the JSON verdict to this file.
     #[arg(long, value_name = "FILE")]
     verdict_out: Option<PathBuf>,
-    /// Check the bundled sample diff (with its own hash and scope) instead of --diff.
-    #[arg(long, conflicts_with_all = ["diff", "expected_sha256", "scope"])]
-    sample: bool,
 }
 
 /// Load the policy named on the command line, or the embedded default.
@@ -92,26 +87,8 @@ pub fn run(args: CheckArgs) -> u8 {
 
 fn run_inner(args: CheckArgs) -> Result<u8, String> {
     let policy = load_policy(args.policy.as_ref())?;
-    let (diff, expected, scope) = if args.sample {
-        let scope = SAMPLE_SCOPE.iter().map(|s| s.to_string()).collect();
-        let diff = HashedDiff::new(SAMPLE_DIFF.to_vec());
-        let expected = guard::hash::to_hex(diff.digest());
-        (diff, expected, scope)
-    } else {
-        let source = args.diff.as_deref().unwrap_or("-");
-        let diff = read_hashed_diff(source, policy.limits.max_diff_bytes)?;
-        (
-            diff,
-            args.expected_sha256.clone().unwrap_or_default(),
-            args.scope.clone(),
-        )
-    };
-    if args.sample && matches!(args.format, Format::Text) {
-        contract::cli::emit(&format!(
-            "Checking the bundled sample diff (fixtures/sample/accept.diff) with scope {}\n",
-            SAMPLE_SCOPE.join(", ")
-        ))?;
-    }
+    let diff = read_hashed_diff(&args.diff, policy.limits.max_diff_bytes)?;
+    let (expected, scope) = (args.expected_sha256.clone(), args.scope.clone());
     let base = args.base.clone().unwrap_or_else(|| "HEAD".to_string());
     let request = CheckRequest {
         diff: diff.bytes(),

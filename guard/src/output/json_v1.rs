@@ -6,7 +6,7 @@ pub use contract::verdict::{
     VerdictWord, ViolationDoc,
 };
 
-use crate::verdict::Verdict;
+use crate::verdict::{Verdict, Violation};
 
 /// The document of `verdict`. A mode git does not record cannot come from the parser (it accepts
 /// git's canonical modes only); should one appear, it is left out rather than invented.
@@ -33,18 +33,21 @@ pub fn document(verdict: &Verdict) -> VerdictDoc {
                 line: f.line,
             })
             .collect(),
-        violations: verdict
-            .violations
-            .iter()
-            .map(|v| ViolationDoc {
-                rule: v.rule,
-                path: v.path.clone(),
-                old_path: v.old_path.clone(),
-                line: v.line,
-                message: v.message.clone(),
-                policy_entry: v.policy_entry.clone(),
-                docs: v.rule.anchor(),
-            })
-            .collect(),
+        violations: verdict.violations.iter().map(violation_doc).collect(),
+        protected: verdict.protected.iter().map(violation_doc).collect(),
+        unmatched_scope: verdict.unmatched_scope.clone(),
+    }
+}
+
+/// The document of one violation (or protected-path finding).
+pub fn violation_doc(v: &Violation) -> ViolationDoc {
+    ViolationDoc {
+        rule: v.rule,
+        path: v.path.clone(),
+        old_path: v.old_path.clone(),
+        line: v.line,
+        message: v.message.clone(),
+        policy_entry: v.policy_entry.clone(),
+        docs: v.rule.anchor(),
     }
 }

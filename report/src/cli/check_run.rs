@@ -17,6 +17,11 @@ pub struct CheckRunArgs {
     /// An https:// URL with the full details (e.g. the workflow run).
     #[arg(long, value_name = "URL")]
     details_url: Option<String>,
+    /// The guard verdict (JSON v1) the gate computed itself (`gate publish-plan --verdict-out`):
+    /// its protected paths are named in the title and listed in the summary. Must be for the
+    /// decision's diff.
+    #[arg(long, value_name = "FILE")]
+    verdict: Option<String>,
 }
 
 /// Exit 0 when the body was written, whether the decision is pass or fail (the body's
@@ -30,12 +35,33 @@ pub fn run(args: CheckRunArgs) -> u8 {
         Ok(json) => json,
         Err(e) => return super::fail(&e),
     };
+    let verdict = match args.verdict.as_deref().map(super::read_input).transpose() {
+        Ok(text) => text,
+        Err(e) => return super::fail(&e),
+    };
+    let verdict = match verdict.as_deref().map(report::verdict::parse).transpose() {
+        Ok(doc) => doc,
+        Err(e) => return super::fail(&e.to_string()),
+    };
     let body = check_run::parse_decision(&json).and_then(|decision| {
+        if let Some(doc) = &verdict
+            && Some(&doc.diff_sha256) != decision.diff_sha256.as_ref()
+        {
+            return Err(check_run::CheckRunError::VerdictForAnotherDiff {
+                verdict: doc.diff_sha256.to_string(),
+                decision: decision
+                    .diff_sha256
+                    .as_ref()
+                    .map_or_else(|| "(none)".to_owned(), ToString::to_string),
+            });
+        }
+        let protected = verdict.as_ref().map_or(&[][..], |doc| &doc.protected[..]);
         check_run::build(
             &decision,
             &head_sha,
             &args.name,
             args.details_url.as_deref(),
+            protected,
         )
     });
     let body = match body {

@@ -102,7 +102,37 @@ pub fn hostile_verdict() -> VerdictDoc {
                 "expected sha256 does not match",
             ),
         ],
+        protected: vec![],
+        unmatched_scope: vec![],
     }
+}
+
+/// An accepting verdict whose protected findings carry the same hostile text as
+/// [`hostile_verdict`]'s paths.
+pub fn protected_verdict() -> VerdictDoc {
+    let mut doc = accept_verdict();
+    doc.protected = vec![
+        ViolationDoc {
+            rule: contract::rules::RuleId::from_name("protected-path").unwrap(),
+            path: Some("Cargo.toml".into()),
+            old_path: None,
+            line: Some(1),
+            message: "new path is protected: a human must review this change before it is merged"
+                .to_string(),
+            policy_entry: Some("protect: **/Cargo.toml".to_string()),
+            docs: "README.md#rule-protected-path".to_string(),
+        },
+        ViolationDoc {
+            rule: contract::rules::RuleId::from_name("protected-path").unwrap(),
+            path: Some(PATH_MARKUP.into()),
+            old_path: None,
+            line: Some(7),
+            message: "new path is protected: a human must review <b>this</b> @org".to_string(),
+            policy_entry: Some("protect: **/AGENTS.md".to_string()),
+            docs: "javascript:alert(1)".to_string(),
+        },
+    ];
+    doc
 }
 
 pub fn accept_verdict() -> VerdictDoc {
@@ -121,6 +151,8 @@ pub fn accept_verdict() -> VerdictDoc {
             line: 1,
         }],
         violations: vec![],
+        protected: vec![],
+        unmatched_scope: vec![],
     }
 }
 
