@@ -367,8 +367,12 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         if writable {
             mount_tmpfs(&target, flags, &format!("mode=1777,{SCRATCH_SIZE}"))?;
         } else {
-            mount_tmpfs(&target, flags, "mode=0755,size=1m")?;
-            hidden_mounts.push(target);
+            match mount_tmpfs(&target, flags, "mode=0755,size=1m") {
+                Ok(()) => hidden_mounts.push(target),
+                // Removed on the host since it was looked at: nothing left to hide.
+                Err(_) if std::fs::symlink_metadata(&target).is_err() => {}
+                Err(failure) => return Err(failure),
+            }
         }
     }
 
@@ -466,10 +470,17 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     plan.unlocated_sockets = table.relative;
     plan.masked_sockets = mask_sockets(&host_proc, &plan.host_sockets)?;
     let plan = &plan;
-    // Hidden directories and /dev hold only mount points from now on.
-    for target in hidden_mounts.iter().chain(std::iter::once(&dev)) {
-        read_only_at(&host_proc, target)?;
+    // Hidden directories and /dev hold only mount points from now on. A hidden directory removed
+    // on the host meanwhile took its cover with it (the kernel detaches mounts on a removed name
+    // in every namespace): nothing is left to show there. One that came back is refused.
+    for target in &hidden_mounts {
+        if let Err(failure) = read_only_at(&host_proc, target)
+            && std::fs::symlink_metadata(target).is_ok()
+        {
+            return Err(failure);
+        }
     }
+    read_only_at(&host_proc, &dev)?;
 
     // Into the view; the scratch root and the host's tree behind it are detached.
     nix::unistd::chdir(NEWROOT).map_err(refuse("chdir newroot"))?;
@@ -598,15 +609,23 @@ fn mask_sockets(host_proc: &Path, sockets: &[PathBuf]) -> Result<Vec<PathBuf>, F
         let by_fd = host_proc
             .join("self/fd")
             .join(target.as_raw_fd().to_string());
-        nix::mount::mount(
+        match nix::mount::mount(
             Some(&mask),
             &by_fd,
             None::<&str>,
             MsFlags::MS_BIND,
             None::<&str>,
-        )
-        .map_err(|e| Failure::Refuse(format!("mask the host socket {}: {e}", socket.display())))?;
-        masked.push(socket.clone());
+        ) {
+            Ok(()) => masked.push(socket.clone()),
+            // Unlinked on the host since it was opened: the name is gone, nothing to cover.
+            Err(nix::Error::ENOENT) => {}
+            Err(e) => {
+                return Err(Failure::Refuse(format!(
+                    "mask the host socket {}: {e}",
+                    socket.display()
+                )));
+            }
+        }
     }
     Ok(masked)
 }
