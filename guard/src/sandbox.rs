@@ -16,10 +16,11 @@
 //! | read-only host | the host's whole mount tree bound recursively at `/newroot`, then every submount remounted read-only one by one (`MS_REC` does not apply to a bind remount), keeping each mount's locked flags | writes anywhere on the host: `/etc`, `/usr/local/bin`, the runner's files, the trusted binaries |
 //! | locked mounts | the view is made in the mount namespace of a more privileged user namespace; the command runs in a new mount namespace of a less privileged one, where the kernel locks every inherited mount | `umount`/`mount -o remount,rw` of the read-only host, of `.git`, of the tmpfs covers (also from a nested namespace: there is none) |
 //! | hidden directories | fresh empty read-only tmpfs over `/run`, `/var/run`, `/root`, `HOME`, the build user's home, `RUNNER_TEMP` and its parent (the runner's work root: `_temp`, `_actions`, `_tool`, the other checkouts), `RUNNER_WORKSPACE`, `GITHUB_WORKSPACE` and its parent, every ancestor of `RUNNER_TEMP` that holds the runner's `.credentials`, `.runner` or `_diag`, and `--hide`; fresh writable tmpfs over `/tmp`, `/var/tmp`, `/dev/shm` | reading `~/.git-credentials`, `gh`'s `hosts.yml`, the runner's credentials and `_diag` logs; writing the runner's file commands (`GITHUB_ENV`, `GITHUB_PATH`: code in a later step), actions' code, the job's baseline and reports; **connecting to file-system UNIX sockets** (D-Bus, systemd, Docker, anything in `/tmp`): `connect()` works on a read-only mount, so sockets are hidden, not just read-only |
+//! | masked sockets | every pathname UNIX socket bound on the host that still resolves in the view (bound outside every hidden directory: under `/var/lib`, `/opt`, another user's home, a second checkout) is covered, after every other mount, by an empty file from a private tmpfs whose super block is read-only (`connect()` then fails with `EROFS`); a directory holding nothing but sockets is hidden whole instead, which also hides a socket bound there later (see [Sockets](#sockets)) | connecting to a host daemon whose socket the fixed list of hidden directories misses, without refusing the build for its presence |
 //! | bound back | the worktree (or working directory) and `--writable` outputs writable, its `.git` read-only; `CARGO_HOME`, `RUSTUP_HOME`, `--read-only` directories and the guard binary read-only | nothing: what the build needs, and no more |
 //! | fresh `/dev`, `/proc` | a tmpfs with `null`, `zero`, `full`, `random`, `urandom`, `tty` bound from the host, a private `devpts`; a proc of the new pid namespace with `sys`, `sysrq-trigger`, `irq`, `bus` read-only | raw disks and other device nodes; kernel knobs (`core_pattern`) |
 //! | no privilege | the command is an ordinary user (the build user, never uid 0) in its user namespace: no capability in any set (`CapInh`, `CapPrm`, `CapEff`, `CapAmb` all zero), `no_new_privs`, no supplementary group, and the namespace above it may hold only one child user namespace (`max_user_namespaces=1`, bubblewrap's `--disable-userns`), so it cannot create another and gain capabilities there | setuid binaries (`sudo`), file capabilities, capability-gated kernel paths, nested-namespace escapes |
-//! | Landlock | read and execute everywhere, every write right (`AccessFs::from_all(ABI::V6)` minus device creation) only beneath the writable binds, `/tmp`, `/var/tmp`, `/dev/shm`, `/dev/pts`, the device nodes and `/proc`; abstract UNIX sockets and signals scoped to the sandbox (ABI 6) | a mistake in the mount setup reopening a host path for writing; abstract sockets and signals if a namespace were shared |
+//! | Landlock | read and execute everywhere, every write right (`AccessFs::from_all(ABI::V9)` minus device creation) only beneath the writable binds, `/tmp`, `/var/tmp`, `/dev/shm`, `/dev/pts`, the device nodes and `/proc`; among them, from ABI 9, `ResolveUnix` (`LANDLOCK_ACCESS_FS_RESOLVE_UNIX`: `connect()`/`sendmsg()` to a pathname UNIX socket); abstract UNIX sockets and signals scoped to the sandbox (ABI 6) | a mistake in the mount setup reopening a host path for writing; abstract sockets and signals if a namespace were shared; from ABI 9, every host socket outside the writable directories, also one bound after the masks were placed |
 //! | resource limits | `RLIMIT_NPROC` 4096, `RLIMIT_DATA` 16 GiB, `RLIMIT_FSIZE` 8 GiB, `RLIMIT_NOFILE` 8192, `RLIMIT_CORE` 0 (lowered only) | fork bombs, runaway memory, disk-filling files, core dumps of secrets |
 //! | time, output | `--timeout` kills the whole tree; the last `--max-output` bytes are kept | hangs, floods |
 //! | after the build | the trusted outer process waits until no process is left in the sandbox's pid namespace, then (with `--verdict`/`--baseline`) compares the worktree with the baseline it read before the build started: identity of the worktree and `.git`, every file's SHA-256 ([`crate::tree::verify_against`]) | a build that wrote `.github/**`, out of scope, into `.git`, or swapped the worktree; the exit status carries it (1) |
@@ -36,7 +37,8 @@
 //! ```text
 //! guard run ─spawn (own process group)─► setpriv --pdeathsig KILL --
 //!   unshare --pid --fork --kill-child --mount --net --ipc --uts --cgroup --propagation private --
-//!     guard __sandbox-stage --stage setup    pid 1, real root: lo up, the view under /newroot, pivot
+//!     guard __sandbox-stage --stage setup    pid 1, real root: lo up, the view under /newroot,
+//!                                            host sockets masked, pivot
 //!   setpriv --reuid=<build uid> --regid=65534 --clear-groups --inh-caps=+sys_admin --ambient-caps=+sys_admin --
 //!   unshare --user --map-root-user --mount --
 //!     guard __sandbox-stage --stage limit    root of user ns 1 (= build user): max_user_namespaces=1, /proc/sys read-only
@@ -77,7 +79,9 @@
 //! new file, what the hidden directories show, its open descriptors, its resource limits; and,
 //! for every pathname UNIX socket bound on the host (`/proc/net/unix`, read by the outer process
 //! in the host's network namespace before the sandbox is made), whether it still resolves to a
-//! socket. It announces this proof on the output pipe *before* exec'ing the command, so the
+//! socket (the setup stage read the table again and masked what it found; the proof lists the
+//! masked ones, counts the sockets bound under a relative name, and says whether Landlock
+//! restricts pathname sockets). It announces this proof on the output pipe *before* exec'ing the command, so the
 //! command cannot forge it (see [`capture`]), and refuses to exec on any problem
 //! ([`proof::ContainmentProbe::problems`]); the outer process checks the same again and records it
 //! with the layers in force in the report. A machine without Landlock, without user namespaces,
@@ -87,6 +91,50 @@
 //! `--no-isolation-because` remains for hosts where no namespace can be made at all: it runs the
 //! command directly (environment scrub, timeout and output bounds only), is recorded in the
 //! report, and the workflow never passes it (a test enforces that).
+//!
+//! # Sockets
+//!
+//! A host daemon's UNIX socket is reachable from the build's network namespace through the file
+//! system alone: `connect()` needs only a name that resolves and write permission on it, and a
+//! read-only mount still allows that (the name is checked, not written). Most sockets live in
+//! the hidden directories (`/run`, `/var/run`, `/tmp`, the homes); for the rest:
+//!
+//! 1. The outer process reads the host's `/proc/net/unix` (in its own, the host's, network
+//!    namespace), byte for byte: a name may hold spaces, newlines and bytes that are not UTF-8.
+//!    A directory of a bound socket that holds nothing but sockets (a daemon's socket directory)
+//!    is added to the hidden directories, unless a bind back would show it again.
+//! 2. The setup stage reads the table again, through `/proc/<pid>/net/unix` of the outer process
+//!    (confirmed by its start time), once the view is complete, and for every bound name resolves
+//!    it inside the view as the command will (`openat2` with `RESOLVE_IN_ROOT`: symbolic links
+//!    stay inside the view) and, if it is still a socket, binds over it an empty file from a
+//!    private tmpfs whose super block is read-only (the tmpfs is never in the view and is
+//!    detached with the scratch root). The command's mount namespace then inherits the masks
+//!    locked. A socket inode is a valid bind target (checked on Linux 6.18): `connect()` on the
+//!    mask fails with `EROFS`.
+//! 3. The proof checks every name of both readings again in the final view: one that still
+//!    resolves to a socket refuses the run (the backstop), the masked ones are listed.
+//!
+//! What masking cannot see, and only Landlock's `ResolveUnix` (ABI 9) closes, since it denies
+//! `connect()` to every socket outside the writable directories whatever its name:
+//!
+//! - a socket bound on the host after the setup stage's reading, where the view shows the host
+//!   (a daemon that starts, or restarts and binds its name again, during the build: the mask
+//!   over the old inode goes away with the old name), unless its directory holds only sockets;
+//! - a socket reached by a name the table does not show: a hard link, a rename after `bind()`,
+//!   a name bound relative to the binder's working directory (counted in the proof as
+//!   `unlocated_sockets`), a name bound in another mount namespace (a container sharing the
+//!   host's network namespace) that resolves elsewhere in this one;
+//! - a name whose newline is followed by text shaped like a table entry (the kernel does not
+//!   escape names): the name is cut there.
+//!
+//! Landlock ABI 7 (from Linux 6.15; Linux 6.18, where this was tested, reports 7) adds only
+//! audit-log flags, and ABI 8 (Linux 7.0) only the synchronisation of all threads;
+//! `LANDLOCK_ACCESS_FS_RESOLVE_UNIX` arrives with ABI 9 (Linux 7.1, per the `landlock` crate). The ruleset asks for it in best
+//! effort: on an older kernel it is dropped and the ruleset reads `partially-enforced`; the proof
+//! records `pathname_sockets_restricted` and the layer `landlock-pathname-unix-sockets` only
+//! where it is in force. The hidden directories and the masks are therefore the layer that holds
+//! on today's kernels; `--hide` covers a directory where a host daemon binds sockets during
+//! builds.
 //!
 //! # GitHub-hosted Ubuntu 24.04
 //!
@@ -666,6 +714,35 @@ fn hidden_dirs(spec: &RunSpec, build_uid: u32) -> Vec<PathBuf> {
     out
 }
 
+/// The directories of `sockets` that hold nothing but sockets (a daemon's socket directory):
+/// hidden whole, so that a socket bound there later, or bound again after a restart, is hidden
+/// too. A directory with anything else in it may hold what the build needs: its sockets are
+/// masked one by one in the setup stage.
+fn socket_dirs(sockets: &[PathBuf]) -> Vec<PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let only_sockets = |dir: &Path| {
+        std::fs::read_dir(dir).is_ok_and(|entries| {
+            let mut any = false;
+            for entry in entries {
+                match entry.and_then(|e| e.file_type()) {
+                    Ok(t) if t.is_socket() => any = true,
+                    _ => return false,
+                }
+            }
+            any
+        })
+    };
+    let mut dirs: Vec<PathBuf> = sockets
+        .iter()
+        .filter_map(|s| s.parent())
+        .filter_map(existing_dir)
+        .filter(|d| d.parent().is_some() && only_sockets(d))
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
+}
+
 /// Tries the namespaces.
 fn sandboxed(
     spec: &RunSpec,
@@ -724,11 +801,36 @@ fn sandboxed(
         .iter()
         .filter_map(|p| existing_dir(Path::new(p)))
         .collect();
-    let hidden: Vec<PathBuf> = hidden_dirs(spec, identity.uid)
+    let host_sockets = proof::host_unix_sockets().map_err(io_error("read /proc/net/unix"))?;
+    let mut hidden: Vec<PathBuf> = hidden_dirs(spec, identity.uid)
         .into_iter()
         .filter(|h| !writable.iter().any(|w| mounts::within(h, w)))
         .filter(|h| !scratch.contains(h))
         .collect();
+    // A bind back would show a socket directory inside it again: its sockets are masked one by
+    // one instead. One inside a covered directory is hidden already.
+    let daemon_socket_dirs: Vec<PathBuf> = socket_dirs(&host_sockets.paths)
+        .into_iter()
+        .filter(|d| {
+            !writable
+                .iter()
+                .chain(read_only.iter())
+                .any(|b| mounts::within(d, b))
+                && !hidden
+                    .iter()
+                    .chain(scratch.iter())
+                    .any(|h| mounts::within(d, h))
+        })
+        .collect();
+    hidden.extend(daemon_socket_dirs);
+    hidden.sort();
+    hidden.dedup();
+    let stat =
+        std::fs::read_to_string("/proc/self/stat").map_err(io_error("read /proc/self/stat"))?;
+    let outer_start_time = proof::start_time(&stat).ok_or_else(|| SandboxError::Io {
+        context: "read /proc/self/stat".into(),
+        source: io::Error::new(io::ErrorKind::InvalidData, "no start time"),
+    })?;
     let ns = |kind: &str| {
         probe::namespace_id(kind).map_err(io_error(format!("read /proc/self/ns/{kind}")))
     };
@@ -750,7 +852,11 @@ fn sandboxed(
         read_only,
         scratch,
         hidden,
-        host_sockets: proof::host_unix_sockets().map_err(io_error("read /proc/net/unix"))?,
+        outer_pid: std::process::id(),
+        outer_start_time,
+        host_sockets: host_sockets.paths,
+        masked_sockets: Vec::new(),
+        unlocated_sockets: host_sockets.relative,
         limits: spec.limits,
         privileged_setup: identity.switch,
         setpriv: setpriv.clone(),
@@ -870,6 +976,7 @@ fn layers(probe: &ContainmentProbe) -> Vec<String> {
         "ipc-uts-cgroup-namespaces",
         "read-only-locked-host",
         "hidden-runner-dirs-and-sockets",
+        "host-sockets-masked",
         "fresh-dev-proc-tmp-home",
         "no-capabilities",
         "no-new-privs",
@@ -888,6 +995,9 @@ fn layers(probe: &ContainmentProbe) -> Vec<String> {
     ));
     if probe.landlock.scoped {
         layers.push("landlock-scoped-abstract-sockets-and-signals".into());
+    }
+    if probe.landlock.pathname_sockets_restricted {
+        layers.push("landlock-pathname-unix-sockets".into());
     }
     layers
 }

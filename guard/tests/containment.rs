@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -587,6 +587,207 @@ fn unix_sockets_outside_are_unreachable() {
     );
     let _ = std::fs::remove_dir_all(&run_dir);
     let _ = std::fs::remove_file(&tmp_sock);
+}
+
+/// A `python3` line that connects to the pathname socket `path` and prints `CONNECTED <path>`
+/// or `REFUSED <errno name> <path>`.
+fn connect_line(path: &Path) -> String {
+    format!(
+        "python3 -c 'import errno,socket,sys\n\
+         try:\n    s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.send(b\"x\"); print(\"CONNECTED\", sys.argv[1])\n\
+         except OSError as e:\n    print(\"REFUSED\", errno.errorcode[e.errno], sys.argv[1])' '{}'; ",
+        path.display()
+    )
+}
+
+fn received_nothing(path: &Path, l: &UnixListener) {
+    match l.accept() {
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+        other => panic!("{} received a connection: {other:?}", path.display()),
+    }
+}
+
+fn strings(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Sockets bound where the view shows the host (outside every hidden directory: here the
+/// replica's top directory, next to the runner's home) are masked, not refused: the build runs,
+/// sees the rest of their directory, and reaches none of them. A directory holding nothing but
+/// sockets is hidden whole; a socket next to ordinary files is covered by an empty file on a
+/// read-only mount, whatever its name (spaces, reached through a symbolic link): `connect()` asks
+/// for write permission on the name before it looks for a socket, and fails with `EROFS`.
+#[test]
+fn sockets_in_visible_host_directories_are_masked_and_the_build_still_runs() {
+    let r = Replica::new();
+    let top = r.home.parent().unwrap().to_path_buf();
+    let data = top.join("srv-data");
+    let daemon = top.join("daemon-sockets");
+    for dir in [&data, &daemon] {
+        std::fs::create_dir(dir).unwrap();
+        std::fs::set_permissions(dir, PermissionsExt::from_mode(0o755)).unwrap();
+    }
+    std::fs::write(data.join("data.txt"), "VISIBLE-DATA\n").unwrap();
+    std::os::unix::fs::symlink(&data, top.join("data-link")).unwrap();
+    let masked = [
+        data.join("agent.sock"),
+        data.join("with space.sock"),
+        top.join("data-link/via-link.sock"),
+    ];
+    let hidden_socket = daemon.join("daemon.sock");
+    let listeners: Vec<(PathBuf, UnixListener)> = masked
+        .iter()
+        .chain([&hidden_socket])
+        .map(|p| (p.clone(), listener(p)))
+        .collect();
+    let mut script = String::new();
+    for (path, _) in &listeners {
+        script.push_str(&connect_line(path));
+    }
+    script.push_str(&format!(
+        "cat '{}'; ls -A '{}'; echo LISTED; true",
+        data.join("data.txt").display(),
+        daemon.display()
+    ));
+    let (out, doc) = r.build(&script);
+    let t = tail(&doc);
+    assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
+    assert!(!t.contains("CONNECTED"), "{t}");
+    for path in &masked {
+        assert!(
+            t.contains(&format!("REFUSED EROFS {}", path.display())),
+            "{} is not covered by the mask: {t}",
+            path.display()
+        );
+    }
+    assert!(
+        t.contains(&format!("REFUSED ENOENT {}", hidden_socket.display())),
+        "the socket directory is not hidden: {t}"
+    );
+    assert!(
+        t.contains("VISIBLE-DATA\nLISTED"),
+        "the rest stays visible: {t}"
+    );
+    for (path, l) in &listeners {
+        received_nothing(path, l);
+    }
+    let probe = &doc["isolation"]["containment"]["probe"];
+    assert_eq!(probe["reachable_sockets"], serde_json::json!([]), "{probe}");
+    let listed = strings(&probe["masked_sockets"]);
+    for path in &masked {
+        assert!(
+            listed.contains(&path.to_str().unwrap().to_string()),
+            "{} not in the proof's masked sockets {listed:?}",
+            path.display()
+        );
+    }
+    assert!(!listed.contains(&hidden_socket.to_str().unwrap().to_string()));
+    assert!(
+        strings(&doc["isolation"]["containment"]["hidden"])
+            .contains(&daemon.to_str().unwrap().to_string()),
+        "{doc}"
+    );
+    assert!(layers(&doc).iter().any(|l| l == "host-sockets-masked"));
+    assert_eq!(doc["after_build"]["result"], "pass", "{doc}");
+    // The host's side is untouched: the sockets are still there, still sockets.
+    for (path, _) in &listeners {
+        assert!(
+            std::fs::symlink_metadata(path)
+                .unwrap()
+                .file_type()
+                .is_socket(),
+            "{}",
+            path.display()
+        );
+    }
+}
+
+/// The pids of the processes whose command line is `sh -c <script containing tag>`: the build's
+/// own shell, which only exists once the proof was announced.
+fn build_shell_started(tag: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+            let args: Vec<&[u8]> = c.split(|b| *b == 0).collect();
+            args.first() == Some(&b"sh".as_slice())
+                && args.get(1) == Some(&b"-c".as_slice())
+                && args
+                    .get(2)
+                    .is_some_and(|s| String::from_utf8_lossy(s).contains(tag))
+        })
+    })
+}
+
+/// The masks cover the sockets bound when the sandbox was made; a socket bound on the host
+/// later, where the view shows the host, is out of their reach. Only Landlock's `ResolveUnix`
+/// (ABI 9) closes that, and the proof says whether it is in force: this checks that claim
+/// against what such a late socket sees, on whatever kernel runs the test.
+#[test]
+fn a_socket_bound_after_the_masks_is_reachable_exactly_when_the_proof_says_so() {
+    let r = Replica::new();
+    let top = r.home.parent().unwrap().to_path_buf();
+    let late_dir = top.join("late");
+    std::fs::create_dir(&late_dir).unwrap();
+    std::fs::set_permissions(&late_dir, PermissionsExt::from_mode(0o755)).unwrap();
+    // An ordinary file too, so that the directory is not taken for a daemon's socket directory.
+    std::fs::write(late_dir.join("readme"), "x\n").unwrap();
+    let late = late_dir.join("late.sock");
+    let tag = format!("late-socket-{}", r.baseline_sha256.get(..12).unwrap());
+    let script = format!(
+        ": {tag}; i=0; while [ ! -S '{sock}' ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; {connect} true",
+        sock = late.display(),
+        connect = connect_line(&late),
+    );
+    let (out, doc, accepted) = std::thread::scope(|scope| {
+        let build = scope.spawn(|| r.build(&script));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !build_shell_started(&tag) {
+            assert!(
+                std::time::Instant::now() < deadline && !build.is_finished(),
+                "the build's shell never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let l = listener(&late);
+        let (out, doc) = build.join().unwrap();
+        let accepted = match l.accept() {
+            Ok(_) => true,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => false,
+            Err(e) => panic!("accept: {e}"),
+        };
+        (out, doc, accepted)
+    });
+    let t = tail(&doc);
+    assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
+    let landlock = &doc["isolation"]["containment"]["probe"]["landlock"];
+    let restricted = landlock["pathname_sockets_restricted"].as_bool().unwrap();
+    assert_eq!(
+        restricted,
+        landlock["abi"].as_u64().unwrap() >= 9,
+        "{landlock}"
+    );
+    assert_eq!(
+        layers(&doc)
+            .iter()
+            .any(|l| l == "landlock-pathname-unix-sockets"),
+        restricted
+    );
+    if restricted {
+        assert!(
+            t.contains(&format!("REFUSED EACCES {}", late.display())),
+            "{t}"
+        );
+        assert!(!accepted, "the late socket received a connection: {t}");
+    } else {
+        assert!(
+            t.contains(&format!("CONNECTED {}", late.display())),
+            "without ResolveUnix a late socket is reachable, as the docs say: {t}"
+        );
+        assert!(accepted, "{t}");
+    }
 }
 
 fn dir_id(path: &Path) -> (u64, u64) {

@@ -560,21 +560,46 @@ fn unprivileged_runs_isolated_or_fails_closed() {
         )
         .unwrap();
     }
+    // A host socket where the view shows the host (not under /tmp, which is hidden): masked by
+    // the setup stage, which here is root of a user namespace, not of the machine.
+    let visible = tempfile::Builder::new()
+        .prefix("guard-unprivileged-socket-")
+        .tempdir_in("/home")
+        .unwrap();
+    std::fs::set_permissions(
+        visible.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    std::fs::write(visible.path().join("notes.txt"), "x\n").unwrap();
+    let socket = visible.path().join("agent.sock");
+    let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::fs::set_permissions(&socket, std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
     let report = dir.path().join("report.json");
-    let script =
-        "touch ran; mount -o remount,bind,rw \"$PWD/.git\"; echo evil > .git/hooks/pre-commit";
+    let script = format!(
+        "python3 -c 'import errno,socket,sys\n\
+         try:\n    socket.socket(socket.AF_UNIX).connect(sys.argv[1]); print(\"CONNECTED\")\n\
+         except OSError as e:\n    print(\"REFUSED\", errno.errorcode[e.errno])' '{}'; \
+         touch ran; mount -o remount,bind,rw \"$PWD/.git\"; echo evil > .git/hooks/pre-commit",
+        socket.display()
+    );
     let output = as_nobody()
         .arg(env!("CARGO_BIN_EXE_guard"))
         .current_dir(dir.path())
         .arg("run")
         .arg("--report")
         .arg(&report)
-        .args(["--repo", repo.to_str().unwrap(), "--", "sh", "-c", script])
+        .args(["--repo", repo.to_str().unwrap(), "--", "sh", "-c", &script])
         .env_remove(HOOK)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!repo.join(".git/hooks/pre-commit").exists());
+    match listener.accept() {
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+        other => panic!("the host socket received a connection: {other:?}\n{stderr}"),
+    }
     if platform_allows {
         assert_eq!(
             output.status.code(),
@@ -586,6 +611,12 @@ fn unprivileged_runs_isolated_or_fails_closed() {
         assert_eq!(doc["isolation"]["network"], "namespace");
         assert_eq!(doc["isolation"]["git_dir_read_only"], true);
         assert_eq!(names(&doc["isolation"]["proof"]["interfaces"]), ["lo"]);
+        assert!(tail(&doc).contains("REFUSED EROFS"), "{}", tail(&doc));
+        let probe = &doc["isolation"]["containment"]["probe"];
+        assert!(
+            names(&probe["masked_sockets"]).contains(&socket.to_str().unwrap()),
+            "{probe}"
+        );
     } else {
         assert_eq!(output.status.code(), Some(2), "{stderr}");
         assert!(!repo.join("ran").exists());

@@ -42,6 +42,12 @@ pub struct ContainmentProbe {
     /// those of them that still resolve to a socket in this view.
     pub host_sockets_checked: u64,
     pub reachable_sockets: Vec<String>,
+    /// Host sockets the setup stage covered with an empty read-only file, each seen covered here
+    /// (the path resolves to an empty regular file, no longer to a socket).
+    pub masked_sockets: Vec<String>,
+    /// Host sockets bound under a relative name: the binder's directory is unknown, so they
+    /// cannot be located, masked or checked (only Landlock's `ResolveUnix` covers them).
+    pub unlocated_sockets: u64,
     /// Entries visible in a hidden directory that are not mount points the plan put there.
     pub hidden_leftovers: Vec<String>,
     /// Whether creating a file at the root of the view failed.
@@ -72,6 +78,10 @@ pub struct LandlockProof {
     pub writes_restricted: bool,
     /// Abstract UNIX sockets and signals scoped to the sandbox (ABI 6).
     pub scoped: bool,
+    /// `connect()`/`sendmsg()` to pathname UNIX sockets allowed only beneath the writable
+    /// directories (`LANDLOCK_ACCESS_FS_RESOLVE_UNIX`, ABI 9): a host socket bound after the
+    /// masks were placed is unreachable too.
+    pub pathname_sockets_restricted: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -260,26 +270,116 @@ pub fn reachable_sockets(paths: &[PathBuf]) -> Vec<String> {
         .collect()
 }
 
-/// Bound pathname sockets from `/proc/net/unix` (`Num RefCount Protocol Flags Type St Inode
-/// Path`): absolute paths only (abstract names start with `@`, unbound sockets have none).
-pub fn parse_unix_sockets(text: &str) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = text
-        .lines()
-        .skip(1)
-        .filter_map(|line| line.split_whitespace().nth(7))
-        .filter(|p| p.starts_with('/'))
-        .map(PathBuf::from)
-        .collect();
-    paths.sort();
-    paths.dedup();
-    paths
+/// The paths among `masked` that show the mask: they resolve (following links, as `connect`
+/// does) to an empty regular file.
+pub fn masked_sockets(masked: &[PathBuf]) -> Vec<String> {
+    masked
+        .iter()
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() == 0))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The bound pathname sockets of one network namespace, from its `/proc/net/unix`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SocketTable {
+    /// Absolute names, sorted, without duplicates.
+    pub paths: Vec<PathBuf>,
+    /// Sockets bound under a relative name (relative to a working directory the table does
+    /// not show).
+    pub relative: u64,
+}
+
+/// Parses `/proc/net/unix`. The kernel prints each socket as `%pK: %08X %08X %08X %04X %02X
+/// %5lu`, then, for a bound socket, one space and the name byte for byte, unescaped (`@` first
+/// for an abstract name): a name may hold spaces, and a newline in a name continues it on the
+/// next line, which then does not have the shape of an entry.
+pub fn parse_unix_sockets(text: &[u8]) -> SocketTable {
+    use std::os::unix::ffi::OsStrExt;
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    let mut current: Option<Vec<u8>> = None;
+    // Every entry ends with a newline: the one after the last entry ends the table (it does not
+    // start a continuation line). The header line has no entry shape; it comes before any name.
+    let text = text.strip_suffix(b"\n").unwrap_or(text);
+    for line in text.split(|b| *b == b'\n') {
+        match socket_entry(line) {
+            Some(name) => {
+                names.extend(current.take());
+                current = name.map(<[u8]>::to_vec);
+            }
+            None => {
+                if let Some(name) = current.as_mut() {
+                    name.push(b'\n');
+                    name.extend_from_slice(line);
+                }
+            }
+        }
+    }
+    names.extend(current);
+    let mut table = SocketTable::default();
+    for name in names {
+        match name.first() {
+            Some(b'/') => table
+                .paths
+                .push(PathBuf::from(std::ffi::OsStr::from_bytes(&name))),
+            Some(b'@') | None => {}
+            Some(_) => table.relative += 1,
+        }
+    }
+    table.paths.sort();
+    table.paths.dedup();
+    table
+}
+
+/// `Some(name)` when `line` has the shape of a socket entry (`name` is `None` for an unbound
+/// socket), `None` otherwise.
+fn socket_entry(line: &[u8]) -> Option<Option<&[u8]>> {
+    let hex = |t: &[u8], len: usize| t.len() == len && t.iter().all(u8::is_ascii_hexdigit);
+    let mut rest = line;
+    let mut token = || -> Option<&[u8]> {
+        let start = rest.iter().position(|b| *b != b' ')?;
+        let tail = &rest[start..];
+        let end = tail.iter().position(|b| *b == b' ').unwrap_or(tail.len());
+        rest = &tail[end..];
+        Some(&tail[..end])
+    };
+    let pointer = token()?;
+    let ok = pointer
+        .strip_suffix(b":")
+        .is_some_and(|p| !p.is_empty() && p.iter().all(u8::is_ascii_hexdigit))
+        && hex(token()?, 8)
+        && hex(token()?, 8)
+        && hex(token()?, 8)
+        && hex(token()?, 4)
+        && hex(token()?, 2)
+        && token().is_some_and(|i| !i.is_empty() && i.iter().all(u8::is_ascii_digit));
+    if !ok {
+        return None;
+    }
+    match rest.split_first() {
+        None => Some(None),
+        Some((b' ', name)) if !name.is_empty() => Some(Some(name)),
+        Some(_) => None,
+    }
+}
+
+/// The bound pathname sockets of the network namespace of the process whose `/proc/<pid>/net`
+/// (or `/proc/net`) directory is `net`.
+pub fn read_unix_sockets(net: &Path) -> io::Result<SocketTable> {
+    Ok(parse_unix_sockets(&std::fs::read(net.join("unix"))?))
 }
 
 /// The host's bound pathname sockets, read in the calling process's network namespace.
-pub fn host_unix_sockets() -> io::Result<Vec<PathBuf>> {
-    Ok(parse_unix_sockets(&std::fs::read_to_string(
-        "/proc/net/unix",
-    )?))
+pub fn host_unix_sockets() -> io::Result<SocketTable> {
+    read_unix_sockets(Path::new("/proc/net"))
+}
+
+/// Field 22 of `/proc/<pid>/stat`, the process's start time in clock ticks after boot: with the
+/// pid, it names one process (a pid can be reused, the pair cannot).
+pub fn start_time(stat: &str) -> Option<u64> {
+    // The command name (field 2) is in parentheses and may hold anything but ends at the last ')'.
+    let (_, after) = stat.rsplit_once(')')?;
+    after.split_whitespace().nth(19)?.parse().ok()
 }
 
 /// Entries of the hidden directories that are neither bind mount points nor on the way to one.
@@ -307,7 +407,7 @@ mod tests {
 
     #[test]
     fn parses_proc_net_unix() {
-        let text = "Num       RefCount Protocol Flags    Type St Inode Path
+        let text = b"Num       RefCount Protocol Flags    Type St Inode Path
 0000000000000000: 00000002 00000000 00010000 0001 01 20395 /run/dbus/system_bus_socket
 0000000000000000: 00000002 00000000 00010000 0001 01 20396 @/tmp/.X11-unix/X0
 0000000000000000: 00000003 00000000 00000000 0001 03 20397
@@ -316,11 +416,70 @@ mod tests {
 ";
         assert_eq!(
             parse_unix_sockets(text),
+            SocketTable {
+                paths: vec![
+                    PathBuf::from("/run/dbus/system_bus_socket"),
+                    PathBuf::from("/tmp/x.sock")
+                ],
+                relative: 0,
+            }
+        );
+    }
+
+    /// Names are printed raw: spaces (also leading and trailing ones), newlines, bytes that are
+    /// not UTF-8; the inode is padded to five columns; relative names are counted, not located.
+    #[test]
+    fn parses_socket_names_byte_for_byte() {
+        use std::os::unix::ffi::OsStrExt;
+        let mut text = b"Num       RefCount Protocol Flags    Type St Inode Path
+00000000b3d9ff72: 00000002 00000000 00010000 0001 01   812 /home/a b.sock
+00000000b3d9ff73: 00000002 00000000 00010000 0001 01 20396 /srv/line
+two.sock
+00000000b3d9ff74: 00000002 00000000 00010000 0001 01 20397 /srv/trailing 
+00000000b3d9ff75: 00000002 00000000 00010000 0001 01 20398 relative.sock
+00000000b3d9ff76: 00000002 00000000 00010000 0001 01 20399 @abstract name
+00000000b3d9ff77: 00000002 00000000 00010000 0001 01 20400 /srv/"
+            .to_vec();
+        text.extend_from_slice(b"\xff\xfe.sock\n");
+        let table = parse_unix_sockets(&text);
+        assert_eq!(
+            table.paths,
             [
-                PathBuf::from("/run/dbus/system_bus_socket"),
-                PathBuf::from("/tmp/x.sock")
+                PathBuf::from("/home/a b.sock"),
+                PathBuf::from("/srv/line\ntwo.sock"),
+                PathBuf::from("/srv/trailing "),
+                PathBuf::from(std::ffi::OsStr::from_bytes(b"/srv/\xff\xfe.sock")),
             ]
         );
+        assert_eq!(table.relative, 1);
+        // The last entry keeps its exact name; a name may itself end with a newline.
+        let last = parse_unix_sockets(
+            b"Num RefCount Protocol Flags Type St Inode Path
+0000000000000000: 00000002 00000000 00010000 0001 01 20395 /srv/last.sock
+",
+        );
+        assert_eq!(last.paths, [PathBuf::from("/srv/last.sock")]);
+        let newline = parse_unix_sockets(
+            b"Num RefCount Protocol Flags Type St Inode Path
+0000000000000000: 00000002 00000000 00010000 0001 01 20395 /srv/nl
+
+",
+        );
+        assert_eq!(newline.paths, [PathBuf::from("/srv/nl\n")]);
+        // Not an entry: a header, a malformed line before any name, an empty table.
+        assert_eq!(
+            parse_unix_sockets(b"garbage /x.sock\n"),
+            SocketTable::default()
+        );
+        assert_eq!(parse_unix_sockets(b""), SocketTable::default());
+    }
+
+    #[test]
+    fn start_time_is_field_22() {
+        let stat =
+            "4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 200";
+        assert_eq!(start_time(stat), Some(98765));
+        assert_eq!(start_time("4242 (x) S 1"), None);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! - **setup** (pid 1 of the new pid namespace, root of the first user namespace, which maps only
 //!   the build user): loopback up, nested user namespaces limited, the deny-all view built under
-//!   `/newroot` and pivoted into, then `unshare --user --mount` into the second user namespace;
+//!   `/newroot`, the host sockets still visible in it masked, pivoted into, then
+//!   `unshare --user --mount` into the second user namespace;
 //! - **enter** (the build user in the second user namespace, no capability): resource limits,
 //!   `no_new_privs`, Landlock, the proof, the announcement, `exec`.
 
@@ -38,6 +39,9 @@ const SCRATCH_SIZE: &str = "size=4g";
 pub const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
 /// `/proc` entries made read-only over the fresh proc (as bubblewrap does).
 const PROC_READ_ONLY: &[&str] = &["sys", "sysrq-trigger", "irq", "bus"];
+/// Where, in the scratch root (never in the view), the empty file that masks host sockets is
+/// made: a tmpfs of its own, read-only once the file exists, detached with the scratch root.
+const SOCKET_MASK_DIR: &str = "/socket-mask";
 
 /// The resource limits of the command (lowered, never raised).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -95,8 +99,17 @@ pub struct StagePlan {
     pub scratch: Vec<PathBuf>,
     /// Fresh empty read-only tmpfs: `/run`, `HOME`, the runner's directories, `--hide`.
     pub hidden: Vec<PathBuf>,
-    /// Pathname sockets bound on the host, read in the outer network namespace.
+    /// The outer process (pid as the host's `/proc` shows it, and its start time): the setup
+    /// stage reads the host's socket table again through `/proc/<pid>/net/unix`.
+    pub outer_pid: u32,
+    pub outer_start_time: u64,
+    /// Pathname sockets bound on the host, read in the outer network namespace; the setup stage
+    /// adds those its own reading finds, just before it masks them.
     pub host_sockets: Vec<PathBuf>,
+    /// Set by the setup stage: the host sockets it covered with an empty read-only file, and how
+    /// many host sockets are bound under a relative name (not locatable).
+    pub masked_sockets: Vec<PathBuf>,
+    pub unlocated_sockets: u64,
     /// The setup stage runs as real root in the initial user namespace (the guard was started
     /// as root): it can reach every bind source (a toolchain in root's `0700` home), and leaves
     /// root through `setpriv` into the limit stage. Otherwise it runs as root of a first user
@@ -354,8 +367,12 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         if writable {
             mount_tmpfs(&target, flags, &format!("mode=1777,{SCRATCH_SIZE}"))?;
         } else {
-            mount_tmpfs(&target, flags, "mode=0755,size=1m")?;
-            hidden_mounts.push(target);
+            match mount_tmpfs(&target, flags, "mode=0755,size=1m") {
+                Ok(()) => hidden_mounts.push(target),
+                // Removed on the host since it was looked at: nothing left to hide.
+                Err(_) if std::fs::symlink_metadata(&target).is_err() => {}
+                Err(failure) => return Err(failure),
+            }
         }
     }
 
@@ -442,10 +459,28 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     // The command's HOME, in the fresh /tmp.
     let home = under(NEWROOT, &plan.home);
     std::fs::create_dir_all(&home).map_err(refuse_io("create HOME"))?;
-    // Hidden directories and /dev hold only mount points from now on.
-    for target in hidden_mounts.iter().chain(std::iter::once(&dev)) {
-        read_only_at(&host_proc, target)?;
+
+    // Host sockets still visible in the view (bound outside every hidden directory): covered,
+    // after every other mount, so that no bind puts one back.
+    let mut plan = plan.clone();
+    let table = host_socket_table(&host_proc, plan.outer_pid, plan.outer_start_time)?;
+    plan.host_sockets.extend(table.paths);
+    plan.host_sockets.sort();
+    plan.host_sockets.dedup();
+    plan.unlocated_sockets = table.relative;
+    plan.masked_sockets = mask_sockets(&host_proc, &plan.host_sockets)?;
+    let plan = &plan;
+    // Hidden directories and /dev hold only mount points from now on. A hidden directory removed
+    // on the host meanwhile took its cover with it (the kernel detaches mounts on a removed name
+    // in every namespace): nothing is left to show there. One that came back is refused.
+    for target in &hidden_mounts {
+        if let Err(failure) = read_only_at(&host_proc, target)
+            && std::fs::symlink_metadata(target).is_ok()
+        {
+            return Err(failure);
+        }
     }
+    read_only_at(&host_proc, &dev)?;
 
     // Into the view; the scratch root and the host's tree behind it are detached.
     nix::unistd::chdir(NEWROOT).map_err(refuse("chdir newroot"))?;
@@ -487,6 +522,112 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         )));
     }
     exec_enter(plan, command)
+}
+
+/// The host's socket table, read again now through the outer process's `/proc/<pid>/net`
+/// (`host_proc` is the host's proc, where that pid is the outer process's own, which its start
+/// time confirms): a socket bound since the outer process read it is masked too.
+fn host_socket_table(
+    host_proc: &Path,
+    pid: u32,
+    start_time: u64,
+) -> Result<proof::SocketTable, Failure> {
+    let dir = host_proc.join(pid.to_string());
+    let stat = std::fs::read_to_string(dir.join("stat"))
+        .map_err(|e| Failure::Refuse(format!("read the outer process's stat: {e}")))?;
+    if proof::start_time(&stat) != Some(start_time) {
+        return Err(Failure::Refuse(format!(
+            "process {pid} of the host's /proc is not the guard that started the sandbox"
+        )));
+    }
+    proof::read_unix_sockets(&dir.join("net"))
+        .map_err(|e| Failure::Refuse(format!("read the host's /proc/net/unix again: {e}")))
+}
+
+/// Covers every host socket that still resolves to a socket in the view under `NEWROOT` with an
+/// empty regular file on a read-only mount: `connect()` then fails (`EROFS`: it asks for write
+/// permission on the name before it looks for a socket). Each path is resolved as the command
+/// will resolve it (`openat2` with `RESOLVE_IN_ROOT`: symbolic links stay inside the view), and
+/// the mask is bound onto what it resolved to through `/proc/self/fd` (runc's way of naming a
+/// mount target by descriptor). A path that does not resolve here is left: the proof checks
+/// every path again in the final view and refuses a reachable one.
+fn mask_sockets(host_proc: &Path, sockets: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+    use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+
+    let dir = Path::new(SOCKET_MASK_DIR);
+    std::fs::create_dir(dir).map_err(refuse_io("create the socket mask directory"))?;
+    let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
+    mount_tmpfs(dir, flags, "mode=0555,size=4k,nr_inodes=4")?;
+    let mask = dir.join("empty");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o444)
+        .open(&mask)
+        .map_err(refuse_io("create the socket mask"))?;
+    // The super block read-only: no mount of it, and no name, can change the mask's bytes.
+    nix::mount::mount(
+        None::<&str>,
+        dir,
+        None::<&str>,
+        MsFlags::MS_REMOUNT | MsFlags::MS_RDONLY | flags,
+        None::<&str>,
+    )
+    .map_err(refuse("make the socket mask read-only"))?;
+
+    let root = std::fs::File::open(NEWROOT).map_err(refuse_io("open the view's root"))?;
+    let how = OpenHow::new()
+        .flags(OFlag::O_PATH | OFlag::O_CLOEXEC)
+        .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+    let mut masked = Vec::new();
+    for socket in sockets {
+        let relative = socket.strip_prefix("/").unwrap_or(socket);
+        // EAGAIN: a rename or mount elsewhere raced a `..` step; the kernel asks to try again.
+        let mut opened = nix::fcntl::openat2(&root, relative, how);
+        for _ in 0..8 {
+            if !matches!(opened, Err(nix::Error::EAGAIN)) {
+                break;
+            }
+            opened = nix::fcntl::openat2(&root, relative, how);
+        }
+        let target = match opened {
+            Ok(fd) => std::fs::File::from(fd),
+            Err(nix::Error::ENOSYS) => {
+                return Err(Failure::Refuse(
+                    "openat2 is unavailable (Linux 5.6 or later is needed to mask host sockets)"
+                        .into(),
+                ));
+            }
+            // Not in the view (or not reachable from it): nothing to cover.
+            Err(_) => continue,
+        };
+        if !target.metadata().is_ok_and(|m| m.file_type().is_socket()) {
+            continue;
+        }
+        let by_fd = host_proc
+            .join("self/fd")
+            .join(target.as_raw_fd().to_string());
+        match nix::mount::mount(
+            Some(&mask),
+            &by_fd,
+            None::<&str>,
+            MsFlags::MS_BIND,
+            None::<&str>,
+        ) {
+            Ok(()) => masked.push(socket.clone()),
+            // Unlinked on the host since it was opened: the name is gone, nothing to cover.
+            Err(nix::Error::ENOENT) => {}
+            Err(e) => {
+                return Err(Failure::Refuse(format!(
+                    "mask the host socket {}: {e}",
+                    socket.display()
+                )));
+            }
+        }
+    }
+    Ok(masked)
 }
 
 /// bubblewrap's `--disable-userns`: the current user namespace may hold exactly one more user
@@ -565,16 +706,18 @@ fn set_limits(limits: &Limits) -> Result<Vec<RlimitProof>, Failure> {
     Ok(proof)
 }
 
-/// Landlock: read and execute everywhere, write only beneath the allowlist, abstract UNIX sockets
-/// and signals scoped to the sandbox. Rights the running kernel lacks are dropped (best effort),
-/// which the proof records; a kernel without Landlock leaves the ruleset not enforced, which the
-/// proof refuses.
+/// Landlock: read and execute everywhere, write — and, from ABI 9, connect to pathname UNIX
+/// sockets (`ResolveUnix`, among the crate's write rights) — only beneath the allowlist;
+/// abstract UNIX sockets and signals scoped to the sandbox. Rights the running kernel lacks are
+/// dropped (best effort), which the proof records; a kernel without Landlock leaves the ruleset
+/// not enforced, which the proof refuses.
 fn landlock(plan: &StagePlan) -> Result<LandlockProof, Failure> {
     use landlock::{
         ABI, Access, AccessFs, LandlockStatus, PathBeneath, PathFd, Ruleset, RulesetAttr,
         RulesetCreatedAttr, RulesetStatus, Scope,
     };
-    let abi = ABI::V6;
+    // ABI 9 brings `LANDLOCK_ACCESS_FS_RESOLVE_UNIX`; ABI 7 and 8 add no file-system right.
+    let abi = ABI::V9;
     let fail = |e: landlock::RulesetError| Failure::Refuse(format!("Landlock: {e}"));
     let write = AccessFs::from_all(abi) & !(AccessFs::MakeChar | AccessFs::MakeBlock);
     let mut ruleset = Ruleset::default()
@@ -629,11 +772,13 @@ fn landlock(plan: &StagePlan) -> Result<LandlockProof, Failure> {
         RulesetStatus::PartiallyEnforced => "partially-enforced",
         RulesetStatus::NotEnforced => "not-enforced",
     };
+    let enforced = ruleset != "not-enforced";
     Ok(LandlockProof {
         abi: abi_number,
         ruleset: ruleset.to_string(),
-        writes_restricted: ruleset != "not-enforced",
-        scoped: ruleset != "not-enforced" && abi_number >= 6,
+        writes_restricted: enforced,
+        scoped: enforced && abi_number >= 6,
+        pathname_sockets_restricted: enforced && abi_number >= 9,
     })
 }
 
@@ -697,6 +842,8 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         read_only_mounts,
         host_sockets_checked: plan.host_sockets.len() as u64,
         reachable_sockets: proof::reachable_sockets(&plan.host_sockets),
+        masked_sockets: proof::masked_sockets(&plan.masked_sockets),
+        unlocated_sockets: plan.unlocated_sockets,
         hidden_leftovers: proof::hidden_leftovers(&plan.hidden, &plan.bind_targets()),
         root_write_refused: write_is_refused(Path::new("/"), &plan.nonce),
         rlimits,
