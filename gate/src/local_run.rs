@@ -38,7 +38,7 @@ use guard::output::json_v1::VerdictDoc;
 use guard::tree::json_v1::VerifyTreeDoc;
 
 use crate::decide::JobResult;
-use crate::output::publish_plan_v1::PublishPlanDoc;
+use crate::output::publish_plan_v2::PublishPlanDoc;
 
 /// The declared scope of both samples.
 pub const SCOPE: &[&str] = &["src/**", "docs/**", "build.rs"];

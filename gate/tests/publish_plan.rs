@@ -19,7 +19,7 @@ use std::process::{Command, Output, Stdio};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use gate::output::publish_plan_v1::{PublishPlanDoc, SCHEMA};
+use gate::output::publish_plan_v2::{PublishPlanDoc, SCHEMA};
 use gate::publish::branch_name_problem;
 use serde_json::Value;
 

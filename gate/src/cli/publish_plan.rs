@@ -4,7 +4,7 @@
 //! reasons go to stderr with their rule ids); 2 on a usage, configuration or I/O error (no plan).
 
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use gate::publish::{Outcome, PublishRequest, PublishTarget, Rejection, prepare, validate_inputs};
@@ -27,8 +27,8 @@ pub struct PublishPlanArgs {
     /// The SHA-256 the diff bytes must hash to (64 lower-case hex digits).
     #[arg(long, value_name = "HEX")]
     expected_sha256: String,
-    /// The branch to commit to and open the pull request from (unqualified; must already exist at
-    /// the base commit when the plan is sent).
+    /// The branch to commit to and open the pull request from (unqualified; `gate publish`
+    /// creates it, or reuses it at the base commit).
     #[arg(long, value_name = "NAME")]
     branch: String,
     /// The branch the pull request targets. Must differ from --branch.
@@ -103,10 +103,10 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
         .to_json()
         .map_err(|e| format!("cannot serialize the plan: {e}"))?;
     if let Some(path) = &args.pr_body_out {
-        write_atomically(path, plan.pull_request.body.as_bytes())?;
+        super::write_atomically(path, plan.pull_request.body.as_bytes())?;
     }
     match &args.out {
-        Some(path) => write_atomically(path, json.as_bytes())?,
+        Some(path) => super::write_atomically(path, json.as_bytes())?,
         None => {
             let mut stdout = io::stdout().lock();
             stdout
@@ -117,12 +117,16 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
     }
     let changes = &plan.input.file_changes;
     eprintln!(
-        "PLAN: {} addition(s), {} deletion(s) onto {} for branch {}, diff sha256 {}",
+        "PLAN: {} addition(s), {} deletion(s) onto {} for branch {}, diff sha256 {}; tree {} \
+         via {}: {}",
         changes.additions.len(),
         changes.deletions.len(),
         plan.input.expected_head_oid,
         terminal(&plan.input.branch.branch_name),
         plan.diff_sha256,
+        plan.tree,
+        plan.method.name(),
+        terminal(&plan.method_reason),
     );
     Ok(EXIT_PASS)
 }
@@ -155,18 +159,4 @@ fn read_diff(source: &str, limit: u64) -> Result<Vec<u8>, String> {
     };
     result.map_err(|e| format!("cannot read diff {}: {e}", terminal(source)))?;
     Ok(bytes)
-}
-
-/// Write to a temporary file beside `path`, then rename it into place.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let fail = |e: io::Error| format!("cannot write {}: {e}", path.display());
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
-    tmp.write_all(bytes).map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
 }
