@@ -5,8 +5,8 @@
 //!
 //! 1. **The plan is checked** against what the caller says is being published (repository,
 //!    branch, base, base branch, the gate's pass decision for the same diff) and against itself
-//!    (the method its entries call for, entries and contents in agreement). Anything else is
-//!    `plan-mismatch`, before any request.
+//!    (never `createCommitOnBranch` for a file written with another mode than `100644`; entries
+//!    and contents in agreement). Anything else is `plan-mismatch`, before any request.
 //! 2. **The branch** `GET git/ref/heads/<branch>`: absent, it is created; at the base commit, it
 //!    is reused; at a commit that is already this publication (only parent the base, the plan's
 //!    tree, the plan's headline and trailers: an earlier attempt of this run), nothing is
@@ -446,11 +446,13 @@ impl Publisher<'_> {
                 "the plan's tree ids are not 40 hex digits".to_owned(),
             ));
         }
-        let (method, _) = choose_method(&plan.entries);
-        if method != plan.method {
+        // The Git database reproduces any planned tree; createCommitOnBranch only one whose
+        // written files are all 100644.
+        let (needed, _) = choose_method(&plan.entries);
+        if plan.method == PublishMethod::CreateCommitOnBranch && needed != plan.method {
             return Err(mismatch(format!(
-                "the plan's entries call for {}, the plan says {}",
-                method.name(),
+                "the plan says {} but writes a file with another mode than 100644, which the \
+                 mutation would write as 100644",
                 plan.method.name()
             )));
         }
