@@ -261,10 +261,10 @@ fn stderr(out: &Output) -> String {
 
 /// Run the plan for `diff`, expect success, and return the document.
 fn plan_for(fx: &Fixture, diff: &[u8]) -> Value {
-    plan_with(fx, run_args(fx, diff, &sha256(diff), &["**"]))
+    plan_with(run_args(fx, diff, &sha256(diff), &["**"]))
 }
 
-fn plan_with(fx: &Fixture, run: Run) -> Value {
+fn plan_with(run: Run) -> Value {
     let diff =
         fs::read(&run.args[run.args.iter().position(|a| a == "--diff").unwrap() + 1]).unwrap();
     let diff = diff.as_slice();
