@@ -1073,7 +1073,7 @@ fn a_refused_ref_creation_names_the_workflows_permission() {
             let tree = state.git.build(&leaves);
             let newer = state
                 .git
-                .put_commit(&tree, &[r.base.clone()], "ci\n", 2, true);
+                .put_commit(&tree, std::slice::from_ref(&r.base), "ci\n", 2, true);
             state.git.refs.insert("refs/heads/main".into(), newer);
         }
         let p = publish_on(&gh, &plan, &r.base);

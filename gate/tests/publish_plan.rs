@@ -296,10 +296,10 @@ fn assert_reproduces_with(fx: &Fixture, edit: impl FnOnce(&Path), policy: Option
     let diff = fx.diff(edit);
     let plan = match policy {
         None => plan_for(fx, &diff),
-        Some(policy) => plan_with(
-            fx,
-            with_policy(run_args(fx, &diff, &sha256(&diff), &["**"]), policy),
-        ),
+        Some(policy) => plan_with(with_policy(
+            run_args(fx, &diff, &sha256(&diff), &["**"]),
+            policy,
+        )),
     };
     let expected = fx.reference_tree(&diff);
     assert_eq!(plan["tree"], expected.as_str(), "the plan's tree is git's");
