@@ -23,7 +23,9 @@ use gate::output::publish_plan_v2::{PublishMethod, PublishPlanDoc};
 use gate::publication::{FAILURES, PublicationReport, PublicationRequest, publish};
 use gate::publish::{Outcome, PublishRequest, PublishTarget, prepare};
 use github::{ApiUrl, Client, ClientConfig, Repository, Token, VirtualClock};
-use github_standin::{Canned, Fault, PullState, Recorded, RefMove, Scenario, StandIn, Tamper};
+use github_standin::{
+    Canned, Fault, PullState, Recorded, RefMove, Scenario, StandIn, Tamper, load_commit,
+};
 use guard::policy::Policy;
 use report::check_run::{GateDecision, parse_decision};
 use serde_json::Value;
@@ -196,38 +198,10 @@ impl Repo {
     /// A stand-in holding the base commit (every object under git's own id) on `main`.
     fn standin(&self, scenario: Scenario) -> StandIn {
         let gh = StandIn::start(scenario).unwrap();
-        load(&gh, &self.dir, &self.base);
+        // Every object under git's own id (the load checks each), `main` at the base.
+        load_commit(&gh, &self.dir, &self.base, "main").unwrap();
         gh
     }
-}
-
-/// Load every object reachable from `commit` into the stand-in, checking that the stand-in's id
-/// of each is git's, and point `main` at `commit`.
-fn load(gh: &StandIn, dir: &Path, commit: &str) {
-    let list = git(dir, &["rev-list", "--objects", commit]);
-    let ids: Vec<&str> = list.lines().map(|l| l.split(' ').next().unwrap()).collect();
-    let batch = git_with(
-        dir,
-        &["cat-file", "--batch"],
-        Some(format!("{}\n", ids.join("\n")).as_bytes()),
-    );
-    let mut rest = batch.as_slice();
-    let mut state = gh.state();
-    for id in &ids {
-        let newline = rest.iter().position(|&b| b == b'\n').unwrap();
-        let header = String::from_utf8(rest[..newline].to_vec()).unwrap();
-        let parts: Vec<&str> = header.split(' ').collect();
-        assert_eq!(parts[0], *id);
-        let size: usize = parts[2].parse().unwrap();
-        let content = &rest[newline + 1..newline + 1 + size];
-        let stored = state.git.put_raw(parts[1], content).unwrap();
-        assert_eq!(stored, *id, "the stand-in's id of a {} is git's", parts[1]);
-        rest = &rest[newline + 2 + size..];
-    }
-    state
-        .git
-        .refs
-        .insert("refs/heads/main".into(), commit.into());
 }
 
 fn decision_for(plan: &PublishPlanDoc, gate: &str) -> GateDecision {

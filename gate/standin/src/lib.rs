@@ -33,6 +33,7 @@
 
 pub mod git;
 mod http;
+mod load;
 mod routes;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -42,6 +43,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 pub use http::Recorded;
+pub use load::load_commit;
 
 /// What the dispatch endpoint does with `return_run_details: true`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
