@@ -461,7 +461,7 @@ fn publish_and_prove(
     let head = state.git.refs.get(&format!("refs/heads/{BRANCH}")).cloned();
     let on_base = match head.as_deref().and_then(|h| state.git.objects.get(h)) {
         Some(github_standin::git::Object::Commit { tree, parents, .. }) => {
-            tree == oracle_tree && parents == &[c.base.clone()]
+            tree == oracle_tree && parents.as_slice() == std::slice::from_ref(&c.base)
         }
         _ => false,
     };
