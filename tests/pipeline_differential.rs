@@ -91,7 +91,7 @@ enum Item {
 struct Tally {
     candidates: BTreeMap<&'static str, u64>,
     accepted: BTreeMap<&'static str, u64>,
-    /// Published, proven and equal to git's tree, by method.
+    /// Published, proven and equal to git's tree, by source and method.
     published: BTreeMap<String, u64>,
     /// Of which a file keeps a mode other than 100644 (the publications the earlier plan refused).
     published_with_modes: u64,
@@ -196,7 +196,12 @@ fn policy_args(policy: &Option<PathBuf>) -> Vec<OsString> {
 }
 
 /// Replays one candidate. `Ok(false)`: the guard rejected it (not a pipeline case).
-fn replay(bins: &StageBinaries, c: &Candidate, tally: &mut Tally) -> Result<bool, String> {
+fn replay(
+    bins: &StageBinaries,
+    source: &str,
+    c: &Candidate,
+    tally: &mut Tally,
+) -> Result<bool, String> {
     let tmp = tempfile::Builder::new()
         .prefix("pipeline-")
         .tempdir()
@@ -407,7 +412,10 @@ fn replay(bins: &StageBinaries, c: &Candidate, tally: &mut Tally) -> Result<bool
     {
         tally.published_with_modes += 1;
     }
-    *tally.published.entry(method).or_default() += 1;
+    *tally
+        .published
+        .entry(format!("{source} {method}"))
+        .or_default() += 1;
     Ok(true)
 }
 
@@ -732,7 +740,7 @@ fn every_accepted_diff_passes_the_whole_path_and_publishes_exactly_what_git_appl
                     let mut tally = Tally::default();
                     for (source, c) in part {
                         *tally.candidates.entry(source).or_default() += 1;
-                        match replay(bins, c, &mut tally) {
+                        match replay(bins, source, c, &mut tally) {
                             Ok(true) => *tally.accepted.entry(source).or_default() += 1,
                             Ok(false) => {}
                             Err(problem) => tally
