@@ -326,7 +326,9 @@ fn replay(
             REPOSITORY,
         ])
         .arg("--out")
-        .arg(&plan_path));
+        .arg(&plan_path)
+        .arg("--verdict-out")
+        .arg(t.join("plan-verdict.json")));
     match code(&out) {
         Some(0) => {}
         Some(1) => return Err(format!("gate publish-plan refused: {}", shown(&out))),
@@ -432,21 +434,18 @@ fn publish_and_prove(
     load_commit(&gh, &c.repo, &c.base, "main").unwrap();
     let plan: serde_json::Value =
         serde_json::from_slice(&std::fs::read(plan_path).unwrap()).unwrap();
+    // `gate decide` over two successful jobs, as the workflow runs it, for this diff.
     let decision = t.join("decision.json");
-    std::fs::write(
-        &decision,
-        serde_json::json!({
-            "schema": "agent-team-apply/gate-decision/v1",
-            "gate": "pass",
-            "run_id": "1",
-            "diff_sha256": plan["diff_sha256"],
-            "required": ["guard", "build-test"],
-            "jobs": {},
-            "reasons": [],
-        })
-        .to_string(),
-    )
-    .unwrap();
+    let needs = r#"{"guard":{"result":"success","outputs":{}},"build-test":{"result":"success","outputs":{}}}"#;
+    let out = run(Command::new(&bins.gate)
+        .args(["decide", "--needs", needs, "--require", "guard,build-test"])
+        .args(["--run-id", "1", "--diff-sha256"])
+        .arg(plan["diff_sha256"].as_str().unwrap_or_default())
+        .args(["--format", "json"]));
+    if code(&out) != Some(0) {
+        return Err(format!("gate decide: {}", shown(&out)));
+    }
+    std::fs::write(&decision, &out.stdout).unwrap();
     let result = t.join("publish-result.json");
     let out = run(Command::new(&bins.gate)
         .env_clear()
@@ -459,6 +458,8 @@ fn publish_and_prove(
         .arg(gh.url())
         .arg("--decision")
         .arg(&decision)
+        .arg("--verdict")
+        .arg(t.join("plan-verdict.json"))
         .arg("--out")
         .arg(&result));
     if code(&out) != Some(0) {

@@ -131,6 +131,7 @@ const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("deps-fetched-before-sandbox", deps_fetched_before_sandbox),
     ("gate-decision-wired", gate_decision_wired),
     ("publication-from-plan", publication_from_plan),
+    ("protected-files-surfaced", protected_files_surfaced),
     ("gate-always-runs", gate_always_runs),
     ("gate-no-head-checkout", gate_no_head_checkout),
     ("gate-builds-own-binaries", gate_builds_own_binaries),
@@ -1015,6 +1016,34 @@ fn publication_from_plan(wf: &Workflow) -> Result<(), String> {
                 ));
             }
         }
+    }
+    Ok(())
+}
+
+/// The verdict the gate computed itself reaches `gate publish`, which titles the check run with
+/// the protected files and labels the pull request (tested against the stand-in); the step
+/// surfaces the count as a warning.
+fn protected_files_surfaced(wf: &Workflow) -> Result<(), String> {
+    let steps = wf.steps(GATE)?;
+    let verdict = "\"$RUNNER_TEMP/agent-team/verdict.json\"";
+    let plan = steps
+        .iter()
+        .find_map(|s| run_of(s).filter(|r| r.contains("/gate\" publish-plan ")))
+        .map(joined)
+        .ok_or("gate-and-pr does not run gate publish-plan")?;
+    if !plan.contains(&format!("--verdict-out {verdict}")) {
+        return Err("gate publish-plan does not write the verdict it computed".into());
+    }
+    let publish = steps
+        .iter()
+        .find_map(|s| run_of(s).filter(|r| r.contains("/gate\" publish ")))
+        .map(joined)
+        .ok_or("gate-and-pr does not run gate publish")?;
+    if !publish.contains(&format!("--verdict {verdict}")) {
+        return Err("gate publish does not get the gate's verdict".into());
+    }
+    if !publish.contains("jq -er '.protected_files' \"$result\"") {
+        return Err("the publication step does not surface the protected files".into());
     }
     Ok(())
 }
@@ -1931,8 +1960,8 @@ const APPLY_MUTATIONS: &[Mutation] = &[
             replace_in_job(
                 t,
                 GATE,
-                "          echo \"Draft pull request: $url\" >> \"$GITHUB_STEP_SUMMARY\"\n",
-                "          echo \"Draft pull request: $url\" >> \"$GITHUB_STEP_SUMMARY\"\n          gh api --method POST \"repos/$GITHUB_REPOSITORY/pulls\" --input \"$RUNNER_TEMP/agent-team/pr.json\"\n",
+                "          protected=\"$(jq -er '.protected_files' \"$result\")\"\n",
+                "          gh api --method POST \"repos/$GITHUB_REPOSITORY/pulls\" --input \"$RUNNER_TEMP/agent-team/pr.json\"\n          protected=\"$(jq -er '.protected_files' \"$result\")\"\n",
             )
         },
     },
@@ -1943,8 +1972,8 @@ const APPLY_MUTATIONS: &[Mutation] = &[
             replace_in_job(
                 t,
                 GATE,
-                "          url=\"$(jq -r",
-                "          gh api graphql --input \"$RUNNER_TEMP/agent-team/commit.json\"\n          url=\"$(jq -r",
+                "          echo \"Draft pull request: $(jq -r",
+                "          gh api graphql --input \"$RUNNER_TEMP/agent-team/commit.json\"\n          echo \"Draft pull request: $(jq -r",
             )
         },
     },
@@ -2005,6 +2034,30 @@ const APPLY_MUTATIONS: &[Mutation] = &[
         description: "run the gate only on success",
         breaks: &["gate-always-runs"],
         apply: |t| replace_in_job(t, GATE, "    if: always()\n", "    if: success()\n"),
+    },
+    Mutation {
+        description: "publish without the gate's verdict",
+        breaks: &["protected-files-surfaced"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                "            --verdict \"$RUNNER_TEMP/agent-team/verdict.json\" \\\n",
+                "",
+            )
+        },
+    },
+    Mutation {
+        description: "plan without writing the verdict",
+        breaks: &["protected-files-surfaced"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                " \\\n            --verdict-out \"$RUNNER_TEMP/agent-team/verdict.json\"",
+                "",
+            )
+        },
     },
     Mutation {
         description: "check out a head ref in the gate",

@@ -8,11 +8,6 @@ use clap::{Parser, Subcommand};
 
 mod cli;
 
-/// Exit codes, as documented: 0 pass, 1 fail, 2 usage/configuration/I/O error.
-pub const EXIT_PASS: u8 = 0;
-pub const EXIT_FAIL: u8 = 1;
-pub const EXIT_ERROR: u8 = 2;
-
 #[derive(Parser)]
 #[command(
     name = "gate",
@@ -31,10 +26,10 @@ enum Command {
     /// Re-verify a diff from trusted inputs and write the publication plan: git's tree id, every
     /// path's mode, the method (createCommitOnBranch or the Git database), the contents and the
     /// draft pull request. Never checks out or executes the patch.
-    PublishPlan(cli::publish_plan::PublishPlanArgs),
+    PublishPlan(Box<cli::publish_plan::PublishPlanArgs>),
     /// Publish a plan on GitHub (token from GH_TOKEN only): branch, commit, the proof that the
     /// published tree id is git's, the draft pull request and the check run.
-    Publish(cli::publish::PublishArgs),
+    Publish(Box<cli::publish::PublishArgs>),
     /// Sign and dispatch the workflow, learn the run, and with --wait report its authenticated
     /// outcome (token from GH_TOKEN/GITHUB_TOKEN, key from AGENT_TEAM_DISPATCH_KEY).
     Dispatch(cli::dispatch::DispatchArgs),
@@ -44,14 +39,15 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = match guard::cli_args::parse::<Cli>() {
+    contract::cli::install_panic_hook("gate");
+    let cli = match contract::cli::parse_args::<Cli>() {
         Ok(cli) => cli,
         Err(code) => return code,
     };
     let code = match cli.command {
         Command::Decide(args) => cli::decide::run(args),
-        Command::PublishPlan(args) => cli::publish_plan::run(args),
-        Command::Publish(args) => cli::publish::run(args),
+        Command::PublishPlan(args) => cli::publish_plan::run(*args),
+        Command::Publish(args) => cli::publish::run(*args),
         Command::Dispatch(args) => cli::dispatch::run_cli(args),
         Command::VerifyDispatch(args) => cli::verify_dispatch::run(args),
     };

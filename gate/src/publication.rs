@@ -34,9 +34,12 @@
 //!    otherwise one is created with `draft: true`. GitHub's `422` for a repository without draft
 //!    pull requests ends as `draft-unsupported` with the fix; the gate never opens a pull
 //!    request that is ready for review.
-//! 6. **The check run** on the new head, its body from [`report::check_run::build`].
+//! 6. **Protected files**: when the gate's verdict names protected paths (the policy lets them
+//!    through for a human's review), the pull request is labelled [`PROTECTED_LABEL`].
+//! 7. **The check run** on the new head, its body from [`report::check_run::build`] (its title
+//!    says how many protected files need review).
 //!
-//! Exit 0 only after all six. The requests and responses are cited where the `github` crate
+//! Exit 0 only after all seven. The requests and responses are cited where the `github` crate
 //! defines them; every commit made here carries no `author`, `committer` or `signature`, which is
 //! what makes GitHub sign it as the App ("Signature verification for bots",
 //! <https://docs.github.com/en/authentication/managing-commit-signature-verification/about-commit-signature-verification#signature-verification-for-bots>).
@@ -45,10 +48,13 @@ use std::collections::BTreeMap;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use contract::cli::Exit;
+use contract::decision::DecisionDoc;
+use contract::ids::CommitId;
+use contract::verdict::{VerdictDoc, VerdictWord};
 use github::git::TreeEntry;
 use github::pulls::{NewPullRequest, PullRequest};
 use github::{Client, Error, Repository};
-use report::check_run::{GateDecision, HeadSha};
 
 use crate::output::publish_plan_v2::{PublishMethod, PublishPlanDoc, SCHEMA as PLAN_SCHEMA};
 use crate::output::publish_result_v1::{
@@ -57,9 +63,8 @@ use crate::output::publish_result_v1::{
 };
 use crate::publish::choose_method;
 
-pub const EXIT_PASS: u8 = 0;
-pub const EXIT_FAIL: u8 = 1;
-pub const EXIT_ERROR: u8 = 2;
+/// The label a draft pull request gets when the verdict names protected paths.
+pub const PROTECTED_LABEL: &str = "agent-team: protected files";
 
 /// Why a publication is not a success. Stable ids in [`FAILURES`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -83,9 +88,9 @@ pub enum FailureCode {
 pub struct FailureInfo {
     pub code: FailureCode,
     pub name: &'static str,
-    /// 1: GitHub's state shows the publication did not happen as planned; 2: it could not be
-    /// done or established.
-    pub exit_code: u8,
+    /// [`Exit::Fail`]: GitHub's state shows the publication did not happen as planned;
+    /// [`Exit::Error`]: it could not be done or established.
+    pub exit: Exit,
     pub description: &'static str,
 }
 
@@ -106,74 +111,74 @@ pub const FAILURES: &[FailureCode] = &[
 
 impl FailureCode {
     pub fn info(self) -> FailureInfo {
-        let (name, exit_code, description) = match self {
+        let (name, exit, description) = match self {
             FailureCode::PlanMismatch => (
                 "plan-mismatch",
-                EXIT_ERROR,
+                Exit::Error,
                 "The plan is not for this repository, branch, base or passing decision, or \
                  contradicts itself; nothing was sent.",
             ),
             FailureCode::BranchElsewhere => (
                 "branch-elsewhere",
-                EXIT_FAIL,
+                Exit::Fail,
                 "The branch exists at a commit that is neither the base nor this publication; \
                  nothing was changed.",
             ),
             FailureCode::RefRefused => (
                 "ref-refused",
-                EXIT_FAIL,
+                Exit::Fail,
                 "GitHub refused to create or move the branch (for example an App without the \
                  workflows permission and a base whose workflow files differ from the default \
                  branch's).",
             ),
             FailureCode::StaleHead => (
                 "stale-head",
-                EXIT_FAIL,
+                Exit::Fail,
                 "The branch moved while publishing: the compare-and-swap did not hold.",
             ),
             FailureCode::PublicationUncertain => (
                 "publication-uncertain",
-                EXIT_ERROR,
+                Exit::Error,
                 "A write was not confirmed and the branch, read again, is unchanged or \
                  unreadable: whether it took effect is unknown.",
             ),
             FailureCode::BlobMismatch => (
                 "blob-mismatch",
-                EXIT_FAIL,
+                Exit::Fail,
                 "GitHub gave a new file another object id than git; nothing was committed.",
             ),
             FailureCode::TreeMismatch => (
                 "tree-mismatch",
-                EXIT_FAIL,
+                Exit::Fail,
                 "The tree GitHub made or stored is not the tree git computed; the branch is left \
                  for inspection.",
             ),
             FailureCode::CommitMismatch => (
                 "commit-mismatch",
-                EXIT_FAIL,
+                Exit::Fail,
                 "The commit GitHub stored does not have the base as its only parent.",
             ),
             FailureCode::DraftUnsupported => (
                 "draft-unsupported",
-                EXIT_FAIL,
+                Exit::Fail,
                 "The repository has no draft pull requests (HTTP 422); the gate opens nothing \
                  else.",
             ),
             FailureCode::PullRequestConflict => (
                 "pull-request-conflict",
-                EXIT_FAIL,
+                Exit::Fail,
                 "An open pull request from the branch targets another base branch.",
             ),
             FailureCode::GitHubError => (
                 "github-error",
-                EXIT_ERROR,
+                Exit::Error,
                 "A request failed (transport, permissions, rate limits, an unexpected answer).",
             ),
         };
         FailureInfo {
             code: self,
             name,
-            exit_code,
+            exit,
             description,
         }
     }
@@ -208,7 +213,10 @@ pub struct PublicationRequest<'a> {
     /// The branch the pull request targets.
     pub base_branch: &'a str,
     /// The gate's decision; only a pass is published.
-    pub decision: &'a GateDecision,
+    pub decision: &'a DecisionDoc,
+    /// The verdict the plan was computed from (`gate publish-plan --verdict-out`): its files must
+    /// be the plan's; its protected paths label the pull request and title the check run.
+    pub verdict: &'a VerdictDoc,
     /// The check run's name and details URL.
     pub check_name: &'a str,
     pub details_url: Option<&'a str>,
@@ -248,13 +256,14 @@ pub fn publish(
     let doc = PublishResultDoc {
         schema: SCHEMA.to_owned(),
         outcome: "error".to_owned(),
-        exit_code: EXIT_ERROR,
+        exit_code: Exit::Error.code(),
         repository: req.repository.full_name(),
         branch: req.branch.to_owned(),
         base_commit: req.base.to_owned(),
         method: plan.method,
         branch_state: None,
         commit: None,
+        protected_files: u64::try_from(req.verdict.protected.len()).unwrap_or(u64::MAX),
         tree: TreeProofDoc {
             expected: plan.tree.clone(),
             published: None,
@@ -275,7 +284,7 @@ pub fn publish(
     match publisher.run() {
         Ok(()) => {
             publisher.doc.outcome = "published".to_owned();
-            publisher.doc.exit_code = EXIT_PASS;
+            publisher.doc.exit_code = Exit::Pass.code();
             (publisher.log)(&format!(
                 "published: {} at {}, tree {} proven",
                 req.branch,
@@ -286,13 +295,12 @@ pub fn publish(
         Err(f) => {
             let info = f.code.info();
             (publisher.log)(&format!("error[{}]: {}", info.name, f.message));
-            publisher.doc.outcome = if info.exit_code == EXIT_FAIL {
-                "failed"
-            } else {
-                "error"
+            publisher.doc.outcome = match info.exit {
+                Exit::Fail => "failed",
+                Exit::Pass | Exit::Error => "error",
             }
             .to_owned();
-            publisher.doc.exit_code = info.exit_code;
+            publisher.doc.exit_code = info.exit.code();
             publisher.doc.failure = Some(FailureDoc {
                 code: info.name.to_owned(),
                 message: f.message,
@@ -388,7 +396,8 @@ impl Publisher<'_> {
         };
         self.doc.commit = Some(commit.clone());
         self.prove(&commit)?;
-        self.pull_request()?;
+        let number = self.pull_request()?;
+        self.label(number)?;
         self.check_run(&commit)
     }
 
@@ -435,10 +444,23 @@ impl Publisher<'_> {
             )));
         }
         let decision = self.req.decision;
-        if !decision.pass() || decision.diff_sha256 != plan.diff_sha256 {
+        let decided = decision.diff_sha256.as_ref().map(|d| d.as_str());
+        if !decision.passed() || decided != Some(plan.diff_sha256.as_str()) {
             return Err(mismatch(format!(
                 "the gate decision is {:?} for diff {}, not a pass for the plan's diff {}",
-                decision.gate, decision.diff_sha256, plan.diff_sha256
+                decision.gate,
+                decided.unwrap_or("(none)"),
+                plan.diff_sha256
+            )));
+        }
+        let verdict = self.req.verdict;
+        if verdict.verdict != VerdictWord::Accept
+            || verdict.diff_sha256.as_str() != plan.diff_sha256
+            || verdict.files != plan.files
+        {
+            return Err(mismatch(format!(
+                "the verdict ({}, diff {}) is not the accepting verdict the plan was computed from",
+                verdict.verdict, verdict.diff_sha256
             )));
         }
         if !is_object_id(&plan.tree) || !is_object_id(&plan.base_tree) {
@@ -950,7 +972,8 @@ impl Publisher<'_> {
             .collect())
     }
 
-    fn reuse(&mut self, pulls: &[PullRequest]) -> Result<bool, Failure> {
+    /// The number of the pull request reused, if one is.
+    fn reuse(&mut self, pulls: &[PullRequest]) -> Result<Option<u64>, Failure> {
         if let Some(pull) = pulls.iter().find(|p| p.base.name == self.req.base_branch) {
             self.say(&format!(
                 "an open pull request from {} exists: #{} reused",
@@ -961,8 +984,9 @@ impl Publisher<'_> {
                 html_url: pull.html_url.clone(),
                 draft: pull.draft == Some(true),
                 reused: true,
+                labels: Vec::new(),
             });
-            return Ok(true);
+            return Ok(Some(pull.number));
         }
         if let Some(pull) = pulls.first() {
             return Err(failure(
@@ -974,15 +998,16 @@ impl Publisher<'_> {
                 ),
             ));
         }
-        Ok(false)
+        Ok(None)
     }
 
-    fn pull_request(&mut self) -> Result<(), Failure> {
+    /// The draft pull request's number.
+    fn pull_request(&mut self) -> Result<u64, Failure> {
         let pulls = self
             .open_pulls()
             .map_err(|e| github_error("listing the pull requests", &e))?;
-        if self.reuse(&pulls)? {
-            return Ok(());
+        if let Some(number) = self.reuse(&pulls)? {
+            return Ok(number);
         }
         let pr = &self.plan.pull_request;
         let new = NewPullRequest {
@@ -1003,8 +1028,9 @@ impl Publisher<'_> {
                     html_url: pull.html_url,
                     draft: pull.draft == Some(true),
                     reused: false,
+                    labels: Vec::new(),
                 });
-                Ok(())
+                Ok(pull.number)
             }
             Err(e)
                 if e.status() == Some(422)
@@ -1028,8 +1054,8 @@ impl Publisher<'_> {
                 let pulls = self
                     .open_pulls()
                     .map_err(|list| github_error("listing the pull requests", &list))?;
-                if self.reuse(&pulls)? {
-                    return Ok(());
+                if let Some(number) = self.reuse(&pulls)? {
+                    return Ok(number);
                 }
                 Err(if unconfirmed(&e) {
                     failure(
@@ -1047,14 +1073,43 @@ impl Publisher<'_> {
         }
     }
 
+    /// Label the pull request when the verdict names protected paths.
+    fn label(&mut self, number: u64) -> Result<(), Failure> {
+        let protected = self.req.verdict.protected.len();
+        if protected == 0 {
+            return Ok(());
+        }
+        let labels = self
+            .client
+            .add_labels(self.repo(), number, &[PROTECTED_LABEL])
+            .map_err(|e| {
+                failure(
+                    FailureCode::GitHubError,
+                    format!(
+                        "labelling pull request #{number} `{PROTECTED_LABEL}` for {protected} \
+                         protected file(s) failed ({e}). Fix: run the job again (the proven branch \
+                         and the pull request are reused)"
+                    ),
+                )
+            })?;
+        self.say(&format!(
+            "{protected} protected file(s): pull request #{number} labelled `{PROTECTED_LABEL}`"
+        ));
+        if let Some(pull) = &mut self.doc.pull_request {
+            pull.labels = labels.into_iter().map(|l| l.name).collect();
+        }
+        Ok(())
+    }
+
     fn check_run(&mut self, commit: &str) -> Result<(), Failure> {
-        let head = HeadSha::parse(commit)
+        let head = CommitId::parse(commit)
             .map_err(|e| failure(FailureCode::GitHubError, format!("the commit id: {e}")))?;
         let body = report::check_run::build(
             self.req.decision,
             &head,
             self.req.check_name,
             self.req.details_url,
+            &self.req.verdict.protected,
         )
         .map_err(|e| failure(FailureCode::PlanMismatch, format!("the check run: {e}")))?;
         let value = serde_json::to_value(&body).map_err(|e| {

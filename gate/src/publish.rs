@@ -31,10 +31,9 @@ use std::path::Path;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use guard::check::{CheckError, CheckRequest, RepoBase, check, check_keeping_index};
-use guard::escape::{is_suspicious, terminal};
+use guard::escape::{is_hidden, neutralize};
 use guard::git::{GitError, GitRepo, RawChange};
 use guard::hash;
-use guard::output::json_v1::VerdictDoc;
 use guard::path::PathLimits;
 use guard::policy::Policy;
 use guard::repo_path::RepoPath;
@@ -43,7 +42,8 @@ use guard::verdict::{FileEntry, Verdict};
 use crate::decide::valid_run_id;
 use crate::output::publish_plan_v2::{
     CommitMessage, CommittableBranch, CreateCommitOnBranchInput, FileAddition, FileChanges,
-    FileDeletion, FileMode, PublishMethod, PublishPlanDoc, PullRequestDoc, SCHEMA, TreeEntryDoc,
+    FileDeletion, PublishMethod, PublishPlanDoc, PublishableMode, PullRequestDoc, SCHEMA,
+    TreeEntryDoc,
 };
 
 /// A regular file's mode, the only one `createCommitOnBranch` writes.
@@ -93,7 +93,7 @@ pub enum ArgError {
 /// For messages: terminal-safe and bounded.
 fn shown(value: &str) -> String {
     let cut: String = value.chars().take(200).collect();
-    let mut out = terminal(&cut);
+    let mut out = neutralize(&cut);
     if cut.len() < value.len() {
         out.push_str("...");
     }
@@ -127,7 +127,7 @@ pub fn branch_name_problem(name: &str) -> Option<&'static str> {
     if name.starts_with("refs/") {
         return Some("give the unqualified branch name, without `refs/`");
     }
-    if name.chars().any(|c| c == ' ' || is_suspicious(c)) {
+    if name.chars().any(|c| c == ' ' || is_hidden(c)) {
         return Some("contains a space, a control character or an invisible character");
     }
     if name.contains(['~', '^', ':', '?', '*', '[', '\\']) {
@@ -398,7 +398,12 @@ pub struct Rejection {
 /// The result of [`prepare`].
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    Plan(Box<PublishPlanDoc>),
+    /// The plan, and the accepting verdict it was computed from (its protected paths, if any, are
+    /// for the check run and the pull request's label).
+    Plan {
+        plan: Box<PublishPlanDoc>,
+        verdict: Box<Verdict>,
+    },
     Rejected(Box<Rejection>),
 }
 
@@ -450,7 +455,7 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
     if !verdict.accepted() {
         return Ok(rejected(verdict, Vec::new()));
     }
-    if verdict.diff_sha256 != req.expected_sha256 {
+    if verdict.diff_sha256.as_str() != req.expected_sha256 {
         // Unreachable after the constant-time match above; kept so that a plan is never bound
         // to a hash other than the one it was computed from.
         return Ok(rejected(
@@ -499,8 +504,8 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
             continue;
         }
         // publishability() accepted the modes: 0 (absent) or a mode a plan carries.
-        let old_mode = FileMode::from_git(change.old_mode);
-        let new_mode = FileMode::from_git(change.new_mode);
+        let old_mode = PublishableMode::from_git(change.old_mode);
+        let new_mode = PublishableMode::from_git(change.new_mode);
         match change.status {
             'A' | 'M' => {
                 // By object id: a `:<path>` lookup would read `0:name` as stage 0 of `name`.
@@ -551,7 +556,10 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
             deletions,
         },
     );
-    Ok(Outcome::Plan(Box::new(doc)))
+    Ok(Outcome::Plan {
+        plan: Box::new(doc),
+        verdict: Box::new(verdict),
+    })
 }
 
 /// The publication method for `entries`, and why: `createCommitOnBranch` exactly when every path
@@ -562,7 +570,7 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
 pub fn choose_method(entries: &[TreeEntryDoc]) -> (PublishMethod, String) {
     let moded: Vec<&TreeEntryDoc> = entries
         .iter()
-        .filter(|e| e.new_mode.is_some_and(|m| m != FileMode::Regular))
+        .filter(|e| e.new_mode.is_some_and(|m| m != PublishableMode::Regular))
         .collect();
     match moded.as_slice() {
         [] => (
@@ -576,7 +584,7 @@ pub fn choose_method(entries: &[TreeEntryDoc]) -> (PublishMethod, String) {
                 0 => String::new(),
                 n => format!(" (and {n} more)"),
             };
-            let mode = first.new_mode.map_or("?", FileMode::as_str);
+            let mode = first.new_mode.map_or("?", PublishableMode::as_str);
             (
                 PublishMethod::GitDatabase,
                 format!(
@@ -651,7 +659,7 @@ fn compare_with_index(files: &[FileEntry], changes: &[RawChange]) -> Vec<PlanRea
 /// Whether one index change can be published exactly.
 fn publishability(change: &RawChange) -> Vec<PlanReason> {
     let mut reasons = Vec::new();
-    let file = |mode: u32| FileMode::from_git(mode).is_some();
+    let file = |mode: u32| PublishableMode::from_git(mode).is_some();
     let modes_ok = match change.status {
         'A' => change.old_mode == 0 && file(change.new_mode),
         'D' => file(change.old_mode) && change.new_mode == 0,
@@ -698,7 +706,7 @@ fn plan_doc(
     tree: Tree,
     file_changes: FileChanges,
 ) -> PublishPlanDoc {
-    let verdict_doc = VerdictDoc::from_verdict(verdict);
+    let verdict_doc = guard::output::json_v1::document(verdict);
     let file_count = verdict_doc.files.len();
     let headline = match &target.task_id {
         Some(task) => format!("agent-team-apply {task}: apply verified diff"),
@@ -722,7 +730,7 @@ fn plan_doc(
     let pr_ctx = report::pr_body::PrContext {
         task_id: target.task_id.as_deref(),
         run_id: target.run_id.as_deref(),
-        diff_sha256: &verdict.diff_sha256,
+        diff_sha256: verdict.diff_sha256.as_str(),
         base_commit,
     };
     let (method, method_reason) = choose_method(&tree.entries);
@@ -749,7 +757,7 @@ fn plan_doc(
             base: target.base_branch.clone(),
             head: target.branch.clone(),
         },
-        diff_sha256: verdict.diff_sha256.clone(),
+        diff_sha256: verdict.diff_sha256.to_string(),
         files: verdict_doc.files,
     }
 }
@@ -758,7 +766,7 @@ fn plan_doc(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use guard::verdict::Status;
+    use guard::verdict::ChangeKind;
 
     #[test]
     fn branch_names() {
@@ -985,7 +993,11 @@ mod tests {
         }
     }
 
-    fn planned(path: &str, old: Option<FileMode>, new: Option<FileMode>) -> TreeEntryDoc {
+    fn planned(
+        path: &str,
+        old: Option<PublishableMode>,
+        new: Option<PublishableMode>,
+    ) -> TreeEntryDoc {
         TreeEntryDoc {
             path: path.to_owned(),
             old_mode: old,
@@ -996,7 +1008,7 @@ mod tests {
 
     #[test]
     fn the_method_follows_the_modes_the_commit_writes() {
-        use FileMode::{Executable, Regular};
+        use PublishableMode::{Executable, Regular};
         let regular = [
             planned("a", None, Some(Regular)),
             planned("b", Some(Regular), Some(Regular)),
@@ -1036,7 +1048,7 @@ mod tests {
         }
     }
 
-    fn entry(status: Status, old: Option<&str>, new: Option<&str>) -> FileEntry {
+    fn entry(status: ChangeKind, old: Option<&str>, new: Option<&str>) -> FileEntry {
         FileEntry {
             status,
             old_path: old.map(Into::into),
@@ -1050,11 +1062,11 @@ mod tests {
     #[test]
     fn verdict_and_index_must_be_the_same_set() {
         let files = [
-            entry(Status::Modified, Some("m"), Some("m")),
-            entry(Status::Renamed, Some("r1"), Some("r2")),
-            entry(Status::Deleted, Some("d"), None),
-            entry(Status::Added, None, Some("a")),
-            entry(Status::Copied, Some("m"), Some("c")),
+            entry(ChangeKind::Modified, Some("m"), Some("m")),
+            entry(ChangeKind::Renamed, Some("r1"), Some("r2")),
+            entry(ChangeKind::Deleted, Some("d"), None),
+            entry(ChangeKind::Added, None, Some("a")),
+            entry(ChangeKind::Copied, Some("m"), Some("c")),
         ];
         let changes = vec![
             change('A', 0, MODE_REGULAR, b"a"),

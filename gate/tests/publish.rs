@@ -19,7 +19,10 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+use contract::decision::DecisionDoc;
+use contract::verdict::VerdictDoc;
 use gate::output::publish_plan_v2::{PublishMethod, PublishPlanDoc};
+use gate::publication::PROTECTED_LABEL;
 use gate::publication::{FAILURES, PublicationReport, PublicationRequest, publish};
 use gate::publish::{Outcome, PublishRequest, PublishTarget, prepare};
 use github::{ApiUrl, Client, ClientConfig, Repository, Token, VirtualClock};
@@ -27,7 +30,6 @@ use github_standin::{
     Canned, Fault, PullState, Recorded, RefMove, Scenario, StandIn, Tamper, load_commit,
 };
 use guard::policy::Policy;
-use report::check_run::{GateDecision, parse_decision};
 use serde_json::Value;
 
 const BRANCH: &str = "agent-team/t-1";
@@ -166,8 +168,8 @@ impl Repo {
         git(&clone, &["write-tree"])
     }
 
-    /// The plan, made as `gate publish-plan` makes it.
-    fn plan(&self, diff: &[u8], policy: Option<&str>) -> PublishPlanDoc {
+    /// The plan and its verdict, made as `gate publish-plan` makes them.
+    fn plan(&self, diff: &[u8], policy: Option<&str>) -> Planned {
         let policy = match policy {
             None => Policy::embedded_default().unwrap(),
             Some(yaml) => {
@@ -190,7 +192,10 @@ impl Repo {
         })
         .unwrap();
         match outcome {
-            Outcome::Plan(plan) => *plan,
+            Outcome::Plan { plan, verdict } => Planned {
+                plan: *plan,
+                verdict: guard::output::json_v1::document(&verdict),
+            },
             Outcome::Rejected(r) => panic!("no plan: {:?} {:?}", r.verdict.violations, r.reasons),
         }
     }
@@ -204,20 +209,40 @@ impl Repo {
     }
 }
 
-fn decision_for(plan: &PublishPlanDoc, gate: &str) -> GateDecision {
-    parse_decision(
-        &serde_json::json!({
-            "schema": "agent-team-apply/gate-decision/v1",
-            "gate": gate,
-            "run_id": RUN,
-            "diff_sha256": plan.diff_sha256,
-            "required": ["guard", "build-test"],
-            "jobs": {},
-            "reasons": [],
-        })
-        .to_string(),
-    )
-    .unwrap()
+/// A plan with the verdict it was computed from (`gate publish-plan --out` and `--verdict-out`).
+#[derive(Debug, Clone)]
+struct Planned {
+    plan: PublishPlanDoc,
+    verdict: VerdictDoc,
+}
+
+impl std::ops::Deref for Planned {
+    type Target = PublishPlanDoc;
+    fn deref(&self) -> &PublishPlanDoc {
+        &self.plan
+    }
+}
+
+impl std::ops::DerefMut for Planned {
+    fn deref_mut(&mut self) -> &mut PublishPlanDoc {
+        &mut self.plan
+    }
+}
+
+/// `gate decide`'s decision over both jobs' results, for the plan's diff.
+fn decision_for(plan: &PublishPlanDoc, build_test: &str) -> DecisionDoc {
+    let needs = serde_json::json!({
+        "guard": { "result": "success", "outputs": {} },
+        "build-test": { "result": build_test, "outputs": {} },
+    })
+    .to_string();
+    let decision = gate::decide(
+        needs.as_bytes(),
+        &["guard", "build-test"],
+        RUN,
+        &plan.diff_sha256,
+    );
+    gate::output::json_v1::document(&decision)
 }
 
 fn client_for(gh: &StandIn, api_url: &str) -> Client {
@@ -272,9 +297,9 @@ impl Published {
     }
 }
 
-fn publish_at(gh: &StandIn, api_url: &str, plan: &PublishPlanDoc, base: &str) -> Published {
+fn publish_at(gh: &StandIn, api_url: &str, plan: &Planned, base: &str) -> Published {
     let client = client_for(gh, api_url);
-    let decision = decision_for(plan, "pass");
+    let decision = decision_for(plan, "success");
     let repository = Repository::parse("octo/repo").unwrap();
     let request = PublicationRequest {
         repository: &repository,
@@ -282,6 +307,7 @@ fn publish_at(gh: &StandIn, api_url: &str, plan: &PublishPlanDoc, base: &str) ->
         base,
         base_branch: "main",
         decision: &decision,
+        verdict: &plan.verdict,
         check_name: "agent-team-apply / gate",
         details_url: Some(DETAILS),
     };
@@ -303,11 +329,11 @@ fn publish_at(gh: &StandIn, api_url: &str, plan: &PublishPlanDoc, base: &str) ->
     }
 }
 
-fn publish_on(gh: &StandIn, plan: &PublishPlanDoc, base: &str) -> Published {
+fn publish_on(gh: &StandIn, plan: &Planned, base: &str) -> Published {
     publish_at(gh, &gh.url(), plan, base)
 }
 
-fn with_method(mut plan: PublishPlanDoc, method: PublishMethod) -> PublishPlanDoc {
+fn with_method(mut plan: Planned, method: PublishMethod) -> Planned {
     plan.method = method;
     plan
 }
@@ -620,6 +646,49 @@ fn enterprise_server_paths() {
     assert!(p.requests.iter().all(|q| q.path.starts_with("/api/")));
 }
 
+/// A protected path (a manifest) is let through for review: the pull request is labelled and the
+/// check run's title says so; a label that cannot be added fails the publication.
+#[test]
+fn protected_files_label_the_pull_request() {
+    let r = repo();
+    let diff = r.diff(|w| write(w, "Cargo.toml", b"[package]\nname = \"x\"\n", false));
+    let plan = r.plan(&diff, None);
+    assert_eq!(plan.verdict.protected.len(), 1, "{:?}", plan.verdict);
+    let gh = r.standin(Scenario::default());
+    let p = publish_on(&gh, &plan, &r.base);
+    assert_published(&gh, &p, &r.git_tree(&diff), &r.base);
+    assert_eq!(p.report.doc.protected_files, 1);
+    let pull = p.report.doc.pull_request.as_ref().unwrap();
+    assert_eq!(pull.labels, [PROTECTED_LABEL]);
+    assert_eq!(gh.state().pulls[0].labels, [PROTECTED_LABEL]);
+    assert_eq!(
+        p.bodies(&format!(
+            "POST /repos/octo/repo/issues/{}/labels",
+            pull.number
+        )),
+        [serde_json::json!({ "labels": [PROTECTED_LABEL] })]
+    );
+    let check = &p.bodies("POST /repos/octo/repo/check-runs")[0];
+    assert_eq!(
+        check["output"]["title"],
+        "Gate passed: 1 protected file(s) need review"
+    );
+
+    let gh = r.standin(Scenario {
+        faults: vec![Fault::new(
+            "POST",
+            "/repos/octo/repo/issues/",
+            vec![Canned::status(500, "boom"); 4],
+        )],
+        ..Scenario::default()
+    });
+    let p = publish_on(&gh, &plan, &r.base);
+    assert_eq!(p.report.exit_code, 2);
+    assert_eq!(p.failure(), "github-error");
+    assert!(p.message().contains(PROTECTED_LABEL), "{}", p.message());
+    assert_eq!(p.count("POST /repos/octo/repo/check-runs"), 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // the proof: a tree GitHub stored or reports that is not git's is never a success
 
@@ -850,6 +919,7 @@ fn an_open_pull_request_from_the_branch_is_reused_not_duplicated() {
         base: "main".into(),
         draft: true,
         state: "open".into(),
+        labels: Vec::new(),
     });
     let p = publish_on(&gh, &plan, &r.base);
     assert_published(&gh, &p, &r.git_tree(&diff), &r.base);
@@ -868,6 +938,7 @@ fn an_open_pull_request_from_the_branch_is_reused_not_duplicated() {
         base: "release".into(),
         draft: true,
         state: "open".into(),
+        labels: Vec::new(),
     });
     let p = publish_on(&gh, &plan, &r.base);
     assert_eq!(p.report.exit_code, 1);
@@ -1099,15 +1170,41 @@ fn a_plan_for_something_else_sends_nothing() {
     let client = client_for(&gh, &gh.url());
     let repository = Repository::parse("octo/repo").unwrap();
     let other_repo = Repository::parse("octo/other").unwrap();
-    let pass = decision_for(&plan, "pass");
-    let fail = decision_for(&plan, "fail");
+    let pass = decision_for(&plan, "success");
+    let fail = decision_for(&plan, "failure");
     let mut other_diff = plan.clone();
     other_diff.diff_sha256 = "0".repeat(64);
-    let other_diff_pass = decision_for(&other_diff, "pass");
+    let other_diff_pass = decision_for(&other_diff, "success");
+    let rejected = VerdictDoc {
+        verdict: contract::verdict::VerdictWord::Reject,
+        ..plan.verdict.clone()
+    };
+    let other_files = VerdictDoc {
+        files: plan.verdict.files[1..].to_vec(),
+        ..plan.verdict.clone()
+    };
     let base = r.base.clone();
     let other_base = "1".repeat(40);
-    let cases: Vec<(&str, &Repository, &str, &str, &str, &GateDecision)> = vec![
-        ("repository", &other_repo, BRANCH, &base, "main", &pass),
+    let verdict = &plan.verdict;
+    type Case<'a> = (
+        &'a str,
+        &'a Repository,
+        &'a str,
+        &'a str,
+        &'a str,
+        &'a DecisionDoc,
+        &'a VerdictDoc,
+    );
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "repository",
+            &other_repo,
+            BRANCH,
+            &base,
+            "main",
+            &pass,
+            verdict,
+        ),
         (
             "branch",
             &repository,
@@ -1115,8 +1212,17 @@ fn a_plan_for_something_else_sends_nothing() {
             &base,
             "main",
             &pass,
+            verdict,
         ),
-        ("base", &repository, BRANCH, &other_base, "main", &pass),
+        (
+            "base",
+            &repository,
+            BRANCH,
+            &other_base,
+            "main",
+            &pass,
+            verdict,
+        ),
         (
             "abbreviated base",
             &repository,
@@ -1124,9 +1230,26 @@ fn a_plan_for_something_else_sends_nothing() {
             &base[..12],
             "main",
             &pass,
+            verdict,
         ),
-        ("base branch", &repository, BRANCH, &base, "release", &pass),
-        ("failed decision", &repository, BRANCH, &base, "main", &fail),
+        (
+            "base branch",
+            &repository,
+            BRANCH,
+            &base,
+            "release",
+            &pass,
+            verdict,
+        ),
+        (
+            "failed decision",
+            &repository,
+            BRANCH,
+            &base,
+            "main",
+            &fail,
+            verdict,
+        ),
         (
             "another diff",
             &repository,
@@ -1134,15 +1257,35 @@ fn a_plan_for_something_else_sends_nothing() {
             &base,
             "main",
             &other_diff_pass,
+            verdict,
+        ),
+        (
+            "rejecting verdict",
+            &repository,
+            BRANCH,
+            &base,
+            "main",
+            &pass,
+            &rejected,
+        ),
+        (
+            "another verdict",
+            &repository,
+            BRANCH,
+            &base,
+            "main",
+            &pass,
+            &other_files,
         ),
     ];
-    for (what, repo, branch, base, base_branch, decision) in cases {
+    for (what, repo, branch, base, base_branch, decision, verdict) in cases {
         let request = PublicationRequest {
             repository: repo,
             branch,
             base,
             base_branch,
             decision,
+            verdict,
             check_name: "agent-team-apply / gate",
             details_url: None,
         };
@@ -1189,7 +1332,7 @@ fn every_failure_is_registered_once_with_its_exit_code() {
             "{}",
             info.name
         );
-        assert!(matches!(info.exit_code, 1 | 2), "{}", info.name);
+        assert!(matches!(info.exit.code(), 1 | 2), "{}", info.name);
         assert!(info.description.ends_with('.'), "{}", info.name);
     }
     assert_eq!(names.len(), 11);
@@ -1201,27 +1344,16 @@ fn every_failure_is_registered_once_with_its_exit_code() {
 fn gate_publish(
     gh: &StandIn,
     dir: &Path,
-    plan: &PublishPlanDoc,
+    plan: &Planned,
     base: &str,
     env: &[(&str, &str)],
 ) -> (Option<i32>, String, String, PathBuf) {
     let plan_path = dir.join(format!("plan-{}.json", unique()));
     fs::write(&plan_path, plan.to_json().unwrap()).unwrap();
     let decision = dir.join(format!("decision-{}.json", unique()));
-    fs::write(
-        &decision,
-        serde_json::json!({
-            "schema": "agent-team-apply/gate-decision/v1",
-            "gate": "pass",
-            "run_id": RUN,
-            "diff_sha256": plan.diff_sha256,
-            "required": ["guard", "build-test"],
-            "jobs": {},
-            "reasons": [],
-        })
-        .to_string(),
-    )
-    .unwrap();
+    fs::write(&decision, decision_for(plan, "success").to_json().unwrap()).unwrap();
+    let verdict = dir.join(format!("verdict-{}.json", unique()));
+    fs::write(&verdict, plan.verdict.to_json().unwrap()).unwrap();
     let out = dir.join(format!("result-{}.json", unique()));
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_gate"));
     cmd.env_clear();
@@ -1241,6 +1373,7 @@ fn gate_publish(
         ])
         .args(["--base-branch", "main"])
         .args(["--decision", decision.to_str().unwrap()])
+        .args(["--verdict", verdict.to_str().unwrap()])
         .args(["--details-url", DETAILS, "--api-url", &gh.url()])
         .args(["--out", out.to_str().unwrap()])
         .stdin(Stdio::null())

@@ -18,7 +18,7 @@
 //! Errors carry the offending value; their `Display` shows it escaped for a terminal and bounded
 //! in length, since the values come from whoever dispatched the workflow.
 
-use crate::escape::terminal;
+use crate::escape::neutralize;
 
 /// Longest task id (it becomes part of branch names and the run name).
 pub const TASK_ID_MAX: usize = 64;
@@ -88,7 +88,7 @@ fn shown(value: &str) -> String {
     if cut.len() < value.len() {
         cut.push_str("...");
     }
-    format!("\"{}\"", terminal(&cut))
+    format!("\"{}\"", neutralize(&cut))
 }
 
 /// A task id that satisfies the workflow's rule.

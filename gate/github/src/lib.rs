@@ -11,6 +11,7 @@
 //! | [`pulls`] | pull requests |
 //! | [`checks`] | check runs |
 //! | [`graphql`] | the GraphQL API: `createCommitOnBranch` |
+//! | [`issues`] | labels on a pull request |
 #![forbid(unsafe_code)]
 
 pub mod actions;
@@ -19,6 +20,7 @@ pub mod client;
 pub mod date;
 pub mod git;
 pub mod graphql;
+pub mod issues;
 pub mod pulls;
 
 pub use client::{

@@ -10,29 +10,30 @@
 //! could not be established. The result document (`agent-team-apply/publish-result/v1`) is written
 //! in every case once the arguments are valid.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
+use contract::cli::{Exit, emit, read_bounded, write_atomic};
+use contract::ids::CommitId;
 use gate::output::publish_plan_v2::PublishPlanDoc;
-use gate::publication::{EXIT_ERROR, PublicationRequest, publish};
+use gate::publication::{PublicationRequest, publish};
 use gate::publish::{branch_name_problem, repository_problem};
 use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
-use guard::escape::terminal;
+use guard::escape::neutralize;
 use report::check_run::{DEFAULT_CHECK_NAME, parse_decision};
 
 /// Largest plan read (the contents of every new file, base64).
 const MAX_PLAN_BYTES: u64 = 512 << 20;
-/// Largest decision read.
-const MAX_DECISION_BYTES: u64 = 1 << 20;
+/// Largest decision or verdict read.
+const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
 
 #[derive(Args)]
 pub struct PublishArgs {
     /// The plan `gate publish-plan` wrote (`agent-team-apply/publish-plan/v2`).
     #[arg(long, value_name = "FILE")]
-    plan: PathBuf,
+    plan: String,
     /// OWNER/NAME; the plan must be for it.
     #[arg(long, value_name = "OWNER/NAME")]
     repository: String,
@@ -48,7 +49,11 @@ pub struct PublishArgs {
     /// `gate decide`'s decision (`agent-team-apply/gate-decision/v1`): a pass for the plan's
     /// diff; it is also the check run's content.
     #[arg(long, value_name = "FILE")]
-    decision: PathBuf,
+    decision: String,
+    /// The verdict the plan was computed from (`gate publish-plan --verdict-out`): its protected
+    /// paths label the pull request and title the check run.
+    #[arg(long, value_name = "FILE")]
+    verdict: String,
     /// The check run's name.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_CHECK_NAME)]
     check_name: String,
@@ -65,19 +70,6 @@ pub struct PublishArgs {
     /// The whole command's time limit.
     #[arg(long, value_name = "SECONDS", default_value_t = 900, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     timeout: u64,
-}
-
-fn read_bounded(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, String> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| format!("{what} {}: {e}", terminal(&path.display().to_string())))?;
-    let mut bytes = Vec::new();
-    file.take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{what} {}: {e}", terminal(&path.display().to_string())))?;
-    if bytes.len() as u64 > limit {
-        return Err(format!("{what}: larger than {limit} bytes"));
-    }
-    Ok(bytes)
 }
 
 /// Only `GH_TOKEN` (see the module documentation).
@@ -106,16 +98,28 @@ fn client(args: &PublishArgs) -> Result<(Client, Token), String> {
 }
 
 fn fail(message: &str) -> u8 {
-    eprintln!("gate publish: error: {}", terminal(message));
-    EXIT_ERROR
+    eprintln!("gate publish: error: {}", neutralize(message));
+    Exit::Error.code()
+}
+
+fn text(source: &str, limit: u64, what: &str) -> Result<String, String> {
+    String::from_utf8(read_bounded(source, limit, what)?)
+        .map_err(|_| format!("{what} is not UTF-8"))
 }
 
 pub fn run(args: PublishArgs) -> u8 {
+    match run_inner(&args) {
+        Ok(code) => code,
+        Err(message) => fail(&message),
+    }
+}
+
+fn run_inner(args: &PublishArgs) -> Result<u8, String> {
     // Every argument is checked before anything is read or sent.
     let repository = match Repository::parse(&args.repository) {
         Ok(repo) if repository_problem(&args.repository).is_none() => repo,
         _ => {
-            return fail(&format!(
+            return Err(format!(
                 "--repository {:?} is not OWNER/NAME",
                 args.repository
             ));
@@ -126,70 +130,49 @@ pub fn run(args: PublishArgs) -> u8 {
         ("--base-branch", &args.base_branch),
     ] {
         if let Some(problem) = branch_name_problem(value) {
-            return fail(&format!("{flag} {value:?}: {problem}"));
+            return Err(format!("{flag} {value:?}: {problem}"));
         }
     }
     if args.branch == args.base_branch {
-        return fail("--branch is the base branch: never publish onto the base branch");
+        return Err("--branch is the base branch: never publish onto the base branch".to_owned());
     }
-    if !(args.base.len() == 40
-        && args
-            .base
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
-    {
-        return fail("--base must be the full 40-hex commit id, lower case");
-    }
-    let plan: PublishPlanDoc = match read_bounded(&args.plan, MAX_PLAN_BYTES, "--plan")
-        .and_then(|b| serde_json::from_slice(&b).map_err(|e| format!("--plan: {e}")))
-    {
-        Ok(plan) => plan,
-        Err(e) => return fail(&e),
-    };
-    let decision = match read_bounded(&args.decision, MAX_DECISION_BYTES, "--decision")
-        .and_then(|b| String::from_utf8(b).map_err(|e| format!("--decision: {e}")))
-        .and_then(|text| parse_decision(&text).map_err(|e| format!("--decision: {e}")))
-    {
-        Ok(decision) => decision,
-        Err(e) => return fail(&e),
-    };
+    let base = CommitId::parse(&args.base).map_err(|e| format!("--base: {e}"))?;
+    let plan: PublishPlanDoc = serde_json::from_str(&text(&args.plan, MAX_PLAN_BYTES, "--plan")?)
+        .map_err(|e| format!("--plan: {e}"))?;
+    let decision = parse_decision(&text(&args.decision, MAX_DOCUMENT_BYTES, "--decision")?)
+        .map_err(|e| format!("--decision: {e}"))?;
+    let verdict = report::verdict::parse(&text(&args.verdict, MAX_DOCUMENT_BYTES, "--verdict")?)
+        .map_err(|e| format!("--verdict: {e}"))?;
     // The check run's name and URL are checked by building a body once, before any request.
-    if let Err(e) = report::check_run::build(
+    report::check_run::build(
         &decision,
-        &match report::check_run::HeadSha::parse(&args.base) {
-            Ok(sha) => sha,
-            Err(e) => return fail(&e.to_string()),
-        },
+        &base,
         &args.check_name,
         args.details_url.as_deref(),
-    ) {
-        return fail(&e.to_string());
-    }
-    let (client, token) = match client(&args) {
-        Ok(pair) => pair,
-        Err(e) => return fail(&e),
-    };
+        &verdict.protected,
+    )
+    .map_err(|e| e.to_string())?;
+    let (client, token) = client(args)?;
     let request = PublicationRequest {
         repository: &repository,
         branch: &args.branch,
-        base: &args.base,
+        base: base.as_str(),
         base_branch: &args.base_branch,
         decision: &decision,
+        verdict: &verdict,
         check_name: &args.check_name,
         details_url: args.details_url.as_deref(),
     };
-    let mut log = |line: &str| eprintln!("gate publish: {}", terminal(&token.redact(line)));
+    let mut log = |line: &str| eprintln!("gate publish: {}", neutralize(&token.redact(line)));
     let report = publish(&client, &plan, &request, &mut log);
-    let json = match report.doc.to_json() {
-        Ok(json) => token.redact(&json),
-        Err(e) => return fail(&format!("cannot serialize the result: {e}")),
-    };
-    let written = match &args.out {
-        Some(path) => super::write_atomically(path, json.as_bytes()),
-        None => guard::cli_args::emit(&json),
-    };
-    match written {
-        Ok(()) => report.exit_code,
-        Err(e) => fail(&e),
+    let json = report
+        .doc
+        .to_json()
+        .map_err(|e| format!("cannot serialize the result: {e}"))?;
+    let json = token.redact(&json);
+    match &args.out {
+        Some(path) => write_atomic(path, json.as_bytes())?,
+        None => emit(&json)?,
     }
+    Ok(report.exit_code)
 }

@@ -88,6 +88,7 @@
 //!
 //! `clientMutationId` and `CommittableBranch.id` are never written.
 
+use contract::verdict::FileMode;
 use serde::{Deserialize, Serialize};
 
 use guard::output::json_v1::FileDoc;
@@ -138,31 +139,41 @@ impl PublishMethod {
     }
 }
 
-/// A mode a plan can carry: a regular file or an executable one (git's `100644`/`100755`, as the
-/// Git database API writes them).
+/// A mode a plan can carry: a regular file or an executable one, the two
+/// [`contract::verdict::FileMode`]s a publication writes (`100644`/`100755`, as the Git database
+/// API writes them). A narrower type than the verdict's mode on purpose: a plan holding a symlink
+/// or a gitlink does not parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum FileMode {
+pub enum PublishableMode {
     #[serde(rename = "100644")]
     Regular,
     #[serde(rename = "100755")]
     Executable,
 }
 
-impl FileMode {
+impl PublishableMode {
     /// The mode from git's octal number; `None` for anything but `100644` and `100755`.
-    pub fn from_git(mode: u32) -> Option<FileMode> {
-        match mode {
-            0o100644 => Some(FileMode::Regular),
-            0o100755 => Some(FileMode::Executable),
+    pub fn from_git(bits: u32) -> Option<PublishableMode> {
+        match FileMode::new(bits)? {
+            FileMode::REGULAR => Some(PublishableMode::Regular),
+            FileMode::EXECUTABLE => Some(PublishableMode::Executable),
             _ => None,
+        }
+    }
+
+    /// The verdict's mode for it.
+    pub fn mode(self) -> FileMode {
+        match self {
+            PublishableMode::Regular => FileMode::REGULAR,
+            PublishableMode::Executable => FileMode::EXECUTABLE,
         }
     }
 
     /// `100644` or `100755`.
     pub fn as_str(self) -> &'static str {
         match self {
-            FileMode::Regular => "100644",
-            FileMode::Executable => "100755",
+            PublishableMode::Regular => "100644",
+            PublishableMode::Executable => "100755",
         }
     }
 }
@@ -173,9 +184,9 @@ impl FileMode {
 pub struct TreeEntryDoc {
     pub path: String,
     /// `null` for a new file.
-    pub old_mode: Option<FileMode>,
+    pub old_mode: Option<PublishableMode>,
     /// `null` for a deletion.
-    pub new_mode: Option<FileMode>,
+    pub new_mode: Option<PublishableMode>,
     /// The id git gives the new contents (`null` for a deletion).
     pub blob: Option<String>,
 }

@@ -11,17 +11,18 @@
 //!   "method": "create-commit-on-branch" | "git-database",
 //!   "branch_state": "created" | "reused-at-base" | "already-published" | null,
 //!   "commit": "<40 hex>" | null,
+//!   "protected_files": 0,
 //!   "tree": { "expected": "<40 hex>", "published": "<40 hex>" | null, "proven": true },
 //!   "signature": { "verified": true, "reason": "valid" } | null,
-//!   "pull_request": { "number": 7, "html_url": "...", "draft": true, "reused": false } | null,
+//!   "pull_request": { "number": 7, "html_url": "...", "draft": true, "reused": false, "labels": [] } | null,
 //!   "check_run": { "id": 42, "name": "...", "conclusion": "success", "html_url": "..." } | null,
 //!   "failure": { "code": "tree-mismatch", "message": "..." } | null
 //! }
 //! ```
 //!
 //! `outcome` is `published` (exit 0) only when the commit GitHub stored was read back with the
-//! plan's tree id (`tree.proven`), the branch points at it, the draft pull request exists and the
-//! check run was posted. `failed` (exit 1): GitHub's state shows the publication did not happen as
+//! plan's tree id (`tree.proven`), the branch points at it, the draft pull request exists (labelled
+//! when protected files need review) and the check run was posted. `failed` (exit 1): GitHub's state shows the publication did not happen as
 //! planned, or GitHub refused it. `error` (exit 2): it could not be done or its result could not
 //! be established (`publication-uncertain` among them). Every value is exact: GitHub's messages
 //! inside `failure.message` are escaped only where they are displayed.
@@ -45,6 +46,8 @@ pub struct PublishResultDoc {
     /// `created`, `reused-at-base` or `already-published`; `null` when the branch was not read.
     pub branch_state: Option<String>,
     pub commit: Option<String>,
+    /// How many protected paths the verdict names (the pull request is labelled when any).
+    pub protected_files: u64,
     pub tree: TreeProofDoc,
     /// GitHub's verification of the commit's signature, as read back.
     pub signature: Option<SignatureDoc>,
@@ -79,6 +82,8 @@ pub struct PullRequestResultDoc {
     pub draft: bool,
     /// An open pull request from the branch into the base branch existed already.
     pub reused: bool,
+    /// Its labels after this publication labelled it (empty when it did not).
+    pub labels: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

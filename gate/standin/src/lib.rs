@@ -315,6 +315,7 @@ pub struct PullState {
     pub draft: bool,
     /// `open` or `closed`.
     pub state: String,
+    pub labels: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -182,6 +182,7 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         }
         ("GET", ["pulls"]) => list_pulls(state, req),
         ("POST", ["pulls"]) => create_pull(state, req),
+        ("POST", ["issues", number, "labels"]) => add_labels(state, req, number),
         ("GET", ["commits", sha, "check-runs"]) => list_check_runs(state, req, sha),
         ("POST", ["check-runs"]) => create_check_run(state, req),
         ("GET", ["contents", path @ ..]) => get_contents(state, req, &path.join("/")),
@@ -492,6 +493,7 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
             base: "main".into(),
             draft: true,
             state: "open".into(),
+            labels: Vec::new(),
         });
     }
 }
@@ -825,6 +827,7 @@ fn pull_json(state: &State, pull: &PullState) -> Value {
         "title": pull.title,
         "body": pull.body,
         "draft": pull.draft,
+        "labels": pull.labels.iter().map(|l| json!({ "name": l })).collect::<Vec<_>>(),
         "head": { "ref": pull.head, "sha": pull.head_sha, "label": format!("{}:{}", s.owner, pull.head), "repo": { "full_name": full_name } },
         "base": { "ref": pull.base, "sha": "", "label": format!("{}:{}", s.owner, pull.base), "repo": { "full_name": full_name } },
     })
@@ -898,6 +901,7 @@ fn create_pull(state: &mut State, req: &Recorded) -> Reply {
         base,
         draft,
         state: "open".into(),
+        labels: Vec::new(),
     };
     let value = pull_json(state, &pull);
     state.pulls.push(pull);
@@ -1165,4 +1169,39 @@ fn graphql(state: &mut State, req: &Recorded) -> Reply {
         200,
         &json!({ "data": { "createCommitOnBranch": { "commit": { "oid": commit } } } }),
     )
+}
+
+/// "Add labels to an issue" (a pull request is an issue): `{labels: [names]}` → `200` with every
+/// label the issue has; `404` for an unknown number, `422` without a list of names.
+fn add_labels(state: &mut State, req: &Recorded, number: &str) -> Reply {
+    let body = req.json();
+    let Some(names) = body
+        .get("labels")
+        .and_then(Value::as_array)
+        .and_then(|list| {
+            list.iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<String>>>()
+        })
+    else {
+        return error(422, "Invalid request.\n\n\"labels\" wasn't supplied.");
+    };
+    let Some(pull) = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| state.pulls.iter_mut().find(|p| p.number == n))
+    else {
+        return not_found();
+    };
+    for name in names {
+        if !pull.labels.contains(&name) {
+            pull.labels.push(name);
+        }
+    }
+    let labels: Vec<Value> = pull
+        .labels
+        .iter()
+        .map(|l| json!({ "name": l, "default": false }))
+        .collect();
+    Reply::json(200, &Value::Array(labels))
 }
