@@ -32,36 +32,22 @@ use github_standin::{
 use guard::policy::Policy;
 use serde_json::Value;
 
+mod common;
+use common::git_command;
+
 const BRANCH: &str = "agent-team/t-1";
 const REF: &str = "refs/heads/agent-team/t-1";
 const GET_REF: &str = "GET /repos/octo/repo/git/ref/heads/agent-team/t-1";
 const TASK: &str = "t-1";
 const RUN: &str = "4242";
 const DETAILS: &str = "https://github.com/octo/repo/actions/runs/4242";
+const METHODS: [PublishMethod; 2] = [
+    PublishMethod::CreateCommitOnBranch,
+    PublishMethod::GitDatabase,
+];
 
 // ---------------------------------------------------------------------------------------------
 // git
-
-fn git_command(dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.env_clear();
-    if let Some(path) = std::env::var_os("PATH") {
-        cmd.env("PATH", path);
-    }
-    cmd.env("HOME", dir)
-        .env("LC_ALL", "C")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Base Author")
-        .env("GIT_AUTHOR_EMAIL", "base@example.com")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_NAME", "Base Author")
-        .env("GIT_COMMITTER_EMAIL", "base@example.com")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .current_dir(dir)
-        .stdin(Stdio::null());
-    cmd
-}
 
 fn git_with(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Vec<u8> {
     let mut cmd = git_command(dir);
@@ -439,11 +425,25 @@ fn regular_change(r: &Repo) -> Vec<u8> {
     })
 }
 
-#[test]
-fn regular_change_publishes_through_create_commit_on_branch() {
+/// The base repository, the regular change, and its plan.
+fn regular() -> (Repo, Vec<u8>, Planned) {
     let r = repo();
     let diff = regular_change(&r);
     let plan = r.plan(&diff, None);
+    (r, diff, plan)
+}
+
+/// The default scenario with `faults`.
+fn faulting(faults: Vec<Fault>) -> Scenario {
+    Scenario {
+        faults,
+        ..Scenario::default()
+    }
+}
+
+#[test]
+fn regular_change_publishes_through_create_commit_on_branch() {
+    let (r, diff, plan) = regular();
     assert_eq!(plan.method, PublishMethod::CreateCommitOnBranch);
     let git_tree = r.git_tree(&diff);
     assert_eq!(plan.tree, git_tree);
@@ -635,9 +635,7 @@ fn a_mix_of_modes_publishes_exactly() {
 /// GitHub Enterprise Server: the REST API under `/api/v3`, GraphQL at `/api/graphql`.
 #[test]
 fn enterprise_server_paths() {
-    let r = repo();
-    let diff = regular_change(&r);
-    let plan = r.plan(&diff, None);
+    let (r, diff, plan) = regular();
     let gh = r.standin(Scenario::default());
     let p = publish_at(&gh, &format!("{}/api/v3", gh.url()), &plan, &r.base);
     assert_published(&gh, &p, &r.git_tree(&diff), &r.base);
@@ -674,14 +672,11 @@ fn protected_files_label_the_pull_request() {
         "Gate passed: 1 protected file(s) need review"
     );
 
-    let gh = r.standin(Scenario {
-        faults: vec![Fault::new(
-            "POST",
-            "/repos/octo/repo/issues/",
-            vec![Canned::status(500, "boom"); 4],
-        )],
-        ..Scenario::default()
-    });
+    let gh = r.standin(faulting(vec![Fault::new(
+        "POST",
+        "/repos/octo/repo/issues/",
+        vec![Canned::status(500, "boom"); 4],
+    )]));
     let p = publish_on(&gh, &plan, &r.base);
     assert_eq!(p.report.exit_code, 2);
     assert_eq!(p.failure(), "github-error");
@@ -708,9 +703,7 @@ fn assert_no_pull_request_or_check(gh: &StandIn, p: &Published) {
 
 #[test]
 fn tree_mismatch_through_create_commit_on_branch_fails_and_leaves_the_branch() {
-    let r = repo();
-    let diff = regular_change(&r);
-    let plan = r.plan(&diff, None);
+    let (r, _, plan) = regular();
     let gh = r.standin(Scenario {
         tamper: Some(extra_file()),
         ..Scenario::default()
@@ -759,10 +752,7 @@ fn tree_mismatch_through_the_git_database_stops_before_the_commit() {
 fn tree_mismatch_at_the_read_back_fails_through_both_methods() {
     let r = repo();
     let diff = regular_change(&r);
-    for method in [
-        PublishMethod::CreateCommitOnBranch,
-        PublishMethod::GitDatabase,
-    ] {
+    for method in METHODS {
         let plan = with_method(r.plan(&diff, None), method);
         let gh = r.standin(Scenario {
             tamper: Some(Tamper::ReadBackTree(
@@ -792,10 +782,7 @@ fn a_branch_at_the_base_is_reused_by_both_methods() {
     let r = repo();
     let diff = regular_change(&r);
     let git_tree = r.git_tree(&diff);
-    for method in [
-        PublishMethod::CreateCommitOnBranch,
-        PublishMethod::GitDatabase,
-    ] {
+    for method in METHODS {
         let plan = with_method(r.plan(&diff, None), method);
         let gh = r.standin(Scenario::default());
         gh.state().git.refs.insert(REF.into(), r.base.clone());
@@ -832,10 +819,7 @@ fn foreign_commit(gh: &StandIn, parent: &str) -> String {
 fn a_branch_elsewhere_is_a_typed_error_and_nothing_is_written() {
     let r = repo();
     let diff = regular_change(&r);
-    for method in [
-        PublishMethod::CreateCommitOnBranch,
-        PublishMethod::GitDatabase,
-    ] {
+    for method in METHODS {
         let plan = with_method(r.plan(&diff, None), method);
         let gh = r.standin(Scenario::default());
         let foreign = foreign_commit(&gh, &r.base);
@@ -905,9 +889,7 @@ fn draft_pull_requests_unsupported_then_a_rerun_reuses_the_publication() {
 
 #[test]
 fn an_open_pull_request_from_the_branch_is_reused_not_duplicated() {
-    let r = repo();
-    let diff = regular_change(&r);
-    let plan = r.plan(&diff, None);
+    let (r, diff, plan) = regular();
     let gh = r.standin(Scenario::default());
     gh.state().git.refs.insert(REF.into(), r.base.clone());
     gh.state().pulls.push(PullState {
@@ -951,15 +933,10 @@ fn an_open_pull_request_from_the_branch_is_reused_not_duplicated() {
 
 #[test]
 fn unconfirmed_mutation_with_the_head_moved_to_this_publication_is_confirmed() {
-    let r = repo();
-    let diff = regular_change(&r);
-    let plan = r.plan(&diff, None);
-    let gh = r.standin(Scenario {
-        faults: vec![
-            Fault::new("POST", "/graphql", vec![Canned::drop_connection()]).after_handling(),
-        ],
-        ..Scenario::default()
-    });
+    let (r, diff, plan) = regular();
+    let gh = r.standin(faulting(vec![
+        Fault::new("POST", "/graphql", vec![Canned::drop_connection()]).after_handling(),
+    ]));
     let p = publish_on(&gh, &plan, &r.base);
     assert_published(&gh, &p, &r.git_tree(&diff), &r.base);
     assert_eq!(p.count("POST /graphql"), 1, "never sent twice");
@@ -972,9 +949,7 @@ fn unconfirmed_mutation_with_the_head_moved_to_this_publication_is_confirmed() {
 
 #[test]
 fn unconfirmed_mutation_with_the_head_moved_elsewhere_is_a_stale_head() {
-    let r = repo();
-    let diff = regular_change(&r);
-    let plan = r.plan(&diff, None);
+    let (r, _, plan) = regular();
     for canned in [None, Some(Canned::drop_connection())] {
         let gh = r.standin(Scenario::default());
         let foreign = foreign_commit(&gh, &r.base);
@@ -1005,17 +980,12 @@ fn unconfirmed_mutation_with_the_head_moved_elsewhere_is_a_stale_head() {
 
 #[test]
 fn unconfirmed_mutation_with_the_head_unchanged_is_uncertain() {
-    let r = repo();
-    let diff = regular_change(&r);
-    let plan = r.plan(&diff, None);
-    let gh = r.standin(Scenario {
-        faults: vec![Fault::new(
-            "POST",
-            "/graphql",
-            vec![Canned::status(502, "Bad Gateway")],
-        )],
-        ..Scenario::default()
-    });
+    let (r, _, plan) = regular();
+    let gh = r.standin(faulting(vec![Fault::new(
+        "POST",
+        "/graphql",
+        vec![Canned::status(502, "Bad Gateway")],
+    )]));
     let p = publish_on(&gh, &plan, &r.base);
     assert_eq!(p.report.exit_code, 2);
     assert_eq!(p.report.doc.outcome, "error");
@@ -1028,22 +998,17 @@ fn unconfirmed_mutation_with_the_head_unchanged_is_uncertain() {
 
 #[test]
 fn unconfirmed_mutation_with_the_head_unreadable_is_uncertain() {
-    let r = repo();
-    let diff = regular_change(&r);
-    let plan = r.plan(&diff, None);
-    let gh = r.standin(Scenario {
-        faults: vec![
-            Fault::new("POST", "/graphql", vec![Canned::drop_connection()]).after_handling(),
-            // The first read (before anything is written) goes through; every later one fails.
-            Fault::new(
-                "GET",
-                "/repos/octo/repo/git/ref/",
-                vec![Canned::status(500, "boom"); 8],
-            )
-            .passing_first(1),
-        ],
-        ..Scenario::default()
-    });
+    let (r, _, plan) = regular();
+    let gh = r.standin(faulting(vec![
+        Fault::new("POST", "/graphql", vec![Canned::drop_connection()]).after_handling(),
+        // The first read (before anything is written) goes through; every later one fails.
+        Fault::new(
+            "GET",
+            "/repos/octo/repo/git/ref/",
+            vec![Canned::status(500, "boom"); 8],
+        )
+        .passing_first(1),
+    ]));
     let p = publish_on(&gh, &plan, &r.base);
     assert_eq!(p.report.exit_code, 2);
     assert_eq!(p.failure(), "publication-uncertain");
@@ -1057,29 +1022,23 @@ fn unconfirmed_ref_creation_is_judged_by_the_branch() {
     let diff = r.diff(|w| write(w, "bin/build.sh", b"#!/bin/sh\necho 5\n", true));
     let plan = r.plan(&diff, None);
     // The ref was created, the answer lost: confirmed by reading it.
-    let gh = r.standin(Scenario {
-        faults: vec![
-            Fault::new(
-                "POST",
-                "/repos/octo/repo/git/refs",
-                vec![Canned::drop_connection()],
-            )
-            .after_handling(),
-        ],
-        ..Scenario::default()
-    });
+    let gh = r.standin(faulting(vec![
+        Fault::new(
+            "POST",
+            "/repos/octo/repo/git/refs",
+            vec![Canned::drop_connection()],
+        )
+        .after_handling(),
+    ]));
     let p = publish_on(&gh, &plan, &r.base);
     assert_published(&gh, &p, &r.git_tree(&diff), &r.base);
     assert_eq!(p.count("POST /repos/octo/repo/git/refs"), 1, "never resent");
     // Not created, the answer lost: uncertain.
-    let gh = r.standin(Scenario {
-        faults: vec![Fault::new(
-            "POST",
-            "/repos/octo/repo/git/refs",
-            vec![Canned::drop_connection()],
-        )],
-        ..Scenario::default()
-    });
+    let gh = r.standin(faulting(vec![Fault::new(
+        "POST",
+        "/repos/octo/repo/git/refs",
+        vec![Canned::drop_connection()],
+    )]));
     let p = publish_on(&gh, &plan, &r.base);
     assert_eq!(p.report.exit_code, 2);
     assert_eq!(p.failure(), "publication-uncertain");
@@ -1099,10 +1058,7 @@ fn unconfirmed_ref_creation_is_judged_by_the_branch() {
 fn a_refused_ref_creation_names_the_workflows_permission() {
     let r = repo();
     let diff = regular_change(&r);
-    for method in [
-        PublishMethod::CreateCommitOnBranch,
-        PublishMethod::GitDatabase,
-    ] {
+    for method in METHODS {
         let plan = with_method(r.plan(&diff, None), method);
         let gh = r.standin(Scenario {
             app_without_workflows_permission: true,
@@ -1139,17 +1095,12 @@ fn a_refused_ref_creation_names_the_workflows_permission() {
 
 #[test]
 fn a_generic_ref_refusal_still_names_a_cause_and_a_fix() {
-    let r = repo();
-    let diff = regular_change(&r);
-    let plan = r.plan(&diff, None);
-    let gh = r.standin(Scenario {
-        faults: vec![Fault::new(
-            "POST",
-            "/repos/octo/repo/git/refs",
-            vec![Canned::status(422, "Reference update failed")],
-        )],
-        ..Scenario::default()
-    });
+    let (r, _, plan) = regular();
+    let gh = r.standin(faulting(vec![Fault::new(
+        "POST",
+        "/repos/octo/repo/git/refs",
+        vec![Canned::status(422, "Reference update failed")],
+    )]));
     let p = publish_on(&gh, &plan, &r.base);
     assert_eq!(p.report.exit_code, 1);
     assert_eq!(p.failure(), "ref-refused");
@@ -1163,9 +1114,7 @@ fn a_generic_ref_refusal_still_names_a_cause_and_a_fix() {
 
 #[test]
 fn a_plan_for_something_else_sends_nothing() {
-    let r = repo();
-    let diff = regular_change(&r);
-    let plan = r.plan(&diff, None);
+    let (r, _, plan) = regular();
     let gh = r.standin(Scenario::default());
     let client = client_for(&gh, &gh.url());
     let repository = Repository::parse("octo/repo").unwrap();
@@ -1413,9 +1362,7 @@ fn the_command_publishes_with_gh_token_and_writes_the_result() {
 
 #[test]
 fn the_command_reads_gh_token_only() {
-    let r = repo();
-    let diff = regular_change(&r);
-    let plan = r.plan(&diff, None);
+    let (r, _, plan) = regular();
     let gh = r.standin(Scenario::default());
     let token = gh.token();
     let (code, _, stderr, out) = gate_publish(
@@ -1433,9 +1380,7 @@ fn the_command_reads_gh_token_only() {
 
 #[test]
 fn the_command_exits_1_on_a_failed_publication_and_still_writes_the_result() {
-    let r = repo();
-    let diff = regular_change(&r);
-    let plan = r.plan(&diff, None);
+    let (r, _, plan) = regular();
     let gh = r.standin(Scenario {
         tamper: Some(extra_file()),
         ..Scenario::default()

@@ -27,6 +27,9 @@ use gate::output::publish_plan_v2::{PublishPlanDoc, SCHEMA};
 use gate::publish::branch_name_problem;
 use serde_json::Value;
 
+mod common;
+use common::git_command;
+
 const BRANCH: &str = "agent-team-apply/task-1";
 const BASE_BRANCH: &str = "main";
 const TASK: &str = "task-1";
@@ -35,27 +38,6 @@ const REPOSITORY: &str = "octo-org/widgets";
 
 // ---------------------------------------------------------------------------------------------
 // git helpers
-
-fn git_command(dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.env_clear();
-    if let Some(path) = std::env::var_os("PATH") {
-        cmd.env("PATH", path);
-    }
-    cmd.env("HOME", dir)
-        .env("LC_ALL", "C")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Test Author")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_NAME", "Test Committer")
-        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .current_dir(dir)
-        .stdin(Stdio::null());
-    cmd
-}
 
 fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
     let out = git_command(dir).args(args).output().unwrap();
