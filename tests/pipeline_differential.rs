@@ -6,16 +6,21 @@
 //! 1. `guard check --repo` on the base (the `guard` job);
 //! 2. `guard apply` on a fresh clone of the base, `guard verify-tree` (after apply, writing the
 //!    baseline), a no-op build, `guard verify-tree --after-build` (the `build-test` job);
-//! 3. `gate publish-plan` on another, independent clone (the publishing job).
+//! 3. `gate publish-plan` on another, independent clone, then `gate publish` of that plan against
+//!    a stand-in for GitHub's API holding the base commit (the publishing job).
 //!
 //! The oracle is plain `git apply` on a third clone. Properties, for every accepted diff:
 //!
-//! * every stage succeeds, except that `gate publish-plan` may refuse with `unpublishable-mode`
-//!   alone (a file whose mode is not 100644, which the plan's commit cannot carry) — counted;
+//! * every stage succeeds: the guard's acceptance is a publication;
 //! * the tree `guard apply` wrote is exactly the tree `git apply` wrote: same paths, bytes,
 //!   executable bits and symlink targets;
 //! * the plan's additions and deletions are exactly git's changes: path for path (exact bytes,
-//!   from the JSON document) and byte for byte.
+//!   from the JSON document) and byte for byte; its entries are git's changes with their modes
+//!   (`git diff --cached --raw` after `git add -A -f`), and its tree id is `git write-tree` of the
+//!   oracle's index;
+//! * `gate publish` (createCommitOnBranch or the Git database, as the plan says) exits 0 with the
+//!   tree proven, and the branch on the stand-in points at a commit on the base whose tree id is
+//!   the oracle's.
 //!
 //! Sources: the differential generator (`guard/tests/differential/`, honest `git diff` output
 //! and mutations of it, with the Unicode names real projects use), every fixture case that
@@ -24,7 +29,7 @@
 //! `PIPELINE_REPO`).
 //!
 //! Budget: `PIPELINE_CASES` accepted generated diffs (default 25), `PIPELINE_HISTORY` commits
-//! (default 12). A long run:
+//! (default 12). The figures printed count the publications by method. A long run:
 //! `PIPELINE_CASES=2000 PIPELINE_HISTORY=400 PIPELINE_REPO=<a repository> cargo test --release
 //! --test pipeline_differential -- --nocapture`.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -52,6 +57,7 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 
 use common::{StageBinaries, git, git_ok};
 use generate::{BaseRepo, DiffOpts, Op, apply_ops, base_spec_strategy, base_tree, canonical_diff};
+use github_standin::{Scenario, StandIn, load_commit};
 use mutate::{Doc, Mutation, mutate};
 
 const DEFAULT_CASES: u64 = 25;
@@ -61,6 +67,7 @@ const WORKERS: usize = 2;
 const DEFAULT_SEED: u64 = 0x7069_7065_6c69_6e65; // "pipeline"
 const BASES: usize = 4;
 const BRANCH: &str = "agent-team/pipeline";
+const REPOSITORY: &str = "octo/repo";
 
 /// One diff to replay, with the repository and commit it applies to.
 struct Candidate {
@@ -84,8 +91,10 @@ enum Item {
 struct Tally {
     candidates: BTreeMap<&'static str, u64>,
     accepted: BTreeMap<&'static str, u64>,
-    published: u64,
-    refused_modes: u64,
+    /// Published, proven and equal to git's tree, by source and method.
+    published: BTreeMap<String, u64>,
+    /// Of which a file keeps a mode other than 100644 (the publications the earlier plan refused).
+    published_with_modes: u64,
     disagreements: Vec<String>,
 }
 
@@ -150,7 +159,7 @@ fn tree_of(root: &Path) -> BTreeMap<Vec<u8>, Item> {
 }
 
 /// git's changes of `dir`'s work tree against `base`: (status, old mode, new mode, path), by
-/// `git add`.
+/// `git add`. The index is left holding the work tree (for `git write-tree`).
 fn git_changes(dir: &Path, base: &str) -> Vec<(char, u32, u32, Vec<u8>)> {
     git_ok(dir, &["add", "-A", "-f"]);
     let out = run(git(dir).args(["diff", "--cached", "--raw", "-z", "--no-renames", base]));
@@ -187,7 +196,12 @@ fn policy_args(policy: &Option<PathBuf>) -> Vec<OsString> {
 }
 
 /// Replays one candidate. `Ok(false)`: the guard rejected it (not a pipeline case).
-fn replay(bins: &StageBinaries, c: &Candidate, tally: &mut Tally) -> Result<bool, String> {
+fn replay(
+    bins: &StageBinaries,
+    source: &str,
+    c: &Candidate,
+    tally: &mut Tally,
+) -> Result<bool, String> {
     let tmp = tempfile::Builder::new()
         .prefix("pipeline-")
         .tempdir()
@@ -289,6 +303,7 @@ fn replay(bins: &StageBinaries, c: &Candidate, tally: &mut Tally) -> Result<bool
         ));
     }
     let changes = git_changes(&oracle, &c.base);
+    let oracle_tree = git_ok(&oracle, &["write-tree"]).trim().to_owned();
 
     // The publishing job, on a clone of its own.
     let trusted = t.join("trusted");
@@ -307,28 +322,16 @@ fn replay(bins: &StageBinaries, c: &Candidate, tally: &mut Tally) -> Result<bool
             BRANCH,
             "--base-branch",
             "main",
+            "--repository",
+            REPOSITORY,
         ])
         .arg("--out")
-        .arg(&plan_path));
+        .arg(&plan_path)
+        .arg("--verdict-out")
+        .arg(t.join("plan-verdict.json")));
     match code(&out) {
         Some(0) => {}
-        Some(1) => {
-            let errors: Vec<String> = String::from_utf8_lossy(&out.stderr)
-                .lines()
-                .filter_map(|l| l.strip_prefix("error["))
-                .filter_map(|l| l.split_once(']'))
-                .map(|(rule, _)| rule.to_owned())
-                .collect();
-            let modes = changes
-                .iter()
-                .flat_map(|(_, old, new, _)| [*old, *new])
-                .any(|mode| mode != 0o100644 && mode != 0);
-            if !errors.is_empty() && errors.iter().all(|r| r == "unpublishable-mode") && modes {
-                tally.refused_modes += 1;
-                return Ok(true);
-            }
-            return Err(format!("gate publish-plan refused: {}", shown(&out)));
-        }
+        Some(1) => return Err(format!("gate publish-plan refused: {}", shown(&out))),
         _ => return Err(format!("gate publish-plan failed: {}", shown(&out))),
     }
     let plan: serde_json::Value =
@@ -371,8 +374,113 @@ fn replay(bins: &StageBinaries, c: &Candidate, tally: &mut Tally) -> Result<bool
             show(&by_git)
         ));
     }
-    tally.published += 1;
+    // The entries are git's changes, modes included, and the tree is git's.
+    let mode = |v: &serde_json::Value| -> u32 {
+        v.as_str().map_or(0, |m| u32::from_str_radix(m, 8).unwrap())
+    };
+    let entries: Vec<(u32, u32, Vec<u8>)> = plan["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            let path: RepoPath = serde_json::from_value(e["path"].clone()).unwrap();
+            (
+                mode(&e["old_mode"]),
+                mode(&e["new_mode"]),
+                path.into_bytes(),
+            )
+        })
+        .collect();
+    let git_entries: Vec<(u32, u32, Vec<u8>)> = changes
+        .iter()
+        .map(|(_, old, new, path)| (*old, *new, path.clone()))
+        .collect();
+    if entries != git_entries {
+        return Err(format!(
+            "the plan's entries {entries:?} are not git's changes {git_entries:?}"
+        ));
+    }
+    if plan["tree"] != oracle_tree.as_str() {
+        return Err(format!(
+            "the plan's tree {} is not git's {oracle_tree}",
+            plan["tree"]
+        ));
+    }
+    let method = plan["method"].as_str().unwrap().to_owned();
+    publish_and_prove(bins, c, t, &plan_path, &oracle_tree)?;
+    if entries
+        .iter()
+        .any(|(_, new, _)| *new != 0 && *new != 0o100644)
+    {
+        tally.published_with_modes += 1;
+    }
+    *tally
+        .published
+        .entry(format!("{source} {method}"))
+        .or_default() += 1;
     Ok(true)
+}
+
+/// `gate publish` of the plan against a stand-in holding the base commit: exit 0, the tree
+/// proven, and the branch at a commit on the base whose tree is the oracle's.
+fn publish_and_prove(
+    bins: &StageBinaries,
+    c: &Candidate,
+    t: &Path,
+    plan_path: &Path,
+    oracle_tree: &str,
+) -> Result<(), String> {
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    load_commit(&gh, &c.repo, &c.base, "main").unwrap();
+    let plan: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(plan_path).unwrap()).unwrap();
+    // `gate decide` over two successful jobs, as the workflow runs it, for this diff.
+    let decision = t.join("decision.json");
+    let needs = r#"{"guard":{"result":"success","outputs":{}},"build-test":{"result":"success","outputs":{}}}"#;
+    let out = run(Command::new(&bins.gate)
+        .args(["decide", "--needs", needs, "--require", "guard,build-test"])
+        .args(["--run-id", "1", "--diff-sha256"])
+        .arg(plan["diff_sha256"].as_str().unwrap_or_default())
+        .args(["--format", "json"]));
+    if code(&out) != Some(0) {
+        return Err(format!("gate decide: {}", shown(&out)));
+    }
+    std::fs::write(&decision, &out.stdout).unwrap();
+    let result = t.join("publish-result.json");
+    let out = run(Command::new(&bins.gate)
+        .env_clear()
+        .env("GH_TOKEN", gh.token())
+        .arg("publish")
+        .arg("--plan")
+        .arg(plan_path)
+        .args(["--repository", REPOSITORY, "--branch", BRANCH])
+        .args(["--base", &c.base, "--base-branch", "main", "--api-url"])
+        .arg(gh.url())
+        .arg("--decision")
+        .arg(&decision)
+        .arg("--verdict")
+        .arg(t.join("plan-verdict.json"))
+        .arg("--out")
+        .arg(&result));
+    if code(&out) != Some(0) {
+        return Err(format!("gate publish: {}", shown(&out)));
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&std::fs::read(&result).unwrap()).unwrap();
+    let state = gh.state();
+    let head = state.git.refs.get(&format!("refs/heads/{BRANCH}")).cloned();
+    let on_base = match head.as_deref().and_then(|h| state.git.objects.get(h)) {
+        Some(github_standin::git::Object::Commit { tree, parents, .. }) => {
+            tree == oracle_tree && parents.as_slice() == std::slice::from_ref(&c.base)
+        }
+        _ => false,
+    };
+    if doc["tree"]["proven"] != true || !on_base || doc["commit"].as_str() != head.as_deref() {
+        return Err(format!(
+            "gate publish exited 0 but the stand-in holds {head:?}, not git's tree {oracle_tree} \
+             on the base: {doc}"
+        ));
+    }
+    Ok(())
 }
 
 fn env_number(name: &str) -> Option<u64> {
@@ -633,7 +741,7 @@ fn every_accepted_diff_passes_the_whole_path_and_publishes_exactly_what_git_appl
                     let mut tally = Tally::default();
                     for (source, c) in part {
                         *tally.candidates.entry(source).or_default() += 1;
-                        match replay(bins, c, &mut tally) {
+                        match replay(bins, source, c, &mut tally) {
                             Ok(true) => *tally.accepted.entry(source).or_default() += 1,
                             Ok(false) => {}
                             Err(problem) => tally
@@ -654,21 +762,25 @@ fn every_accepted_diff_passes_the_whole_path_and_publishes_exactly_what_git_appl
         for (k, v) in part.accepted {
             *tally.accepted.entry(k).or_default() += v;
         }
-        tally.published += part.published;
-        tally.refused_modes += part.refused_modes;
+        for (k, v) in part.published {
+            *tally.published.entry(k).or_default() += v;
+        }
+        tally.published_with_modes += part.published_with_modes;
         tally.disagreements.extend(part.disagreements);
     }
 
     let total: u64 = tally.candidates.values().sum();
     let accepted: u64 = tally.accepted.values().sum();
+    let published: u64 = tally.published.values().sum();
     eprintln!(
         "pipeline differential: seed {seed:#x}, {total} candidates {:?}; guard accepted {accepted} \
-         {:?}; published exactly as git applied {}; publish-plan refused for file modes only {}; \
-         disagreements {}",
+         {:?}; published exactly as git applied (plan = git's entries, modes and tree; gate \
+         publish proven on the stand-in) {published} {:?}, of which with a mode other than \
+         100644 {}; disagreements {}",
         tally.candidates,
         tally.accepted,
         tally.published,
-        tally.refused_modes,
+        tally.published_with_modes,
         tally.disagreements.len()
     );
     assert!(
@@ -677,6 +789,7 @@ fn every_accepted_diff_passes_the_whole_path_and_publishes_exactly_what_git_appl
         tally.disagreements.len(),
         tally.disagreements.join("\n\n")
     );
+    assert_eq!(published, accepted, "every accepted diff is published");
     // Every source contributed diffs that went through the whole path.
     for source in ["generated", "fixtures", "corpus"] {
         assert!(

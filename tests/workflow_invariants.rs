@@ -920,9 +920,13 @@ fn gate_decision_wired(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// The commit and the pull request come from `gate publish-plan`'s document as it is
-/// (`agent-team-apply/publish-plan/v1`): `.input` is sent as the createCommitOnBranch input after
-/// checking its branch and base, `.pull_request` gives the title and body, and the PR is a draft.
+/// The publication is `gate publish-plan`'s document as it is, performed by `gate publish` and
+/// nothing else: the plan is made for this repository, branch and base from the trusted
+/// checkout; `gate publish` reads that very plan and the decision, is told the same repository,
+/// branch, base and base branch (it refuses a plan for anything else), gets the App token as
+/// `GH_TOKEN` (the only variable it reads a token from), runs after the token is minted and
+/// cannot fail silently; and no other step writes to GitHub (no `gh api` mutation, GraphQL or
+/// POST/PATCH/PUT) but the token's revocation.
 fn publication_from_plan(wf: &Workflow) -> Result<(), String> {
     let steps = wf.steps(GATE)?;
     let plan = steps
@@ -942,34 +946,83 @@ fn publication_from_plan(wf: &Workflow) -> Result<(), String> {
             return Err(format!("gate publish-plan lacks `{}`", needed.trim()));
         }
     }
-    let commit = steps
-        .iter()
-        .find_map(|s| run_of(s).filter(|r| r.contains("createCommitOnBranch(input: $input)")))
-        .map(joined)
-        .ok_or("gate-and-pr does not send createCommitOnBranch")?;
+    let publish = index_of(steps, |s| run_contains(s, "/gate\" publish "))
+        .ok_or("gate-and-pr does not run gate publish")?;
+    let step = &steps[publish];
+    let script = joined(run_of(step).unwrap_or_default());
     for needed in [
-        ".schema == \"agent-team-apply/publish-plan/v1\"",
-        ".input.branch == {repositoryNameWithOwner: $repo, branchName: $branch}",
-        ".input.expectedHeadOid == $head",
-        "'{query: $query, variables: {input: .input}}'",
+        " --plan \"$RUNNER_TEMP/agent-team/plan.json\" ",
+        " --repository \"$GITHUB_REPOSITORY\" ",
+        " --branch \"agent-team/$TASK_ID\" ",
+        " --base \"$BASE_SHA\" ",
+        " --base-branch \"$DEFAULT_BRANCH\" ",
+        " --decision \"$RUNNER_TEMP/agent-team/decision.json\" ",
     ] {
-        if !commit.contains(needed) {
-            return Err(format!("the commit step lacks `{needed}`"));
+        if !script.contains(needed) {
+            return Err(format!("gate publish lacks `{}`", needed.trim()));
         }
     }
-    let pull = steps
-        .iter()
-        .find_map(|s| run_of(s).filter(|r| r.contains("/pulls\"")))
-        .map(joined)
-        .ok_or("gate-and-pr does not open a pull request")?;
-    if !pull.contains("'{title: .pull_request.title, body: .pull_request.body, head: $head, base: $base, draft: true}'") {
-        return Err("the pull request is not the plan's draft `.pull_request`".into());
+    let mint = index_of(steps, |s| uses_action(s, "actions/create-github-app-token"))
+        .ok_or("gate-and-pr mints no App token")?;
+    let id = str_of(&steps[mint], "id").ok_or("the App token step has no id")?;
+    let expected_env = format!("${{{{ steps.{id}.outputs.token }}}}");
+    if publish < mint
+        || step.pointer("/env/GH_TOKEN").and_then(Value::as_str) != Some(&expected_env)
+    {
+        return Err("gate publish does not get the App token as GH_TOKEN".into());
+    }
+    if step.get("if").is_some() || as_bool(step.get("continue-on-error")).unwrap_or(false) {
+        return Err("gate publish is conditional or may fail without failing the job".into());
+    }
+    if step
+        .get("continue-on-error")
+        .is_some_and(|v| !matches!(v, Value::Bool(false)))
+    {
+        return Err("gate publish's continue-on-error is not plainly false".into());
+    }
+    for (at, other) in steps.iter().enumerate() {
+        let Some(script) = run_of(other) else {
+            continue;
+        };
+        let revocation =
+            at == steps.len() - 1 && joined(script) == "gh api --method DELETE /installation/token";
+        if revocation {
+            continue;
+        }
+        for line in script.replace("\\\n", " ").lines() {
+            if line.contains("curl") || line.contains("wget") {
+                return Err(format!("gate-and-pr calls out with `{}`", line.trim()));
+            }
+            if !line.contains("gh api") || line.contains("--method GET") {
+                continue;
+            }
+            // Without --method, gh sends GET unless a field or an input is given.
+            let writes = [
+                "graphql",
+                "--method",
+                " -X",
+                " -f ",
+                " -F ",
+                "--field",
+                "--raw-field",
+                "--input",
+            ]
+            .iter()
+            .find(|w| line.contains(*w));
+            if let Some(write) = writes {
+                return Err(format!(
+                    "a step other than gate publish writes to GitHub (`gh api ... {}`)",
+                    write.trim()
+                ));
+            }
+        }
     }
     Ok(())
 }
 
-/// The verdict the gate computed itself reaches the check run (whose title then says protected
-/// files need review) and decides the pull request's label.
+/// The verdict the gate computed itself reaches `gate publish`, which titles the check run with
+/// the protected files and labels the pull request (tested against the stand-in); the step
+/// surfaces the count as a warning.
 fn protected_files_surfaced(wf: &Workflow) -> Result<(), String> {
     let steps = wf.steps(GATE)?;
     let verdict = "\"$RUNNER_TEMP/agent-team/verdict.json\"";
@@ -981,29 +1034,16 @@ fn protected_files_surfaced(wf: &Workflow) -> Result<(), String> {
     if !plan.contains(&format!("--verdict-out {verdict}")) {
         return Err("gate publish-plan does not write the verdict it computed".into());
     }
-    let check_run = steps
+    let publish = steps
         .iter()
-        .find_map(|s| run_of(s).filter(|r| r.contains("/report\" check-run ")))
+        .find_map(|s| run_of(s).filter(|r| r.contains("/gate\" publish ")))
         .map(joined)
-        .ok_or("gate-and-pr does not build the check run")?;
-    if !check_run.contains(&format!("--verdict {verdict}")) {
-        return Err("the check run does not get the gate's verdict".into());
+        .ok_or("gate-and-pr does not run gate publish")?;
+    if !publish.contains(&format!("--verdict {verdict}")) {
+        return Err("gate publish does not get the gate's verdict".into());
     }
-    let pull = steps
-        .iter()
-        .find_map(|s| run_of(s).filter(|r| r.contains("/pulls\"")))
-        .map(joined)
-        .ok_or("gate-and-pr does not open a pull request")?;
-    for needed in [
-        format!("jq -er '.protected | length' {verdict}"),
-        "/issues/$number/labels\"".to_owned(),
-        "'labels[]=agent-team: protected files'".to_owned(),
-    ] {
-        if !pull.contains(&needed) {
-            return Err(format!(
-                "the pull request step does not label protected files (`{needed}`)"
-            ));
-        }
+    if !publish.contains("jq -er '.protected_files' \"$result\"") {
+        return Err("the publication step does not surface the protected files".into());
     }
     Ok(())
 }
@@ -1842,43 +1882,100 @@ const APPLY_MUTATIONS: &[Mutation] = &[
         },
     },
     Mutation {
-        description: "send a commit input the plan does not have",
+        description: "plan without the repository",
         breaks: &["publication-from-plan"],
         apply: |t| {
             replace_in_job(
                 t,
                 GATE,
-                "'{query: $query, variables: {input: .input}}'",
-                "'{query: $query, variables: {input: {message: .message, fileChanges: .fileChanges}}}'",
+                "--repository \"$GITHUB_REPOSITORY\" --task-id",
+                "--task-id",
             )
         },
     },
     Mutation {
-        description: "skip the plan's base check",
+        description: "publish a plan other than the one computed here",
         breaks: &["publication-from-plan"],
         apply: |t| {
             replace_in_job(
                 t,
                 GATE,
-                "\n              and .input.expectedHeadOid == $head",
+                "publish --plan \"$RUNNER_TEMP/agent-team/plan.json\"",
+                "publish --plan \"$GITHUB_WORKSPACE/trusted/plan.json\"",
+            )
+        },
+    },
+    Mutation {
+        description: "publish without telling gate publish the base (it would not check the plan's)",
+        breaks: &["publication-from-plan"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                "--branch \"agent-team/$TASK_ID\" --base \"$BASE_SHA\" \\\n",
+                "--branch \"agent-team/$TASK_ID\" \\\n",
+            )
+        },
+    },
+    Mutation {
+        description: "publish without the decision",
+        breaks: &["publication-from-plan"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                " --decision \"$RUNNER_TEMP/agent-team/decision.json\"",
                 "",
             )
         },
     },
     Mutation {
-        description: "plan without the repository",
+        description: "publish with the workflow's own token",
         breaks: &["publication-from-plan"],
-        apply: |t| replace_in_job(t, GATE, "--repository \"$GITHUB_REPOSITORY\" ", ""),
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                "GH_TOKEN: ${{ steps.app-token.outputs.token }}\n          DEFAULT_BRANCH",
+                "GH_TOKEN: ${{ github.token }}\n          DEFAULT_BRANCH",
+            )
+        },
     },
     Mutation {
-        description: "take the PR title from a key the plan does not have",
+        description: "let a failed publication pass",
         breaks: &["publication-from-plan"],
-        apply: |t| replace_in_job(t, GATE, ".pull_request.title", ".pullRequest.title"),
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                "      - name: Publish, prove the tree, open the draft pull request, post the check run\n",
+                "      - name: Publish, prove the tree, open the draft pull request, post the check run\n        continue-on-error: true\n",
+            )
+        },
     },
     Mutation {
-        description: "open the pull request ready for review",
+        description: "open a pull request with gh beside gate publish",
         breaks: &["publication-from-plan"],
-        apply: |t| replace_in_job(t, GATE, "draft: true}", "draft: false}"),
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                "          protected=\"$(jq -er '.protected_files' \"$result\")\"\n",
+                "          gh api --method POST \"repos/$GITHUB_REPOSITORY/pulls\" --input \"$RUNNER_TEMP/agent-team/pr.json\"\n          protected=\"$(jq -er '.protected_files' \"$result\")\"\n",
+            )
+        },
+    },
+    Mutation {
+        description: "commit with a GraphQL call of its own",
+        breaks: &["publication-from-plan"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GATE,
+                "          echo \"Draft pull request: $(jq -r",
+                "          gh api graphql --input \"$RUNNER_TEMP/agent-team/commit.json\"\n          echo \"Draft pull request: $(jq -r",
+            )
+        },
     },
     Mutation {
         description: "allow every endpoint",
@@ -1939,7 +2036,7 @@ const APPLY_MUTATIONS: &[Mutation] = &[
         apply: |t| replace_in_job(t, GATE, "    if: always()\n", "    if: success()\n"),
     },
     Mutation {
-        description: "post the check run without the gate's verdict",
+        description: "publish without the gate's verdict",
         breaks: &["protected-files-surfaced"],
         apply: |t| {
             replace_in_job(
@@ -1951,14 +2048,14 @@ const APPLY_MUTATIONS: &[Mutation] = &[
         },
     },
     Mutation {
-        description: "open the pull request without labelling protected files",
+        description: "plan without writing the verdict",
         breaks: &["protected-files-surfaced"],
         apply: |t| {
             replace_in_job(
                 t,
                 GATE,
-                "-f 'labels[]=agent-team: protected files'",
-                "-f 'labels[]=agent-team'",
+                " \\\n            --verdict-out \"$RUNNER_TEMP/agent-team/verdict.json\"",
+                "",
             )
         },
     },
@@ -2081,8 +2178,10 @@ const APPLY_MUTATIONS: &[Mutation] = &[
             let without = format!("{}{}", &t[..start], &t[end..]);
             replace_once(
                 &without,
-                "      - name: Create the branch at the base commit\n",
-                &format!("{step}      - name: Create the branch at the base commit\n"),
+                "      - name: Publish, prove the tree, open the draft pull request, post the check run\n",
+                &format!(
+                    "{step}      - name: Publish, prove the tree, open the draft pull request, post the check run\n"
+                ),
             )
         },
     },

@@ -4,7 +4,8 @@
 //! [`github_output::StepOutputs::append_to`] and [`publish::prepare`], which runs the guard's git
 //! cross-check (read-only on the base checkout, a throwaway index for the applied diff), and
 //! [`local_run`], which plays the whole workflow on this machine by running the stage binaries,
-//! and [`dispatch`], the trusted dispatcher, which talks to GitHub through the `github` client.
+//! and [`dispatch`], the trusted dispatcher, and [`publication`], which performs and proves a
+//! publication plan, both talking to GitHub through the `github` client.
 #![forbid(unsafe_code)]
 
 pub mod decide;
@@ -13,6 +14,7 @@ pub mod dispatch_mac;
 pub mod github_output;
 pub mod local_run;
 pub mod output;
+pub mod publication;
 pub mod publish;
 pub mod strict_json;
 

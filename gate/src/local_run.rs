@@ -38,7 +38,7 @@ use guard::output::json_v1::VerdictDoc;
 use guard::tree::json_v1::VerifyTreeDoc;
 
 use crate::decide::JobResult;
-use crate::output::publish_plan_v1::PublishPlanDoc;
+use crate::output::publish_plan_v2::PublishPlanDoc;
 
 /// The declared scope of both samples.
 pub const SCOPE: &[&str] = &["src/**", "docs/**", "build.rs"];
@@ -1199,6 +1199,15 @@ fn simulate_commit_on_branch(
     };
     with_index(run, &["read-tree", &input.expected_head_oid], None)?;
     let mut index_info = Vec::new();
+    // The Git database method writes each file with its mode (createCommitOnBranch only plans
+    // 100644 files).
+    let mode_of = |path: &str| {
+        plan.entries
+            .iter()
+            .find(|e| e.path == path)
+            .and_then(|e| e.new_mode)
+            .map_or("100644", |m| m.as_str())
+    };
     for addition in &input.file_changes.additions {
         let contents = BASE64.decode(&addition.contents).map_err(|e| {
             LocalRunError::Stage(format!("plan: contents of {}: {e}", addition.path))
@@ -1213,7 +1222,8 @@ fn simulate_commit_on_branch(
             Some(&contents),
         )?;
         let oid = String::from_utf8_lossy(&oid).trim().to_owned();
-        index_info.extend_from_slice(format!("100644 {oid}\t{}\0", addition.path).as_bytes());
+        let mode = mode_of(&addition.path);
+        index_info.extend_from_slice(format!("{mode} {oid}\t{}\0", addition.path).as_bytes());
     }
     for deletion in &input.file_changes.deletions {
         index_info
@@ -1227,6 +1237,13 @@ fn simulate_commit_on_branch(
     let tree = String::from_utf8_lossy(&with_index(run, &["write-tree"], None)?)
         .trim()
         .to_owned();
+    // The proof `gate publish` makes against GitHub: the tree is the one git computed.
+    if tree != plan.tree {
+        return Err(LocalRunError::Stage(format!(
+            "simulated publication: tree {tree} is not the plan's tree {} (git's)",
+            plan.tree
+        )));
+    }
     let message = format!("{}\n\n{}", input.message.headline, input.message.body);
     let commit = run.git(
         origin,
@@ -1248,9 +1265,10 @@ fn simulate_commit_on_branch(
     run.say(&format!(
         "  - simulated GitHub (local stand-in for the App-token API calls)\n    \
          POST git/refs: {} at {}\n    \
-         createCommitOnBranch(expectedHeadOid {}): commit {commit}, tree {tree}\n",
+         {} (expectedHeadOid {}): commit {commit}, tree {tree} = the plan's (proven)\n",
         neutralize(&branch_ref),
         input.expected_head_oid,
+        plan.method.name(),
         input.expected_head_oid,
     ))?;
     Ok(commit)

@@ -23,9 +23,13 @@ struct Cli {
 enum Command {
     /// Pass only if every required job is present in needs with result `success`, and no other.
     Decide(cli::decide::DecideArgs),
-    /// Re-verify a diff from trusted inputs and write the createCommitOnBranch input and the draft
-    /// pull request to open. Never checks out or executes the patch.
+    /// Re-verify a diff from trusted inputs and write the publication plan: git's tree id, every
+    /// path's mode, the method (createCommitOnBranch or the Git database), the contents and the
+    /// draft pull request. Never checks out or executes the patch.
     PublishPlan(Box<cli::publish_plan::PublishPlanArgs>),
+    /// Publish a plan on GitHub (token from GH_TOKEN only): branch, commit, the proof that the
+    /// published tree id is git's, the draft pull request and the check run.
+    Publish(Box<cli::publish::PublishArgs>),
     /// Sign and dispatch the workflow, learn the run, and with --wait report its authenticated
     /// outcome (token from GH_TOKEN/GITHUB_TOKEN, key from AGENT_TEAM_DISPATCH_KEY).
     Dispatch(cli::dispatch::DispatchArgs),
@@ -43,6 +47,7 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Decide(args) => cli::decide::run(args),
         Command::PublishPlan(args) => cli::publish_plan::run(*args),
+        Command::Publish(args) => cli::publish::run(*args),
         Command::Dispatch(args) => cli::dispatch::run_cli(args),
         Command::VerifyDispatch(args) => cli::verify_dispatch::run(args),
     };

@@ -7,13 +7,19 @@
 //! 2. The full guard check runs as a library call with the git cross-check
 //!    ([`guard::check::check_keeping_index`]): git applies the diff with `apply --cached` to a
 //!    throwaway index of the base commit (never a worktree) and must read it as the guard did. Any
-//!    violation means no plan.
+//!    violation means no plan. The guard's policy decides what may be published: a new
+//!    executable file or a mode change only when the policy allows it; symlinks and gitlinks
+//!    never.
 //! 3. The new file contents are read from that index, after asserting once more that the
-//!    verdict's file list and the index's changes are the same set, that every file is a regular
-//!    100644 file (`createCommitOnBranch` carries no modes, so nothing else can be published
-//!    faithfully), and that every path is one git's `:<path>` blob lookup reads unambiguously.
-//! 4. The result is a [`PublishPlanDoc`]: the `createCommitOnBranch` input and the draft pull
-//!    request, bound to the diff hash, the task id and the run id by commit-message trailers.
+//!    verdict's file list and the index's changes are the same set, that every path is a regular
+//!    (`100644`) or executable (`100755`) file on both sides (nothing else is published, whatever
+//!    a policy says), and that every path is one git's `:<path>` blob lookup reads
+//!    unambiguously.
+//! 4. git writes the index's tree (`write-tree`): the plan's `tree`, which the published commit
+//!    must reproduce exactly. The method follows from the modes ([`choose_method`]).
+//! 5. The result is a [`PublishPlanDoc`]: the tree, every touched path with its modes and blob id,
+//!    the `createCommitOnBranch` input and the draft pull request, bound to the diff hash, the
+//!    task id and the run id by commit-message trailers.
 //!
 //! Every argument that names something on GitHub (branch, repository, ids) is validated before any
 //! input is read ([`PublishTarget::new`]).
@@ -34,13 +40,16 @@ use guard::repo_path::RepoPath;
 use guard::verdict::{FileEntry, Verdict};
 
 use crate::decide::valid_run_id;
-use crate::output::publish_plan_v1::{
+use crate::output::publish_plan_v2::{
     CommitMessage, CommittableBranch, CreateCommitOnBranchInput, FileAddition, FileChanges,
-    FileDeletion, PublishPlanDoc, PullRequestDoc, SCHEMA,
+    FileDeletion, PublishMethod, PublishPlanDoc, PublishableMode, PullRequestDoc, SCHEMA,
+    TreeEntryDoc,
 };
 
-/// The only mode a plan can carry: `createCommitOnBranch` has no way to say anything else.
+/// A regular file's mode, the only one `createCommitOnBranch` writes.
 pub const MODE_REGULAR: u32 = 0o100644;
+/// An executable file's mode.
+pub const MODE_EXECUTABLE: u32 = 0o100755;
 /// Longest accepted branch name, in bytes.
 pub const MAX_BRANCH_BYTES: usize = 255;
 /// Longest accepted task id.
@@ -329,8 +338,8 @@ pub const PLAN_REASONS: &[PlanReasonInfo] = &[
     PlanReasonInfo {
         code: PlanReasonCode::UnpublishableMode,
         name: "unpublishable-mode",
-        description: "A file is not a regular 100644 file on both sides; createCommitOnBranch \
-                      carries no modes, so publishing it would not reproduce the diff.",
+        description: "A file is not a regular (100644) or executable (100755) file on both \
+                      sides, or changes type: nothing else is published.",
     },
     PlanReasonInfo {
         code: PlanReasonCode::UnpublishablePath,
@@ -478,6 +487,7 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
 
     let mut additions = Vec::new();
     let mut deletions = Vec::new();
+    let mut entries = Vec::new();
     let mut seen = BTreeSet::new();
     for (change, oid) in &with_ids {
         // publishability() accepted the path: valid UTF-8, so this is the path itself.
@@ -490,16 +500,33 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
             });
             continue;
         }
+        // publishability() accepted the modes: 0 (absent) or a mode a plan carries.
+        let old_mode = PublishableMode::from_git(change.old_mode);
+        let new_mode = PublishableMode::from_git(change.new_mode);
         match change.status {
             'A' | 'M' => {
                 // By object id: a `:<path>` lookup would read `0:name` as stage 0 of `name`.
                 let blob = index.blob(oid)?;
+                entries.push(TreeEntryDoc {
+                    path: path.clone(),
+                    old_mode,
+                    new_mode,
+                    blob: Some(oid.clone()),
+                });
                 additions.push(FileAddition {
                     path,
                     contents: BASE64.encode(&blob),
                 });
             }
-            'D' => deletions.push(FileDeletion { path }),
+            'D' => {
+                entries.push(TreeEntryDoc {
+                    path: path.clone(),
+                    old_mode,
+                    new_mode: None,
+                    blob: None,
+                });
+                deletions.push(FileDeletion { path });
+            }
             other => reasons.push(PlanReason {
                 code: PlanReasonCode::UnpublishableMode,
                 path: Some(RepoPath::from(&change.path)),
@@ -511,11 +538,68 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
         return Ok(rejected(verdict, reasons));
     }
 
-    let doc = plan_doc(req.target, &verdict, &base_commit, additions, deletions);
+    let tree = Tree {
+        base: index.base_tree()?,
+        result: index.write_tree()?,
+        entries,
+    };
+    let doc = plan_doc(
+        req.target,
+        &verdict,
+        &base_commit,
+        tree,
+        FileChanges {
+            additions,
+            deletions,
+        },
+    );
     Ok(Outcome::Plan {
         plan: Box::new(doc),
         verdict: Box::new(verdict),
     })
+}
+
+/// The publication method for `entries`, and why: `createCommitOnBranch` exactly when every path
+/// the commit writes ends as a regular `100644` file, since the mutation writes every file it
+/// touches as `100644` (a deletion writes nothing, so its old mode does not matter); otherwise
+/// the Git database API, whose tree entries carry their mode. The published tree id is checked
+/// either way.
+pub fn choose_method(entries: &[TreeEntryDoc]) -> (PublishMethod, String) {
+    let moded: Vec<&TreeEntryDoc> = entries
+        .iter()
+        .filter(|e| e.new_mode.is_some_and(|m| m != PublishableMode::Regular))
+        .collect();
+    match moded.as_slice() {
+        [] => (
+            PublishMethod::CreateCommitOnBranch,
+            "every file the commit writes is a regular 100644 file, which createCommitOnBranch \
+             reproduces exactly"
+                .to_owned(),
+        ),
+        [first, rest @ ..] => {
+            let more = match rest.len() {
+                0 => String::new(),
+                n => format!(" (and {n} more)"),
+            };
+            let mode = first.new_mode.map_or("?", PublishableMode::as_str);
+            (
+                PublishMethod::GitDatabase,
+                format!(
+                    "{} is written with mode {mode}{more}; createCommitOnBranch writes every file \
+                     as 100644, so the commit is made through the Git database API, whose tree \
+                     entries carry their mode",
+                    first.path
+                ),
+            )
+        }
+    }
+}
+
+/// The trees of a plan.
+struct Tree {
+    base: String,
+    result: String,
+    entries: Vec<TreeEntryDoc>,
 }
 
 fn rejected(verdict: Verdict, reasons: Vec<PlanReason>) -> Outcome {
@@ -572,10 +656,11 @@ fn compare_with_index(files: &[FileEntry], changes: &[RawChange]) -> Vec<PlanRea
 /// Whether one index change can be published exactly.
 fn publishability(change: &RawChange) -> Vec<PlanReason> {
     let mut reasons = Vec::new();
+    let file = |mode: u32| PublishableMode::from_git(mode).is_some();
     let modes_ok = match change.status {
-        'A' => change.new_mode == MODE_REGULAR,
-        'D' => change.old_mode == MODE_REGULAR,
-        'M' => change.old_mode == MODE_REGULAR && change.new_mode == MODE_REGULAR,
+        'A' => change.old_mode == 0 && file(change.new_mode),
+        'D' => file(change.old_mode) && change.new_mode == 0,
+        'M' => file(change.old_mode) && file(change.new_mode),
         _ => false,
     };
     if !modes_ok {
@@ -583,8 +668,8 @@ fn publishability(change: &RawChange) -> Vec<PlanReason> {
             code: PlanReasonCode::UnpublishableMode,
             path: Some(RepoPath::from(&change.path)),
             message: format!(
-                "{} {:06o} -> {:06o}: only regular 100644 files can be published, because \
-                 createCommitOnBranch carries no file modes",
+                "{} {:06o} -> {:06o}: only regular (100644) and executable (100755) files are \
+                 published",
                 change.status, change.old_mode, change.new_mode
             ),
         });
@@ -615,8 +700,8 @@ fn plan_doc(
     target: &PublishTarget,
     verdict: &Verdict,
     base_commit: &str,
-    additions: Vec<FileAddition>,
-    deletions: Vec<FileDeletion>,
+    tree: Tree,
+    file_changes: FileChanges,
 ) -> PublishPlanDoc {
     let verdict_doc = guard::output::json_v1::document(verdict);
     let file_count = verdict_doc.files.len();
@@ -645,8 +730,14 @@ fn plan_doc(
         diff_sha256: verdict.diff_sha256.as_str(),
         base_commit,
     };
+    let (method, method_reason) = choose_method(&tree.entries);
     PublishPlanDoc {
         schema: SCHEMA.to_owned(),
+        method,
+        method_reason,
+        base_tree: tree.base,
+        tree: tree.result,
+        entries: tree.entries,
         input: CreateCommitOnBranchInput {
             branch: CommittableBranch {
                 repository_name_with_owner: target.repository.clone(),
@@ -654,10 +745,7 @@ fn plan_doc(
             },
             expected_head_oid: base_commit.to_owned(),
             message: CommitMessage { headline, body },
-            file_changes: FileChanges {
-                additions,
-                deletions,
-            },
+            file_changes,
         },
         pull_request: PullRequestDoc {
             title: report::pr_body::title(target.task_id.as_deref(), file_count),
@@ -842,21 +930,46 @@ mod tests {
     }
 
     #[test]
-    fn only_regular_files_at_unambiguous_paths_are_publishable() {
+    fn only_regular_and_executable_files_at_unambiguous_paths_are_publishable() {
         use PlanReasonCode::*;
         assert!(publishability(&change('A', 0, MODE_REGULAR, b"a")).is_empty());
         assert!(publishability(&change('D', MODE_REGULAR, 0, b"a b/\xc3\xa9")).is_empty());
         assert!(publishability(&change('M', MODE_REGULAR, MODE_REGULAR, b"4:x")).is_empty());
+        // Executable files are published with their mode (the guard's policy decided whether a
+        // new executable or a mode change is allowed at all).
+        for (status, old, new) in [
+            ('A', 0, MODE_EXECUTABLE),
+            ('D', MODE_EXECUTABLE, 0),
+            ('M', MODE_EXECUTABLE, MODE_EXECUTABLE),
+            ('M', MODE_REGULAR, MODE_EXECUTABLE),
+            ('M', MODE_EXECUTABLE, MODE_REGULAR),
+        ] {
+            assert!(
+                publishability(&change(status, old, new, b"bin/x")).is_empty(),
+                "{status} {old:o} {new:o}"
+            );
+        }
         // Names real projects spell with zero-width joiners are published exactly.
         let persian = "docs/\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}.md";
         assert!(publishability(&change('A', 0, MODE_REGULAR, persian.as_bytes())).is_empty());
         let cases: &[(RawChange, &[PlanReasonCode])] = &[
-            (change('A', 0, 0o100755, b"a"), &[UnpublishableMode]),
-            (change('D', 0o100755, 0, b"a"), &[UnpublishableMode]),
             (change('A', 0, 0o120000, b"a"), &[UnpublishableMode]),
-            (change('M', 0o100644, 0o100755, b"a"), &[UnpublishableMode]),
+            (change('D', 0o120000, 0, b"a"), &[UnpublishableMode]),
+            (change('M', 0o120000, 0o120000, b"a"), &[UnpublishableMode]),
             (change('T', 0o100644, 0o120000, b"a"), &[UnpublishableMode]),
+            (change('T', 0o100755, 0o160000, b"a"), &[UnpublishableMode]),
             (change('A', 0, 0o160000, b"a"), &[UnpublishableMode]),
+            (change('M', 0o100644, 0o040000, b"a"), &[UnpublishableMode]),
+            (change('A', 0, 0o100664, b"a"), &[UnpublishableMode]),
+            // An addition has no old mode, a deletion no new one.
+            (
+                change('A', MODE_REGULAR, MODE_REGULAR, b"a"),
+                &[UnpublishableMode],
+            ),
+            (
+                change('D', MODE_REGULAR, MODE_REGULAR, b"a"),
+                &[UnpublishableMode],
+            ),
             (change('A', 0, MODE_REGULAR, b"0:a"), &[UnpublishablePath]),
             (change('A', 0, MODE_REGULAR, b"3:a"), &[UnpublishablePath]),
             (change('A', 0, MODE_REGULAR, b"/a"), &[UnpublishablePath]),
@@ -868,12 +981,67 @@ mod tests {
                 &[UnpublishablePath],
             ),
             (
-                change('A', 0, 0o100755, b"0:a"),
+                change('A', 0, 0o120000, b"0:a"),
                 &[UnpublishableMode, UnpublishablePath],
             ),
         ];
         for (c, expected) in cases {
             assert_eq!(codes(&publishability(c)), *expected, "{c:?}");
+        }
+    }
+
+    fn planned(
+        path: &str,
+        old: Option<PublishableMode>,
+        new: Option<PublishableMode>,
+    ) -> TreeEntryDoc {
+        TreeEntryDoc {
+            path: path.to_owned(),
+            old_mode: old,
+            new_mode: new,
+            blob: new.map(|_| "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391".to_owned()),
+        }
+    }
+
+    #[test]
+    fn the_method_follows_the_modes_the_commit_writes() {
+        use PublishableMode::{Executable, Regular};
+        let regular = [
+            planned("a", None, Some(Regular)),
+            planned("b", Some(Regular), Some(Regular)),
+            planned("c", Some(Regular), None),
+            // A deletion writes nothing: its old mode does not decide.
+            planned("d", Some(Executable), None),
+            // An executable made regular is written as 100644.
+            planned("e", Some(Executable), Some(Regular)),
+        ];
+        let (method, reason) = choose_method(&regular);
+        assert_eq!(method, PublishMethod::CreateCommitOnBranch);
+        assert!(reason.contains("100644"), "{reason}");
+        assert_eq!(choose_method(&[]).0, PublishMethod::CreateCommitOnBranch);
+
+        let cases: &[(&[TreeEntryDoc], &str)] = &[
+            (
+                &[planned("bin/x", Some(Executable), Some(Executable))],
+                "bin/x is written with mode 100755;",
+            ),
+            (
+                &[planned("bin/new", None, Some(Executable))],
+                "bin/new is written with mode 100755;",
+            ),
+            (
+                &[
+                    planned("a", None, Some(Regular)),
+                    planned("b", Some(Regular), Some(Executable)),
+                    planned("c", None, Some(Executable)),
+                ],
+                "b is written with mode 100755 (and 1 more);",
+            ),
+        ];
+        for (entries, reason_start) in cases {
+            let (method, reason) = choose_method(entries);
+            assert_eq!(method, PublishMethod::GitDatabase, "{entries:?}");
+            assert!(reason.starts_with(reason_start), "{reason}");
         }
     }
 

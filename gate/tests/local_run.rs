@@ -43,11 +43,13 @@ fn accepted_sample_passes_the_gate_and_plans_both_files() {
         "\"build-test\": {\n          \"result\": \"success\"",
         "GITHUB_OUTPUT: gate=pass",
         "DECISION: gate=pass",
-        "PUBLICATION PLAN (agent-team-apply/publish-plan/v1)",
+        "PUBLICATION PLAN (agent-team-apply/publish-plan/v2)",
         "branch:          agent-team/local-accept",
         "expectedHeadOid: ",
         "add/modify docs/usage notes.md",
         "add/modify src/lib.rs",
+        "create-commit-on-branch (expectedHeadOid ",
+        "= the plan's (proven)",
         "check run: \"agent-team-apply / gate\" on ",
         ": success (Gate passed)",
         "DRAFT PULL REQUEST it would open",
@@ -141,7 +143,7 @@ fn unicode_names_pass_the_whole_pipeline_with_exact_paths_in_every_document() {
         "job guard: success",
         "job build-test: success",
         "DECISION: gate=pass",
-        "PUBLICATION PLAN (agent-team-apply/publish-plan/v1)",
+        "PUBLICATION PLAN (agent-team-apply/publish-plan/v2)",
         "local-run: gate=pass, exit 0",
     ] {
         assert!(stdout.contains(needle), "missing {needle:?} in\n{stdout}");

@@ -1,11 +1,15 @@
 //! `gate publish-plan` end to end, on real temporary git repositories.
 //!
-//! The central property: decoding the plan's `createCommitOnBranch` input and applying it to a copy
-//! of the base checkout (write every addition, remove every deletion, `git add -A`, `git
-//! write-tree`) yields exactly the tree `git apply --index` yields from the same diff on the same
-//! base. Then: every diff the guard rejects, or that a commit without file modes cannot reproduce,
-//! gives no plan and exit 1 with the rule id; bad arguments give exit 2 before anything is read;
-//! and the plan's shape is checked against GitHub's documented input types.
+//! The central property: the plan's `tree` is exactly the tree `git apply --index` yields from the
+//! same diff on the same base (`git write-tree`), and so is the tree a consumer makes of the plan:
+//! decode its contents and apply them with its entries' modes to a copy of the base checkout
+//! (write every addition with its mode, remove every deletion, `git add -A`, `git write-tree`);
+//! every entry's blob id is `git hash-object` of its contents; the method is
+//! `create-commit-on-branch` exactly when every written file is `100644`. Executable files (edited,
+//! deleted, or new and mode changes where the policy allows them) are planned with their modes.
+//! Then: every diff the guard rejects gives no plan and exit 1 with the rule id; bad arguments
+//! give exit 2 before anything is read; and the plan's shape is checked against GitHub's
+//! documented input types.
 //!
 //! git runs with a cleared environment (PATH, fixed identity and dates, no system or global
 //! configuration); the binary runs with PATH only, so no ambient GITHUB_* or CI variable reaches it.
@@ -19,9 +23,12 @@ use std::process::{Command, Output, Stdio};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use gate::output::publish_plan_v1::{PublishPlanDoc, SCHEMA};
+use gate::output::publish_plan_v2::{PublishPlanDoc, SCHEMA};
 use gate::publish::branch_name_problem;
 use serde_json::Value;
+
+mod common;
+use common::git_command;
 
 const BRANCH: &str = "agent-team-apply/task-1";
 const BASE_BRANCH: &str = "main";
@@ -31,27 +38,6 @@ const REPOSITORY: &str = "octo-org/widgets";
 
 // ---------------------------------------------------------------------------------------------
 // git helpers
-
-fn git_command(dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.env_clear();
-    if let Some(path) = std::env::var_os("PATH") {
-        cmd.env("PATH", path);
-    }
-    cmd.env("HOME", dir)
-        .env("LC_ALL", "C")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Test Author")
-        .env("GIT_AUTHOR_EMAIL", "author@example.com")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_NAME", "Test Committer")
-        .env("GIT_COMMITTER_EMAIL", "committer@example.com")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .current_dir(dir)
-        .stdin(Stdio::null());
-    cmd
-}
 
 fn git(dir: &Path, args: &[&str]) -> Vec<u8> {
     let out = git_command(dir).args(args).output().unwrap();
@@ -175,8 +161,9 @@ impl Fixture {
         git_text(&reference, &["write-tree"])
     }
 
-    /// The tree a consumer of the plan makes: decode the mutation input and apply it to a copy of
-    /// the base checkout.
+    /// The tree a consumer of the plan makes: decode the contents and apply them, with the
+    /// entries' modes, to a copy of the base checkout. Every entry's blob id is checked against
+    /// `git hash-object` of its contents on the way.
     fn tree_from_plan(&self, plan: &Value) -> String {
         let copy = self.clone_base(&format!("published-{}", unique()));
         let changes = &plan["input"]["fileChanges"];
@@ -184,12 +171,22 @@ impl Fixture {
             let path = deletion["path"].as_str().unwrap();
             fs::remove_file(copy.join(path)).unwrap();
         }
+        let modes: std::collections::BTreeMap<&str, &Value> = plan["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| (e["path"].as_str().unwrap(), e))
+            .collect();
         for addition in changes["additions"].as_array().unwrap() {
             let path = addition["path"].as_str().unwrap();
             let contents = BASE64
                 .decode(addition["contents"].as_str().unwrap())
                 .unwrap();
             write(&copy, path, &contents);
+            let entry = modes[path];
+            set_executable(&copy.join(path), entry["new_mode"] == "100755");
+            let hashed = git_text(&copy, &["hash-object", "--", path]);
+            assert_eq!(entry["blob"], hashed.as_str(), "{path}");
         }
         git(&copy, &["add", "-A"]);
         git_text(&copy, &["write-tree"])
@@ -263,7 +260,13 @@ fn stderr(out: &Output) -> String {
 
 /// Run the plan for `diff`, expect success, and return the document.
 fn plan_for(fx: &Fixture, diff: &[u8]) -> Value {
-    let run = run_args(fx, diff, &sha256(diff), &["**"]);
+    plan_with(run_args(fx, diff, &sha256(diff), &["**"]))
+}
+
+fn plan_with(run: Run) -> Value {
+    let diff =
+        fs::read(&run.args[run.args.iter().position(|a| a == "--diff").unwrap() + 1]).unwrap();
+    let diff = diff.as_slice();
     let out = gate(&run.args);
     assert_eq!(
         out.status.code(),
@@ -282,15 +285,48 @@ fn plan_for(fx: &Fixture, diff: &[u8]) -> Value {
     value
 }
 
-/// The plan reproduces `git apply`'s tree, which is also the tree the diff was made from.
+/// The plan's tree is `git apply`'s tree, which is also the tree the diff was made from, and so
+/// is the tree made from the plan's contents and modes.
 fn assert_reproduces(fx: &Fixture, edit: impl FnOnce(&Path)) -> Value {
+    assert_reproduces_with(fx, edit, None)
+}
+
+fn assert_reproduces_with(fx: &Fixture, edit: impl FnOnce(&Path), policy: Option<&Path>) -> Value {
     let diff = fx.diff(edit);
-    let plan = plan_for(fx, &diff);
+    let plan = match policy {
+        None => plan_for(fx, &diff),
+        Some(policy) => plan_with(with_policy(
+            run_args(fx, &diff, &sha256(&diff), &["**"]),
+            policy,
+        )),
+    };
     let expected = fx.reference_tree(&diff);
+    assert_eq!(plan["tree"], expected.as_str(), "the plan's tree is git's");
     assert_eq!(fx.tree_from_plan(&plan), expected);
+    assert_eq!(
+        plan["base_tree"],
+        git_text(&fx.base, &["rev-parse", "HEAD^{tree}"]).as_str()
+    );
     assert_ne!(expected, git_text(&fx.base, &["rev-parse", "HEAD^{tree}"]));
     assert_base_untouched(fx);
     plan
+}
+
+/// The plan's entries as `(path, old_mode, new_mode)`, modes as written (`-` for none).
+fn entry_modes(plan: &Value) -> Vec<(String, String, String)> {
+    let mode = |v: &Value| v.as_str().unwrap_or("-").to_owned();
+    plan["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["path"].as_str().unwrap().to_owned(),
+                mode(&e["old_mode"]),
+                mode(&e["new_mode"]),
+            )
+        })
+        .collect()
 }
 
 /// The base checkout's worktree and index are exactly as committed: nothing was checked out or
@@ -349,12 +385,60 @@ fn is_hex(s: &str, len: usize) -> bool {
 fn check_shape(plan: &Value) {
     assert_keys(
         plan,
-        &["schema", "input", "pull_request", "diff_sha256", "files"],
+        &[
+            "schema",
+            "method",
+            "method_reason",
+            "base_tree",
+            "tree",
+            "entries",
+            "input",
+            "pull_request",
+            "diff_sha256",
+            "files",
+        ],
         &[],
     );
     assert_eq!(plan["schema"], SCHEMA);
+    assert_eq!(SCHEMA, "agent-team-apply/publish-plan/v2");
     assert!(is_hex(plan["diff_sha256"].as_str().unwrap(), 64));
     assert!(plan["files"].is_array());
+    assert!(is_hex(plan["tree"].as_str().unwrap(), 40));
+    assert!(is_hex(plan["base_tree"].as_str().unwrap(), 40));
+    assert!(!plan["method_reason"].as_str().unwrap().is_empty());
+
+    // Entries: one per path, modes 100644/100755, a blob exactly for what is written; the method
+    // is createCommitOnBranch exactly when nothing is written with another mode than 100644.
+    let mut written = BTreeSet::new();
+    let mut deleted = BTreeSet::new();
+    let mut executable = false;
+    for entry in plan["entries"].as_array().unwrap() {
+        assert_keys(entry, &["path", "old_mode", "new_mode", "blob"], &[]);
+        for mode in [&entry["old_mode"], &entry["new_mode"]] {
+            assert!(
+                mode.is_null() || *mode == "100644" || *mode == "100755",
+                "{entry}"
+            );
+        }
+        let path = entry["path"].as_str().unwrap().to_owned();
+        if entry["new_mode"].is_null() {
+            assert!(
+                entry["blob"].is_null() && !entry["old_mode"].is_null(),
+                "{entry}"
+            );
+            assert!(deleted.insert(path));
+        } else {
+            assert!(is_hex(entry["blob"].as_str().unwrap(), 40), "{entry}");
+            executable |= entry["new_mode"] == "100755";
+            assert!(written.insert(path));
+        }
+    }
+    let expected_method = if executable {
+        "git-database"
+    } else {
+        "create-commit-on-branch"
+    };
+    assert_eq!(plan["method"], expected_method);
 
     let input = &plan["input"];
     assert_keys(
@@ -392,6 +476,7 @@ fn check_shape(plan: &Value) {
         assert_eq!(BASE64.encode(&decoded), contents);
         assert!(!path.is_empty() && !path.starts_with('/'));
         assert!(seen.insert(path.to_owned()), "{path} twice");
+        assert!(written.contains(path), "{path} has no written entry");
     }
     for deletion in changes["deletions"].as_array().unwrap() {
         // FileDeletion { path: String! }
@@ -399,7 +484,9 @@ fn check_shape(plan: &Value) {
         let path = deletion["path"].as_str().unwrap();
         assert!(!path.is_empty() && !path.starts_with('/'));
         assert!(seen.insert(path.to_owned()), "{path} twice");
+        assert!(deleted.contains(path), "{path} has no deletion entry");
     }
+    assert_eq!(seen.len(), written.len() + deleted.len());
 
     let pr = &plan["pull_request"];
     assert_keys(pr, &["title", "body", "draft", "base", "head"], &[]);
@@ -765,8 +852,7 @@ fn tampered_diff_is_rejected_before_git_runs() {
     );
 }
 
-/// A policy that lets the guard accept what a commit without modes cannot reproduce: the plan
-/// still refuses.
+/// A policy that lets the guard accept new executable files and mode changes.
 fn loose_policy(fx: &Fixture) -> PathBuf {
     let path = fx.path("loose-policy.yml");
     fs::write(
@@ -785,40 +871,126 @@ fn with_policy(mut run: Run, policy: &Path) -> Run {
 
 #[test]
 #[cfg(unix)]
-fn allowed_mode_change_is_still_unpublishable() {
+fn new_executable_file_is_rejected_unless_the_policy_allows_it() {
     let fx = fixture();
-    let policy = loose_policy(&fx);
-    let diff = fx.diff(|w| set_executable(&w.join("src/lib.rs"), true));
-    let run = with_policy(run_args(&fx, &diff, &sha256(&diff), &["**"]), &policy);
-    assert_no_plan(&fx, &run, "unpublishable-mode");
-}
-
-#[test]
-#[cfg(unix)]
-fn allowed_executable_file_is_still_unpublishable() {
-    let fx = fixture();
-    let policy = loose_policy(&fx);
     let diff = fx.diff(|w| {
         write(w, "src/run.sh", b"#!/bin/sh\n");
         set_executable(&w.join("src/run.sh"), true);
     });
-    let run = with_policy(run_args(&fx, &diff, &sha256(&diff), &["**"]), &policy);
-    assert_no_plan(&fx, &run, "unpublishable-mode");
+    rejects(&fx, &diff, &["**"], "executable-file");
 }
 
 #[test]
 #[cfg(unix)]
-fn editing_or_deleting_an_executable_file_is_unpublishable() {
-    // The guard accepts both (no mode changes, no new executable); a commit without modes could
-    // not say what the edited file's mode is.
+fn allowed_mode_change_is_planned_with_its_mode() {
+    let fx = fixture();
+    let policy = loose_policy(&fx);
+    let plan = assert_reproduces_with(
+        &fx,
+        |w| set_executable(&w.join("src/lib.rs"), true),
+        Some(&policy),
+    );
+    assert_eq!(
+        entry_modes(&plan),
+        [("src/lib.rs".into(), "100644".into(), "100755".into())]
+    );
+    assert_eq!(plan["method"], "git-database");
+    assert!(
+        plan["method_reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("src/lib.rs is written with mode 100755;")
+    );
+    // And back: an executable made regular is written as 100644, which the mutation reproduces.
+    let fx = fixture_with(|base| {
+        write(base, "src/tool.sh", b"#!/bin/sh\n");
+        set_executable(&base.join("src/tool.sh"), true);
+    });
+    let policy = loose_policy(&fx);
+    let plan = assert_reproduces_with(
+        &fx,
+        |w| set_executable(&w.join("src/tool.sh"), false),
+        Some(&policy),
+    );
+    assert_eq!(
+        entry_modes(&plan),
+        [("src/tool.sh".into(), "100755".into(), "100644".into())]
+    );
+    assert_eq!(plan["method"], "create-commit-on-branch");
+}
+
+#[test]
+#[cfg(unix)]
+fn allowed_executable_file_is_planned_with_its_mode() {
+    let fx = fixture();
+    let policy = loose_policy(&fx);
+    let plan = assert_reproduces_with(
+        &fx,
+        |w| {
+            write(w, "src/run.sh", b"#!/bin/sh\n");
+            set_executable(&w.join("src/run.sh"), true);
+        },
+        Some(&policy),
+    );
+    assert_eq!(
+        entry_modes(&plan),
+        [("src/run.sh".into(), "-".into(), "100755".into())]
+    );
+    assert_eq!(plan["method"], "git-database");
+}
+
+/// The false rejection real history showed: a content change to an existing executable script
+/// (`100755 -> 100755`), which the guard accepts under the default policy.
+#[test]
+#[cfg(unix)]
+fn editing_or_deleting_an_executable_file_is_planned_exactly() {
     let fx = fixture_with(|base| {
         write(base, "src/tool.sh", b"#!/bin/sh\necho 1\n");
         set_executable(&base.join("src/tool.sh"), true);
     });
-    let diff = fx.diff(|w| write(w, "src/tool.sh", b"#!/bin/sh\necho 2\n"));
-    rejects(&fx, &diff, &["**"], "unpublishable-mode");
-    let diff = fx.diff(|w| fs::remove_file(w.join("src/tool.sh")).unwrap());
-    rejects(&fx, &diff, &["**"], "unpublishable-mode");
+    let plan = assert_reproduces(&fx, |w| write(w, "src/tool.sh", b"#!/bin/sh\necho 2\n"));
+    assert_eq!(
+        entry_modes(&plan),
+        [("src/tool.sh".into(), "100755".into(), "100755".into())]
+    );
+    assert_eq!(plan["method"], "git-database");
+    // A deletion writes nothing: the mutation reproduces it.
+    let plan = assert_reproduces(&fx, |w| fs::remove_file(w.join("src/tool.sh")).unwrap());
+    assert_eq!(
+        entry_modes(&plan),
+        [("src/tool.sh".into(), "100755".into(), "-".into())]
+    );
+    assert_eq!(plan["method"], "create-commit-on-branch");
+}
+
+/// Regular and executable files in one change: every mode as git has it.
+#[test]
+#[cfg(unix)]
+fn a_mix_of_modes_is_planned_exactly() {
+    let fx = fixture_with(|base| {
+        write(base, "bin/a.sh", b"#!/bin/sh\na\n");
+        set_executable(&base.join("bin/a.sh"), true);
+        write(base, "bin/b.sh", b"#!/bin/sh\nb\n");
+        set_executable(&base.join("bin/b.sh"), true);
+    });
+    let plan = assert_reproduces(&fx, |w| {
+        write(w, "bin/a.sh", b"#!/bin/sh\na2\n");
+        fs::remove_file(w.join("bin/b.sh")).unwrap();
+        write(w, "src/lib.rs", b"pub fn one() -> u32 {\n    11\n}\n");
+        write(w, "src/new.rs", b"// new\n");
+        fs::remove_file(w.join("src/old.rs")).unwrap();
+    });
+    assert_eq!(
+        entry_modes(&plan),
+        [
+            ("bin/a.sh".into(), "100755".into(), "100755".into()),
+            ("bin/b.sh".into(), "100755".into(), "-".into()),
+            ("src/lib.rs".into(), "100644".into(), "100644".into()),
+            ("src/new.rs".into(), "-".into(), "100644".into()),
+            ("src/old.rs".into(), "100644".into(), "-".into()),
+        ]
+    );
+    assert_eq!(plan["method"], "git-database");
 }
 
 #[test]

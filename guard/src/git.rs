@@ -557,6 +557,30 @@ impl ThrowawayIndex {
         })
     }
 
+    /// `git write-tree` of the index: the id of the tree git itself makes of the base with the
+    /// diff applied (its objects go to the throwaway object directory).
+    pub fn write_tree(&self) -> Result<String, GitError> {
+        let mut cmd = self.command();
+        cmd.arg("write-tree");
+        let out = run(cmd, None)?;
+        if !out.status.success() {
+            return Err(failed("write-tree", &out));
+        }
+        object_id(&out.stdout, "write-tree")
+    }
+
+    /// The id of the base commit's tree (`<commit>^{tree}`).
+    pub fn base_tree(&self) -> Result<String, GitError> {
+        let mut cmd = self.command();
+        cmd.args(["rev-parse", "--verify", "--end-of-options"])
+            .arg(format!("{}^{{tree}}", self.commit));
+        let out = run(cmd, None)?;
+        if !out.status.success() {
+            return Err(failed("rev-parse", &out));
+        }
+        object_id(&out.stdout, "rev-parse")
+    }
+
     /// The content of the blob `oid` (40 or 64 hex digits), from the throwaway or the base objects.
     pub fn blob(&self, oid: &str) -> Result<Vec<u8>, GitError> {
         if !is_object_id(oid) {
@@ -572,6 +596,19 @@ impl ThrowawayIndex {
         }
         Ok(out.stdout)
     }
+}
+
+/// One object id (40 or 64 lower-case hex digits) and a newline, as git prints it.
+fn object_id(stdout: &[u8], command: &str) -> Result<String, GitError> {
+    let id = stdout.strip_suffix(b"\n").unwrap_or(stdout);
+    let valid = (id.len() == 40 || id.len() == 64)
+        && id.iter().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !valid {
+        return Err(GitError::BadOutput {
+            command: command.to_owned(),
+        });
+    }
+    Ok(String::from_utf8_lossy(id).into_owned())
 }
 
 fn parse_octal(text: &[u8]) -> Option<u32> {

@@ -122,6 +122,19 @@ impl ApiUrl {
         &self.base
     }
 
+    /// The GraphQL endpoint that goes with this REST API URL: `<base>/graphql`
+    /// (`https://api.github.com/graphql`), or, for GitHub Enterprise Server, whose REST API is
+    /// `http(s)://HOSTNAME/api/v3`, `http(s)://HOSTNAME/api/graphql` ("Forming calls with
+    /// GraphQL", "The GraphQL endpoint",
+    /// <https://docs.github.com/en/graphql/guides/forming-calls-with-graphql#the-graphql-endpoint>
+    /// and the same page for Enterprise Server).
+    pub fn graphql_url(&self) -> String {
+        match self.base.strip_suffix("/api/v3") {
+            Some(host) => format!("{host}/api/graphql"),
+            None => format!("{}/graphql", self.base),
+        }
+    }
+
     pub fn host(&self) -> &str {
         &self.host
     }
@@ -458,6 +471,10 @@ pub enum Error {
     },
     #[error("{method} {path}: the deadline would pass before the next attempt")]
     Deadline { method: &'static str, path: String },
+    /// A GraphQL response with `errors` (or without `data`): the operation did not report
+    /// success. GitHub's messages, token removed.
+    #[error("POST {path}: GraphQL errors: {}", messages.join("; "))]
+    GraphQl { path: String, messages: Vec<String> },
 }
 
 impl Error {
@@ -547,6 +564,16 @@ pub struct Call {
     pub body: Option<Vec<u8>>,
     pub accept: &'static str,
     pub replay: Replay,
+    /// The REST API (the path is under the API URL) or the GraphQL endpoint
+    /// ([`ApiUrl::graphql_url`]; the path is ignored).
+    pub endpoint: Endpoint,
+}
+
+/// Where a [`Call`] goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Endpoint {
+    Rest,
+    GraphQl,
 }
 
 impl Call {
@@ -558,6 +585,7 @@ impl Call {
             body: None,
             accept: ACCEPT_JSON,
             replay: Replay::Safe,
+            endpoint: Endpoint::Rest,
         }
     }
 
@@ -579,7 +607,16 @@ impl Call {
             body: Some(bytes),
             accept: ACCEPT_JSON,
             replay,
+            endpoint: Endpoint::Rest,
         })
+    }
+
+    /// `POST` of a GraphQL request (`{"query": ..., "variables": ...}`) to the GraphQL endpoint.
+    pub fn graphql<B: Serialize>(body: &B, replay: Replay) -> Result<Self, Error> {
+        let mut call = Call::with_json(Method::Post, "/graphql".to_owned(), body, replay)?;
+        call.accept = "application/json";
+        call.endpoint = Endpoint::GraphQl;
+        Ok(call)
     }
 
     pub fn query(mut self, name: &'static str, value: impl Into<String>) -> Self {
@@ -587,7 +624,7 @@ impl Call {
         self
     }
 
-    /// The path and query, as shown in messages.
+    /// The path and query, as shown in messages (`/graphql` for any GraphQL call).
     pub fn target(&self) -> String {
         if self.query.is_empty() {
             self.path.clone()
@@ -642,6 +679,11 @@ impl Client {
         &self.config.api_url
     }
 
+    /// `text` with the token removed (for messages that quote GitHub's own text).
+    pub fn redact(&self, text: &str) -> String {
+        self.config.token.redact(text)
+    }
+
     pub fn clock(&self) -> &dyn Clock {
         self.config.clock.as_ref()
     }
@@ -680,7 +722,10 @@ impl Client {
     pub fn send(&self, call: &Call) -> Result<Response, Error> {
         let method = call.method.as_str();
         let target = call.target();
-        let url = format!("{}{}", self.config.api_url.as_str(), target);
+        let url = match call.endpoint {
+            Endpoint::Rest => format!("{}{}", self.config.api_url.as_str(), target),
+            Endpoint::GraphQl => self.config.api_url.graphql_url(),
+        };
         let mut attempt = 0u32;
         let mut rate_limited = 0u32;
         loop {

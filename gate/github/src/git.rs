@@ -57,6 +57,18 @@ pub struct GitCommit {
     pub message: String,
     pub tree: ObjectId,
     pub parents: Vec<ObjectId>,
+    /// GitHub's verification of the commit's signature (`verification`: `verified`, `reason`,
+    /// ...), absent on some servers.
+    #[serde(default)]
+    pub verification: Option<Verification>,
+}
+
+/// Schema `verification` (`git-commit.verification`): whether GitHub verified the commit's
+/// signature, and why not (`unsigned`, ...).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Verification {
+    pub verified: bool,
+    pub reason: String,
 }
 
 /// A ref (schema `git-ref`): `ref` is the full name, `object.sha` what it points at.

@@ -10,6 +10,8 @@
 //! | [`git`] | the Git database: blobs, trees, commits, refs |
 //! | [`pulls`] | pull requests |
 //! | [`checks`] | check runs |
+//! | [`graphql`] | the GraphQL API: `createCommitOnBranch` |
+//! | [`issues`] | labels on a pull request |
 #![forbid(unsafe_code)]
 
 pub mod actions;
@@ -17,11 +19,13 @@ pub mod checks;
 pub mod client;
 pub mod date;
 pub mod git;
+pub mod graphql;
+pub mod issues;
 pub mod pulls;
 
 pub use client::{
-    ApiUrl, Call, Client, ClientConfig, Clock, ConfigError, Error, Method, ProxySettings, Replay,
-    Response, RetryPolicy, SystemClock, Token, VirtualClock,
+    ApiUrl, Call, Client, ClientConfig, Clock, ConfigError, Endpoint, Error, Method, ProxySettings,
+    Replay, Response, RetryPolicy, SystemClock, Token, VirtualClock,
 };
 
 /// A repository `owner/name` as GitHub allows them: an owner of 1 to 39 ASCII letters, digits

@@ -417,3 +417,100 @@ fn any_status_comes_back_as_a_response_and_typed_calls_name_it() {
     );
     assert!(response.date().is_some());
 }
+
+#[test]
+fn graphql_goes_to_the_graphql_endpoint_of_the_api_url() {
+    for (api, graphql) in [
+        ("https://api.github.com", "https://api.github.com/graphql"),
+        ("https://api.github.com/", "https://api.github.com/graphql"),
+        (
+            "https://ghe.example.com/api/v3",
+            "https://ghe.example.com/api/graphql",
+        ),
+        (
+            "https://ghe.example.com/api/v3/",
+            "https://ghe.example.com/api/graphql",
+        ),
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080/graphql"),
+    ] {
+        assert_eq!(ApiUrl::parse(api).unwrap().graphql_url(), graphql, "{api}");
+    }
+}
+
+/// `createCommitOnBranch` is sent once with `{query, variables: {input}}`; an answer with
+/// `errors` (even with `data`), without a commit, or with a malformed id is an error, never a
+/// commit; a 5xx is not retried.
+#[test]
+fn create_commit_on_branch_succeeds_only_on_a_clean_answer() {
+    use github_standin::{Canned, Fault};
+    let input = serde_json::json!({
+        "branch": { "repositoryNameWithOwner": "octo/repo", "branchName": "b" },
+        "expectedHeadOid": "0".repeat(40),
+        "message": { "headline": "h" },
+        "fileChanges": { "additions": [], "deletions": [] },
+    });
+    let answers = [
+        (
+            r#"{"data":{"createCommitOnBranch":null},"errors":[{"type":"STALE_DATA","message":"Expected branch to point to x"}]}"#,
+            "STALE_DATA: Expected branch to point to x",
+        ),
+        (
+            r#"{"data":{"createCommitOnBranch":{"commit":{"oid":"1111111111111111111111111111111111111111"}}},"errors":[{"message":"partial"}]}"#,
+            "partial",
+        ),
+        (
+            r#"{"data":{"createCommitOnBranch":{"commit":null}}}"#,
+            "no commit in the response",
+        ),
+        (
+            r#"{"data":{"createCommitOnBranch":{"commit":{"oid":"HEAD"}}}}"#,
+            "is not 40 hex digits",
+        ),
+    ];
+    for (body, expected) in answers {
+        let gh = StandIn::start(Scenario {
+            faults: vec![Fault::new(
+                "POST",
+                "/graphql",
+                vec![Canned {
+                    status: 200,
+                    headers: Vec::new(),
+                    body: body.to_owned(),
+                }],
+            )],
+            ..Scenario::default()
+        })
+        .unwrap();
+        let clock = Arc::new(VirtualClock::new(0));
+        let client = client_for(&gh.url(), &gh.token(), &clock);
+        let err = client.create_commit_on_branch(&input).unwrap_err();
+        assert!(matches!(err, Error::GraphQl { .. }), "{err}");
+        assert!(err.to_string().contains(expected), "{err}");
+        let requests = gh.requests();
+        assert_eq!(requests.len(), 1);
+        let sent = requests[0].json();
+        assert_eq!(sent["variables"]["input"], input);
+        assert!(
+            sent["query"]
+                .as_str()
+                .unwrap()
+                .starts_with("mutation($input: CreateCommitOnBranchInput!)")
+        );
+    }
+    let gh = StandIn::start(Scenario {
+        faults: vec![Fault::new(
+            "POST",
+            "/graphql",
+            vec![Canned::status(502, "Bad Gateway"); 3],
+        )],
+        ..Scenario::default()
+    })
+    .unwrap();
+    let clock = Arc::new(VirtualClock::new(0));
+    let client = client_for(&gh.url(), &gh.token(), &clock);
+    assert_eq!(
+        client.create_commit_on_branch(&input).unwrap_err().status(),
+        Some(502)
+    );
+    assert_eq!(gh.requests().len(), 1, "a mutation is never resent");
+}

@@ -2,5 +2,6 @@
 
 pub mod decide;
 pub mod dispatch;
+pub mod publish;
 pub mod publish_plan;
 pub mod verify_dispatch;

@@ -25,8 +25,8 @@ pub struct PublishPlanArgs {
     /// The SHA-256 the diff bytes must hash to (64 lower-case hex digits).
     #[arg(long, value_name = "HEX")]
     expected_sha256: String,
-    /// The branch to commit to and open the pull request from (unqualified; must already exist at
-    /// the base commit when the plan is sent).
+    /// The branch to commit to and open the pull request from (unqualified; `gate publish`
+    /// creates it, or reuses it at the base commit).
     #[arg(long, value_name = "NAME")]
     branch: String,
     /// The branch the pull request targets. Must differ from --branch.
@@ -127,12 +127,16 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
     }
     let changes = &plan.input.file_changes;
     eprintln!(
-        "PLAN: {} addition(s), {} deletion(s) onto {} for branch {}, diff sha256 {}",
+        "PLAN: {} addition(s), {} deletion(s) onto {} for branch {}, diff sha256 {}; tree {} \
+         via {}: {}",
         changes.additions.len(),
         changes.deletions.len(),
         plan.input.expected_head_oid,
         neutralize(&plan.input.branch.branch_name),
         plan.diff_sha256,
+        plan.tree,
+        plan.method.name(),
+        neutralize(&plan.method_reason),
     );
     Ok(contract::cli::Exit::Pass.code())
 }

@@ -3,5 +3,6 @@
 
 pub mod dispatch_result_v1;
 pub mod json_v1;
-pub mod publish_plan_v1;
+pub mod publish_plan_v2;
+pub mod publish_result_v1;
 pub mod text;

@@ -101,6 +101,29 @@ impl Store {
         id
     }
 
+    /// Store an object exactly as git serialises it (`git cat-file <type> <id>`'s bytes), under
+    /// the id git gives it: for loading a real repository's history. `None` when `kind` is not
+    /// `blob`, `tree` or `commit` or the bytes are not such an object.
+    pub fn put_raw(&mut self, kind: &str, content: &[u8]) -> Option<String> {
+        let object = match kind {
+            "blob" => Object::Blob(content.to_vec()),
+            "tree" => Object::Tree(parse_tree(content)?),
+            "commit" => parse_commit(content)?,
+            _ => return None,
+        };
+        let id = object_id(kind, content);
+        self.objects.insert(id.clone(), object);
+        Some(id)
+    }
+
+    /// The tree of `commit`.
+    pub fn commit_tree(&self, commit: &str) -> Option<&str> {
+        match self.objects.get(commit)? {
+            Object::Commit { tree, .. } => Some(tree),
+            _ => None,
+        }
+    }
+
     /// Every leaf under `tree` as path → (mode, id).
     pub fn flatten(&self, tree: &str) -> Option<BTreeMap<String, (String, String)>> {
         let mut out = BTreeMap::new();
@@ -162,6 +185,44 @@ impl Store {
             _ => None,
         }
     }
+}
+
+/// `<mode> SP <name> NUL <20-byte id>` entries; modes as the API writes them (`040000`).
+fn parse_tree(mut content: &[u8]) -> Option<Vec<(String, String, String)>> {
+    let mut entries = Vec::new();
+    while !content.is_empty() {
+        let space = content.iter().position(|&b| b == b' ')?;
+        let nul = content.iter().position(|&b| b == 0)?;
+        let mode = std::str::from_utf8(content.get(..space)?).ok()?;
+        let name = std::str::from_utf8(content.get(space + 1..nul)?).ok()?;
+        let id = content.get(nul + 1..nul + 21)?;
+        let mode = if mode == "40000" { "040000" } else { mode };
+        entries.push((mode.to_owned(), name.to_owned(), hex(id)));
+        content = content.get(nul + 21..)?;
+    }
+    Some(entries)
+}
+
+/// `tree`, `parent` lines, other headers, a blank line, the message.
+fn parse_commit(content: &[u8]) -> Option<Object> {
+    let text = std::str::from_utf8(content).ok()?;
+    let (headers, message) = text.split_once("\n\n").unwrap_or((text, ""));
+    let mut tree = None;
+    let mut parents = Vec::new();
+    for line in headers.lines() {
+        if let Some(id) = line.strip_prefix("tree ") {
+            tree = Some(id.to_owned());
+        } else if let Some(id) = line.strip_prefix("parent ") {
+            parents.push(id.to_owned());
+        }
+    }
+    Some(Object::Commit {
+        tree: tree?,
+        parents,
+        message: message.to_owned(),
+        // Made elsewhere, by someone: not a commit GitHub signed.
+        custom_identity: true,
+    })
 }
 
 #[cfg(test)]

@@ -11,13 +11,29 @@
 //! database keeps real git object ids (SHA-1 of the object as git serialises it), so a tree id
 //! computed by git locally can be compared with the stand-in's.
 //!
+//! The publication endpoints behave as GitHub's do, so that a tree id proven against the
+//! stand-in means something: `POST /graphql` (and `/api/graphql`, GitHub Enterprise Server's
+//! path; REST paths may also carry Enterprise Server's `/api/v3` prefix) runs
+//! `createCommitOnBranch`, applying its `fileChanges` to the branch head's tree (every addition
+//! written as `100644`, which is what GitHub does, whatever the file's mode was) as a
+//! compare-and-swap on `expectedHeadOid`; `POST git/trees` applies entries with their modes on
+//! `base_tree` (`sha: null` deletes); a ref is created only where none exists; a second open pull
+//! request for the same head and base is refused; a repository without draft pull requests
+//! refuses `draft: true` with GitHub's `422`; an App without the `workflows` permission may not
+//! point a ref at a commit whose `.github/workflows` differ from the default branch's. A
+//! [`Tamper`] makes the stand-in store or report another tree than it was asked for.
+//!
 //! Faults ([`Fault`]) answer matching requests with canned responses first: statuses,
-//! `Retry-After`, rate-limit headers. The server's clock starts at [`Scenario::start_unix`] and
-//! advances one second per request; it is what `Date` headers and `created_at` say.
+//! `Retry-After`, rate-limit headers, dropped connections, optionally after letting some
+//! requests through or after the request took effect; [`RefMove`]s move a branch when a request
+//! arrives (someone else pushing meanwhile). The server's clock starts at
+//! [`Scenario::start_unix`] and advances one second per request; it is what `Date` headers and
+//! `created_at` say.
 #![forbid(unsafe_code)]
 
 pub mod git;
 mod http;
+mod load;
 mod routes;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -27,6 +43,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 pub use http::Recorded;
+pub use load::load_commit;
 
 /// What the dispatch endpoint does with `return_run_details: true`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,6 +144,11 @@ pub struct Fault {
     pub method: String,
     pub path_prefix: String,
     pub responses: VecDeque<Canned>,
+    /// Matching requests handled normally before the canned responses start.
+    pub pass_first: u32,
+    /// Whether a matching request still takes effect, its real answer replaced by the canned
+    /// one (a response lost after GitHub acted).
+    pub handle_first: bool,
 }
 
 impl Fault {
@@ -135,8 +157,42 @@ impl Fault {
             method: method.to_owned(),
             path_prefix: path_prefix.to_owned(),
             responses: responses.into(),
+            pass_first: 0,
+            handle_first: false,
         }
     }
+
+    /// The request takes effect; the canned response replaces its answer.
+    pub fn after_handling(mut self) -> Self {
+        self.handle_first = true;
+        self
+    }
+
+    /// The first `count` matching requests are handled normally.
+    pub fn passing_first(mut self, count: u32) -> Self {
+        self.pass_first = count;
+        self
+    }
+}
+
+/// When a request with `method` whose path starts with `path_prefix` arrives, the ref `name`
+/// (`refs/heads/...`) is first set to `to` (once): someone else moved the branch meanwhile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefMove {
+    pub method: String,
+    pub path_prefix: String,
+    pub name: String,
+    pub to: String,
+}
+
+/// The stand-in stores or reports another tree than it was asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tamper {
+    /// Every tree written for a publication (`POST git/trees`, `createCommitOnBranch`) gets this
+    /// extra file.
+    ExtraFile { path: String, contents: Vec<u8> },
+    /// `GET git/commits/{sha}` of a commit created during the run names this tree.
+    ReadBackTree(String),
 }
 
 /// A run that existed before the dispatch (for correlation tests).
@@ -178,6 +234,16 @@ pub struct Scenario {
     /// The name dispatched runs get instead of `agent-team-apply <task_id>` (a workflow whose
     /// `run-name` differs).
     pub run_name: Option<String>,
+    /// The repository's default branch.
+    pub default_branch: String,
+    /// Whether the repository's plan has draft pull requests (a private repository on GitHub
+    /// Free has not).
+    pub draft_pull_requests: bool,
+    /// Whether the token's App lacks the `workflows` permission: a ref may then not be created
+    /// or moved to a commit whose `.github/workflows` differ from the default branch's.
+    pub app_without_workflows_permission: bool,
+    pub tamper: Option<Tamper>,
+    pub ref_moves: Vec<RefMove>,
 }
 
 impl Default for Scenario {
@@ -201,6 +267,11 @@ impl Default for Scenario {
             send_date: true,
             failed_log_extra: String::new(),
             run_name: None,
+            default_branch: "main".into(),
+            draft_pull_requests: true,
+            app_without_workflows_permission: false,
+            tamper: None,
+            ref_moves: Vec::new(),
         }
     }
 }
@@ -242,6 +313,9 @@ pub struct PullState {
     pub head_sha: String,
     pub base: String,
     pub draft: bool,
+    /// `open` or `closed`.
+    pub state: String,
+    pub labels: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -263,6 +337,11 @@ pub struct State {
     pub git: git::Store,
     pub pulls: Vec<PullState>,
     pub check_runs: Vec<CheckRunState>,
+    /// Commits created through the API during the run (`POST git/commits`,
+    /// `createCommitOnBranch`).
+    pub created_commits: std::collections::BTreeSet<String>,
+    /// How many requests each fault (by index) has let through.
+    fault_passes: Vec<u32>,
     next_id: u64,
 }
 
@@ -278,6 +357,8 @@ impl State {
             git: git::Store::default(),
             pulls: Vec::new(),
             check_runs: Vec::new(),
+            created_commits: std::collections::BTreeSet::new(),
+            fault_passes: Vec::new(),
             next_id: 100,
         };
         for prior in state.scenario.prior_runs.clone() {

@@ -29,30 +29,70 @@ fn not_found() -> Reply {
     error(404, "Not Found")
 }
 
-fn take_fault(state: &mut State, req: &Recorded) -> Option<crate::Canned> {
-    let fault = state.scenario.faults.iter_mut().find(|f| {
+/// The canned answer for `req`, if a fault takes it, and whether the request takes effect first.
+fn take_fault(state: &mut State, req: &Recorded) -> Option<(crate::Canned, bool)> {
+    let count = state.scenario.faults.len();
+    state.fault_passes.resize(count, 0);
+    let index = state.scenario.faults.iter().position(|f| {
         f.method == req.method && req.path.starts_with(&f.path_prefix) && !f.responses.is_empty()
     })?;
-    fault.responses.pop_front()
+    let fault = &mut state.scenario.faults[index];
+    if state.fault_passes[index] < fault.pass_first {
+        state.fault_passes[index] += 1;
+        return None;
+    }
+    let handle_first = fault.handle_first;
+    fault.responses.pop_front().map(|c| (c, handle_first))
+}
+
+/// Moves the refs a [`crate::RefMove`] names when its request arrives (each once).
+fn apply_ref_moves(state: &mut State, req: &Recorded) {
+    let due: Vec<crate::RefMove> = state
+        .scenario
+        .ref_moves
+        .iter()
+        .filter(|m| m.method == req.method && req.path.starts_with(&m.path_prefix))
+        .cloned()
+        .collect();
+    state
+        .scenario
+        .ref_moves
+        .retain(|m| !(m.method == req.method && req.path.starts_with(&m.path_prefix)));
+    for moved in due {
+        state.git.refs.insert(moved.name, moved.to);
+    }
+}
+
+fn canned_reply(state: &State, canned: crate::Canned) -> Option<Reply> {
+    if canned.status == 0 {
+        return None;
+    }
+    let mut reply = Reply::json(canned.status, &Value::Null);
+    reply.body = canned.body.into_bytes();
+    for (name, value) in canned.headers {
+        // A reset written `+N` is N seconds after the server's now.
+        let value = match value.strip_prefix('+') {
+            Some(offset) => (state.now + offset.parse::<i64>().unwrap_or(0)).to_string(),
+            None => value,
+        };
+        reply.headers.push((name, value));
+    }
+    Some(reply)
 }
 
 pub fn handle(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
-    if let Some(canned) = take_fault(state, req) {
-        if canned.status == 0 {
-            return None;
+    apply_ref_moves(state, req);
+    match take_fault(state, req) {
+        Some((canned, false)) => canned_reply(state, canned),
+        Some((canned, true)) => {
+            let _taken_effect = route(state, req, base);
+            canned_reply(state, canned)
         }
-        let mut reply = Reply::json(canned.status, &Value::Null);
-        reply.body = canned.body.into_bytes();
-        for (name, value) in canned.headers {
-            // A reset written `+N` is N seconds after the server's now.
-            let value = match value.strip_prefix('+') {
-                Some(offset) => (state.now + offset.parse::<i64>().unwrap_or(0)).to_string(),
-                None => value,
-            };
-            reply.headers.push((name, value));
-        }
-        return Some(reply);
+        None => route(state, req, base),
     }
+}
+
+fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
     if let Some(rest) = req.path.strip_prefix("/_blob/job-logs/") {
         // A signed download URL: no token expected (or wanted).
         let job = rest.parse::<u64>().ok();
@@ -82,7 +122,14 @@ pub fn handle(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
         .map(crate::http::decode_segment)
         .collect();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
-    Some(match segments.as_slice() {
+    // GitHub Enterprise Server serves the REST API under `/api/v3` and GraphQL at `/api/graphql`.
+    let segments = match segments.as_slice() {
+        ["api", "v3", rest @ ..] => rest,
+        ["api", "graphql"] => &segments[1..],
+        all => all,
+    };
+    Some(match segments {
+        ["graphql"] if req.method == "POST" => graphql(state, req),
         ["repos", owner, repo, rest @ ..]
             if owner.eq_ignore_ascii_case(&state.scenario.owner)
                 && repo.eq_ignore_ascii_case(&state.scenario.repo) =>
@@ -114,7 +161,14 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         ("POST", ["git", "trees"]) => create_tree(state, req, base),
         ("POST", ["git", "commits"]) => create_commit(state, req),
         ("GET", ["git", "commits", sha]) => match commit_json(state, sha) {
-            Some(value) => Reply::json(200, &value),
+            Some(mut value) => {
+                if let Some(crate::Tamper::ReadBackTree(tree)) = &state.scenario.tamper
+                    && state.created_commits.contains(*sha)
+                {
+                    value["tree"] = json!({ "sha": tree });
+                }
+                Reply::json(200, &value)
+            }
             None => not_found(),
         },
         ("POST", ["git", "refs"]) => create_ref(state, req),
@@ -128,6 +182,7 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         }
         ("GET", ["pulls"]) => list_pulls(state, req),
         ("POST", ["pulls"]) => create_pull(state, req),
+        ("POST", ["issues", number, "labels"]) => add_labels(state, req, number),
         ("GET", ["commits", sha, "check-runs"]) => list_check_runs(state, req, sha),
         ("POST", ["check-runs"]) => create_check_run(state, req),
         ("GET", ["contents", path @ ..]) => get_contents(state, req, &path.join("/")),
@@ -437,6 +492,8 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
             head_sha: commit,
             base: "main".into(),
             draft: true,
+            state: "open".into(),
+            labels: Vec::new(),
         });
     }
 }
@@ -592,6 +649,7 @@ fn create_tree(state: &mut State, req: &Recorded, base: &str) -> Reply {
             leaves.insert(path.to_owned(), (mode.to_owned(), id));
         }
     }
+    tamper_leaves(state, &mut leaves);
     let sha = state.git.build(&leaves);
     let top: Vec<Value> = match state.git.objects.get(&sha) {
         Some(Object::Tree(entries)) => entries
@@ -676,6 +734,7 @@ fn create_commit(state: &mut State, req: &Recorded) -> Reply {
     let sha = state
         .git
         .put_commit(tree, &parents, message, state.now, custom);
+    state.created_commits.insert(sha.clone());
     match commit_json(state, &sha) {
         Some(value) => Reply::json(201, &value),
         None => error(500, "commit vanished"),
@@ -708,6 +767,9 @@ fn create_ref(state: &mut State, req: &Recorded) -> Reply {
     }
     if state.git.refs.contains_key(name) {
         return error(422, "Reference already exists");
+    }
+    if let Some(refusal) = workflows_refusal(state, sha) {
+        return error(422, &refusal);
     }
     state.git.refs.insert(name.to_owned(), sha.to_owned());
     Reply::json(201, &ref_json(name, sha))
@@ -748,6 +810,9 @@ fn update_ref(state: &mut State, req: &Recorded, name: &str) -> Reply {
     if !force && !is_ancestor(state, &old, sha) {
         return error(422, "Update is not a fast forward");
     }
+    if let Some(refusal) = workflows_refusal(state, sha) {
+        return error(422, &refusal);
+    }
     state.git.refs.insert(full.clone(), sha.to_owned());
     Reply::json(200, &ref_json(&full, sha))
 }
@@ -758,18 +823,20 @@ fn pull_json(state: &State, pull: &PullState) -> Value {
     json!({
         "number": pull.number,
         "html_url": format!("https://github.com/{full_name}/pull/{}", pull.number),
-        "state": "open",
+        "state": pull.state,
         "title": pull.title,
         "body": pull.body,
         "draft": pull.draft,
+        "labels": pull.labels.iter().map(|l| json!({ "name": l })).collect::<Vec<_>>(),
         "head": { "ref": pull.head, "sha": pull.head_sha, "label": format!("{}:{}", s.owner, pull.head), "repo": { "full_name": full_name } },
         "base": { "ref": pull.base, "sha": "", "label": format!("{}:{}", s.owner, pull.base), "repo": { "full_name": full_name } },
     })
 }
 
-/// "List pull requests": `head=owner:branch`, `state`.
+/// "List pull requests": `head=owner:branch`, `state` (`open` unless given; `all`).
 fn list_pulls(state: &State, req: &Recorded) -> Reply {
     let head = req.query("head").map(str::to_owned);
+    let wanted = req.query("state").unwrap_or("open").to_owned();
     let owner = state.scenario.owner.clone();
     let list: Vec<Value> = state
         .pulls
@@ -778,12 +845,16 @@ fn list_pulls(state: &State, req: &Recorded) -> Reply {
             head.as_deref()
                 .is_none_or(|h| h == format!("{owner}:{}", p.head))
         })
+        .filter(|p| wanted == "all" || p.state == wanted)
         .map(|p| pull_json(state, p))
         .collect();
     Reply::json(200, &Value::Array(list))
 }
 
-/// "Create a pull request": `{title, body, head, base, draft}` → `201`.
+/// "Create a pull request": `{title, body, head, base, draft}` → `201`; `422` when `draft` is
+/// asked of a repository without draft pull requests ("Draft pull requests are not supported in
+/// this repository.", as GitHub answers) or an open pull request from `head` into `base`
+/// exists ("Validation Failed" with a `custom` error naming it).
 fn create_pull(state: &mut State, req: &Recorded) -> Reply {
     let body = req.json();
     let text = |k: &str| body.get(k).and_then(Value::as_str).map(str::to_owned);
@@ -793,6 +864,34 @@ fn create_pull(state: &mut State, req: &Recorded) -> Reply {
     let Some(head_sha) = state.git.refs.get(&format!("refs/heads/{head}")).cloned() else {
         return error(422, "Validation Failed (head invalid)");
     };
+    let draft = body.get("draft").and_then(Value::as_bool) == Some(true);
+    if draft && !state.scenario.draft_pull_requests {
+        return Reply::json(
+            422,
+            &json!({
+                "message": "Draft pull requests are not supported in this repository.",
+                "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+            }),
+        );
+    }
+    if state
+        .pulls
+        .iter()
+        .any(|p| p.state == "open" && p.head == head && p.base == base)
+    {
+        return Reply::json(
+            422,
+            &json!({
+                "message": "Validation Failed",
+                "errors": [{
+                    "resource": "PullRequest",
+                    "code": "custom",
+                    "message": format!("A pull request already exists for {}:{head}.", state.scenario.owner),
+                }],
+                "documentation_url": "https://docs.github.com/rest/pulls/pulls#create-a-pull-request",
+            }),
+        );
+    }
     let pull = PullState {
         number: u64::try_from(state.pulls.len()).unwrap_or(0) + 1,
         title,
@@ -800,7 +899,9 @@ fn create_pull(state: &mut State, req: &Recorded) -> Reply {
         head,
         head_sha,
         base,
-        draft: body.get("draft").and_then(Value::as_bool) == Some(true),
+        draft,
+        state: "open".into(),
+        labels: Vec::new(),
     };
     let value = pull_json(state, &pull);
     state.pulls.push(pull);
@@ -886,4 +987,221 @@ fn get_contents(state: &State, req: &Recorded, path: &str) -> Reply {
             "content": base64::engine::general_purpose::STANDARD.encode(bytes),
         }),
     )
+}
+
+/// Adds the [`crate::Tamper::ExtraFile`] to a tree being written for a publication.
+fn tamper_leaves(state: &mut State, leaves: &mut BTreeMap<String, (String, String)>) {
+    if let Some(crate::Tamper::ExtraFile { path, contents }) = state.scenario.tamper.clone() {
+        let id = state.git.put_blob(contents);
+        leaves.insert(path, ("100644".to_owned(), id));
+    }
+}
+
+/// GitHub refuses an App without the `workflows` permission any ref update that would change
+/// what `.github/workflows` holds relative to the default branch; the stand-in compares the
+/// target commit's workflow files with the default branch head's. The wording is the refusal
+/// GitHub gives for such a push ("refusing to allow a GitHub App to create or update workflow
+/// `<path>` without `workflows` permission").
+fn workflows_refusal(state: &State, commit: &str) -> Option<String> {
+    if !state.scenario.app_without_workflows_permission {
+        return None;
+    }
+    let default = state
+        .git
+        .refs
+        .get(&format!("refs/heads/{}", state.scenario.default_branch))?;
+    let workflows = |commit: &str| -> BTreeMap<String, (String, String)> {
+        state
+            .git
+            .commit_tree(commit)
+            .and_then(|tree| state.git.flatten(tree))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|(path, _)| path.starts_with(".github/workflows/"))
+            .collect()
+    };
+    let (ours, theirs) = (workflows(commit), workflows(default));
+    let differing = ours
+        .keys()
+        .chain(theirs.keys())
+        .find(|path| ours.get(*path) != theirs.get(*path))?;
+    Some(format!(
+        "refusing to allow a GitHub App to create or update workflow `{differing}` without \
+         `workflows` permission"
+    ))
+}
+
+/// A GraphQL answer with one error for the `createCommitOnBranch` field (GraphQL's "Response"
+/// format, <https://spec.graphql.org/October2021/#sec-Errors>, with GitHub's `type`).
+fn graphql_error(kind: &str, message: &str) -> Reply {
+    Reply::json(
+        200,
+        &json!({
+            "data": { "createCommitOnBranch": null },
+            "errors": [{
+                "type": kind,
+                "path": ["createCommitOnBranch"],
+                "locations": [{ "line": 1, "column": 58 }],
+                "message": message,
+            }],
+        }),
+    )
+}
+
+/// `POST /graphql` `{query, variables}`: only `createCommitOnBranch(input: $input)`
+/// (<https://docs.github.com/en/graphql/reference/mutations#createcommitonbranch>), on the
+/// repository this stand-in models. The branch must exist and point at `expectedHeadOid`; the
+/// `fileChanges` are applied to its tree (deletions of existing paths; additions written as
+/// `100644` whatever the path's mode was); paths are unique across both lists; the commit's
+/// message is the headline, a blank line and the body; its only parent is the old head.
+fn graphql(state: &mut State, req: &Recorded) -> Reply {
+    let body = req.json();
+    let query = body.get("query").and_then(Value::as_str).unwrap_or("");
+    if !query.contains("createCommitOnBranch(input: $input)") {
+        return Reply::json(
+            200,
+            &json!({ "errors": [{ "message": "the stand-in answers createCommitOnBranch(input: $input) only" }] }),
+        );
+    }
+    let Some(input) = body.pointer("/variables/input") else {
+        return Reply::json(
+            200,
+            &json!({ "errors": [{ "message": "Variable $input of type CreateCommitOnBranchInput! was provided invalid value" }] }),
+        );
+    };
+    let s = &state.scenario;
+    let full_name = format!("{}/{}", s.owner, s.repo);
+    let text = |pointer: &str| input.pointer(pointer).and_then(Value::as_str);
+    let repo = text("/branch/repositoryNameWithOwner").unwrap_or("");
+    if !repo.eq_ignore_ascii_case(&full_name) {
+        return graphql_error(
+            "NOT_FOUND",
+            &format!("Could not resolve to a Repository with the name '{repo}'."),
+        );
+    }
+    let branch = text("/branch/branchName").unwrap_or("");
+    let ref_name = format!("refs/heads/{branch}");
+    let Some(head) = state.git.refs.get(&ref_name).cloned() else {
+        return graphql_error(
+            "NOT_FOUND",
+            &format!("Could not resolve to a Ref with the name '{ref_name}'."),
+        );
+    };
+    let expected = text("/expectedHeadOid").unwrap_or("");
+    if head != expected {
+        return graphql_error(
+            "STALE_DATA",
+            &format!(
+                "Expected branch to point to \"{expected}\" but it did not. Pull and try again."
+            ),
+        );
+    }
+    let Some(mut leaves) = state
+        .git
+        .commit_tree(&head)
+        .map(str::to_owned)
+        .and_then(|tree| state.git.flatten(&tree))
+    else {
+        return graphql_error("NOT_FOUND", "the branch head is not a commit");
+    };
+    let list = |name: &str| {
+        input
+            .pointer(&format!("/fileChanges/{name}"))
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let (additions, deletions) = (list("additions"), list("deletions"));
+    let mut seen = std::collections::BTreeSet::new();
+    for change in additions.iter().chain(&deletions) {
+        let path = change.get("path").and_then(Value::as_str).unwrap_or("");
+        if !valid_tree_path(path) || !seen.insert(path.to_owned()) {
+            return graphql_error(
+                "UNPROCESSABLE",
+                &format!("A path was invalid or given twice: '{path}'"),
+            );
+        }
+    }
+    for deletion in &deletions {
+        let path = deletion.get("path").and_then(Value::as_str).unwrap_or("");
+        if leaves.remove(path).is_none() {
+            return graphql_error(
+                "UNPROCESSABLE",
+                &format!(
+                    "A path was requested for deletion which does not exist as of commit oid `{head}`"
+                ),
+            );
+        }
+    }
+    for addition in &additions {
+        let path = addition.get("path").and_then(Value::as_str).unwrap_or("");
+        let contents = addition
+            .get("contents")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(contents) else {
+            return graphql_error("UNPROCESSABLE", "contents is not valid Base64");
+        };
+        let id = state.git.put_blob(bytes);
+        leaves.retain(|p, _| !p.starts_with(&format!("{path}/")));
+        leaves.insert(path.to_owned(), ("100644".to_owned(), id));
+    }
+    tamper_leaves(state, &mut leaves);
+    let tree = state.git.build(&leaves);
+    let headline = text("/message/headline").unwrap_or("");
+    let message = match text("/message/body") {
+        Some(body) if !body.is_empty() => format!("{headline}\n\n{body}"),
+        _ => headline.to_owned(),
+    };
+    let commit = state.git.put_commit(
+        &tree,
+        std::slice::from_ref(&head),
+        &message,
+        state.now,
+        false,
+    );
+    if let Some(refusal) = workflows_refusal(state, &commit) {
+        return graphql_error("FORBIDDEN", &refusal);
+    }
+    state.created_commits.insert(commit.clone());
+    state.git.refs.insert(ref_name, commit.clone());
+    Reply::json(
+        200,
+        &json!({ "data": { "createCommitOnBranch": { "commit": { "oid": commit } } } }),
+    )
+}
+
+/// "Add labels to an issue" (a pull request is an issue): `{labels: [names]}` → `200` with every
+/// label the issue has; `404` for an unknown number, `422` without a list of names.
+fn add_labels(state: &mut State, req: &Recorded, number: &str) -> Reply {
+    let body = req.json();
+    let Some(names) = body
+        .get("labels")
+        .and_then(Value::as_array)
+        .and_then(|list| {
+            list.iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<String>>>()
+        })
+    else {
+        return error(422, "Invalid request.\n\n\"labels\" wasn't supplied.");
+    };
+    let Some(pull) = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| state.pulls.iter_mut().find(|p| p.number == n))
+    else {
+        return not_found();
+    };
+    for name in names {
+        if !pull.labels.contains(&name) {
+            pull.labels.push(name);
+        }
+    }
+    let labels: Vec<Value> = pull
+        .labels
+        .iter()
+        .map(|l| json!({ "name": l, "default": false }))
+        .collect();
+    Reply::json(200, &Value::Array(labels))
 }

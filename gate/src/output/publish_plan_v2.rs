@@ -1,11 +1,21 @@
-//! The versioned publication plan: the input of GitHub's `createCommitOnBranch` GraphQL mutation,
-//! and the draft pull request to open on top of it.
+//! The versioned publication plan: the commit to publish (its exact tree, as git computes it,
+//! with every touched path's mode and blob id), how it is published and why, the input of
+//! GitHub's `createCommitOnBranch` GraphQL mutation (which also carries the new contents for
+//! either method), and the draft pull request to open on top of it.
 //!
 //! # Document
 //!
 //! ```json
 //! {
-//!   "schema": "agent-team-apply/publish-plan/v1",
+//!   "schema": "agent-team-apply/publish-plan/v2",
+//!   "method": "create-commit-on-branch" | "git-database",
+//!   "method_reason": "...",
+//!   "base_tree": "<40 hex: the tree of the base commit>",
+//!   "tree": "<40 hex: git write-tree of the base with the diff applied>",
+//!   "entries": [
+//!     { "path": "bin/run.sh", "old_mode": "100755", "new_mode": "100755", "blob": "<40 hex>" },
+//!     { "path": "src/old.rs", "old_mode": "100644", "new_mode": null, "blob": null }
+//!   ],
 //!   "input": {
 //!     "branch": { "repositoryNameWithOwner": "octo/repo", "branchName": "agent/task-1" },
 //!     "expectedHeadOid": "<40 hex: the base commit>",
@@ -20,6 +30,22 @@
 //!   "files": [ <the guard verdict's file entries, agent-team-apply/guard-verdict/v1 shape> ]
 //! }
 //! ```
+//!
+//! `entries` are git's own changes (`diff-index --raw` of the throwaway index against the base,
+//! renames not detected), in git's path order: one per path, `new_mode`/`blob` `null` for a
+//! deletion, `old_mode` `null` for a new file. Modes are `100644` or `100755`; nothing else is
+//! ever planned. `tree` is the proof's reference: a publication succeeds only when the commit
+//! GitHub stored has exactly this tree id.
+//!
+//! `method` is `create-commit-on-branch` when every path the commit writes ends as a regular
+//! `100644` file (deletions carry no mode): the mutation writes every file it touches as
+//! `100644`, so it reproduces such a tree exactly. Otherwise it is `git-database`: blobs, a tree
+//! on `base_tree` with explicit modes, a commit whose only parent is the base, and the branch
+//! ref at that commit. `method_reason` says which rule chose it, naming a path.
+//!
+//! The schema is `v2` because a `v1` consumer sent `input` as-is through `createCommitOnBranch`:
+//! given a `v2` plan with an executable file it would silently publish another tree. It refuses
+//! the new schema instead.
 //!
 //! `repositoryNameWithOwner` is present only when `--repository` was given; without it the
 //! consumer must add it (or an `id`) before sending the input.
@@ -58,27 +84,111 @@
 //! padding, no transcoding or line-ending normalization; a modification is an addition at an
 //! existing path, a rename is a deletion plus an addition; a deleted path must exist. The mutation
 //! appends to an *existing* branch whose head must equal `expectedHeadOid` (a compare-and-swap),
-//! and carries no file modes — so the plan only ever contains regular 100644 files.
+//! and carries no file modes.
 //!
 //! `clientMutationId` and `CommittableBranch.id` are never written.
 
+use contract::verdict::FileMode;
 use serde::{Deserialize, Serialize};
 
 use guard::output::json_v1::FileDoc;
 
-pub const SCHEMA: &str = "agent-team-apply/publish-plan/v1";
+pub const SCHEMA: &str = "agent-team-apply/publish-plan/v2";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PublishPlanDoc {
     pub schema: String,
-    /// The `input` argument of `createCommitOnBranch`, ready to send.
+    /// How the commit is made.
+    pub method: PublishMethod,
+    /// Why that method (names the path that decided it).
+    pub method_reason: String,
+    /// The base commit's tree id.
+    pub base_tree: String,
+    /// The tree id git computes for the base with the diff applied (`git write-tree`).
+    pub tree: String,
+    /// git's changes, one per path, with modes and blob ids.
+    pub entries: Vec<TreeEntryDoc>,
+    /// The `input` argument of `createCommitOnBranch`, ready to send; for either method, the
+    /// commit's message and the new contents.
     pub input: CreateCommitOnBranchInput,
     pub pull_request: PullRequestDoc,
     /// The SHA-256 of the diff the plan was computed from (lower-case hex).
     pub diff_sha256: String,
     /// The guard verdict's file list.
     pub files: Vec<FileDoc>,
+}
+
+/// How the commit is made on GitHub.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PublishMethod {
+    /// GraphQL `createCommitOnBranch`: every written file is `100644`.
+    CreateCommitOnBranch,
+    /// The Git database REST API: blobs, a tree with explicit modes, a commit, the ref.
+    GitDatabase,
+}
+
+impl PublishMethod {
+    /// The name the document uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            PublishMethod::CreateCommitOnBranch => "create-commit-on-branch",
+            PublishMethod::GitDatabase => "git-database",
+        }
+    }
+}
+
+/// A mode a plan can carry: a regular file or an executable one, the two
+/// [`contract::verdict::FileMode`]s a publication writes (`100644`/`100755`, as the Git database
+/// API writes them). A narrower type than the verdict's mode on purpose: a plan holding a symlink
+/// or a gitlink does not parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum PublishableMode {
+    #[serde(rename = "100644")]
+    Regular,
+    #[serde(rename = "100755")]
+    Executable,
+}
+
+impl PublishableMode {
+    /// The mode from git's octal number; `None` for anything but `100644` and `100755`.
+    pub fn from_git(bits: u32) -> Option<PublishableMode> {
+        match FileMode::new(bits)? {
+            FileMode::REGULAR => Some(PublishableMode::Regular),
+            FileMode::EXECUTABLE => Some(PublishableMode::Executable),
+            _ => None,
+        }
+    }
+
+    /// The verdict's mode for it.
+    pub fn mode(self) -> FileMode {
+        match self {
+            PublishableMode::Regular => FileMode::REGULAR,
+            PublishableMode::Executable => FileMode::EXECUTABLE,
+        }
+    }
+
+    /// `100644` or `100755`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PublishableMode::Regular => "100644",
+            PublishableMode::Executable => "100755",
+        }
+    }
+}
+
+/// One path git's change touches.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TreeEntryDoc {
+    pub path: String,
+    /// `null` for a new file.
+    pub old_mode: Option<PublishableMode>,
+    /// `null` for a deletion.
+    pub new_mode: Option<PublishableMode>,
+    /// The id git gives the new contents (`null` for a deletion).
+    pub blob: Option<String>,
 }
 
 /// `CreateCommitOnBranchInput`, without `clientMutationId`.

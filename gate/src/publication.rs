@@ -1,0 +1,1146 @@
+//! Performing a publication plan on GitHub, and proving it: the branch, the commit, the proof
+//! that GitHub stored exactly the tree git computed, the draft pull request and the check run.
+//! [`publish`] takes a [`github::Client`] (API URL and token), so it runs the same against GitHub
+//! and against the stand-in.
+//!
+//! 1. **The plan is checked** against what the caller says is being published (repository,
+//!    branch, base, base branch, the gate's pass decision for the same diff) and against itself
+//!    (never `createCommitOnBranch` for a file written with another mode than `100644`; entries
+//!    and contents in agreement). Anything else is `plan-mismatch`, before any request.
+//! 2. **The branch** `GET git/ref/heads/<branch>`: absent, it is created; at the base commit, it
+//!    is reused; at a commit that is already this publication (only parent the base, the plan's
+//!    tree, the plan's headline and trailers: an earlier attempt of this run), nothing is
+//!    committed again; anywhere else, `branch-elsewhere` and nothing is touched.
+//! 3. **The commit**, by the plan's method:
+//!    - `create-commit-on-branch`: the branch is created at the base if absent, then the
+//!      mutation runs with `expectedHeadOid` = the base (the compare-and-swap). When its success
+//!      is not confirmed (an error, a lost answer), the branch head is read again: moved to this
+//!      publication is a confirmation; moved elsewhere is `stale-head`; unchanged or unreadable is
+//!      `publication-uncertain`. Neither is ever reported as a success.
+//!    - `git-database`: every new blob (its id must be git's), a tree on the base tree with
+//!      explicit modes and `sha: null` for deletions (its id must be the plan's tree, or nothing
+//!      is committed), a commit whose only parent is the base (no author, committer or
+//!      signature: GitHub signs it as the App), then the ref: created at the commit (which fails
+//!      if the ref exists: still a compare-and-swap), or, for a branch at the base, moved
+//!      there without force (a fast-forward from the base only). An unconfirmed ref write is
+//!      judged by reading the branch again, as above.
+//!
+//!    A refused ref creation or move ends as `ref-refused`, naming the cause and the fix.
+//! 4. **The proof**: `GET git/commits/<commit>`; its tree id must be the plan's `tree` and its
+//!    only parent the base, and the branch must point at it. Any difference is a failed
+//!    publication (`tree-mismatch`, `commit-mismatch`, `stale-head`), the branch left for
+//!    inspection, no pull request opened.
+//! 5. **The draft pull request**: an open one from the branch into the base branch is reused;
+//!    otherwise one is created with `draft: true`. GitHub's `422` for a repository without draft
+//!    pull requests ends as `draft-unsupported` with the fix; the gate never opens a pull
+//!    request that is ready for review.
+//! 6. **Protected files**: when the gate's verdict names protected paths (the policy lets them
+//!    through for a human's review), the pull request is labelled [`PROTECTED_LABEL`].
+//! 7. **The check run** on the new head, its body from [`report::check_run::build`] (its title
+//!    says how many protected files need review).
+//!
+//! Exit 0 only after all seven. The requests and responses are cited where the `github` crate
+//! defines them; every commit made here carries no `author`, `committer` or `signature`, which is
+//! what makes GitHub sign it as the App ("Signature verification for bots",
+//! <https://docs.github.com/en/authentication/managing-commit-signature-verification/about-commit-signature-verification#signature-verification-for-bots>).
+
+use std::collections::BTreeMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
+use contract::cli::Exit;
+use contract::decision::DecisionDoc;
+use contract::ids::CommitId;
+use contract::verdict::{VerdictDoc, VerdictWord};
+use github::git::TreeEntry;
+use github::pulls::{NewPullRequest, PullRequest};
+use github::{Client, Error, Repository};
+
+use crate::output::publish_plan_v2::{PublishMethod, PublishPlanDoc, SCHEMA as PLAN_SCHEMA};
+use crate::output::publish_result_v1::{
+    CheckRunResultDoc, FailureDoc, PublishResultDoc, PullRequestResultDoc, SCHEMA, SignatureDoc,
+    TreeProofDoc,
+};
+use crate::publish::choose_method;
+
+/// The label a draft pull request gets when the verdict names protected paths.
+pub const PROTECTED_LABEL: &str = "agent-team: protected files";
+
+/// Why a publication is not a success. Stable ids in [`FAILURES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum FailureCode {
+    PlanMismatch,
+    BranchElsewhere,
+    RefRefused,
+    StaleHead,
+    PublicationUncertain,
+    BlobMismatch,
+    TreeMismatch,
+    CommitMismatch,
+    DraftUnsupported,
+    PullRequestConflict,
+    GitHubError,
+}
+
+/// Static metadata of one failure.
+#[derive(Debug, Clone, Copy)]
+pub struct FailureInfo {
+    pub code: FailureCode,
+    pub name: &'static str,
+    /// [`Exit::Fail`]: GitHub's state shows the publication did not happen as planned;
+    /// [`Exit::Error`]: it could not be done or established.
+    pub exit: Exit,
+    pub description: &'static str,
+}
+
+/// Every failure, in documentation order.
+pub const FAILURES: &[FailureCode] = &[
+    FailureCode::PlanMismatch,
+    FailureCode::BranchElsewhere,
+    FailureCode::RefRefused,
+    FailureCode::StaleHead,
+    FailureCode::PublicationUncertain,
+    FailureCode::BlobMismatch,
+    FailureCode::TreeMismatch,
+    FailureCode::CommitMismatch,
+    FailureCode::DraftUnsupported,
+    FailureCode::PullRequestConflict,
+    FailureCode::GitHubError,
+];
+
+impl FailureCode {
+    pub fn info(self) -> FailureInfo {
+        let (name, exit, description) = match self {
+            FailureCode::PlanMismatch => (
+                "plan-mismatch",
+                Exit::Error,
+                "The plan is not for this repository, branch, base or passing decision, or \
+                 contradicts itself; nothing was sent.",
+            ),
+            FailureCode::BranchElsewhere => (
+                "branch-elsewhere",
+                Exit::Fail,
+                "The branch exists at a commit that is neither the base nor this publication; \
+                 nothing was changed.",
+            ),
+            FailureCode::RefRefused => (
+                "ref-refused",
+                Exit::Fail,
+                "GitHub refused to create or move the branch (for example an App without the \
+                 workflows permission and a base whose workflow files differ from the default \
+                 branch's).",
+            ),
+            FailureCode::StaleHead => (
+                "stale-head",
+                Exit::Fail,
+                "The branch moved while publishing: the compare-and-swap did not hold.",
+            ),
+            FailureCode::PublicationUncertain => (
+                "publication-uncertain",
+                Exit::Error,
+                "A write was not confirmed and the branch, read again, is unchanged or \
+                 unreadable: whether it took effect is unknown.",
+            ),
+            FailureCode::BlobMismatch => (
+                "blob-mismatch",
+                Exit::Fail,
+                "GitHub gave a new file another object id than git; nothing was committed.",
+            ),
+            FailureCode::TreeMismatch => (
+                "tree-mismatch",
+                Exit::Fail,
+                "The tree GitHub made or stored is not the tree git computed; the branch is left \
+                 for inspection.",
+            ),
+            FailureCode::CommitMismatch => (
+                "commit-mismatch",
+                Exit::Fail,
+                "The commit GitHub stored does not have the base as its only parent.",
+            ),
+            FailureCode::DraftUnsupported => (
+                "draft-unsupported",
+                Exit::Fail,
+                "The repository has no draft pull requests (HTTP 422); the gate opens nothing \
+                 else.",
+            ),
+            FailureCode::PullRequestConflict => (
+                "pull-request-conflict",
+                Exit::Fail,
+                "An open pull request from the branch targets another base branch.",
+            ),
+            FailureCode::GitHubError => (
+                "github-error",
+                Exit::Error,
+                "A request failed (transport, permissions, rate limits, an unexpected answer).",
+            ),
+        };
+        FailureInfo {
+            code: self,
+            name,
+            exit,
+            description,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.info().name
+    }
+}
+
+/// A failure with its message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub code: FailureCode,
+    pub message: String,
+}
+
+fn failure(code: FailureCode, message: impl Into<String>) -> Failure {
+    Failure {
+        code,
+        message: message.into(),
+    }
+}
+
+/// What is being published, as the caller (the workflow) knows it independently of the plan.
+#[derive(Debug, Clone, Copy)]
+pub struct PublicationRequest<'a> {
+    pub repository: &'a Repository,
+    /// The unqualified branch (`agent-team/<task_id>`).
+    pub branch: &'a str,
+    /// The base commit, 40 hex digits.
+    pub base: &'a str,
+    /// The branch the pull request targets.
+    pub base_branch: &'a str,
+    /// The gate's decision; only a pass is published.
+    pub decision: &'a DecisionDoc,
+    /// The verdict the plan was computed from (`gate publish-plan --verdict-out`): its files must
+    /// be the plan's; its protected paths label the pull request and title the check run.
+    pub verdict: &'a VerdictDoc,
+    /// The check run's name and details URL.
+    pub check_name: &'a str,
+    pub details_url: Option<&'a str>,
+}
+
+/// The result document and its exit code.
+#[derive(Debug, Clone)]
+pub struct PublicationReport {
+    pub doc: PublishResultDoc,
+    pub exit_code: u8,
+}
+
+/// Where the branch was before this publication wrote anything.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum BranchState {
+    Absent,
+    AtBase,
+    /// At this publication's commit, made by an earlier attempt.
+    Published(String),
+}
+
+struct Publisher<'a> {
+    client: &'a Client,
+    plan: &'a PublishPlanDoc,
+    req: &'a PublicationRequest<'a>,
+    doc: PublishResultDoc,
+    log: &'a mut dyn FnMut(&str),
+}
+
+/// Publish `plan` (see the module documentation). Progress goes to `log`, line by line.
+pub fn publish(
+    client: &Client,
+    plan: &PublishPlanDoc,
+    req: &PublicationRequest<'_>,
+    log: &mut dyn FnMut(&str),
+) -> PublicationReport {
+    let doc = PublishResultDoc {
+        schema: SCHEMA.to_owned(),
+        outcome: "error".to_owned(),
+        exit_code: Exit::Error.code(),
+        repository: req.repository.full_name(),
+        branch: req.branch.to_owned(),
+        base_commit: req.base.to_owned(),
+        method: plan.method,
+        branch_state: None,
+        commit: None,
+        protected_files: u64::try_from(req.verdict.protected.len()).unwrap_or(u64::MAX),
+        tree: TreeProofDoc {
+            expected: plan.tree.clone(),
+            published: None,
+            proven: false,
+        },
+        signature: None,
+        pull_request: None,
+        check_run: None,
+        failure: None,
+    };
+    let mut publisher = Publisher {
+        client,
+        plan,
+        req,
+        doc,
+        log,
+    };
+    match publisher.run() {
+        Ok(()) => {
+            publisher.doc.outcome = "published".to_owned();
+            publisher.doc.exit_code = Exit::Pass.code();
+            (publisher.log)(&format!(
+                "published: {} at {}, tree {} proven",
+                req.branch,
+                publisher.doc.commit.as_deref().unwrap_or("?"),
+                plan.tree
+            ));
+        }
+        Err(f) => {
+            let info = f.code.info();
+            (publisher.log)(&format!("error[{}]: {}", info.name, f.message));
+            publisher.doc.outcome = match info.exit {
+                Exit::Fail => "failed",
+                Exit::Pass | Exit::Error => "error",
+            }
+            .to_owned();
+            publisher.doc.exit_code = info.exit.code();
+            publisher.doc.failure = Some(FailureDoc {
+                code: info.name.to_owned(),
+                message: f.message,
+            });
+        }
+    }
+    let exit_code = publisher.doc.exit_code;
+    PublicationReport {
+        doc: publisher.doc,
+        exit_code,
+    }
+}
+
+fn is_object_id(value: &str) -> bool {
+    value.len() == 40
+        && value
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
+fn github_error(what: &str, e: &Error) -> Failure {
+    failure(FailureCode::GitHubError, format!("{what}: {e}"))
+}
+
+/// An error after which a write may or may not have taken effect.
+fn unconfirmed(e: &Error) -> bool {
+    match e {
+        Error::Transport { .. } | Error::Deadline { .. } | Error::GraphQl { .. } => true,
+        Error::Status { status, .. } => *status >= 500,
+        _ => false,
+    }
+}
+
+/// GitHub's own message, when the error carries one.
+fn github_message(e: &Error) -> String {
+    match e {
+        Error::Status {
+            message: Some(m), ..
+        } => m.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The `Key: value` trailer lines of the plan's commit body.
+fn trailers(plan: &PublishPlanDoc) -> Vec<&str> {
+    plan.input
+        .message
+        .body
+        .lines()
+        .filter(|l| {
+            ["Diff-Sha256: ", "Task-Id: ", "Run-Id: "]
+                .iter()
+                .any(|k| l.starts_with(k))
+        })
+        .collect()
+}
+
+impl Publisher<'_> {
+    fn say(&mut self, line: &str) {
+        (self.log)(line);
+    }
+
+    fn repo(&self) -> &Repository {
+        self.req.repository
+    }
+
+    fn short_ref(&self) -> String {
+        format!("heads/{}", self.req.branch)
+    }
+
+    fn run(&mut self) -> Result<(), Failure> {
+        self.check_plan()?;
+        let state = self.branch_state()?;
+        self.doc.branch_state = Some(
+            match &state {
+                BranchState::Absent => "created",
+                BranchState::AtBase => "reused-at-base",
+                BranchState::Published(_) => "already-published",
+            }
+            .to_owned(),
+        );
+        let commit = match state {
+            BranchState::Published(commit) => {
+                self.say(&format!(
+                    "the branch already holds this publication ({commit}): nothing to commit"
+                ));
+                commit
+            }
+            BranchState::Absent | BranchState::AtBase => match self.plan.method {
+                PublishMethod::CreateCommitOnBranch => self.commit_graphql(&state)?,
+                PublishMethod::GitDatabase => self.commit_git_database(&state)?,
+            },
+        };
+        self.doc.commit = Some(commit.clone());
+        self.prove(&commit)?;
+        let number = self.pull_request()?;
+        self.label(number)?;
+        self.check_run(&commit)
+    }
+
+    /// The plan is for this publication, and consistent with itself.
+    fn check_plan(&self) -> Result<(), Failure> {
+        let plan = self.plan;
+        let input = &plan.input;
+        let mismatch = |what: String| failure(FailureCode::PlanMismatch, what);
+        if plan.schema != PLAN_SCHEMA {
+            return Err(mismatch(format!(
+                "the plan's schema is {:?}, not {PLAN_SCHEMA:?}",
+                plan.schema
+            )));
+        }
+        let full_name = self.repo().full_name();
+        if !input
+            .branch
+            .repository_name_with_owner
+            .as_deref()
+            .is_some_and(|r| r.eq_ignore_ascii_case(&full_name))
+        {
+            return Err(mismatch(format!(
+                "the plan is for repository {:?}, not {full_name}",
+                input.branch.repository_name_with_owner
+            )));
+        }
+        if input.branch.branch_name != self.req.branch || plan.pull_request.head != self.req.branch
+        {
+            return Err(mismatch(format!(
+                "the plan is for branch {:?}, not {:?}",
+                input.branch.branch_name, self.req.branch
+            )));
+        }
+        if !is_object_id(self.req.base) || input.expected_head_oid != self.req.base {
+            return Err(mismatch(format!(
+                "the plan is on base {:?}, not {:?}",
+                input.expected_head_oid, self.req.base
+            )));
+        }
+        if plan.pull_request.base != self.req.base_branch || !plan.pull_request.draft {
+            return Err(mismatch(format!(
+                "the plan's pull request is into {:?} (draft: {}), not a draft into {:?}",
+                plan.pull_request.base, plan.pull_request.draft, self.req.base_branch
+            )));
+        }
+        let decision = self.req.decision;
+        let decided = decision.diff_sha256.as_ref().map(|d| d.as_str());
+        if !decision.passed() || decided != Some(plan.diff_sha256.as_str()) {
+            return Err(mismatch(format!(
+                "the gate decision is {:?} for diff {}, not a pass for the plan's diff {}",
+                decision.gate,
+                decided.unwrap_or("(none)"),
+                plan.diff_sha256
+            )));
+        }
+        let verdict = self.req.verdict;
+        if verdict.verdict != VerdictWord::Accept
+            || verdict.diff_sha256.as_str() != plan.diff_sha256
+            || verdict.files != plan.files
+        {
+            return Err(mismatch(format!(
+                "the verdict ({}, diff {}) is not the accepting verdict the plan was computed from",
+                verdict.verdict, verdict.diff_sha256
+            )));
+        }
+        if !is_object_id(&plan.tree) || !is_object_id(&plan.base_tree) {
+            return Err(mismatch(
+                "the plan's tree ids are not 40 hex digits".to_owned(),
+            ));
+        }
+        // The Git database reproduces any planned tree; createCommitOnBranch only one whose
+        // written files are all 100644.
+        let (needed, _) = choose_method(&plan.entries);
+        if plan.method == PublishMethod::CreateCommitOnBranch && needed != plan.method {
+            return Err(mismatch(format!(
+                "the plan says {} but writes a file with another mode than 100644, which the \
+                 mutation would write as 100644",
+                plan.method.name()
+            )));
+        }
+        // Entries and contents name the same paths, each once.
+        let mut written: BTreeMap<&str, bool> = BTreeMap::new();
+        for entry in &plan.entries {
+            let consistent = match (&entry.new_mode, &entry.blob) {
+                (Some(_), Some(blob)) => is_object_id(blob),
+                (None, None) => entry.old_mode.is_some(),
+                _ => false,
+            };
+            if !consistent
+                || written
+                    .insert(&entry.path, entry.new_mode.is_some())
+                    .is_some()
+            {
+                return Err(mismatch(format!(
+                    "the plan's entry for {:?} is inconsistent or repeated",
+                    entry.path
+                )));
+            }
+        }
+        let changes = &input.file_changes;
+        let mut listed: BTreeMap<&str, bool> = BTreeMap::new();
+        for (path, writes) in changes
+            .additions
+            .iter()
+            .map(|a| (a.path.as_str(), true))
+            .chain(changes.deletions.iter().map(|d| (d.path.as_str(), false)))
+        {
+            if listed.insert(path, writes).is_some() {
+                return Err(mismatch(format!("the plan lists {path:?} twice")));
+            }
+        }
+        if written != listed {
+            return Err(mismatch(
+                "the plan's entries and its file changes name different paths".to_owned(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `GET git/ref/heads/<branch>`, the commit id or `None`.
+    fn read_head(&self) -> Result<Option<String>, Error> {
+        Ok(self
+            .client
+            .get_ref(self.repo(), &self.short_ref())?
+            .map(|r| r.object.sha))
+    }
+
+    /// Whether `commit` is this publication: only parent the base, the plan's tree, the plan's
+    /// headline and trailers (so an earlier attempt of the same run).
+    fn is_this_publication(&self, commit: &str) -> Result<bool, Error> {
+        let read = self.client.get_commit(self.repo(), commit)?;
+        let lines: Vec<&str> = read.message.lines().collect();
+        Ok(read.parents.len() == 1
+            && read.parents[0].sha == self.req.base
+            && read.tree.sha == self.plan.tree
+            && lines.first() == Some(&self.plan.input.message.headline.as_str())
+            && trailers(self.plan).iter().all(|t| lines.contains(t)))
+    }
+
+    fn branch_state(&mut self) -> Result<BranchState, Failure> {
+        let head = self
+            .read_head()
+            .map_err(|e| github_error("cannot read the branch", &e))?;
+        match head {
+            None => Ok(BranchState::Absent),
+            Some(head) if head == self.req.base => {
+                self.say(&format!(
+                    "the branch {} exists at the base {}: reused",
+                    self.req.branch, self.req.base
+                ));
+                Ok(BranchState::AtBase)
+            }
+            Some(head) => {
+                let ours = self
+                    .is_this_publication(&head)
+                    .map_err(|e| github_error("cannot read the branch's head commit", &e))?;
+                if ours {
+                    Ok(BranchState::Published(head))
+                } else {
+                    Err(failure(
+                        FailureCode::BranchElsewhere,
+                        format!(
+                            "the branch {} already exists at {head}, which is neither the base {} \
+                             nor this publication (only parent the base, tree {}, this run's \
+                             trailers); nothing was changed. Fix: read what the branch holds; if \
+                             it is left over from an earlier task with this id, delete it and run \
+                             the job again, otherwise dispatch with another task id",
+                            self.req.branch, self.req.base, self.plan.tree
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The branch head, read again after an unconfirmed write that should have left it at
+    /// `wanted`: at `wanted` (or, with `publication`, at a commit that is this publication) is a
+    /// confirmation; elsewhere or deleted is a stale head; unchanged (`before`) or unreadable is
+    /// uncertain.
+    fn judge_unconfirmed(
+        &mut self,
+        what: &str,
+        error: &Error,
+        before: Option<&str>,
+        wanted: Option<&str>,
+    ) -> Result<String, Failure> {
+        self.say(&format!(
+            "{what} was not confirmed ({error}); reading the branch again"
+        ));
+        let uncertain = |detail: String| {
+            failure(
+                FailureCode::PublicationUncertain,
+                format!(
+                    "{what} was not confirmed ({error}) and {detail}: whether it took effect is \
+                     unknown; nothing is reported as published. Fix: run the job again: a branch \
+                     at the base is reused, and a branch that already holds this publication is \
+                     recognised and proven"
+                ),
+            )
+        };
+        let head = match self.read_head() {
+            Ok(head) => head,
+            Err(e) => return Err(uncertain(format!("the branch cannot be read ({e})"))),
+        };
+        let Some(head) = head else {
+            return match before {
+                None => Err(uncertain("the branch still does not exist".to_owned())),
+                Some(_) => Err(failure(
+                    FailureCode::StaleHead,
+                    format!(
+                        "{what} was not confirmed ({error}) and the branch {} has been deleted \
+                         meanwhile: another writer is using it. Fix: find who writes agent-team/** \
+                         besides the App (the ruleset should allow the App alone), then dispatch \
+                         again",
+                        self.req.branch
+                    ),
+                )),
+            };
+        };
+        if Some(head.as_str()) == wanted {
+            self.say(&format!("the branch is at {head}: confirmed"));
+            return Ok(head);
+        }
+        if Some(head.as_str()) == before {
+            return Err(uncertain(format!("the branch head is unchanged at {head}")));
+        }
+        match self.is_this_publication(&head) {
+            Ok(true) => {
+                self.say(&format!(
+                    "the branch moved to {head}, which is this publication: confirmed"
+                ));
+                Ok(head)
+            }
+            Ok(false) => Err(failure(
+                FailureCode::StaleHead,
+                format!(
+                    "{what} was not confirmed ({error}) and the branch {} moved to {head}, which \
+                     is not this publication: the compare-and-swap did not hold, another writer \
+                     is using the branch. The branch is left as it is. Fix: find who writes \
+                     agent-team/** besides the App (the ruleset should allow the App alone), \
+                     then dispatch again",
+                    self.req.branch
+                ),
+            )),
+            Err(e) => Err(uncertain(format!(
+                "the branch moved to {head}, whose commit cannot be read ({e})"
+            ))),
+        }
+    }
+
+    /// `POST git/refs` at `sha`: fails if the ref exists.
+    fn create_branch(&mut self, sha: &str) -> Result<(), Failure> {
+        let full = format!("refs/heads/{}", self.req.branch);
+        match self.client.create_ref(self.repo(), &full, sha) {
+            Ok(_) => {
+                self.say(&format!("created {full} at {sha}"));
+                Ok(())
+            }
+            Err(e) if e.status() == Some(422) && github_message(&e).contains("already exists") => {
+                // Someone created it between the read and now.
+                match self.read_head() {
+                    Ok(Some(head)) if head == sha => Ok(()),
+                    Ok(head) => Err(failure(
+                        FailureCode::StaleHead,
+                        format!(
+                            "the branch {} appeared meanwhile (at {}): another writer is using \
+                             it; nothing of this publication was written to it. Fix: find who \
+                             writes agent-team/** besides the App, then dispatch again",
+                            self.req.branch,
+                            head.as_deref().unwrap_or("?")
+                        ),
+                    )),
+                    Err(read) => Err(github_error("cannot read the branch", &read)),
+                }
+            }
+            Err(e) if matches!(e.status(), Some(403 | 422)) => {
+                Err(self.ref_refused("create", sha, &e))
+            }
+            Err(e) if unconfirmed(&e) => self
+                .judge_unconfirmed("creating the branch", &e, None, Some(sha))
+                .map(|_| ()),
+            Err(e) => Err(github_error("creating the branch", &e)),
+        }
+    }
+
+    fn ref_refused(&self, verb: &str, sha: &str, e: &Error) -> Failure {
+        let said = github_message(e);
+        let workflows = said.contains("workflow");
+        let cause = if workflows {
+            "the App has no `workflows` permission, and the files under .github/workflows in \
+             that commit differ from the default branch's: GitHub refuses such an App any ref \
+             whose workflow files differ"
+        } else {
+            "GitHub's reason above; most often a ruleset or branch protection on agent-team/** \
+             that the App may not bypass, or (GitHub's generic \"Reference update failed\") an \
+             App without the `workflows` permission writing a ref whose workflow files differ \
+             from the default branch's"
+        };
+        let fix = if workflows {
+            "dispatch the task again on a base_sha at the default branch's current head (the \
+             agent rebases its diff), so that the workflow files are the same; do not grant the \
+             App the `workflows` permission, which would let it publish changes to the workflows \
+             that guard it"
+        } else {
+            "let the App create and update agent-team/** branches (ADOPTING.md, \"Rulesets\"), or \
+             dispatch on the default branch's current head, then run the job again"
+        };
+        failure(
+            FailureCode::RefRefused,
+            format!(
+                "GitHub refused to {verb} the branch {} at {sha} ({e}). Cause: {cause}. Fix: {fix}",
+                self.req.branch
+            ),
+        )
+    }
+
+    /// `createCommitOnBranch` onto the base (the branch created at the base first if absent).
+    fn commit_graphql(&mut self, state: &BranchState) -> Result<String, Failure> {
+        if *state == BranchState::Absent {
+            self.create_branch(self.req.base)?;
+        }
+        match self.client.create_commit_on_branch(&self.plan.input) {
+            Ok(created) => {
+                self.say(&format!(
+                    "createCommitOnBranch(expectedHeadOid {}): commit {}",
+                    self.req.base, created.oid
+                ));
+                Ok(created.oid)
+            }
+            Err(e) => {
+                let base = self.req.base;
+                self.judge_unconfirmed("createCommitOnBranch", &e, Some(base), None)
+            }
+        }
+    }
+
+    /// Blobs, tree, commit, ref through the Git database API.
+    fn commit_git_database(&mut self, state: &BranchState) -> Result<String, Failure> {
+        let plan = self.plan;
+        let contents: BTreeMap<&str, &str> = plan
+            .input
+            .file_changes
+            .additions
+            .iter()
+            .map(|a| (a.path.as_str(), a.contents.as_str()))
+            .collect();
+        let mut entries = Vec::new();
+        for entry in &plan.entries {
+            let (mode, sha) = match (entry.new_mode, &entry.blob) {
+                (Some(mode), Some(blob)) => {
+                    let encoded = contents.get(entry.path.as_str()).copied().unwrap_or("");
+                    let bytes = BASE64.decode(encoded).map_err(|e| {
+                        failure(
+                            FailureCode::PlanMismatch,
+                            format!("the plan's contents of {:?}: {e}", entry.path),
+                        )
+                    })?;
+                    let created = self
+                        .client
+                        .create_blob(self.repo(), &bytes)
+                        .map_err(|e| github_error("creating a blob", &e))?;
+                    if created.sha != *blob {
+                        return Err(failure(
+                            FailureCode::BlobMismatch,
+                            format!(
+                                "GitHub stored the contents of {:?} as {}, git's id is {blob}; \
+                                 nothing was committed",
+                                entry.path, created.sha
+                            ),
+                        ));
+                    }
+                    (mode.as_str(), Some(created.sha))
+                }
+                (None, _) => (entry.old_mode.map_or("100644", |m| m.as_str()), None),
+                (Some(_), None) => {
+                    return Err(failure(
+                        FailureCode::PlanMismatch,
+                        format!("the plan's entry for {:?} has no blob", entry.path),
+                    ));
+                }
+            };
+            entries.push(TreeEntry {
+                path: entry.path.clone(),
+                mode: mode.to_owned(),
+                kind: "blob".to_owned(),
+                sha,
+            });
+        }
+        let tree = self
+            .client
+            .create_tree(self.repo(), Some(&plan.base_tree), &entries)
+            .map_err(|e| github_error("creating the tree", &e))?;
+        if tree.sha != plan.tree {
+            self.doc.tree.published = Some(tree.sha.clone());
+            return Err(failure(
+                FailureCode::TreeMismatch,
+                format!(
+                    "GitHub made tree {} of the plan's entries on base tree {}, not the tree git \
+                     computed, {}: nothing was committed and the branch was not touched",
+                    tree.sha, plan.base_tree, plan.tree
+                ),
+            ));
+        }
+        let message = format!(
+            "{}\n\n{}",
+            plan.input.message.headline, plan.input.message.body
+        );
+        let parents = [self.req.base.to_owned()];
+        let commit = self
+            .client
+            .create_commit(self.repo(), &message, &tree.sha, &parents)
+            .map_err(|e| github_error("creating the commit", &e))?;
+        if commit.tree.sha != plan.tree {
+            self.doc.tree.published = Some(commit.tree.sha.clone());
+            return Err(failure(
+                FailureCode::TreeMismatch,
+                format!(
+                    "GitHub's commit {} has tree {}, not the tree git computed, {}: the branch \
+                     was not touched",
+                    commit.sha, commit.tree.sha, plan.tree
+                ),
+            ));
+        }
+        if commit.parents.len() != 1 || commit.parents[0].sha != self.req.base {
+            return Err(failure(
+                FailureCode::CommitMismatch,
+                format!(
+                    "GitHub's commit {} does not have the base {} as its only parent: the \
+                     branch was not touched",
+                    commit.sha, self.req.base
+                ),
+            ));
+        }
+        self.say(&format!(
+            "Git database: {} blob(s), tree {}, commit {}",
+            entries.iter().filter(|e| e.sha.is_some()).count(),
+            tree.sha,
+            commit.sha
+        ));
+        match state {
+            BranchState::AtBase => self.move_branch(&commit.sha)?,
+            _ => self.create_branch(&commit.sha)?,
+        }
+        Ok(commit.sha)
+    }
+
+    /// `PATCH git/refs/heads/<branch>` from the base to `commit`, without force.
+    fn move_branch(&mut self, commit: &str) -> Result<(), Failure> {
+        match self
+            .client
+            .update_ref(self.repo(), &self.short_ref(), commit, false)
+        {
+            Ok(_) => {
+                self.say(&format!(
+                    "moved refs/heads/{} from {} to {commit}",
+                    self.req.branch, self.req.base
+                ));
+                Ok(())
+            }
+            Err(e) if matches!(e.status(), Some(403 | 422)) => {
+                // Not a fast-forward (the branch moved), or refused.
+                match self.read_head() {
+                    Ok(Some(head)) if head == commit => Ok(()),
+                    Ok(Some(head)) if head == self.req.base => {
+                        Err(self.ref_refused("move", commit, &e))
+                    }
+                    Ok(head) => Err(failure(
+                        FailureCode::StaleHead,
+                        format!(
+                            "the branch {} moved to {} while publishing (expected the base {}): \
+                             another writer is using it. Fix: find who writes agent-team/** \
+                             besides the App, then dispatch again",
+                            self.req.branch,
+                            head.as_deref().unwrap_or("(deleted)"),
+                            self.req.base
+                        ),
+                    )),
+                    Err(read) => Err(github_error("cannot read the branch", &read)),
+                }
+            }
+            Err(e) if unconfirmed(&e) => {
+                let base = self.req.base;
+                self.judge_unconfirmed("moving the branch", &e, Some(base), Some(commit))
+                    .map(|_| ())
+            }
+            Err(e) => Err(github_error("moving the branch", &e)),
+        }
+    }
+
+    /// Read the commit back: its tree must be the plan's, its only parent the base, and the
+    /// branch must point at it.
+    fn prove(&mut self, commit: &str) -> Result<(), Failure> {
+        let uncertain = |what: &str, e: &Error| {
+            failure(
+                FailureCode::PublicationUncertain,
+                format!(
+                    "{what} ({e}): the publication is not proven. The branch {} is left as it is. \
+                     Fix: run the job again (a branch holding this publication is recognised and \
+                     proven)",
+                    self.req.branch
+                ),
+            )
+        };
+        let read = self
+            .client
+            .get_commit(self.repo(), commit)
+            .map_err(|e| uncertain("the commit cannot be read back", &e))?;
+        self.doc.tree.published = Some(read.tree.sha.clone());
+        self.doc.signature = read.verification.as_ref().map(|v| SignatureDoc {
+            verified: v.verified,
+            reason: v.reason.clone(),
+        });
+        if read.sha != commit || read.tree.sha != self.plan.tree {
+            return Err(failure(
+                FailureCode::TreeMismatch,
+                format!(
+                    "GitHub's commit {commit} has tree {}, not the tree git computed, {}: what \
+                     GitHub stored is not what was verified. The branch {} is left at {commit} \
+                     for inspection (git diff-tree -r {} {}); no pull request was opened",
+                    read.tree.sha, self.plan.tree, self.req.branch, self.plan.tree, read.tree.sha
+                ),
+            ));
+        }
+        if read.parents.len() != 1 || read.parents[0].sha != self.req.base {
+            return Err(failure(
+                FailureCode::CommitMismatch,
+                format!(
+                    "GitHub's commit {commit} does not have the base {} as its only parent. The \
+                     branch {} is left as it is for inspection; no pull request was opened",
+                    self.req.base, self.req.branch
+                ),
+            ));
+        }
+        match self.read_head() {
+            Ok(Some(head)) if head == commit => {}
+            Ok(head) => {
+                return Err(failure(
+                    FailureCode::StaleHead,
+                    format!(
+                        "the branch {} points at {}, not at the proven commit {commit}: another \
+                         writer moved it. No pull request was opened",
+                        self.req.branch,
+                        head.as_deref().unwrap_or("(deleted)")
+                    ),
+                ));
+            }
+            Err(e) => return Err(uncertain("the branch cannot be read back", &e)),
+        }
+        self.doc.tree.proven = true;
+        self.say(&format!(
+            "proof: commit {commit} has tree {} (git's), only parent {}, and the branch points \
+             at it",
+            self.plan.tree, self.req.base
+        ));
+        Ok(())
+    }
+
+    /// The open pull requests from the branch of this repository.
+    fn open_pulls(&self) -> Result<Vec<PullRequest>, Error> {
+        let full_name = self.repo().full_name();
+        Ok(self
+            .client
+            .list_open_pulls_from(self.repo(), self.req.branch)?
+            .into_iter()
+            .filter(|p| {
+                p.head.name == self.req.branch
+                    && p.head
+                        .repo
+                        .as_ref()
+                        .is_some_and(|r| r.full_name.eq_ignore_ascii_case(&full_name))
+            })
+            .collect())
+    }
+
+    /// The number of the pull request reused, if one is.
+    fn reuse(&mut self, pulls: &[PullRequest]) -> Result<Option<u64>, Failure> {
+        if let Some(pull) = pulls.iter().find(|p| p.base.name == self.req.base_branch) {
+            self.say(&format!(
+                "an open pull request from {} exists: #{} reused",
+                self.req.branch, pull.number
+            ));
+            self.doc.pull_request = Some(PullRequestResultDoc {
+                number: pull.number,
+                html_url: pull.html_url.clone(),
+                draft: pull.draft == Some(true),
+                reused: true,
+                labels: Vec::new(),
+            });
+            return Ok(Some(pull.number));
+        }
+        if let Some(pull) = pulls.first() {
+            return Err(failure(
+                FailureCode::PullRequestConflict,
+                format!(
+                    "pull request #{} from {} is open into {}, not {}: close it, then run the job \
+                     again",
+                    pull.number, self.req.branch, pull.base.name, self.req.base_branch
+                ),
+            ));
+        }
+        Ok(None)
+    }
+
+    /// The draft pull request's number.
+    fn pull_request(&mut self) -> Result<u64, Failure> {
+        let pulls = self
+            .open_pulls()
+            .map_err(|e| github_error("listing the pull requests", &e))?;
+        if let Some(number) = self.reuse(&pulls)? {
+            return Ok(number);
+        }
+        let pr = &self.plan.pull_request;
+        let new = NewPullRequest {
+            title: pr.title.clone(),
+            body: pr.body.clone(),
+            head: self.req.branch.to_owned(),
+            base: self.req.base_branch.to_owned(),
+            draft: true,
+        };
+        match self.client.create_pull(self.repo(), &new) {
+            Ok(pull) => {
+                self.say(&format!(
+                    "draft pull request #{}: {}",
+                    pull.number, pull.html_url
+                ));
+                self.doc.pull_request = Some(PullRequestResultDoc {
+                    number: pull.number,
+                    html_url: pull.html_url,
+                    draft: pull.draft == Some(true),
+                    reused: false,
+                    labels: Vec::new(),
+                });
+                Ok(pull.number)
+            }
+            Err(e)
+                if e.status() == Some(422)
+                    && github_message(&e).contains("Draft pull requests are not supported") =>
+            {
+                Err(failure(
+                    FailureCode::DraftUnsupported,
+                    format!(
+                        "GitHub refused the draft pull request ({e}). Cause: the repository's \
+                         plan has no draft pull requests (a private repository on GitHub Free, \
+                         or a legacy per-repository plan). Fix: use a plan with draft pull \
+                         requests (GitHub Pro, Team or Enterprise Cloud) or a public repository, \
+                         then run this job again: the branch {} with its proven commit is \
+                         reused. The gate never opens a pull request that is ready for review",
+                        self.req.branch
+                    ),
+                ))
+            }
+            Err(e) if e.status() == Some(422) || unconfirmed(&e) => {
+                // "A pull request already exists", or an answer lost: list again.
+                let pulls = self
+                    .open_pulls()
+                    .map_err(|list| github_error("listing the pull requests", &list))?;
+                if let Some(number) = self.reuse(&pulls)? {
+                    return Ok(number);
+                }
+                Err(if unconfirmed(&e) {
+                    failure(
+                        FailureCode::PublicationUncertain,
+                        format!(
+                            "opening the draft pull request was not confirmed ({e}) and none is \
+                             listed. Fix: run the job again (the proven branch is reused)"
+                        ),
+                    )
+                } else {
+                    github_error("opening the draft pull request", &e)
+                })
+            }
+            Err(e) => Err(github_error("opening the draft pull request", &e)),
+        }
+    }
+
+    /// Label the pull request when the verdict names protected paths.
+    fn label(&mut self, number: u64) -> Result<(), Failure> {
+        let protected = self.req.verdict.protected.len();
+        if protected == 0 {
+            return Ok(());
+        }
+        let labels = self
+            .client
+            .add_labels(self.repo(), number, &[PROTECTED_LABEL])
+            .map_err(|e| {
+                failure(
+                    FailureCode::GitHubError,
+                    format!(
+                        "labelling pull request #{number} `{PROTECTED_LABEL}` for {protected} \
+                         protected file(s) failed ({e}). Fix: run the job again (the proven branch \
+                         and the pull request are reused)"
+                    ),
+                )
+            })?;
+        self.say(&format!(
+            "{protected} protected file(s): pull request #{number} labelled `{PROTECTED_LABEL}`"
+        ));
+        if let Some(pull) = &mut self.doc.pull_request {
+            pull.labels = labels.into_iter().map(|l| l.name).collect();
+        }
+        Ok(())
+    }
+
+    fn check_run(&mut self, commit: &str) -> Result<(), Failure> {
+        let head = CommitId::parse(commit)
+            .map_err(|e| failure(FailureCode::GitHubError, format!("the commit id: {e}")))?;
+        let body = report::check_run::build(
+            self.req.decision,
+            &head,
+            self.req.check_name,
+            self.req.details_url,
+            &self.req.verdict.protected,
+        )
+        .map_err(|e| failure(FailureCode::PlanMismatch, format!("the check run: {e}")))?;
+        let value = serde_json::to_value(&body).map_err(|e| {
+            failure(
+                FailureCode::GitHubError,
+                format!("the check run's body: {e}"),
+            )
+        })?;
+        let run = self
+            .client
+            .create_check_run(self.repo(), &value)
+            .map_err(|e| {
+                failure(
+                    FailureCode::GitHubError,
+                    format!(
+                        "posting the check run on {commit} failed ({e}). Fix: run the job again \
+                         (the proven branch and the pull request are reused)"
+                    ),
+                )
+            })?;
+        self.say(&format!(
+            "check run \"{}\" ({}) on {commit}",
+            run.name,
+            run.conclusion.as_deref().unwrap_or("?")
+        ));
+        self.doc.check_run = Some(CheckRunResultDoc {
+            id: run.id,
+            name: run.name,
+            conclusion: run.conclusion,
+            html_url: run.html_url,
+        });
+        Ok(())
+    }
+}
