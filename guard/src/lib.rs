@@ -16,6 +16,7 @@ pub mod inputs;
 pub mod output;
 pub mod path;
 pub mod policy;
+pub mod readiness;
 pub mod repo_path;
 pub mod rules;
 pub mod sandbox;

@@ -36,6 +36,9 @@ enum Command {
     Inputs(cli::inputs::InputsArgs),
     /// Run the build/test command without credentials or network.
     Run(cli::run::RunArgs),
+    /// List the base commit's workflow jobs that would run on the published branch's push or pull
+    /// request with secrets and no environment (exit 1 unless the policy allows them).
+    Readiness(cli::readiness::ReadinessArgs),
     #[command(name = guard::sandbox::stage::STAGE_SUBCOMMAND, hide = true)]
     SandboxStage(cli::run::SandboxStageArgs),
 }
@@ -51,6 +54,7 @@ fn main() -> ExitCode {
         Command::VerifyTree(args) => cli::verify_tree::run(args),
         Command::Inputs(args) => cli::inputs::run(args),
         Command::Run(args) => cli::run::run(args),
+        Command::Readiness(args) => cli::readiness::run(args),
         Command::SandboxStage(args) => cli::run::sandbox_stage(args),
     };
     ExitCode::from(code)

@@ -17,6 +17,7 @@
 //! allow:
 //!   executable-files: false           # true allows new files with mode 100755
 //!   mode-changes: false               # true allows old mode != new mode
+//!   unprotected-secret-jobs: false    # true: guard readiness reports instead of failing
 //! limits:                             # each 1 ..= the default value
 //!   diff-bytes: 67108864
 //!   files: 10000
@@ -233,6 +234,9 @@ pub struct Policy {
     pub allow_executable: bool,
     /// Whether a file's mode may change.
     pub allow_mode_change: bool,
+    /// Whether `guard readiness` only reports the jobs of the repository's own workflows that
+    /// would run on the published branch with secrets and no environment, instead of failing.
+    pub allow_unprotected_secret_jobs: bool,
     pub limits: Limits,
     /// All deny matchers compiled into one set, built on first use (the denylist is matched
     /// against every path of a diff that may touch thousands of files).
@@ -260,6 +264,7 @@ impl Policy {
             env_allow: Vec::new(),
             allow_executable: false,
             allow_mode_change: false,
+            allow_unprotected_secret_jobs: false,
             limits: Limits::UNBOUNDED,
         };
         let raw = parse(DEFAULT_POLICY_YAML)?;
@@ -339,6 +344,9 @@ impl Policy {
         }
         if let Some(PlainBool(yes)) = raw.allow.mode_changes {
             self.allow_mode_change = yes;
+        }
+        if let Some(PlainBool(yes)) = raw.allow.unprotected_secret_jobs {
+            self.allow_unprotected_secret_jobs = yes;
         }
         let (l, r) = (&mut self.limits, &raw.limits);
         if let Some(v) = lower("limits.diff-bytes", r.diff_bytes, l.max_diff_bytes)? {
@@ -547,6 +555,7 @@ struct RawDeny {
 struct RawAllow {
     executable_files: Option<PlainBool>,
     mode_changes: Option<PlainBool>,
+    unprotected_secret_jobs: Option<PlainBool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

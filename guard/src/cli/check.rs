@@ -30,6 +30,10 @@ pub struct CheckArgs {
     /// A declared scope glob (repeatable); every touched path must match one. Required.
     #[arg(long = "scope", value_name = "GLOB")]
     scope: Vec<String>,
+    /// The declared scope as the workflow input carries it (globs separated by commas or
+    /// newlines), read by the one rule for that input (`guard::inputs::Scope`); instead of --scope.
+    #[arg(long, value_name = "TEXT", conflicts_with = "scope")]
+    declared_scope: Option<String>,
     /// A YAML policy that extends or tightens the embedded default.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
@@ -45,8 +49,21 @@ pub struct CheckArgs {
     #[arg(long, value_name = "FILE")]
     verdict_out: Option<PathBuf>,
     /// Check the bundled sample diff (with its own hash and scope) instead of --diff.
-    #[arg(long, conflicts_with_all = ["diff", "expected_sha256", "scope"])]
+    #[arg(long, conflicts_with_all = ["diff", "expected_sha256", "scope", "declared_scope"])]
     sample: bool,
+}
+
+/// The scope globs: `--scope` as given, or `--declared-scope` split by the input's own rule.
+pub fn scope_globs(scope: &[String], declared: Option<&str>) -> Result<Vec<String>, String> {
+    match declared {
+        None => Ok(scope.to_vec()),
+        Some(text) => guard::inputs::Scope::parse(text)
+            .map(|s| s.globs().to_vec())
+            .map_err(|errors| {
+                let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                format!("--declared-scope: {}", messages.join("; "))
+            }),
+    }
 }
 
 /// Load the policy named on the command line, or the embedded default.
@@ -98,7 +115,7 @@ fn run_inner(args: CheckArgs) -> Result<u8, String> {
         (
             diff,
             args.expected_sha256.clone().unwrap_or_default(),
-            args.scope.clone(),
+            scope_globs(&args.scope, args.declared_scope.as_deref())?,
         )
     };
     if args.sample && matches!(args.format, Format::Text) {
