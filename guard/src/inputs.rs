@@ -79,6 +79,11 @@ pub enum InputError {
     DispatchMac { found: String },
     #[error("{name} is not valid UTF-8")]
     NotUtf8 { name: &'static str },
+    #[error(
+        "the apply/verify workflow runs on workflow_dispatch only; this run's event is {}",
+        shown(found)
+    )]
+    Event { found: String },
 }
 
 /// A value for a message: quoted, escaped for a terminal, at most 80 characters.
@@ -455,6 +460,10 @@ pub fn validate(raw: &RawInputs<'_>) -> Result<DispatchInputs, Vec<InputError>> 
         _ => Err(errors),
     }
 }
+
+/// The event a run of the workflow must have been started by (its dispatch inputs are read from
+/// that event).
+pub const DISPATCH_EVENT: &str = "workflow_dispatch";
 
 /// The environment variables the workflow passes the inputs through, in [`RawInputs`] order.
 pub const INPUT_VARIABLES: [&str; 7] = [

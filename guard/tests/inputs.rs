@@ -584,3 +584,30 @@ fn subcommand_rejects_a_value_that_is_not_utf8() {
         "{stdout}"
     );
 }
+
+#[test]
+fn subcommand_requires_a_dispatch_event_in_a_workflow_run() {
+    let valid = [
+        ("TASK_ID", "T-1"),
+        ("BASE_SHA", BASE),
+        ("EXPECTED_DIFF_SHA256", SHA),
+        ("DECLARED_SCOPE", "src/**"),
+        ("DIFF_B64", "ZGlmZgo="),
+    ];
+    let with_event = |event: &'static str| {
+        let mut vars = valid.to_vec();
+        vars.push(("GITHUB_EVENT_NAME", event));
+        guard_inputs(&vars)
+    };
+    assert_eq!(with_event("workflow_dispatch").0, 0);
+    for event in ["push", "pull_request", "pull_request_target", "workflow_call", ""] {
+        let (code, out) = with_event(event);
+        assert_eq!(code, 1, "{event}");
+        assert_eq!(
+            out,
+            format!(
+                "::error::the apply/verify workflow runs on workflow_dispatch only; this run's event is \"{event}\"\n"
+            )
+        );
+    }
+}
