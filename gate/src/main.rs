@@ -40,6 +40,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    guard::cli_args::exit_2_on_panic("gate");
     let cli = match guard::cli_args::parse::<Cli>() {
         Ok(cli) => cli,
         Err(code) => return code,

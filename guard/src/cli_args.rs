@@ -5,6 +5,30 @@ use std::process::ExitCode;
 /// The documented exit code for usage, configuration and I/O errors.
 pub const EXIT_USAGE: u8 = 2;
 
+/// Make a panic end the process like any other error: a message on stderr (escaped for the
+/// terminal: it can quote input) and exit code [`EXIT_USAGE`], from whichever thread panicked.
+/// Without it a panic exits 101 (or aborts, with `panic = "abort"`); a caller that reads the exit
+/// code must never see a crash as anything but an error. Each binary installs it first thing.
+pub fn exit_2_on_panic(program: &'static str) {
+    std::panic::set_hook(Box::new(move |info| {
+        let location = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let payload = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".to_owned());
+        eprintln!(
+            "{program}: internal error{location}: {}",
+            crate::escape::terminal(&payload)
+        );
+        std::process::exit(i32::from(EXIT_USAGE));
+    }));
+}
+
 /// Parse the process arguments into `C`, or print clap's message and return the exit code to end
 /// with: success for `--help`/`--version`, [`EXIT_USAGE`] for every other parse failure.
 pub fn parse<C: clap::Parser>() -> Result<C, ExitCode> {

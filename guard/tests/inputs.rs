@@ -600,7 +600,13 @@ fn subcommand_requires_a_dispatch_event_in_a_workflow_run() {
         guard_inputs(&vars)
     };
     assert_eq!(with_event("workflow_dispatch").0, 0);
-    for event in ["push", "pull_request", "pull_request_target", "workflow_call", ""] {
+    for event in [
+        "push",
+        "pull_request",
+        "pull_request_target",
+        "workflow_call",
+        "",
+    ] {
         let (code, out) = with_event(event);
         assert_eq!(code, 1, "{event}");
         assert_eq!(
