@@ -6,9 +6,9 @@
 #
 # TARGET is x86_64-unknown-linux-musl or aarch64-unknown-linux-musl, built with cargo-zigbuild
 # (zig as the C compiler and linker: ring compiles C and assembly for the target). VERSION is the
-# tag (vX.Y.Z), which must equal the workspace version. OUTDIR receives
-# agent-team-apply-VERSION-TARGET.tar.gz: one directory holding guard, gate, report, the licences
-# and the README, packed reproducibly (sorted, numeric root owner, the commit's time, gzip -n).
+# tag (vX.Y.Z), which must equal the workspace version, or `-` for the workspace version (CI's
+# check of the release build). OUTDIR receives
+# agent-team-apply-VERSION-TARGET.tar.gz (.ci/pack-release.sh).
 # An aarch64 binary is run under qemu-aarch64 (from qemu-user-static) for its check.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -26,6 +26,9 @@ case "$target" in
 esac
 workspace_version="$(cargo metadata --locked --no-deps --format-version 1 \
   | python3 -c 'import json, sys; print({p["name"]: p["version"] for p in json.load(sys.stdin)["packages"]}["guard"])')"
+if [[ "$version" == - ]]; then
+  version="v$workspace_version"
+fi
 if [[ "$version" != "v$workspace_version" ]]; then
   echo "release-build: tag $version is not the workspace version v$workspace_version" >&2
   exit 2
@@ -35,13 +38,5 @@ cargo zigbuild --release --locked --target "$target" --bin guard --bin gate --bi
 bin="target/$target/release"
 bash .ci/static-check.sh "$bin" "${runner[@]}"
 
-name="agent-team-apply-$version-$target"
-stage="$(mktemp -d)"
-trap 'rm -rf "$stage"' EXIT
-mkdir "$stage/$name"
-cp "$bin/guard" "$bin/gate" "$bin/report" LICENSE-MIT LICENSE-APACHE README.md "$stage/$name/"
-mkdir -p "$out"
-epoch="$(git log -1 --format=%ct)"
-tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$epoch" --format=gnu \
-  -C "$stage" -cf - "$name" | gzip -n -9 > "$out/$name.tar.gz"
-ls -l "$out/$name.tar.gz"
+asset="$(bash .ci/pack-release.sh "$bin" "$version" "$target" "$out")"
+ls -l "$asset"

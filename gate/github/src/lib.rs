@@ -18,6 +18,7 @@ pub mod client;
 pub mod date;
 pub mod git;
 pub mod pulls;
+pub mod roots;
 
 pub use client::{
     ApiUrl, Call, Client, ClientConfig, Clock, ConfigError, Error, Method, ProxySettings, Replay,
