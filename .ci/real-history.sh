@@ -144,20 +144,22 @@ fi
 # Which violations of a verdict are explained by an expected rejection. A violation is explained
 # when its rule is expected, or when it is a known consequence of an expected finding in the same
 # diff:
-#   - git-refused whose every line is git refusing a `Binary files ... differ` stub of a path that
-#     carries a binary-patch violation (plain `git diff` output without --binary cannot be applied);
+#   - git-refused whose every line of git's is git refusing a `Binary files ... differ` stub of a
+#     path that carries a binary-patch violation, on either side of a rename (plain `git diff`
+#     output without --binary cannot be applied);
 #   - duplicate-path / git-disagrees from a type change (git writes a file <-> symlink/gitlink
 #     change as a deletion plus a creation of the same path) whose path carries a symlink or
 #     gitlink violation.
 # Prints one line: <all rules> TAB <unexplained rules> TAB <first unexplained message>.
 read -r -d '' CLASSIFY <<'JQ' || true
 ($expected | split(",")) as $exp
-| [.violations[] | select(.rule == "binary-patch") | .path] as $bin
+| [.violations[] | select(.rule == "binary-patch") | (.path, .old_path) | select(. != null)] as $bin
 | [.violations[] | select(.rule == "symlink" or .rule == "gitlink" or .rule == "type-change")
    | .path] as $kind
 | def in_set($s): . as $x | any($s[]; . == $x);
   def refused_binary_only:
-    (.message | ltrimstr("git apply refused the diff: ") | split("\\u{a}")) as $lines
+    # The first line is the guard's; git's own lines follow, each behind `git: `.
+    (.message | split("\n") | .[1:] | map(ltrimstr("git: "))) as $lines
     | ($bin | length > 0) and all($lines[];
         (capture("^error: cannot apply binary patch to '(?<p>.*)' without full index line$")
          // capture("^error: (?<p>.*): patch does not apply$")

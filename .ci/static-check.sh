@@ -42,8 +42,11 @@ for name in guard gate report; do
 done
 
 if [[ -x "$dir/guard" ]]; then
-  out=$("${runner[@]}" "$dir/guard" check --sample --format json) || fail "guard check --sample failed"
-  [[ "$out" == *'"verdict": "accept"'* ]] || fail "guard check --sample did not accept the sample"
+  sample="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/fixtures/sample/accept.diff"
+  sha="$(sha256sum "$sample" | cut -d ' ' -f 1)"
+  out=$("${runner[@]}" "$dir/guard" check --diff "$sample" --expected-sha256 "$sha" \
+    --scope 'src/**' --scope 'docs/**' --format json) || fail "guard check of the sample diff failed"
+  [[ "$out" == *'"verdict": "accept"'* ]] || fail "guard check did not accept the sample diff"
 fi
 if [[ -x "$dir/gate" ]]; then
   needs='{"guard":{"result":"success","outputs":{}},"build-test":{"result":"skipped","outputs":{}}}'

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use guard::check::{CheckRequest, RepoBase, check};
 use guard::policy::Policy;
-use guard::verdict::{Status, Verdict};
+use guard::verdict::{ChangeKind, Verdict};
 
 struct Case {
     name: String,
@@ -69,17 +69,17 @@ fn effect_of(verdict: &Verdict) -> BTreeSet<String> {
             out.insert(format!("A {:06o} {new}", f.new_mode.unwrap_or(0)))
         };
         match f.status {
-            Status::Added | Status::Copied => {
+            ChangeKind::Added | ChangeKind::Copied => {
                 added(&mut out);
             }
-            Status::Deleted => {
+            ChangeKind::Deleted => {
                 out.insert(format!("D {old}"));
             }
-            Status::Renamed => {
+            ChangeKind::Renamed => {
                 out.insert(format!("D {old}"));
                 added(&mut out);
             }
-            Status::Modified => {
+            ChangeKind::Modified => {
                 if f.old_mode != f.new_mode {
                     out.insert(format!(
                         "M {:06o}->{:06o} {new}",

@@ -11,18 +11,18 @@ fn read(name: &str) -> String {
 #[test]
 fn every_rule_has_its_anchor_and_description_in_the_readme() {
     let readme = read("README.md");
-    for rule in guard::rules::RULES {
-        let anchor = format!("<a id=\"rule-{}\"></a>`{}`", rule.name, rule.name);
+    for &rule in guard::rules::RuleId::ALL {
+        let anchor = format!("<a id=\"rule-{}\"></a>`{}`", rule.name(), rule.name());
         let row = readme
             .lines()
             .find(|l| l.contains(&anchor))
             .unwrap_or_else(|| panic!("README lacks {anchor}"));
         assert!(
-            row.contains(rule.description),
+            row.contains(rule.description()),
             "README row for {} does not carry its description",
-            rule.name
+            rule.name()
         );
-        assert_eq!(rule.anchor(), format!("README.md#rule-{}", rule.name));
+        assert_eq!(rule.anchor(), format!("README.md#rule-{}", rule.name()));
     }
     let rows = readme
         .lines()
@@ -30,7 +30,7 @@ fn every_rule_has_its_anchor_and_description_in_the_readme() {
         .count();
     assert_eq!(
         rows,
-        guard::rules::RULES.len(),
+        guard::rules::RuleId::ALL.len(),
         "README lists a rule the registry does not have"
     );
 }

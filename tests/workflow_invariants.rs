@@ -232,6 +232,7 @@ const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("publish-only-on-pass", publish_only_on_pass),
     ("gate-decision-wired", gate_decision_wired),
     ("publication-from-plan", publication_from_plan),
+    ("protected-files-surfaced", protected_files_surfaced),
     ("no-head-checkout-downstream", no_head_checkout_downstream),
     ("no-artifact-read-downstream", no_artifact_read_downstream),
     ("app-token-scoped", app_token_scoped),
@@ -1521,6 +1522,46 @@ fn publication_from_plan(wf: &Workflow) -> Result<(), String> {
         .ok_or("publish does not open a pull request")?;
     if !pull.contains("'{title: .pull_request.title, body: .pull_request.body, head: $head, base: $base, draft: true}'") {
         return Err("the pull request is not the plan's draft `.pull_request`".into());
+    }
+    Ok(())
+}
+
+/// The verdict publish computed itself reaches the check run (whose title then says protected
+/// files need review) and decides the pull request's label.
+fn protected_files_surfaced(wf: &Workflow) -> Result<(), String> {
+    let steps = wf.steps(PUBLISH)?;
+    let verdict = "\"$RUNNER_TEMP/agent-team/verdict.json\"";
+    let plan = steps
+        .iter()
+        .find_map(|s| run_of(s).filter(|r| r.contains("/gate publish-plan ")))
+        .map(joined)
+        .ok_or("publish does not run gate publish-plan")?;
+    if !plan.contains(&format!("--verdict-out {verdict}")) {
+        return Err("gate publish-plan does not write the verdict it computed".into());
+    }
+    let check_run = steps
+        .iter()
+        .find_map(|s| run_of(s).filter(|r| r.contains("/report check-run ")))
+        .map(joined)
+        .ok_or("publish does not build the check run")?;
+    if !check_run.contains(&format!("--verdict {verdict}")) {
+        return Err("the check run does not get the gate's verdict".into());
+    }
+    let pull = steps
+        .iter()
+        .find_map(|s| run_of(s).filter(|r| r.contains("/pulls\"")))
+        .map(joined)
+        .ok_or("publish does not open a pull request")?;
+    for needed in [
+        format!("jq -er '.protected | length' {verdict}"),
+        "/issues/$number/labels\"".to_owned(),
+        "'labels[]=agent-team: protected files'".to_owned(),
+    ] {
+        if !pull.contains(&needed) {
+            return Err(format!(
+                "the pull request step does not label protected files (`{needed}`)"
+            ));
+        }
     }
     Ok(())
 }
@@ -3016,6 +3057,30 @@ const APPLY_MUTATIONS: &[Mutation] = &[
         description: "open the pull request ready for review",
         breaks: &["publication-from-plan"],
         apply: |t| replace_in_job(t, PUBLISH, "draft: true}", "draft: false}"),
+    },
+    Mutation {
+        description: "post the check run without the gate's verdict",
+        breaks: &["protected-files-surfaced"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                PUBLISH,
+                "            --verdict \"$RUNNER_TEMP/agent-team/verdict.json\" \\\n",
+                "",
+            )
+        },
+    },
+    Mutation {
+        description: "open the pull request without labelling protected files",
+        breaks: &["protected-files-surfaced"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                PUBLISH,
+                "-f 'labels[]=agent-team: protected files'",
+                "-f 'labels[]=agent-team'",
+            )
+        },
     },
     Mutation {
         description: "check out a head ref in publish",

@@ -23,13 +23,16 @@ fn run(data: &[u8]) {
     );
     assert_eq!(decision.pass(), decision.reasons.is_empty());
     let _ = gate::output::text::render(&decision);
-    let doc = gate::output::json_v1::DecisionDoc::from_decision(&decision);
+    let doc = gate::output::json_v1::document(&decision);
     assert_eq!(doc.passed(), expected);
-    let json = doc.to_json();
-    assert!(
-        serde_json::from_str::<serde_json::Value>(&json).is_ok(),
-        "invalid JSON: {json}"
-    );
+    let json = match doc.to_json() {
+        Ok(json) => json,
+        Err(e) => panic!("the decision does not encode: {e}"),
+    };
+    match gate::output::json_v1::DecisionDoc::parse(&json) {
+        Ok(back) => assert_eq!(back, doc),
+        Err(e) => panic!("the decision document does not read back: {e}\n{json}"),
+    }
 }
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| run(data));

@@ -41,11 +41,15 @@ fn run(data: &[u8]) {
         Err(e) => panic!("parser-only check with valid arguments failed: {e}"),
     };
     let _ = guard::output::text::render(&verdict);
-    let json = guard::output::json_v1::VerdictDoc::from_verdict(&verdict).to_json();
-    assert!(
-        serde_json::from_str::<serde_json::Value>(&json).is_ok(),
-        "invalid JSON: {json}"
-    );
+    let doc = guard::output::json_v1::document(&verdict);
+    let json = match doc.to_json() {
+        Ok(json) => json,
+        Err(e) => panic!("the verdict does not encode: {e}"),
+    };
+    match guard::output::json_v1::VerdictDoc::parse(&json) {
+        Ok(back) => assert_eq!(back, doc),
+        Err(e) => panic!("the verdict document does not read back: {e}\n{json}"),
+    }
     if !verdict.accepted() {
         return;
     }

@@ -8,19 +8,19 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use guard::diff::{FilePatch, MODE_EXEC, MODE_FILE, MODE_GITLINK, MODE_SYMLINK};
-use guard::verdict::Status;
+use guard::verdict::ChangeKind;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 /// The names a file patch of `status` must carry, or why it does not.
 pub fn status_names_problem(p: &FilePatch) -> Option<&'static str> {
     match (p.status, &p.old_path, &p.new_path) {
-        (Status::Added, None, Some(_)) | (Status::Deleted, Some(_), None) => None,
-        (Status::Added, ..) => Some("added file must have only a new name"),
-        (Status::Deleted, ..) => Some("deleted file must have only an old name"),
-        (Status::Modified, Some(old), Some(new)) if old == new => None,
-        (Status::Modified, ..) => Some("modified file must have equal old and new names"),
-        (Status::Renamed | Status::Copied, Some(old), Some(new)) if old != new => None,
-        (Status::Renamed | Status::Copied, ..) => Some("rename/copy must have two different names"),
+        (ChangeKind::Added, None, Some(_)) | (ChangeKind::Deleted, Some(_), None) => None,
+        (ChangeKind::Added, ..) => Some("added file must have only a new name"),
+        (ChangeKind::Deleted, ..) => Some("deleted file must have only an old name"),
+        (ChangeKind::Modified, Some(old), Some(new)) if old == new => None,
+        (ChangeKind::Modified, ..) => Some("modified file must have equal old and new names"),
+        (ChangeKind::Renamed | ChangeKind::Copied, Some(old), Some(new)) if old != new => None,
+        (ChangeKind::Renamed | ChangeKind::Copied, ..) => Some("rename/copy must have two different names"),
     }
 }
 
@@ -98,7 +98,7 @@ pub fn render_headers(patches: &[&FilePatch]) -> Option<Vec<u8>> {
             out.push(b'\n');
         };
         match p.status {
-            Status::Added => {
+            ChangeKind::Added => {
                 line(
                     &mut out,
                     "new file mode ",
@@ -106,7 +106,7 @@ pub fn render_headers(patches: &[&FilePatch]) -> Option<Vec<u8>> {
                 );
                 line(&mut out, "index ", b"0000000..e69de29");
             }
-            Status::Deleted => {
+            ChangeKind::Deleted => {
                 line(
                     &mut out,
                     "deleted file mode ",
@@ -114,15 +114,15 @@ pub fn render_headers(patches: &[&FilePatch]) -> Option<Vec<u8>> {
                 );
                 line(&mut out, "index ", b"e69de29..0000000");
             }
-            Status::Modified | Status::Renamed | Status::Copied => {
+            ChangeKind::Modified | ChangeKind::Renamed | ChangeKind::Copied => {
                 let mode_change = p.old_mode != p.new_mode;
                 if mode_change {
                     line(&mut out, "old mode ", mode_text(p.old_mode?).as_bytes());
                     line(&mut out, "new mode ", mode_text(p.new_mode?).as_bytes());
                 }
                 let (from, to) = match p.status {
-                    Status::Renamed => ("rename from ", "rename to "),
-                    Status::Copied => ("copy from ", "copy to "),
+                    ChangeKind::Renamed => ("rename from ", "rename to "),
+                    ChangeKind::Copied => ("copy from ", "copy to "),
                     _ => ("", ""),
                 };
                 if !from.is_empty() {
@@ -144,7 +144,7 @@ pub fn render_headers(patches: &[&FilePatch]) -> Option<Vec<u8>> {
 
 /// What the round trip compares: everything a header-only patch says, but not its line number.
 pub type FileKey = (
-    Status,
+    ChangeKind,
     Option<Vec<u8>>,
     Option<Vec<u8>>,
     Option<u32>,
@@ -269,7 +269,7 @@ diff --git a/c \"b/\\303\\251\"\nsimilarity index 100%\ncopy from c\ncopy to \"\
         let a: Vec<FileKey> = parsed.patches.iter().map(file_key).collect();
         let b: Vec<FileKey> = reparsed.patches.iter().map(file_key).collect();
         assert_eq!(a, b);
-        assert!(a.iter().all(|k| k.0 != Status::Modified || k.3 != k.4));
+        assert!(a.iter().all(|k| k.0 != ChangeKind::Modified || k.3 != k.4));
     }
 
     #[test]

@@ -98,139 +98,7 @@ pub struct JobObservation {
     pub state: JobState,
 }
 
-/// Stable identifiers of the reasons a decision fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[non_exhaustive]
-pub enum ReasonCode {
-    InvalidRunId,
-    InvalidDiffSha256,
-    NoRequiredJobs,
-    InvalidJobName,
-    DuplicateRequiredJob,
-    NeedsTooLarge,
-    MalformedNeeds,
-    NeedsNotObject,
-    DuplicateKey,
-    MissingJob,
-    UnexpectedJob,
-    JobNotObject,
-    MissingResult,
-    ResultNotString,
-    JobNotSuccessful,
-}
-
-/// Static metadata of one reason code.
-#[derive(Debug, Clone, Copy)]
-pub struct ReasonInfo {
-    pub code: ReasonCode,
-    pub name: &'static str,
-    pub description: &'static str,
-}
-
-/// Every reason code, in documentation order.
-pub const REASON_CODES: &[ReasonInfo] = &[
-    ReasonInfo {
-        code: ReasonCode::InvalidRunId,
-        name: "invalid-run-id",
-        description: "The run id is not a decimal number without leading zeros.",
-    },
-    ReasonInfo {
-        code: ReasonCode::InvalidDiffSha256,
-        name: "invalid-diff-sha256",
-        description: "The diff hash is not 64 lower-case hex digits.",
-    },
-    ReasonInfo {
-        code: ReasonCode::NoRequiredJobs,
-        name: "no-required-jobs",
-        description: "The required job set is empty.",
-    },
-    ReasonInfo {
-        code: ReasonCode::InvalidJobName,
-        name: "invalid-job-name",
-        description: "A required job name is empty, too long, or not a GitHub job id.",
-    },
-    ReasonInfo {
-        code: ReasonCode::DuplicateRequiredJob,
-        name: "duplicate-required-job",
-        description: "A job is required twice (compared ignoring ASCII case).",
-    },
-    ReasonInfo {
-        code: ReasonCode::NeedsTooLarge,
-        name: "needs-too-large",
-        description: "The needs text exceeds the size limit.",
-    },
-    ReasonInfo {
-        code: ReasonCode::MalformedNeeds,
-        name: "malformed-needs",
-        description: "The needs text is not one JSON document.",
-    },
-    ReasonInfo {
-        code: ReasonCode::NeedsNotObject,
-        name: "needs-not-object",
-        description: "The needs document is not a JSON object.",
-    },
-    ReasonInfo {
-        code: ReasonCode::DuplicateKey,
-        name: "duplicate-key",
-        description: "An object in the needs document has the same key twice.",
-    },
-    ReasonInfo {
-        code: ReasonCode::MissingJob,
-        name: "missing-job",
-        description: "A required job is absent from needs.",
-    },
-    ReasonInfo {
-        code: ReasonCode::UnexpectedJob,
-        name: "unexpected-job",
-        description: "needs has a job that is not in the required set.",
-    },
-    ReasonInfo {
-        code: ReasonCode::JobNotObject,
-        name: "job-not-object",
-        description: "A job's entry in needs is not an object.",
-    },
-    ReasonInfo {
-        code: ReasonCode::MissingResult,
-        name: "missing-result",
-        description: "A job's entry in needs has no `result`.",
-    },
-    ReasonInfo {
-        code: ReasonCode::ResultNotString,
-        name: "result-not-string",
-        description: "A job's `result` is not a string.",
-    },
-    ReasonInfo {
-        code: ReasonCode::JobNotSuccessful,
-        name: "job-not-successful",
-        description: "A required job's result is not exactly `success`.",
-    },
-];
-
-impl ReasonCode {
-    pub fn info(self) -> ReasonInfo {
-        // Every code is in the table (a unit test checks it); the fallback is never used.
-        REASON_CODES
-            .iter()
-            .copied()
-            .find(|info| info.code == self)
-            .unwrap_or(ReasonInfo {
-                code: self,
-                name: "unknown",
-                description: "",
-            })
-    }
-
-    /// The stable kebab-case id.
-    pub fn name(self) -> &'static str {
-        self.info().name
-    }
-}
-
-impl fmt::Display for ReasonCode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use contract::decision::ReasonCode;
 
 /// Why a decision fails. Text carried here is raw input; every renderer escapes it for its sink.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -582,18 +450,16 @@ pub fn job_name_problem(name: &str) -> Option<&'static str> {
     }
 }
 
-/// Decimal digits, no leading zero, fits in 64 bits.
+/// Decimal digits, no leading zero, fits in 64 bits: the contract's one rule
+/// ([`contract::ids::RunId`]).
 pub fn valid_run_id(run_id: &str) -> bool {
-    !run_id.is_empty()
-        && run_id.len() <= MAX_RUN_ID_DIGITS
-        && run_id.bytes().all(|b| b.is_ascii_digit())
-        && !run_id.starts_with('0')
-        && run_id.parse::<u64>().is_ok()
+    contract::ids::RunId::parse(run_id).is_ok()
 }
 
-/// 64 lower-case hex digits, the form `guard::hash::sha256_hex` and `sha256sum` print.
+/// 64 lower-case hex digits: the contract's one rule ([`contract::ids::Sha256Hex`]), so guard,
+/// gate and report accept exactly the same hashes.
 pub fn valid_sha256(hex: &str) -> bool {
-    hex.len() == 64 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    contract::ids::Sha256Hex::parse(hex).is_ok()
 }
 
 #[cfg(test)]
@@ -609,16 +475,13 @@ mod tests {
 
     #[test]
     fn every_code_is_registered_once() {
-        let names: BTreeSet<_> = REASON_CODES.iter().map(|i| i.name).collect();
-        assert_eq!(names.len(), REASON_CODES.len());
-        let codes: BTreeSet<_> = REASON_CODES.iter().map(|i| i.code).collect();
-        assert_eq!(codes.len(), REASON_CODES.len());
-        assert_eq!(REASON_CODES.len(), 15);
-        for info in REASON_CODES {
-            assert_eq!(info.code.name(), info.name);
-            assert!(!info.description.is_empty());
+        let names: BTreeSet<_> = ReasonCode::ALL.iter().map(|c| c.name()).collect();
+        assert_eq!(names.len(), ReasonCode::ALL.len());
+        assert_eq!(ReasonCode::ALL.len(), 15);
+        for code in ReasonCode::ALL {
+            assert!(!code.description().is_empty());
             assert!(
-                info.name
+                code.name()
                     .bytes()
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
             );

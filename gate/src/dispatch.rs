@@ -53,10 +53,6 @@ pub const LOG_TAIL_BYTES: usize = 16 * 1024;
 /// The most lines of it kept.
 pub const LOG_TAIL_LINES: usize = 100;
 
-pub const EXIT_PASS: u8 = 0;
-pub const EXIT_FAIL: u8 = 1;
-pub const EXIT_ERROR: u8 = 2;
-
 /// A workflow file name: `[A-Za-z0-9._-]+` ending in `.yml` or `.yaml`.
 pub fn parse_workflow_file(value: &str) -> Result<String, String> {
     let ok = (value.ends_with(".yml") || value.ends_with(".yaml"))
@@ -106,7 +102,7 @@ impl Progress<'_> {
     fn error(mut self, reason: String) -> DispatchReport {
         (self.log)(&format!("error: {reason}"));
         self.doc.reasons.push(reason);
-        self.finish("error", EXIT_ERROR)
+        self.finish("error", contract::cli::Exit::Error.code())
     }
 
     fn finish(mut self, decision: &str, exit_code: u8) -> DispatchReport {
@@ -140,7 +136,7 @@ pub fn run(
         run: None,
         jobs: Vec::new(),
         decision: "error".to_owned(),
-        exit_code: EXIT_ERROR,
+        exit_code: contract::cli::Exit::Error.code(),
         failed: None,
         pull_request: None,
         check_run: None,
@@ -258,7 +254,7 @@ fn dispatch_and_follow(
     progress.doc.run = Some(run_doc(&run, found_by));
     (progress.log)(&format!("run {} ({})", run.id, run.html_url));
     if !request.wait {
-        return Ok(("dispatched", EXIT_PASS));
+        return Ok(("dispatched", contract::cli::Exit::Pass.code()));
     }
 
     let run = wait_for_completion(client, repo, run)?;
@@ -533,7 +529,7 @@ fn decide(
                 step,
             });
             progress.doc.log_tail = Some(log_tail(client, repo, job));
-            return Ok(("fail", EXIT_FAIL));
+            return Ok(("fail", contract::cli::Exit::Fail.code()));
         }
         other => {
             return Err(format!(
@@ -561,7 +557,7 @@ fn decide(
     }
     verify_publication(client, request, diff_sha256, run, progress)?;
     (progress.log)("gate passed; draft pull request verified");
-    Ok(("pass", EXIT_PASS))
+    Ok(("pass", contract::cli::Exit::Pass.code()))
 }
 
 /// The one job of the run named `name`, or `<caller job> / name` as GitHub names the jobs of a

@@ -32,7 +32,7 @@ use std::process::{Command, Output, Stdio};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use guard::escape::terminal;
+use guard::escape::neutralize;
 use guard::hash;
 use guard::output::json_v1::VerdictDoc;
 use guard::tree::json_v1::VerifyTreeDoc;
@@ -285,8 +285,8 @@ impl Evidence {
     fn render(&self) -> String {
         format!(
             "error[{}]: {}",
-            terminal(&self.rule),
-            terminal(&self.detail)
+            neutralize(&self.rule),
+            neutralize(&self.detail)
         )
     }
 }
@@ -364,7 +364,7 @@ impl Run<'_> {
                 line.push_str(&arg);
             }
         }
-        terminal(&line)
+        neutralize(&line)
     }
 
     /// Runs one stage binary as its own process and prints what it said, indented and escaped.
@@ -412,7 +412,7 @@ impl Run<'_> {
         let text = String::from_utf8_lossy(bytes).replace(&root, "$RUN");
         let mut block = String::new();
         for line in text.lines() {
-            let _ = writeln!(block, "    {}", terminal(line));
+            let _ = writeln!(block, "    {}", neutralize(line));
         }
         self.say(&block)
     }
@@ -501,7 +501,7 @@ impl Run<'_> {
         if !output.status.success() {
             return Err(LocalRunError::Git {
                 args: shown(),
-                detail: terminal(String::from_utf8_lossy(&output.stderr).trim()),
+                detail: neutralize(String::from_utf8_lossy(&output.stderr).trim()),
             });
         }
         Ok(output.stdout)
@@ -591,7 +591,7 @@ fn verdict_evidence(verdict: &VerdictDoc) -> Vec<Evidence> {
         .violations
         .iter()
         .map(|v| Evidence {
-            rule: v.rule.clone(),
+            rule: v.rule.to_string(),
             detail: match &v.path {
                 Some(path) => format!("{}: {}", path.display(), v.message),
                 None => v.message.clone(),
@@ -610,7 +610,7 @@ fn tree_evidence(doc: &VerifyTreeDoc) -> Vec<Evidence> {
                 detail.push_str(&format!(" (policy: {entry})"));
             }
             Evidence {
-                rule: f.rule.clone(),
+                rule: f.rule.to_string(),
                 detail,
             }
         })
@@ -1033,9 +1033,9 @@ fn job_gate_and_pr(run: &mut Run<'_>, inputs: &GateInputs<'_>) -> Result<bool, L
     };
     let word = get("gate").unwrap_or_default();
     let reasons = get("reasons").unwrap_or_default();
-    let mut shown = format!("    GITHUB_OUTPUT: gate={}\n", terminal(&word));
+    let mut shown = format!("    GITHUB_OUTPUT: gate={}\n", neutralize(&word));
     for line in reasons.lines() {
-        let _ = writeln!(shown, "    GITHUB_OUTPUT: reasons: {}", terminal(line));
+        let _ = writeln!(shown, "    GITHUB_OUTPUT: reasons: {}", neutralize(line));
     }
     run.say(&shown)?;
     let passed = match (word.as_str(), &end) {
@@ -1055,7 +1055,7 @@ fn job_gate_and_pr(run: &mut Run<'_>, inputs: &GateInputs<'_>) -> Result<bool, L
             inputs.run_id, inputs.expected
         );
         for line in reasons.lines() {
-            let _ = writeln!(text, "  reason {}", terminal(line));
+            let _ = writeln!(text, "  reason {}", neutralize(line));
         }
         run.say(&text)?;
         stopped_by(run)?;
@@ -1126,7 +1126,7 @@ fn job_gate_and_pr(run: &mut Run<'_>, inputs: &GateInputs<'_>) -> Result<bool, L
         check_run
             .pointer(pointer)
             .and_then(serde_json::Value::as_str)
-            .map(terminal)
+            .map(neutralize)
             .unwrap_or_default()
     };
     run.say(&format!(
@@ -1249,7 +1249,7 @@ fn simulate_commit_on_branch(
         "  - simulated GitHub (local stand-in for the App-token API calls)\n    \
          POST git/refs: {} at {}\n    \
          createCommitOnBranch(expectedHeadOid {}): commit {commit}, tree {tree}\n",
-        terminal(&branch_ref),
+        neutralize(&branch_ref),
         input.expected_head_oid,
         input.expected_head_oid,
     ))?;
@@ -1270,7 +1270,7 @@ fn print_plan(
     let _ = writeln!(
         text,
         "  repository:      {}",
-        terminal(
+        neutralize(
             input
                 .branch
                 .repository_name_with_owner
@@ -1281,20 +1281,20 @@ fn print_plan(
     let _ = writeln!(
         text,
         "  branch:          {}",
-        terminal(&input.branch.branch_name)
+        neutralize(&input.branch.branch_name)
     );
     let _ = writeln!(text, "  expectedHeadOid: {}", input.expected_head_oid);
     let _ = writeln!(text, "  files:");
     for addition in &input.file_changes.additions {
-        let _ = writeln!(text, "    add/modify {}", terminal(&addition.path));
+        let _ = writeln!(text, "    add/modify {}", neutralize(&addition.path));
     }
     for deletion in &input.file_changes.deletions {
-        let _ = writeln!(text, "    delete     {}", terminal(&deletion.path));
+        let _ = writeln!(text, "    delete     {}", neutralize(&deletion.path));
     }
     let _ = writeln!(
         text,
         "  commit headline: {}",
-        terminal(&input.message.headline)
+        neutralize(&input.message.headline)
     );
     let _ = writeln!(text, "  head after the commit (simulated): {head}");
     let pr = &plan.pull_request;
@@ -1302,13 +1302,13 @@ fn print_plan(
         text,
         "\nDRAFT PULL REQUEST it would open (POST /repos/{REPOSITORY}/pulls, draft: {}, {} <- {}):",
         pr.draft,
-        terminal(&pr.base),
-        terminal(&pr.head)
+        neutralize(&pr.base),
+        neutralize(&pr.head)
     );
-    let _ = writeln!(text, "  title: {}", terminal(&pr.title));
+    let _ = writeln!(text, "  title: {}", neutralize(&pr.title));
     let _ = writeln!(text, "  body:");
     for line in pr.body.lines() {
-        let _ = writeln!(text, "  | {}", terminal(line));
+        let _ = writeln!(text, "  | {}", neutralize(line));
     }
     run.say(&text)
 }

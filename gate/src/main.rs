@@ -8,11 +8,6 @@ use clap::{Parser, Subcommand};
 
 mod cli;
 
-/// Exit codes, as documented: 0 pass, 1 fail, 2 usage/configuration/I/O error.
-pub const EXIT_PASS: u8 = 0;
-pub const EXIT_FAIL: u8 = 1;
-pub const EXIT_ERROR: u8 = 2;
-
 #[derive(Parser)]
 #[command(
     name = "gate",
@@ -30,7 +25,7 @@ enum Command {
     Decide(cli::decide::DecideArgs),
     /// Re-verify a diff from trusted inputs and write the createCommitOnBranch input and the draft
     /// pull request to open. Never checks out or executes the patch.
-    PublishPlan(cli::publish_plan::PublishPlanArgs),
+    PublishPlan(Box<cli::publish_plan::PublishPlanArgs>),
     /// Sign and dispatch the workflow, learn the run, and with --wait report its authenticated
     /// outcome (token from GH_TOKEN/GITHUB_TOKEN, key from AGENT_TEAM_DISPATCH_KEY).
     Dispatch(cli::dispatch::DispatchArgs),
@@ -40,14 +35,14 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    guard::cli_args::exit_2_on_panic("gate");
-    let cli = match guard::cli_args::parse::<Cli>() {
+    contract::cli::install_panic_hook("gate");
+    let cli = match contract::cli::parse_args::<Cli>() {
         Ok(cli) => cli,
         Err(code) => return code,
     };
     let code = match cli.command {
         Command::Decide(args) => cli::decide::run(args),
-        Command::PublishPlan(args) => cli::publish_plan::run(args),
+        Command::PublishPlan(args) => cli::publish_plan::run(*args),
         Command::Dispatch(args) => cli::dispatch::run_cli(args),
         Command::VerifyDispatch(args) => cli::verify_dispatch::run(args),
     };

@@ -25,10 +25,9 @@ use std::path::Path;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use guard::check::{CheckError, CheckRequest, RepoBase, check, check_keeping_index};
-use guard::escape::{is_suspicious, terminal};
+use guard::escape::{is_hidden, neutralize};
 use guard::git::{GitError, GitRepo, RawChange};
 use guard::hash;
-use guard::output::json_v1::VerdictDoc;
 use guard::path::PathLimits;
 use guard::policy::Policy;
 use guard::repo_path::RepoPath;
@@ -85,7 +84,7 @@ pub enum ArgError {
 /// For messages: terminal-safe and bounded.
 fn shown(value: &str) -> String {
     let cut: String = value.chars().take(200).collect();
-    let mut out = terminal(&cut);
+    let mut out = neutralize(&cut);
     if cut.len() < value.len() {
         out.push_str("...");
     }
@@ -119,7 +118,7 @@ pub fn branch_name_problem(name: &str) -> Option<&'static str> {
     if name.starts_with("refs/") {
         return Some("give the unqualified branch name, without `refs/`");
     }
-    if name.chars().any(|c| c == ' ' || is_suspicious(c)) {
+    if name.chars().any(|c| c == ' ' || is_hidden(c)) {
         return Some("contains a space, a control character or an invisible character");
     }
     if name.contains(['~', '^', ':', '?', '*', '[', '\\']) {
@@ -390,7 +389,12 @@ pub struct Rejection {
 /// The result of [`prepare`].
 #[derive(Debug, Clone)]
 pub enum Outcome {
-    Plan(Box<PublishPlanDoc>),
+    /// The plan, and the accepting verdict it was computed from (its protected paths, if any, are
+    /// for the check run and the pull request's label).
+    Plan {
+        plan: Box<PublishPlanDoc>,
+        verdict: Box<Verdict>,
+    },
     Rejected(Box<Rejection>),
 }
 
@@ -417,10 +421,7 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
 
     let git = GitRepo::open(req.repo_dir)?;
     let base_commit = git.resolve_commit(req.base)?;
-    let full_hex = base_commit.len() == 40
-        && base_commit
-            .bytes()
-            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    let full_hex = contract::ids::CommitId::parse(&base_commit).is_ok();
     if !full_hex || !base_commit.starts_with(&req.base.to_ascii_lowercase()) {
         return Err(PublishError::BaseMismatch {
             given: req.base.to_owned(),
@@ -442,7 +443,7 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
     if !verdict.accepted() {
         return Ok(rejected(verdict, Vec::new()));
     }
-    if verdict.diff_sha256 != req.expected_sha256 {
+    if verdict.diff_sha256.as_str() != req.expected_sha256 {
         // Unreachable after the constant-time match above; kept so that a plan is never bound
         // to a hash other than the one it was computed from.
         return Ok(rejected(
@@ -511,7 +512,10 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
     }
 
     let doc = plan_doc(req.target, &verdict, &base_commit, additions, deletions);
-    Ok(Outcome::Plan(Box::new(doc)))
+    Ok(Outcome::Plan {
+        plan: Box::new(doc),
+        verdict: Box::new(verdict),
+    })
 }
 
 fn rejected(verdict: Verdict, reasons: Vec<PlanReason>) -> Outcome {
@@ -614,7 +618,7 @@ fn plan_doc(
     additions: Vec<FileAddition>,
     deletions: Vec<FileDeletion>,
 ) -> PublishPlanDoc {
-    let verdict_doc = VerdictDoc::from_verdict(verdict);
+    let verdict_doc = guard::output::json_v1::document(verdict);
     let file_count = verdict_doc.files.len();
     let headline = match &target.task_id {
         Some(task) => format!("agent-team-apply {task}: apply verified diff"),
@@ -638,7 +642,7 @@ fn plan_doc(
     let pr_ctx = report::pr_body::PrContext {
         task_id: target.task_id.as_deref(),
         run_id: target.run_id.as_deref(),
-        diff_sha256: &verdict.diff_sha256,
+        diff_sha256: verdict.diff_sha256.as_str(),
         base_commit,
     };
     PublishPlanDoc {
@@ -662,7 +666,7 @@ fn plan_doc(
             base: target.base_branch.clone(),
             head: target.branch.clone(),
         },
-        diff_sha256: verdict.diff_sha256.clone(),
+        diff_sha256: verdict.diff_sha256.to_string(),
         files: verdict_doc.files,
     }
 }
@@ -671,7 +675,7 @@ fn plan_doc(
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use guard::verdict::Status;
+    use guard::verdict::ChangeKind;
 
     #[test]
     fn branch_names() {
@@ -873,7 +877,7 @@ mod tests {
         }
     }
 
-    fn entry(status: Status, old: Option<&str>, new: Option<&str>) -> FileEntry {
+    fn entry(status: ChangeKind, old: Option<&str>, new: Option<&str>) -> FileEntry {
         FileEntry {
             status,
             old_path: old.map(Into::into),
@@ -887,11 +891,11 @@ mod tests {
     #[test]
     fn verdict_and_index_must_be_the_same_set() {
         let files = [
-            entry(Status::Modified, Some("m"), Some("m")),
-            entry(Status::Renamed, Some("r1"), Some("r2")),
-            entry(Status::Deleted, Some("d"), None),
-            entry(Status::Added, None, Some("a")),
-            entry(Status::Copied, Some("m"), Some("c")),
+            entry(ChangeKind::Modified, Some("m"), Some("m")),
+            entry(ChangeKind::Renamed, Some("r1"), Some("r2")),
+            entry(ChangeKind::Deleted, Some("d"), None),
+            entry(ChangeKind::Added, None, Some("a")),
+            entry(ChangeKind::Copied, Some("m"), Some("c")),
         ];
         let changes = vec![
             change('A', 0, MODE_REGULAR, b"a"),

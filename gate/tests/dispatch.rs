@@ -33,7 +33,7 @@ struct Case {
 fn request(diff: &[u8], wait: bool) -> DispatchRequest {
     DispatchRequest {
         repository: Repository::parse("octo/repo").unwrap(),
-        workflow: "agent-team-apply-verify.yml".into(),
+        workflow: "agent-team-apply.yml".into(),
         git_ref: FullRef::parse("main").unwrap(),
         task_id: TaskId::parse("T-1").unwrap(),
         base: BaseSha::parse(BASE).unwrap(),
@@ -145,9 +145,8 @@ fn run_details_then_passed_gate() {
     assert_eq!(
         lines(&case.requests),
         [
-            "GET /repos/octo/repo/actions/workflows/agent-team-apply-verify.yml".to_owned(),
-            "POST /repos/octo/repo/actions/workflows/agent-team-apply-verify.yml/dispatches"
-                .to_owned(),
+            "GET /repos/octo/repo/actions/workflows/agent-team-apply.yml".to_owned(),
+            "POST /repos/octo/repo/actions/workflows/agent-team-apply.yml/dispatches".to_owned(),
             format!("GET /repos/octo/repo/actions/runs/{id}"),
             format!("GET /repos/octo/repo/actions/runs/{id}/jobs"),
             "GET /repos/octo/repo/pulls".to_owned(),
@@ -453,7 +452,7 @@ fn status_401_is_not_retried() {
     );
     assert_eq!(
         lines(&case.requests),
-        ["GET /repos/octo/repo/actions/workflows/agent-team-apply-verify.yml"]
+        ["GET /repos/octo/repo/actions/workflows/agent-team-apply.yml"]
     );
 }
 
@@ -923,7 +922,7 @@ fn gate_dispatch(gh: &StandIn, env: &[(&str, &str)], extra: &[&str], diff: &[u8]
         .arg("dispatch")
         .args([
             "--repository=octo/repo",
-            "--workflow=agent-team-apply-verify.yml",
+            "--workflow=agent-team-apply.yml",
             "--ref=main",
             "--task-id=T-1",
             &format!("--base={BASE}"),

@@ -151,10 +151,16 @@ fn unicode_names_pass_the_whole_pipeline_with_exact_paths_in_every_document() {
         .find_map(|l| l.strip_prefix("local-run: kept "))
         .map(PathBuf::from)
         .unwrap();
+    // Data documents hold no display escape anywhere (the plan's rendered pull-request body is
+    // markdown for people, escaped for that sink, so it is left out of this scan).
     let read = |path: &str| -> serde_json::Value {
         let bytes = std::fs::read(kept.join(path)).unwrap();
+        let mut doc: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        if let Some(pr) = doc.get_mut("pull_request") {
+            pr["body"] = serde_json::Value::Null;
+        }
         assert!(
-            !String::from_utf8_lossy(&bytes).contains("\\u{"),
+            !doc.to_string().contains("\\\\u{"),
             "{path} holds a display escape"
         );
         serde_json::from_slice(&bytes).unwrap()

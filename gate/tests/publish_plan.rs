@@ -86,6 +86,19 @@ struct Fixture {
     tmp: tempfile::TempDir,
     base: PathBuf,
     base_sha: String,
+    /// A policy every run of this fixture passes, when set.
+    policy: Option<PathBuf>,
+}
+
+impl Fixture {
+    /// Runs with `portable-paths: false`, for names Windows cannot check out (`0:x`), whose
+    /// handling by the plan itself is under test.
+    fn non_portable(mut self) -> Fixture {
+        let path = self.path("non-portable-policy.yml");
+        fs::write(&path, "version: 1\nportable-paths: false\n").unwrap();
+        self.policy = Some(path);
+        self
+    }
 }
 
 const BASE_FILES: &[(&str, &[u8])] = &[
@@ -127,6 +140,7 @@ fn fixture_with(extra: impl FnOnce(&Path)) -> Fixture {
         tmp,
         base,
         base_sha,
+        policy: None,
     }
 }
 
@@ -234,6 +248,9 @@ fn run_args(fx: &Fixture, diff: &[u8], expected_sha: &str, scope: &[&str]) -> Ru
     push("--task-id", &TASK.into());
     push("--run-id", &RUN.into());
     push("--out", &out.clone().into_os_string());
+    if let Some(policy) = &fx.policy {
+        push("--policy", &policy.clone().into_os_string());
+    }
     for glob in scope {
         push("--scope", &(*glob).into());
     }
@@ -594,7 +611,7 @@ fn document_binds_the_commit_to_hash_task_and_run() {
     let body = plan["pull_request"]["body"].as_str().unwrap();
     assert!(body.contains(&sha));
     assert!(body.contains("Not verified by the gate"));
-    assert!(body.contains(&report::escape::escape_markdown("src/lib.rs")));
+    assert!(body.contains(&report::escape::code_span("src/lib.rs")));
 }
 
 #[test]
@@ -645,17 +662,22 @@ fn plan_goes_to_stdout_without_out_and_optional_fields_are_omitted() {
 
 #[test]
 fn diff_derived_text_is_escaped_in_the_body_and_kept_out_of_the_title() {
-    let fx = fixture();
+    // `:` is not portable to Windows; the policy lets the name through to test the body's escaping.
+    let fx = fixture().non_portable();
     let diff = fx.diff(|w| write(w, "docs/@octocat [x](http:evil) #1 <b>.md", b"x\n"));
     let plan = plan_for(&fx, &diff);
     let pr = &plan["pull_request"];
     let title = pr["title"].as_str().unwrap();
     assert_eq!(title, "agent-team-apply task-1: 1 file");
     let body = pr["body"].as_str().unwrap();
+    // The path is a code span, which GitHub renders verbatim: no mention, link, reference or
+    // tag outside it.
+    let span = report::escape::code_span("docs/@octocat [x](http:evil) #1 <b>.md");
+    assert!(body.contains(&span), "{body}");
+    let outside = body.replace(&span, "");
     for raw in ["@octocat", "[x]", "](", "#1", "<b>", "http:"] {
-        assert!(!body.contains(raw), "raw {raw:?} in body:\n{body}");
+        assert!(!outside.contains(raw), "raw {raw:?} in body:\n{body}");
     }
-    assert!(body.contains(&report::escape::escape_markdown("@octocat")));
     // The commit message carries no diff-derived text either.
     let message = &plan["input"]["message"];
     for part in ["headline", "body"] {
@@ -803,7 +825,9 @@ fn editing_or_deleting_an_executable_file_is_unpublishable() {
 fn stage_like_path_is_never_read_as_another_entry() {
     // git reads `:0:x` as stage 0 of `x`, so `staged_blob("0:x")` would return `x`'s contents: a
     // top-level path starting with `<0-3>:` gets no plan.
-    let fx = fixture_with(|base| write(base, "x", b"the contents of x\n"));
+    // `:` is not portable to Windows (unsafe-path by default); the policy lets the name reach the
+    // plan, whose own defence is under test.
+    let fx = fixture_with(|base| write(base, "x", b"the contents of x\n")).non_portable();
     let diff = fx.diff(|w| write(w, "0:x", b"the contents of 0:x\n"));
     let run = run_args(&fx, &diff, &sha256(&diff), &["**"]);
     let out = gate(&run.args);
@@ -816,7 +840,7 @@ fn stage_like_path_is_never_read_as_another_entry() {
         stderr(&out)
     );
     // Deeper down, `:src/0:x` is unambiguous, and the plan carries the file's own contents.
-    let fx = fixture_with(|base| write(base, "src/x", b"the contents of x\n"));
+    let fx = fixture_with(|base| write(base, "src/x", b"the contents of x\n")).non_portable();
     let plan = assert_reproduces(&fx, |w| write(w, "src/0:x", b"the contents of 0:x\n"));
     let additions = &plan["input"]["fileChanges"]["additions"];
     assert_eq!(additions[0]["path"], "src/0:x");
@@ -999,4 +1023,27 @@ fn unreadable_inputs_and_unknown_base_are_errors_not_plans() {
     let out = gate(&run.args);
     assert_eq!(out.status.code(), Some(2));
     assert!(!run.out.exists());
+}
+
+#[test]
+fn protected_paths_reach_the_body_and_the_verdict_file() {
+    let fx = fixture();
+    let diff = fx.diff(|w| write(w, "build.rs", b"fn main() {}\n"));
+    let mut run = run_args(&fx, &diff, &sha256(&diff), &["**"]);
+    let verdict_path = fx.path("verdict-out.json");
+    run.args.push("--verdict-out".into());
+    run.args.push(verdict_path.clone().into_os_string());
+    let out = gate(&run.args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let plan: Value = serde_json::from_str(&fs::read_to_string(&run.out).unwrap()).unwrap();
+    let body = plan["pull_request"]["body"].as_str().unwrap();
+    assert!(
+        body.contains("Protected files: a human must review these before merging (1)"),
+        "{body}"
+    );
+    let verdict: Value = serde_json::from_str(&fs::read_to_string(&verdict_path).unwrap()).unwrap();
+    assert_eq!(verdict["verdict"], "accept");
+    assert_eq!(verdict["diff_sha256"], plan["diff_sha256"]);
+    assert_eq!(verdict["protected"][0]["path"], "build.rs");
+    assert_eq!(verdict["protected"][0]["rule"], "protected-path");
 }

@@ -1,11 +1,23 @@
 //! `guard check` against `git apply --check` on the same generated diff, side by side.
 //!
-//! Run: `cargo bench -p guard --bench versus_git` (optionally `-- --files 4000 --lines 90 --runs 5`).
-//! It builds a temporary repository of `--files` text files, rewrites every line of each, takes the
-//! diff with `git diff` (about 36 MB for the defaults), then times each command `--runs` times with
-//! `/usr/bin/time` and prints the median wall time and peak RSS, and each figure as a ratio of git's.
-//! Targets: parser-only ≤ 0.5× git's wall time and ≤ 1× its peak memory; with the git cross-check
-//! (`--repo`) ≤ 1.5× git's wall time.
+//! Run: `cargo bench -p guard --bench versus_git` (optionally
+//! `-- --files 4000 --lines 90 --runs 5 --shape-runs 3`).
+//!
+//! 1. **Volume.** A temporary repository of `--files` text files, every line of each rewritten,
+//!    the diff taken with `git diff` (about 36 MB for the defaults). Rows: `git apply --check`
+//!    (the baseline), `guard check` parser-only, `guard check --repo` (the git cross-check), and
+//!    the cross-check's own git step alone (`git apply --cached` on a throwaway index with the
+//!    guard's settings) to show how much of the cross-check is git writing objects.
+//! 2. **Path shapes** (`--shape-runs` each), each diff against a repository with one file, each
+//!    row a ratio of `git apply --check` on the same diff: *deep*, one path of 20,000 components
+//!    (rejected: too long); *long*, 300 files with 4,089-byte paths of 2,045 components (rejected:
+//!    over `limits.path-components`, so git is never asked); *many*, 2,000 files with paths of
+//!    about 3,900 bytes in 121 components, within every limit (accepted).
+//!
+//! Each command runs under `/usr/bin/time`; the table shows the median wall time (monotonic
+//! clock), peak RSS and CPU, each also as a ratio of git's in the same run. Targets: parser-only
+//! ≤ 0.5× git's wall time and ≤ 1× its peak memory; with the git cross-check (`--repo`) ≤ 2× git's
+//! wall time; every path shape linear (no row grows with the square of path depth).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
@@ -95,11 +107,159 @@ fn arg(args: &[String], name: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// One row: a label and its (wall, peak KiB, cpu) medians.
+type Row = (String, (f64, u64, f64));
+
+fn print_table(title: &str, rows: &[Row]) {
+    let (base_wall, base_kib, base_cpu) = rows[0].1;
+    println!("\n{title}");
+    println!(
+        "{:<46} {:>8} {:>9} {:>8} {:>10} {:>9} {:>9}",
+        "command", "wall s", "peak MiB", "cpu s", "wall ×git", "mem ×git", "cpu ×git"
+    );
+    for (label, (wall, kib, cpu)) in rows {
+        println!(
+            "{label:<46} {wall:>8.3} {:>9.1} {cpu:>8.2} {:>10.2} {:>9.2} {:>9.2}",
+            *kib as f64 / 1024.0,
+            wall / base_wall.max(0.001),
+            *kib as f64 / base_kib.max(1) as f64,
+            cpu / base_cpu.max(0.001)
+        );
+    }
+}
+
+/// A repository with one committed file, for diffs that only add files.
+fn small_repo(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    run_ok(git(dir).args(["init", "-q"]));
+    std::fs::write(dir.join("README"), "base\n").unwrap();
+    run_ok(git(dir).args(["add", "-A"]));
+    run_ok(git(dir).args(["commit", "-q", "-m", "base"]));
+}
+
+/// A diff creating each of `paths` with one line.
+fn creation_diff(paths: &[String]) -> Vec<u8> {
+    let mut out = String::new();
+    for p in paths {
+        out.push_str(&format!(
+            "diff --git a/{p} b/{p}\nnew file mode 100644\nindex 0000000..587be6b\n--- /dev/null\n+++ b/{p}\n@@ -0,0 +1 @@\n+x\n"
+        ));
+    }
+    out.into_bytes()
+}
+
+/// Median wall seconds, peak RSS (KiB) and CPU seconds of one command.
+type Sample = (f64, u64, f64);
+
+/// What one comparison runs on.
+struct Inputs<'a> {
+    guard: &'a str,
+    diff: &'a str,
+    sha: &'a str,
+    scope: &'a str,
+    repo: &'a Path,
+}
+
+/// `git apply --check`, `guard check` parser-only and `guard check --repo` on one diff, each
+/// required to exit with its code: the three rows of a table.
+fn side_by_side(
+    inputs: &Inputs<'_>,
+    runs: usize,
+    git_code: i32,
+    guard_code: i32,
+) -> (Sample, Sample, Sample) {
+    let repo = inputs.repo;
+    let git_row = measure(
+        "git apply --check",
+        runs,
+        git_code,
+        &["git", "apply", "--check", inputs.diff],
+        repo,
+    );
+    let check_args = [
+        inputs.guard,
+        "check",
+        "--diff",
+        inputs.diff,
+        "--expected-sha256",
+        inputs.sha,
+        "--scope",
+        inputs.scope,
+    ];
+    let parser_only = measure(
+        "guard check (parser-only)",
+        runs,
+        guard_code,
+        &check_args,
+        repo,
+    );
+    let repo_arg = repo.to_str().unwrap();
+    let cross_args: Vec<&str> = check_args
+        .iter()
+        .copied()
+        .chain(["--repo", repo_arg])
+        .collect();
+    let cross = measure("guard check --repo", runs, guard_code, &cross_args, repo);
+    (git_row, parser_only, cross)
+}
+
+/// The rows of one path shape: git's check, then the guard parser-only and with `--repo`.
+fn shape_rows(
+    name: &str,
+    paths: &[String],
+    guard_code: i32,
+    runs: usize,
+    tmp: &Path,
+    guard: &str,
+) -> Vec<Row> {
+    let repo = tmp.join(format!("shape-{name}"));
+    small_repo(&repo);
+    let diff = creation_diff(paths);
+    let diff_path = tmp.join(format!("shape-{name}.diff"));
+    std::fs::write(&diff_path, &diff).unwrap();
+    let sha = guard::hash::sha256_hex(&diff);
+    let diff_arg = diff_path.to_str().unwrap();
+    // git itself refuses the deepest path (it cannot stat it); its exit code is whatever it is,
+    // recorded once and then required of every run.
+    let git_code = Command::new("git")
+        .args(["apply", "--check", diff_arg])
+        .current_dir(&repo)
+        .output()
+        .unwrap()
+        .status
+        .code()
+        .unwrap_or(-1);
+    let (git_row, parser_only, cross) = side_by_side(
+        &Inputs {
+            guard,
+            diff: diff_arg,
+            sha: &sha,
+            scope: "**",
+            repo: &repo,
+        },
+        runs,
+        git_code,
+        guard_code,
+    );
+    println!(
+        "shape {name}: {} files, diff {:.1} MB, longest path {} bytes, git apply --check exit {git_code}",
+        paths.len(),
+        diff.len() as f64 / 1e6,
+        paths.iter().map(String::len).max().unwrap_or(0)
+    );
+    vec![
+        (format!("{name}: git apply --check (baseline)"), git_row),
+        (format!("{name}: guard check, parser-only"), parser_only),
+        (format!("{name}: guard check --repo"), cross),
+    ]
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let files = arg(&args, "--files", 4000);
     let lines = arg(&args, "--lines", 90);
     let runs = arg(&args, "--runs", 5).max(1);
+    let shape_runs = arg(&args, "--shape-runs", 3).max(1);
     let guard = env!("CARGO_BIN_EXE_guard");
 
     let tmp = tempfile::tempdir().unwrap();
@@ -123,51 +283,127 @@ fn main() {
     std::fs::write(&diff_path, &diff).unwrap();
     let sha = guard::hash::sha256_hex(&diff);
     let diff_arg = diff_path.to_str().unwrap();
-    let repo_arg = repo.to_str().unwrap();
     println!(
-        "diff: {:.1} MB, {files} files, {runs} runs each, medians",
+        "volume: {:.1} MB diff, {files} files; {runs} runs each, medians; path shapes: {shape_runs} runs each",
         diff.len() as f64 / 1e6
     );
 
-    let git_check = measure(
-        "git apply --check",
+    let (git_check, parser_only, cross) = side_by_side(
+        &Inputs {
+            guard,
+            diff: diff_arg,
+            sha: &sha,
+            scope: "src/**",
+            repo: &repo,
+        },
         runs,
         0,
-        &["git", "apply", "--check", diff_arg],
-        &repo,
+        0,
     );
-    let check_args = [
-        guard,
-        "check",
-        "--diff",
-        diff_arg,
-        "--expected-sha256",
-        &sha,
-        "--scope",
-        "src/**",
-    ];
-    let parser_only = measure("guard check (parser-only)", runs, 0, &check_args, &repo);
-    let cross_args: Vec<&str> = check_args
-        .iter()
-        .copied()
-        .chain(["--repo", repo_arg])
+    let apply_cached = measure_apply_cached(runs, &repo, &diff_path, tmp.path());
+    print_table(
+        "volume",
+        &[
+            ("git apply --check (baseline)".into(), git_check),
+            ("guard check, parser-only".into(), parser_only),
+            ("guard check --repo (cross-check)".into(), cross),
+            (
+                "  of which: git apply --cached, throwaway index".into(),
+                apply_cached,
+            ),
+        ],
+    );
+
+    // Path shapes: deep, long, many.
+    let deep = vec![format!("{}x", "a/".repeat(20_000))];
+    let long: Vec<String> = (0..300)
+        .map(|i| {
+            let name = format!("f{i:03}");
+            let dirs = "a/".repeat((4089 - name.len()) / 2);
+            format!("{dirs}{name}")
+        })
         .collect();
-    let cross = measure("guard check --repo", runs, 0, &cross_args, &repo);
-    println!(
-        "{:<34} {:>8} {:>9} {:>8} {:>10} {:>9} {:>9}",
-        "command", "wall s", "peak MiB", "cpu s", "wall ×git", "mem ×git", "cpu ×git"
-    );
-    for (label, (wall, kib, cpu)) in [
-        ("git apply --check (baseline)", git_check),
-        ("guard check, parser-only", parser_only),
-        ("guard check --repo (cross-check)", cross),
-    ] {
-        println!(
-            "{label:<34} {wall:>8.3} {:>9.1} {cpu:>8.2} {:>10.2} {:>9.2} {:>9.2}",
-            kib as f64 / 1024.0,
-            wall / git_check.0.max(0.001),
-            kib as f64 / git_check.1.max(1) as f64,
-            cpu / git_check.2.max(0.001)
-        );
+    let many: Vec<String> = (0..2000)
+        .map(|i| {
+            let dirs: String = (0..120)
+                .map(|d| format!("dir{d:03}-{}/", "p".repeat(24)))
+                .collect();
+            format!("{dirs}file-{i:05}.txt")
+        })
+        .collect();
+    for (name, paths, code) in [("deep", &deep, 1), ("long", &long, 1), ("many", &many, 0)] {
+        let shape = shape_rows(name, paths, code, shape_runs, tmp.path(), guard);
+        print_table(&format!("path shape: {name}"), &shape);
     }
+}
+
+/// The cross-check's own git step, alone: a throwaway index and object directory set up as the
+/// guard does (`read-tree` of the base, then `git apply --cached` with the same settings), timed
+/// around `git apply --cached` only.
+fn measure_apply_cached(runs: usize, repo: &Path, diff: &Path, tmp: &Path) -> (f64, u64, f64) {
+    let objects = repo.join(".git/objects");
+    // Where the guard puts its throwaway index: a memory file system when there is one.
+    let shm = Path::new("/dev/shm");
+    let root = if shm.is_dir() { shm } else { tmp };
+    let mut samples = Vec::new();
+    for i in 0..runs {
+        let scratch = root.join(format!("versus-git-cached-{}-{i}", std::process::id()));
+        std::fs::create_dir_all(scratch.join("objects")).unwrap();
+        let with_env = |cmd: &mut Command| {
+            cmd.current_dir(repo)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("GIT_CONFIG_GLOBAL", "/dev/null")
+                .env("GIT_INDEX_FILE", scratch.join("index"))
+                .env("GIT_OBJECT_DIRECTORY", scratch.join("objects"))
+                .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &objects)
+                .env("GLIBC_TUNABLES", guard::git::THROWAWAY_MALLOC);
+        };
+        let mut read_tree = Command::new("git");
+        with_env(&mut read_tree);
+        run_ok(read_tree.args(["read-tree", "HEAD"]));
+        let mut args = vec!["git"];
+        for setting in guard::git::THROWAWAY_CONFIG {
+            args.extend(["-c", setting]);
+        }
+        args.extend([
+            "-c",
+            "apply.whitespace=nowarn",
+            "apply",
+            "--cached",
+            diff.to_str().unwrap(),
+        ]);
+        let started = std::time::Instant::now();
+        let mut timed = Command::new("/usr/bin/time");
+        with_env(&mut timed);
+        let out = timed
+            .args(["-f", "BENCH %e %M %U %S"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let wall = started.elapsed().as_secs_f64();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let fields: Vec<f64> = stderr
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("BENCH "))
+            .unwrap()
+            .split_whitespace()
+            .skip(1)
+            .map(|f| f.parse().unwrap())
+            .collect();
+        samples.push((wall, fields[1] as u64, fields[2] + fields[3]));
+        std::fs::remove_dir_all(&scratch).unwrap();
+    }
+    let mut walls: Vec<f64> = samples.iter().map(|s| s.0).collect();
+    let mut rss: Vec<u64> = samples.iter().map(|s| s.1).collect();
+    let mut cpu: Vec<f64> = samples.iter().map(|s| s.2).collect();
+    walls.sort_by(f64::total_cmp);
+    cpu.sort_by(f64::total_cmp);
+    rss.sort_unstable();
+    (walls[runs / 2], rss[runs / 2], cpu[runs / 2])
 }

@@ -8,14 +8,15 @@ use std::path::Path;
 use crate::diff::{
     self, CandidateDiff, ContentIssueKind, FilePatch, MODE_EXEC, MODE_GITLINK, MODE_SYMLINK,
 };
-use crate::escape::display_bytes;
+use crate::escape::{self, display_bytes};
+use crate::folded::{FoldedPaths, NodeId};
 use crate::git::{self, Applied, GitRepo, RawChange, ThrowawayIndex};
 use crate::hash;
 use crate::path::{self, PathLimits};
-use crate::policy::{Policy, PolicyError, Scope};
+use crate::policy::{Policy, PolicyError, Protected, Scope};
 use crate::repo_path::RepoPath;
 use crate::rules::RuleId;
-use crate::verdict::{CheckMode, FileEntry, Status, Verdict, Violation};
+use crate::verdict::{ChangeKind, CheckMode, FileEntry, Verdict, Violation};
 
 /// A base checkout to cross-check against.
 #[derive(Debug, Clone, Copy)]
@@ -41,7 +42,11 @@ pub struct CheckRequest<'a> {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CheckError {
-    #[error("--expected-sha256 must be 64 hexadecimal digits, got {0:?}")]
+    #[error(
+        "--expected-sha256 must be {}, got `{}`",
+        hash::SHA256_FORM,
+        crate::escape::neutralize(.0)
+    )]
     BadExpectedHash(String),
     #[error("invalid declared scope: {0}")]
     Scope(#[from] PolicyError),
@@ -88,12 +93,18 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
         .ok_or_else(|| CheckError::BadExpectedHash(req.expected_sha256.to_string()))?;
     let scope = Scope::new(req.scope)?;
     let mut verdict = Verdict {
-        diff_sha256: hash::to_hex(&digest),
+        diff_sha256: contract::ids::Sha256Hex::from_digest(&digest),
         // Becomes git-cross-checked only once git's reading has been compared.
-        mode: CheckMode::ParserOnly,
+        mode: if req.repo.is_some() {
+            CheckMode::StoppedBeforeGit
+        } else {
+            CheckMode::ParserOnly
+        },
         files: Vec::new(),
         violations: Vec::new(),
         scope: scope.globs(),
+        unmatched_scope: Vec::new(),
+        protected: Vec::new(),
     };
     let limits = &req.policy.limits;
     // Size is known without reading the content; integrity comes before any parsing.
@@ -117,9 +128,8 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
         verdict.violations.push(Violation::new(
             RuleId::HashMismatch,
             format!(
-                "diff sha256 is {} but {} was expected",
-                verdict.diff_sha256,
-                req.expected_sha256.to_ascii_lowercase()
+                "the diff's sha256 is {} but {} was expected: the bytes are not the diff the hash was computed for (hash exactly the file passed as --diff, e.g. with sha256sum)",
+                verdict.diff_sha256, req.expected_sha256
             ),
         ));
         return Ok(Checked {
@@ -127,28 +137,54 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
             index: None,
         });
     }
-    // git's reading runs beside the guard's own parse: it needs only the verified bytes.
+    // git reads the verified bytes beside the guard's own parse, unless a `diff --git` line is
+    // already too long or too deep for any path within the limits: git's own cost grows with the
+    // square of a path's depth, so such a diff (which the path rules reject) never reaches it.
     std::thread::scope(|s| {
+        let (go, go_signal) = std::sync::mpsc::channel::<bool>();
+        if req.repo.is_some() {
+            let _ = go.send(headers_within_path_limits(req.diff, limits));
+        }
         let git_side = req
             .repo
-            .map(|repo| s.spawn(move || read_git_side(repo, req.diff)));
+            .map(|repo| s.spawn(move || read_git_side(repo, req.diff, &go_signal)));
         let index = evaluate(req, &scope, &mut verdict, git_side)?;
-        verdict
-            .violations
-            .sort_by_key(|v| (v.line.unwrap_or(0), v.rule));
-        verdict.violations.dedup();
+        for findings in [&mut verdict.violations, &mut verdict.protected] {
+            findings.sort_by_key(|v| (v.line.unwrap_or(0), v.rule));
+            findings.dedup();
+        }
         Ok(Checked { verdict, index })
     })
 }
 
-type GitHandle<'s> = std::thread::ScopedJoinHandle<'s, Result<GitSide, git::GitError>>;
+type GitThread<'s> = std::thread::ScopedJoinHandle<'s, Result<GitSide, git::GitError>>;
+
+/// Whether every `diff --git` line of `diff` could hold paths within the limits, measured before
+/// anything is parsed: a line longer than two quoted paths of `max_path_bytes` (each byte at
+/// most four characters, `\ooo`) or with more `/` than two paths of `max_path_components` cannot.
+/// The other header lines must name the same paths, or the parse rejects the diff. No honest diff
+/// is kept from git by this bound; the path rules report what exceeds the limits.
+fn headers_within_path_limits(diff: &[u8], limits: &crate::policy::Limits) -> bool {
+    let max_line = limits.max_path_bytes.saturating_mul(8).saturating_add(64);
+    let max_slashes = limits
+        .max_path_components
+        .saturating_mul(2)
+        .saturating_add(2);
+    memchr::memmem::find_iter(diff, b"diff --git ")
+        .filter(|&at| at == 0 || diff.get(at - 1) == Some(&b'\n'))
+        .all(|at| {
+            let line = &diff[at..];
+            let line = &line[..memchr::memchr(b'\n', line).unwrap_or(line.len())];
+            line.len() <= max_line && memchr::memchr_iter(b'/', line).count() <= max_slashes
+        })
+}
 
 /// Everything after integrity: the parse, the rules, and the comparison with git's side.
 fn evaluate(
     req: &CheckRequest<'_>,
     scope: &Scope,
     verdict: &mut Verdict,
-    git_side: Option<GitHandle<'_>>,
+    git_side: Option<GitThread<'_>>,
 ) -> Result<Option<ThrowawayIndex>, CheckError> {
     let limits = &req.policy.limits;
     if scope.is_empty() {
@@ -188,26 +224,70 @@ fn evaluate(
     }
     verdict.files = parsed.patches.iter().map(file_entry).collect();
 
+    // The rules below look at the base tree when there is one, so git's side is awaited here;
+    // the parse above ran beside it.
+    let (base, git_reading) = match git_side {
+        None => (None, None),
+        Some(thread) => {
+            let side = thread.join().map_err(|_| CheckError::GitThread)??;
+            let reading = side.applied.map(|applied| (applied, side.changes));
+            (Some(side.base), reading)
+        }
+    };
+    let view = View::build(&parsed, base.as_ref(), req.policy);
     let path_limits = PathLimits {
         max_path_bytes: limits.max_path_bytes,
         max_component_bytes: limits.max_component_bytes,
     };
-    for patch in &parsed.patches {
-        check_patch(
+    let mut budget = ShortNameBudget::default();
+    let literal_names = req.policy.deny_literal_names();
+    let rules = PatchRules {
+        policy: req.policy,
+        scope,
+        limits: &path_limits,
+        view: &view,
+        literal_names: &literal_names,
+    };
+    for (index, patch) in parsed.patches.iter().enumerate() {
+        rules.check(
+            index,
             patch,
-            req.policy,
-            scope,
-            &path_limits,
+            &mut budget,
             &mut verdict.violations,
+            &mut verdict.protected,
         );
     }
-    check_structure(&parsed, &mut verdict.violations);
+    if budget.exhausted {
+        verdict.violations.push(
+            Violation::new(
+                RuleId::LimitExceeded,
+                format!(
+                    "the diff holds too many possible Windows 8.3 short names to read them all (more than {} comparisons)",
+                    ShortNameBudget::LIMIT
+                ),
+            )
+            .with_entry("limits.path-components"),
+        );
+    }
+    check_structure(&parsed, &view, &mut verdict.violations);
+    check_git_dirs(&parsed, &view, &mut verdict.violations);
+    verdict.unmatched_scope = unmatched_scope(&parsed, scope);
 
-    match git_side {
-        None => Ok(None),
-        Some(handle) => {
-            let side = handle.join().map_err(|_| CheckError::GitThread)??;
-            Ok(cross_check(side, &parsed, req.policy, verdict))
+    let Some(base) = base.as_ref() else {
+        return Ok(None);
+    };
+    base_rules(base, &parsed, &view, req.policy, verdict);
+    match git_reading {
+        Some(reading) => Ok(compare_with_git(reading, &parsed, verdict)),
+        None => {
+            // git was not asked: a path is over a limit, which the path rules reported.
+            if verdict.violations.is_empty() {
+                verdict.violations.push(Violation::new(
+                    RuleId::LimitExceeded,
+                    "git's reading was not asked for because a path is over a limit",
+                ));
+            }
+            Ok(None)
         }
     }
 }
@@ -223,7 +303,7 @@ fn file_entry(p: &FilePatch) -> FileEntry {
     }
 }
 
-/// Both sides of a file patch: (raw path, display path), old side first.
+/// Both sides of a file patch, old side first (once when they are the same path).
 fn sides(p: &FilePatch) -> Vec<&[u8]> {
     let mut out: Vec<&[u8]> = Vec::new();
     if let Some(old) = &p.old_path {
@@ -237,6 +317,14 @@ fn sides(p: &FilePatch) -> Vec<&[u8]> {
     out
 }
 
+/// The name the patch creates, when it creates one (a new file, the target of a rename or copy).
+fn created(p: &FilePatch) -> Option<&[u8]> {
+    match p.status {
+        ChangeKind::Added | ChangeKind::Renamed | ChangeKind::Copied => p.new_path.as_deref(),
+        ChangeKind::Modified | ChangeKind::Deleted => None,
+    }
+}
+
 fn violation_for(p: &FilePatch, raw: &[u8], rule: RuleId, message: impl Into<String>) -> Violation {
     let v = Violation::new(rule, message).at_line(p.line);
     // Both sides of a rename or copy are shown as `old -> new`; the message says which side offends.
@@ -248,77 +336,285 @@ fn violation_for(p: &FilePatch, raw: &[u8], rule: RuleId, message: impl Into<Str
     }
 }
 
-fn check_patch(
-    p: &FilePatch,
-    policy: &Policy,
-    scope: &Scope,
-    limits: &PathLimits,
-    out: &mut Vec<Violation>,
-) {
-    for raw in sides(p) {
-        let side = if p.new_path.as_deref() == Some(raw) {
-            "new"
-        } else {
-            "old"
+/// The declared scope globs no path of the diff (either side of any file patch) matches.
+fn unmatched_scope(parsed: &CandidateDiff, scope: &Scope) -> Vec<String> {
+    let globs = scope.globs();
+    let mut used = vec![false; globs.len()];
+    for path in parsed.patches.iter().flat_map(sides) {
+        let Ok(path) = std::str::from_utf8(path) else {
+            continue;
         };
-        match path::validate_path(raw, limits) {
-            Err(e) => out.push(violation_for(p, raw, e.rule(), format!("{side} path: {e}"))),
-            Ok(valid) => {
-                let plain = path::resolved_spelling(valid);
-                if let Some(pattern) = policy.denied(valid).or_else(|| policy.denied(&plain)) {
-                    out.push(
-                        violation_for(
-                            p,
-                            raw,
-                            RuleId::DeniedPath,
-                            format!("{side} path is in the denied trust-control surface"),
-                        )
-                        .with_entry(format!("deny: {pattern}")),
-                    );
-                }
-                if !scope.is_empty() && scope.matching(valid).is_none() {
-                    out.push(
-                        violation_for(
-                            p,
-                            raw,
-                            RuleId::OutOfScope,
-                            format!("{side} path matches no declared scope glob"),
-                        )
-                        .with_entry(format!("scope: {}", scope.globs().join(", "))),
-                    );
-                }
+        for (i, flag) in used.iter_mut().enumerate() {
+            if !*flag && scope.matches_glob(i, path) {
+                *flag = true;
             }
         }
     }
-    let main_path: &[u8] = p
-        .new_path
-        .as_deref()
-        .or(p.old_path.as_deref())
-        .unwrap_or_default();
-    check_modes(p, p.old_mode, p.new_mode, policy, out);
-    if let Some(line) = p.binary {
-        let mut v = violation_for(
-            p,
-            main_path,
-            RuleId::BinaryPatch,
-            "binary patches are not accepted",
-        );
-        v.line = Some(line);
-        out.push(v);
+    globs
+        .into_iter()
+        .zip(used)
+        .filter(|(_, used)| !used)
+        .map(|(g, _)| g)
+        .collect()
+}
+
+/// A bound on the comparisons of Windows short names with sibling names, so that a diff of many
+/// `X~1` names against a directory of many entries cannot make the check quadratic. Reaching it
+/// rejects (`limit-exceeded`); no honest diff comes near it.
+#[derive(Debug, Default)]
+struct ShortNameBudget {
+    spent: usize,
+    exhausted: bool,
+}
+
+impl ShortNameBudget {
+    const LIMIT: usize = 1_000_000;
+    /// The most readings one path may have before it counts as exhausting the budget.
+    const MAX_READINGS: usize = 64;
+
+    fn spend(&mut self, n: usize) -> bool {
+        self.spent = self.spent.saturating_add(n);
+        if self.spent > Self::LIMIT {
+            self.exhausted = true;
+        }
+        !self.exhausted
     }
-    if let Some(issue) = p.content_issue {
-        let what = match issue.kind {
-            ContentIssueKind::Nul => "a NUL byte",
-            ContentIssueKind::NotUtf8 => "bytes that are not UTF-8",
+}
+
+/// The two lists of paths the rules look up in the same ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Surface {
+    /// `deny`: the trust-control surface.
+    Denied,
+    /// `protect`: paths a human must review.
+    Protected,
+}
+
+impl Reached {
+    /// How the path reached the list, for the message (empty when it did so directly).
+    fn explained(&self) -> String {
+        match self {
+            Reached::Directly => String::new(),
+            Reached::ShortName { reading } => format!(
+                ", read as `{}` on Windows, where a `~N` name can be the 8.3 short name of another entry",
+                escape::neutralize(reading)
+            ),
+            Reached::LinkTarget { link, target } => format!(
+                " as or beneath `{}`, where the symbolic link `{}` of the base tree points",
+                display_bytes(target),
+                display_bytes(link)
+            ),
+        }
+    }
+
+    /// The policy entry that decided, `deny: <pattern>` or `protect: <pattern>` (with the link).
+    fn entry(&self, list: &str, pattern: &str) -> String {
+        match self {
+            Reached::LinkTarget { link, .. } => {
+                format!("{list}: {pattern} (via symlink {})", display_bytes(link))
+            }
+            _ => format!("{list}: {pattern}"),
+        }
+    }
+}
+
+/// How a path reached the denied or protected list.
+#[derive(Debug, Clone)]
+enum Reached {
+    /// The path itself, or its HFS+/NTFS spelling, matches.
+    Directly,
+    /// The path, read with a Windows 8.3 short name resolved, matches.
+    ShortName { reading: String },
+    /// The path is, or lies beneath, what a denied symbolic link of the base resolves to.
+    LinkTarget { link: Vec<u8>, target: Vec<u8> },
+}
+
+/// The per-file-patch path rules.
+struct PatchRules<'a> {
+    policy: &'a Policy,
+    scope: &'a Scope,
+    limits: &'a PathLimits,
+    view: &'a View<'a>,
+    /// The denylist's literal names ([`Policy::deny_literal_names`]), computed once per check.
+    literal_names: &'a [&'a str],
+}
+
+impl PatchRules<'_> {
+    fn check(
+        &self,
+        index: usize,
+        p: &FilePatch,
+        budget: &mut ShortNameBudget,
+        out: &mut Vec<Violation>,
+        protected: &mut Vec<Violation>,
+    ) {
+        let policy = self.policy;
+        for raw in sides(p) {
+            let side = if p.new_path.as_deref() == Some(raw) {
+                "new"
+            } else {
+                "old"
+            };
+            let valid = match path::validate_path(raw, self.limits) {
+                Err(e) => {
+                    out.push(violation_for(p, raw, e.rule(), format!("{side} path: {e}")));
+                    continue;
+                }
+                Ok(valid) => valid,
+            };
+            let components = path::component_count(raw);
+            if components > policy.limits.max_path_components {
+                out.push(
+                    violation_for(
+                        p,
+                        raw,
+                        RuleId::LimitExceeded,
+                        format!(
+                            "{side} path has {components} components, over the limit of {}",
+                            policy.limits.max_path_components
+                        ),
+                    )
+                    .with_entry("limits.path-components"),
+                );
+                continue;
+            }
+            if policy.portable_paths
+                && created(p) == Some(raw)
+                && let Err(e) = path::check_portable(valid)
+            {
+                out.push(
+                    violation_for(p, raw, e.rule(), format!("{side} path: {e}"))
+                        .with_entry("portable-paths: true"),
+                );
+            }
+            if let Some((pattern, reached)) =
+                self.reached(Surface::Denied, index, raw, valid, budget)
+            {
+                out.push(
+                    violation_for(
+                        p,
+                        raw,
+                        RuleId::DeniedPath,
+                        format!(
+                            "{side} path is in the denied trust-control surface{}",
+                            reached.explained()
+                        ),
+                    )
+                    .with_entry(reached.entry("deny", &pattern)),
+                );
+            } else if policy.protected != Protected::Allow
+                && let Some((pattern, reached)) =
+                    self.reached(Surface::Protected, index, raw, valid, budget)
+            {
+                let finding = violation_for(
+                    p,
+                    raw,
+                    RuleId::ProtectedPath,
+                    format!(
+                        "{side} path is protected{}: {}",
+                        reached.explained(),
+                        match policy.protected {
+                            Protected::Block =>
+                                "the policy blocks changes to it (protected: block)",
+                            _ => "a human must review this change before it is merged",
+                        }
+                    ),
+                )
+                .with_entry(reached.entry("protect", &pattern));
+                match policy.protected {
+                    Protected::Block => out.push(finding),
+                    _ => protected.push(finding),
+                }
+            }
+            if !self.scope.is_empty() && self.scope.matching(valid).is_none() {
+                out.push(
+                    violation_for(
+                        p,
+                        raw,
+                        RuleId::OutOfScope,
+                        format!(
+                            "{side} path matches no declared scope glob{}",
+                            self.scope.hint_for(valid)
+                        ),
+                    )
+                    .with_entry(format!("scope: {}", self.scope.globs().join(", "))),
+                );
+            }
+        }
+        let main_path: &[u8] = p
+            .new_path
+            .as_deref()
+            .or(p.old_path.as_deref())
+            .unwrap_or_default();
+        check_modes(p, p.old_mode, p.new_mode, policy, out);
+        if let Some(line) = p.binary {
+            let mut v = violation_for(
+                p,
+                main_path,
+                RuleId::BinaryPatch,
+                "binary patches are not accepted",
+            );
+            v.line = Some(line);
+            out.push(v);
+        }
+        if let Some(issue) = p.content_issue {
+            let what = match issue.kind {
+                ContentIssueKind::Nul => "a NUL byte",
+                ContentIssueKind::NotUtf8 => "bytes that are not UTF-8",
+            };
+            let mut v = violation_for(
+                p,
+                main_path,
+                RuleId::InvalidContent,
+                format!("patch content holds {what}"),
+            );
+            v.line = Some(issue.line);
+            out.push(v);
+        }
+    }
+
+    /// The pattern of `surface` that `valid` (the raw path `raw`, a side of patch `index`)
+    /// reaches, and how: as spelled or as HFS+/NTFS resolve it, read with a Windows short name
+    /// resolved, or as the target of a symbolic link of the base that is itself on the surface.
+    fn reached(
+        &self,
+        surface: Surface,
+        index: usize,
+        raw: &[u8],
+        valid: &str,
+        budget: &mut ShortNameBudget,
+    ) -> Option<(String, Reached)> {
+        let policy = self.policy;
+        let lookup = |path: &str| match surface {
+            Surface::Denied => policy.denied(path),
+            Surface::Protected => policy.protected_by(path),
         };
-        let mut v = violation_for(
-            p,
-            main_path,
-            RuleId::InvalidContent,
-            format!("patch content holds {what}"),
-        );
-        v.line = Some(issue.line);
-        out.push(v);
+        let direct = |path: &str| {
+            let resolved = path::resolved_spelling(path);
+            lookup(path)
+                .or_else(|| (resolved != path).then(|| lookup(&resolved)).flatten())
+                .map(str::to_owned)
+        };
+        if let Some(pattern) = direct(valid) {
+            return Some((pattern, Reached::Directly));
+        }
+        for reading in self
+            .view
+            .short_name_readings(valid, self.literal_names, budget)
+        {
+            if let Some(pattern) = direct(&reading) {
+                return Some((pattern, Reached::ShortName { reading }));
+            }
+        }
+        self.view.link_target_of(surface, index, raw).map(|t| {
+            (
+                t.pattern.clone(),
+                Reached::LinkTarget {
+                    link: t.link.clone(),
+                    target: t.target.clone(),
+                },
+            )
+        })
     }
 }
 
@@ -382,7 +678,7 @@ fn check_modes(
     }
     // A new path (a creation or a copy) that is executable; making an existing file executable is
     // a mode change, and an executable that keeps its mode is not a new one.
-    if matches!(p.status, Status::Added | Status::Copied)
+    if matches!(p.status, ChangeKind::Added | ChangeKind::Copied)
         && new_mode == Some(MODE_EXEC)
         && !policy.allow_executable
     {
@@ -406,11 +702,11 @@ fn file_type(mode: u32) -> u32 {
 /// Paths a patch writes: created, modified, removed (a copy's source is only read).
 fn written(p: &FilePatch) -> Vec<&[u8]> {
     match p.status {
-        Status::Added | Status::Modified | Status::Copied => {
+        ChangeKind::Added | ChangeKind::Modified | ChangeKind::Copied => {
             p.new_path.iter().map(Vec::as_slice).collect()
         }
-        Status::Deleted => p.old_path.iter().map(Vec::as_slice).collect(),
-        Status::Renamed => p
+        ChangeKind::Deleted => p.old_path.iter().map(Vec::as_slice).collect(),
+        ChangeKind::Renamed => p
             .old_path
             .iter()
             .chain(p.new_path.iter())
@@ -422,27 +718,293 @@ fn written(p: &FilePatch) -> Vec<&[u8]> {
 /// Paths present after the patch: everything but deletions and rename sources.
 fn present(p: &FilePatch) -> Option<&[u8]> {
     match p.status {
-        Status::Deleted => None,
+        ChangeKind::Deleted => None,
         _ => p.new_path.as_deref(),
     }
 }
 
-fn ancestors(path: &[u8]) -> impl Iterator<Item = &[u8]> {
-    path.iter()
-        .enumerate()
-        .filter(|(_, b)| **b == b'/')
-        .map(move |(i, _)| &path[..i])
+/// What the rules record on one folded name of the tree.
+#[derive(Debug, Default)]
+struct Mark {
+    /// Base entries with this folded name: indices into [`View::base`].
+    base: Vec<usize>,
+    /// Patches whose path after the patch has this folded name.
+    present: Vec<usize>,
+    /// Denied symbolic links of the base that resolve to this name: indices into
+    /// [`View::targets`].
+    targets: Vec<usize>,
 }
 
-fn check_structure(parsed: &CandidateDiff, out: &mut Vec<Violation>) {
+/// What a denied or protected symbolic link of the base resolves to, inside the repository.
+#[derive(Debug)]
+struct LinkTarget {
+    link: Vec<u8>,
+    target: Vec<u8>,
+    /// The list the link's own path is on.
+    surface: Surface,
+    /// The pattern the link's own path matches.
+    pattern: String,
+}
+
+/// One component of a path: its node and the end of the prefix of the path it closes.
+type Step = (NodeId, usize);
+
+/// The base tree and the diff's paths in one folded trie, with what each name holds.
+struct View<'a> {
+    trie: FoldedPaths<Mark>,
+    /// Base entries: exact path and mode.
+    base: Vec<(&'a [u8], u32)>,
+    targets: Vec<LinkTarget>,
+    /// Per patch, the steps of its old and new path.
+    steps: Vec<[Vec<Step>; 2]>,
+}
+
+impl<'a> View<'a> {
+    fn build(parsed: &CandidateDiff, base: Option<&'a BaseTree>, policy: &Policy) -> View<'a> {
+        let mut trie: FoldedPaths<Mark> = FoldedPaths::new();
+        let mut base_list = Vec::new();
+        if let Some(tree) = base {
+            // git lists a tree before what lies beneath it, so each entry's parent is known and
+            // only its last component is folded.
+            let mut nodes: HashMap<&[u8], NodeId> = HashMap::new();
+            for (path, mode) in &tree.entries {
+                let (parent, name) = match path.iter().rposition(|&b| b == b'/') {
+                    Some(slash) => (&path[..slash], &path[slash + 1..]),
+                    None => (&path[..0], &path[..]),
+                };
+                let parent_node = if parent.is_empty() {
+                    FoldedPaths::<Mark>::ROOT
+                } else {
+                    match nodes.get(parent) {
+                        Some(&id) => id,
+                        None => trie.insert(parent).last().copied().unwrap_or_default(),
+                    }
+                };
+                let node = trie.insert_child(parent_node, name);
+                nodes.insert(path, node);
+                if let Some(mark) = trie.data_mut(node) {
+                    mark.base.push(base_list.len());
+                }
+                base_list.push((path.as_slice(), *mode));
+            }
+        }
+        let mut steps = Vec::with_capacity(parsed.patches.len());
+        for (index, p) in parsed.patches.iter().enumerate() {
+            let old = p.old_path.as_deref().map(|o| insert_steps(&mut trie, o));
+            let new = p.new_path.as_deref().map(|n| insert_steps(&mut trie, n));
+            if present(p).is_some()
+                && let Some(&(node, _)) = new.as_ref().and_then(|n| n.last())
+                && let Some(mark) = trie.data_mut(node)
+            {
+                mark.present.push(index);
+            }
+            steps.push([old.unwrap_or_default(), new.unwrap_or_default()]);
+        }
+        let mut targets = Vec::new();
+        if let Some(tree) = base {
+            for (link, target) in &tree.links {
+                let Ok(link_text) = std::str::from_utf8(link) else {
+                    continue;
+                };
+                let resolved_text = path::resolved_spelling(link_text);
+                let on = |surface: Surface| {
+                    let lookup = |p: &str| match surface {
+                        Surface::Denied => policy.denied(p),
+                        Surface::Protected => policy.protected_by(p),
+                    };
+                    lookup(link_text)
+                        .or_else(|| lookup(&resolved_text))
+                        .map(|pattern| (surface, pattern))
+                };
+                let listed = on(Surface::Denied).or_else(|| on(Surface::Protected));
+                let (Some((surface, pattern)), Some(resolved)) =
+                    (listed, resolve_link(link, target, tree))
+                else {
+                    continue;
+                };
+                let node = trie.insert(&resolved).last().copied().unwrap_or_default();
+                if let Some(mark) = trie.data_mut(node) {
+                    mark.targets.push(targets.len());
+                }
+                targets.push(LinkTarget {
+                    link: link.clone(),
+                    target: resolved,
+                    surface,
+                    pattern: pattern.to_owned(),
+                });
+            }
+        }
+        View {
+            trie,
+            base: base_list,
+            targets,
+            steps,
+        }
+    }
+
+    fn mark(&self, node: NodeId) -> Option<&Mark> {
+        self.trie.data(node)
+    }
+
+    /// The steps of `raw`, a side of patch `index`.
+    fn steps_of(&self, index: usize, raw: &[u8], p: &FilePatch) -> &[Step] {
+        let side = usize::from(p.old_path.as_deref() != Some(raw));
+        self.steps
+            .get(index)
+            .and_then(|s| s.get(side))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// A link target on `surface` that `raw` (a side of patch `index`) is or lies beneath.
+    fn link_target_of(&self, surface: Surface, index: usize, raw: &[u8]) -> Option<&LinkTarget> {
+        let steps = self.steps.get(index)?;
+        let chain = steps
+            .iter()
+            .find(|s| s.last().is_some_and(|&(_, end)| end == raw.len()))?;
+        chain
+            .iter()
+            .filter_map(|&(node, _)| self.mark(node))
+            .flat_map(|m| m.targets.iter())
+            .filter_map(|&t| self.targets.get(t))
+            .find(|t| t.surface == surface)
+    }
+
+    /// Every reading of `path` in which one or more components of the form of a Windows 8.3 short
+    /// name are replaced by a long name they could stand for: a sibling in the base tree or in
+    /// the diff, or a literal name of the denylist. Empty when no component has that form.
+    fn short_name_readings(
+        &self,
+        path: &str,
+        literal_names: &[&str],
+        budget: &mut ShortNameBudget,
+    ) -> Vec<String> {
+        let components: Vec<&str> = path.split('/').collect();
+        if !components
+            .iter()
+            .any(|c| path::ShortName::parse(c).is_some())
+        {
+            return Vec::new();
+        }
+        // Depth-first over (component index, node of the reading so far, reading, replaced?).
+        let mut readings = Vec::new();
+        let mut stack: Vec<(usize, Option<NodeId>, String, bool)> =
+            vec![(0, Some(FoldedPaths::<Mark>::ROOT), String::new(), false)];
+        while let Some((i, node, prefix, replaced)) = stack.pop() {
+            let Some(component) = components.get(i) else {
+                if replaced {
+                    readings.push(prefix);
+                }
+                continue;
+            };
+            if readings.len() + stack.len() > ShortNameBudget::MAX_READINGS {
+                budget.exhausted = true;
+                break;
+            }
+            let join = |name: &str| {
+                if prefix.is_empty() {
+                    name.to_owned()
+                } else {
+                    format!("{prefix}/{name}")
+                }
+            };
+            let child = |name: &str| node.and_then(|n| self.trie.child(n, name.as_bytes()));
+            stack.push((i + 1, child(component), join(component), replaced));
+            let Some(short) = path::ShortName::parse(component) else {
+                continue;
+            };
+            let mut longs: Vec<String> = Vec::new();
+            if let Some(n) = node {
+                if !budget.spend(self.trie.child_count(n)) {
+                    break;
+                }
+                longs.extend(
+                    self.trie
+                        .children(n)
+                        .map(|c| String::from_utf8_lossy(self.trie.spelling(c)).into_owned()),
+                );
+            }
+            if !budget.spend(literal_names.len()) {
+                break;
+            }
+            longs.extend(literal_names.iter().map(|s| (*s).to_owned()));
+            longs.sort_unstable();
+            longs.dedup();
+            for long in longs {
+                if long != *component && short.may_name(&long) {
+                    stack.push((i + 1, child(&long), join(&long), true));
+                }
+            }
+        }
+        readings
+    }
+}
+
+/// Insert `path` and return its steps: every component's node with the end of the prefix it
+/// closes.
+fn insert_steps(trie: &mut FoldedPaths<Mark>, path: &[u8]) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut at = FoldedPaths::<Mark>::ROOT;
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'/', path).chain(std::iter::once(path.len())) {
+        let component = &path[start..end];
+        if !component.is_empty() {
+            at = trie.insert_child(at, component);
+            steps.push((at, end));
+        }
+        start = end + 1;
+    }
+    steps
+}
+
+/// Where the symbolic link `link` (with target `target`) of the base tree resolves to, as a path
+/// inside the repository, following further links of the base (at most 40, as Linux does). `None`
+/// when it leaves the repository (absolute, or `..` past the root), enters a gitlink, or loops.
+fn resolve_link(link: &[u8], target: &[u8], tree: &BaseTree) -> Option<Vec<u8>> {
+    const MAX_HOPS: usize = 40;
+    let mut hops = 0;
+    let mut resolved: Vec<&[u8]> = link.split(|&b| b == b'/').collect();
+    resolved.pop();
+    let mut pending: std::collections::VecDeque<&[u8]> = std::collections::VecDeque::new();
+    if target.starts_with(b"/") {
+        return None;
+    }
+    pending.extend(target.split(|&b| b == b'/'));
+    while let Some(component) = pending.pop_front() {
+        match component {
+            b"" | b"." => {}
+            b".." => {
+                resolved.pop()?;
+            }
+            name => {
+                resolved.push(name);
+                let here = resolved.join(&b'/');
+                if let Some(next) = tree.links.get(&here) {
+                    hops += 1;
+                    if hops > MAX_HOPS || next.starts_with(b"/") {
+                        return None;
+                    }
+                    resolved.pop();
+                    for c in next.split(|&b| b == b'/').rev() {
+                        pending.push_front(c);
+                    }
+                } else if tree.modes.get(&here) == Some(&MODE_GITLINK) {
+                    return None;
+                }
+            }
+        }
+    }
+    Some(resolved.join(&b'/'))
+}
+
+fn check_structure(parsed: &CandidateDiff, view: &View<'_>, out: &mut Vec<Violation>) {
     let mut writers: HashMap<&[u8], &FilePatch> = HashMap::new();
     for p in &parsed.patches {
         for w in written(p) {
             if let Some(first) = writers.insert(w, p) {
                 // `git diff` writes a change of type (file <-> symlink or gitlink) as a deletion and
                 // a creation of the same path.
-                let type_change = first.status == Status::Deleted
-                    && p.status == Status::Added
+                let type_change = first.status == ChangeKind::Deleted
+                    && p.status == ChangeKind::Added
                     && first.old_mode.map(file_type) != p.new_mode.map(file_type);
                 let (rule, message) = if type_change {
                     (
@@ -464,39 +1026,46 @@ fn check_structure(parsed: &CandidateDiff, out: &mut Vec<Violation>) {
             }
         }
     }
-    // Keyed by the folded spelling: on a case-insensitive checkout `Docs` and `docs/x` collide too.
-    let present_paths: HashMap<String, &FilePatch> = parsed
-        .patches
-        .iter()
-        .filter_map(|p| present(p).map(|n| (path::collision_key(n), p)))
-        .collect();
-    let mut folded: HashMap<String, &[u8]> = HashMap::new();
-    for p in &parsed.patches {
+    // Folded names: on a case-insensitive checkout `Docs` and `docs/x` collide too.
+    for (index, p) in parsed.patches.iter().enumerate() {
         let Some(new) = present(p) else { continue };
-        for dir in ancestors(new) {
-            if let Some(other) = present_paths.get(&path::collision_key(dir)) {
-                let rule = if other.new_mode == Some(MODE_SYMLINK)
-                    || other.new_mode == Some(MODE_GITLINK)
-                {
+        let steps = view.steps_of(index, new, p);
+        let Some((&(own, _), ancestors)) = steps.split_last() else {
+            continue;
+        };
+        for &(node, end) in ancestors {
+            let Some(&other) = view.mark(node).and_then(|m| m.present.first()) else {
+                continue;
+            };
+            let Some(other) = parsed.patches.get(other) else {
+                continue;
+            };
+            let rule =
+                if other.new_mode == Some(MODE_SYMLINK) || other.new_mode == Some(MODE_GITLINK) {
                     RuleId::BeneathSymlink
                 } else {
                     RuleId::PathConflict
                 };
-                out.push(violation_for(
-                    p,
-                    new,
-                    rule,
-                    format!(
-                        "{} is also patched as a file at diff line {}",
-                        display_bytes(dir),
-                        other.line
-                    ),
-                ));
-            }
+            out.push(violation_for(
+                p,
+                new,
+                rule,
+                format!(
+                    "{} is also patched as a file at diff line {}",
+                    display_bytes(&new[..end]),
+                    other.line
+                ),
+            ));
         }
-        if let Some(other) = folded.insert(path::collision_key(new), new)
-            && other != new
-        {
+        let earlier = view
+            .mark(own)
+            .into_iter()
+            .flat_map(|m| m.present.iter())
+            .take_while(|&&i| i < index)
+            .filter_map(|&i| parsed.patches.get(i))
+            .filter_map(present)
+            .find(|&other| other != new);
+        if let Some(other) = earlier {
             out.push(violation_for(
                 p,
                 new,
@@ -510,22 +1079,105 @@ fn check_structure(parsed: &CandidateDiff, out: &mut Vec<Violation>) {
     }
 }
 
-/// Base-tree rules and git's second reading.
+/// git's own test for a git directory (`is_git_directory` in git's `setup.c`): a `HEAD`, and an
+/// `objects` and a `refs` (or a `commondir` naming where they are). git takes any directory that
+/// passes it for a repository when a command runs inside it (`safe.bareRepository` defaults to
+/// `all`), and reads its `config`, whose `core.fsmonitor` or `core.hooksPath` run programs: a
+/// shell prompt that calls `git status` is enough. Names are matched as a case-insensitive file
+/// system finds them, and contents are not looked at: a `HEAD` that is not a valid reference
+/// still makes the directory suspect.
+fn is_git_directory(view: &View<'_>, dir: NodeId) -> bool {
+    let has = |name: &str| view.trie.has_child(dir, name);
+    has("head") && ((has("objects") && has("refs")) || has("commondir"))
+}
+
+/// A diff may not create, complete or alter a directory git would take for a repository: the test
+/// runs on the union of the base tree and every path of the diff, for each directory a path of the
+/// diff lies in.
+fn check_git_dirs(parsed: &CandidateDiff, view: &View<'_>, out: &mut Vec<Violation>) {
+    let mut verdicts: HashMap<NodeId, bool> = HashMap::new();
+    let root = FoldedPaths::<Mark>::ROOT;
+    for (index, p) in parsed.patches.iter().enumerate() {
+        for raw in sides(p) {
+            let steps = view.steps_of(index, raw, p);
+            let dirs = std::iter::once((root, 0)).chain(
+                steps
+                    .split_last()
+                    .map_or(&[][..], |(_, ancestors)| ancestors)
+                    .iter()
+                    .copied(),
+            );
+            for (dir, end) in dirs {
+                if *verdicts
+                    .entry(dir)
+                    .or_insert_with(|| is_git_directory(view, dir))
+                {
+                    let shown = if end == 0 {
+                        "the repository root".to_owned()
+                    } else {
+                        format!("`{}`", display_bytes(&raw[..end]))
+                    };
+                    out.push(violation_for(
+                        p,
+                        raw,
+                        RuleId::GitDir,
+                        format!(
+                            "{shown} would be a git repository (it holds HEAD with objects/ and refs/, or commondir, with the base tree): git run inside it reads its config, which can run programs"
+                        ),
+                    ));
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The base commit's tree as the rules need it.
+struct BaseTree {
+    /// Every entry, trees included, in git's order.
+    entries: Vec<(Vec<u8>, u32)>,
+    /// The same entries by path.
+    modes: HashMap<Vec<u8>, u32>,
+    /// Every symbolic link and its target.
+    links: HashMap<Vec<u8>, Vec<u8>>,
+}
+
 /// What git says about the base and the diff, gathered on its own thread.
 struct GitSide {
-    base: HashMap<Vec<u8>, u32>,
-    applied: Applied,
+    base: BaseTree,
+    /// `None` when the guard told git not to apply the diff.
+    applied: Option<Applied>,
     changes: Option<Vec<RawChange>>,
 }
 
-fn read_git_side(repo: RepoBase<'_>, diff_bytes: &[u8]) -> Result<GitSide, git::GitError> {
+/// git's side: the base tree (listed on one more thread) and a throwaway index of the base; then,
+/// if `go` says so, the diff applied to that index and git's reading of the result.
+fn read_git_side(
+    repo: RepoBase<'_>,
+    diff_bytes: &[u8],
+    go: &std::sync::mpsc::Receiver<bool>,
+) -> Result<GitSide, git::GitError> {
     let git = GitRepo::open(repo.dir)?;
     let commit = git.resolve_commit(repo.base)?;
-    let base = git.tree_modes(&commit)?;
-    let applied = git.apply_cached(&commit, diff_bytes)?;
+    let (base, applied) = std::thread::scope(|s| {
+        let listing = s.spawn(|| read_base_tree(&git, &commit));
+        let applied = git
+            .throwaway_index(&commit)
+            .and_then(|index| match go.recv() {
+                Ok(true) => index.apply(diff_bytes).map(Some),
+                _ => Ok(None),
+            });
+        let base = listing.join().unwrap_or_else(|_| {
+            Err(git::GitError::BadOutput {
+                command: "ls-tree (thread)".into(),
+            })
+        });
+        (base, applied)
+    });
+    let (base, applied) = (base?, applied?);
     let changes = match &applied {
-        Applied::Applied(index) => Some(index.changes()?),
-        Applied::Refused(_) => None,
+        Some(Applied::Applied(index)) => Some(index.changes()?),
+        _ => None,
     };
     Ok(GitSide {
         base,
@@ -534,42 +1186,62 @@ fn read_git_side(repo: RepoBase<'_>, diff_bytes: &[u8]) -> Result<GitSide, git::
     })
 }
 
-/// Base-tree rules and the comparison with git's reading.
-fn cross_check(
-    side: GitSide,
+/// The base commit's tree with the target of every symbolic link.
+fn read_base_tree(git: &GitRepo, commit: &str) -> Result<BaseTree, git::GitError> {
+    let listed = git.tree_entries(commit)?;
+    let link_oids: Vec<&str> = listed
+        .iter()
+        .filter(|(_, e)| e.mode == MODE_SYMLINK)
+        .map(|(_, e)| e.oid.as_str())
+        .collect();
+    let targets = git.blobs(&link_oids)?;
+    let links: HashMap<Vec<u8>, Vec<u8>> = listed
+        .iter()
+        .filter(|(_, e)| e.mode == MODE_SYMLINK)
+        .map(|(path, _)| path.clone())
+        .zip(targets)
+        .collect();
+    let entries: Vec<(Vec<u8>, u32)> = listed.into_iter().map(|(p, e)| (p, e.mode)).collect();
+    let modes = entries.iter().cloned().collect();
+    Ok(BaseTree {
+        entries,
+        modes,
+        links,
+    })
+}
+
+/// The rules that need the base tree.
+fn base_rules(
+    base_tree: &BaseTree,
     parsed: &CandidateDiff,
+    view: &View<'_>,
     policy: &Policy,
     verdict: &mut Verdict,
-) -> Option<ThrowawayIndex> {
-    verdict.mode = CheckMode::GitCrossChecked;
-    let base = side.base;
+) {
+    let base = &base_tree.modes;
     let out = &mut verdict.violations;
 
-    // Rules that need the base tree. Lookups are also made by folded spelling, because the tree
-    // may later be checked out on a case-insensitive file system.
+    // Rules that need the base tree. Names are also compared folded, because the tree may later
+    // be checked out on a case-insensitive file system.
     let removed: HashSet<&[u8]> = parsed
         .patches
         .iter()
-        .filter(|p| matches!(p.status, Status::Deleted | Status::Renamed))
+        .filter(|p| matches!(p.status, ChangeKind::Deleted | ChangeKind::Renamed))
         .filter_map(|p| p.old_path.as_deref())
         .collect();
-    let mut base_folded: HashMap<String, &[u8]> = HashMap::new();
-    let mut base_links: HashMap<String, u32> = HashMap::new();
-    for (path, &mode) in &base {
-        base_folded.insert(path::collision_key(path), path);
-        if git::is_link(mode) {
-            base_links.insert(path::collision_key(path), mode);
-        }
-    }
-    for p in &parsed.patches {
+    let base_at = |node: NodeId| {
+        view.mark(node)
+            .into_iter()
+            .flat_map(|m| m.base.iter())
+            .filter_map(|&i| view.base.get(i).copied())
+    };
+    for (index, p) in parsed.patches.iter().enumerate() {
         for raw in sides(p) {
-            for dir in ancestors(raw) {
-                let link = base
-                    .get(dir)
-                    .copied()
-                    .filter(|m| git::is_link(*m))
-                    .or_else(|| base_links.get(&path::collision_key(dir)).copied());
-                if let Some(mode) = link {
+            let steps = view.steps_of(index, raw, p);
+            let ancestors = steps.split_last().map_or(&[][..], |(_, a)| a);
+            for &(node, end) in ancestors {
+                let dir = &raw[..end];
+                if let Some((_, mode)) = base_at(node).find(|&(_, m)| git::is_link(m)) {
                     out.push(violation_for(
                         p,
                         raw,
@@ -600,12 +1272,22 @@ fn cross_check(
                 }
             }
         }
-        // A new path (creation, rename or copy target) that differs only in case from a base path.
-        if matches!(p.status, Status::Added | Status::Renamed | Status::Copied)
-            && let Some(new) = &p.new_path
-            && !base.contains_key(new)
-            && let Some(existing) = base_folded.get(&path::collision_key(new))
-            && !removed.contains(existing)
+        if !matches!(
+            p.status,
+            ChangeKind::Added | ChangeKind::Renamed | ChangeKind::Copied
+        ) {
+            continue;
+        }
+        let Some(new) = p.new_path.as_deref() else {
+            continue;
+        };
+        let steps = view.steps_of(index, new, p);
+        let Some((&(own, _), ancestors)) = steps.split_last() else {
+            continue;
+        };
+        // A new path that differs only in case from a base path (a file or a directory).
+        if !base.contains_key(new)
+            && let Some((existing, _)) = base_at(own).find(|(path, _)| !removed.contains(path))
         {
             out.push(violation_for(
                 p,
@@ -617,17 +1299,39 @@ fn cross_check(
                 ),
             ));
         }
+        // A directory of the new path that differs only in case from a base file: the mirror.
+        for &(node, end) in ancestors {
+            let dir = &new[..end];
+            let file = base_at(node).find(|&(path, mode)| {
+                path != dir
+                    && file_type(mode) != 0o040000
+                    && !git::is_link(mode)
+                    && !removed.contains(path)
+            });
+            if let Some((file, _)) = file {
+                out.push(violation_for(
+                    p,
+                    new,
+                    RuleId::PathConflict,
+                    format!(
+                        "{} is a directory here, but {} is a file in the base tree and differs only in case or Unicode normalization",
+                        display_bytes(dir),
+                        display_bytes(file)
+                    ),
+                ));
+            }
+        }
     }
 
     // Fill the modes a canonical diff leaves implicit (a pure rename or copy names none), and run
     // the mode rules again on them: a 100% copy of an executable is a new executable.
     for (entry, p) in verdict.files.iter_mut().zip(&parsed.patches) {
         let source_mode = p.old_path.as_ref().and_then(|o| base.get(o)).copied();
-        if entry.old_mode.is_none() && entry.status != Status::Added {
+        if entry.old_mode.is_none() && entry.status != ChangeKind::Added {
             entry.old_mode = source_mode;
         }
-        if entry.new_mode.is_none() && entry.status != Status::Deleted {
-            entry.new_mode = if entry.status == Status::Copied {
+        if entry.new_mode.is_none() && entry.status != ChangeKind::Deleted {
+            entry.new_mode = if entry.status == ChangeKind::Copied {
                 source_mode
             } else {
                 entry.old_mode
@@ -641,14 +1345,27 @@ fn cross_check(
             &mut verdict.violations,
         );
     }
+}
 
-    // git's own reading, on a throwaway index.
-    let (index, changes) = match (side.applied, side.changes) {
+/// git's own reading, on a throwaway index, compared with the guard's (modes filled in by
+/// [`base_rules`]).
+fn compare_with_git(
+    (applied, changes): (Applied, Option<Vec<RawChange>>),
+    parsed: &CandidateDiff,
+    verdict: &mut Verdict,
+) -> Option<ThrowawayIndex> {
+    verdict.mode = CheckMode::GitCrossChecked;
+    let (index, changes) = match (applied, changes) {
         (Applied::Applied(index), Some(changes)) => (index, changes),
         (Applied::Refused(message), _) => {
+            let git_lines: Vec<String> = message.lines().map(|l| format!("git: {l}")).collect();
             verdict.violations.push(Violation::new(
                 RuleId::GitRefused,
-                format!("git apply refused the diff: {message}"),
+                format!(
+                    "git apply refused the diff{}\n{}",
+                    likely_cause(&message, parsed),
+                    git_lines.join("\n")
+                ),
             ));
             return None;
         }
@@ -704,6 +1421,32 @@ fn cross_check(
     Some(index)
 }
 
+/// What most likely made git refuse, from its message and the diff's shape; empty when unclear.
+fn likely_cause(message: &str, parsed: &CandidateDiff) -> String {
+    // `git diff -U0` shapes: a hunk that inserts or removes lines in the middle of a file with no
+    // line around it, or several hunks of one file none of which has context. (A small file
+    // rewritten whole has one hunk without context too, so that alone says nothing.)
+    let without_context = parsed.patches.iter().any(|p| {
+        let bare = |h: &diff::Hunk| h.context_lines == 0;
+        p.hunks.iter().any(|h| {
+            bare(h)
+                && ((h.old_count == 0 && h.old_start > 0) || (h.new_count == 0 && h.new_start > 0))
+        }) || (p.hunks.len() > 1 && p.hunks.iter().all(bare))
+    });
+    let cause = if message.contains("patch does not apply") && without_context {
+        "the diff has hunks without context lines, as `git diff -U0` makes them, and git needs context to apply a patch: make the diff with the default context (`git diff`)"
+    } else if message.contains("patch does not apply")
+        || message.contains("does not exist in index")
+    {
+        "the lines or files the diff changes are not those of the base: does --base name the commit the diff was made against?"
+    } else if message.contains("already exists in index") {
+        "a file the diff creates already exists in the base: does --base name the commit the diff was made against, or was the diff applied already?"
+    } else {
+        return String::new();
+    };
+    format!("; likely cause: {cause}")
+}
+
 fn link_kind(mode: u32) -> &'static str {
     if mode == MODE_GITLINK {
         "gitlink"
@@ -713,19 +1456,44 @@ fn link_kind(mode: u32) -> &'static str {
 }
 
 /// One touched file, as [`index_changes`] takes it: the verdict's status and modes with the raw
-/// path bytes.
+/// path bytes. Made from the engine's [`FileEntry`] or from a verdict document's file.
 #[derive(Debug, Clone, Copy)]
 pub struct FileChange<'a> {
-    pub status: Status,
+    pub status: ChangeKind,
     pub old_path: Option<&'a [u8]>,
     pub new_path: Option<&'a [u8]>,
     pub old_mode: Option<u32>,
     pub new_mode: Option<u32>,
 }
 
+impl<'a> From<&'a FileEntry> for FileChange<'a> {
+    fn from(f: &'a FileEntry) -> FileChange<'a> {
+        FileChange {
+            status: f.status,
+            old_path: f.old_path.as_ref().map(RepoPath::as_bytes),
+            new_path: f.new_path.as_ref().map(RepoPath::as_bytes),
+            old_mode: f.old_mode,
+            new_mode: f.new_mode,
+        }
+    }
+}
+
+impl<'a> From<&'a crate::output::json_v1::FileDoc> for FileChange<'a> {
+    fn from(f: &'a crate::output::json_v1::FileDoc) -> FileChange<'a> {
+        FileChange {
+            status: f.status,
+            old_path: f.old_path.as_ref().map(RepoPath::as_bytes),
+            new_path: f.new_path.as_ref().map(RepoPath::as_bytes),
+            old_mode: f.old_mode.map(|m| m.bits()),
+            new_mode: f.new_mode.map(|m| m.bits()),
+        }
+    }
+}
+
 /// The raw changes `git diff-index --no-renames` reports for these files: a rename is a deletion
 /// and an addition, a copy an addition, and a deletion plus a creation of one path (git's form of
-/// a type change) is one change. `None` when a path or mode it needs is unknown.
+/// a type change) is one change. `None` when a path or mode it needs is unknown, or when a
+/// modification names two different paths (git would call that a rename).
 pub fn index_changes<'a>(
     files: impl IntoIterator<Item = FileChange<'a>>,
 ) -> Option<BTreeSet<RawChange>> {
@@ -750,13 +1518,16 @@ pub fn index_changes<'a>(
             Some(())
         };
         match f.status {
-            Status::Added | Status::Copied => added(&mut set)?,
-            Status::Deleted => deleted(&mut set)?,
-            Status::Renamed => {
+            ChangeKind::Added | ChangeKind::Copied => added(&mut set)?,
+            ChangeKind::Deleted => deleted(&mut set)?,
+            ChangeKind::Renamed => {
                 deleted(&mut set)?;
                 added(&mut set)?;
             }
-            Status::Modified => {
+            ChangeKind::Modified => {
+                if f.old_path? != f.new_path? {
+                    return None;
+                }
                 let (old, new) = (f.old_mode?, f.new_mode?);
                 let status = if file_type(old) == file_type(new) {
                     'M'

@@ -10,7 +10,7 @@
 //! safe. Hunk bodies are not copied: a hunk is checked for exact line counts and its content for
 //! UTF-8 without NUL while it is read, and only the findings are kept.
 
-use crate::verdict::Status;
+use contract::verdict::ChangeKind;
 
 /// Regular file, executable file, symlink, gitlink: the only modes `git diff` writes.
 pub const MODE_FILE: u32 = 0o100644;
@@ -31,7 +31,7 @@ pub struct CandidateDiff {
 pub struct FilePatch {
     /// 1-based line of the `diff --git` header.
     pub line: usize,
-    pub status: Status,
+    pub status: ChangeKind,
     /// Old name (without `a/`), absent for an added file.
     pub old_path: Option<Vec<u8>>,
     /// New name (without `b/`), absent for a deleted file.
@@ -53,6 +53,8 @@ pub struct Hunk {
     pub old_count: u64,
     pub new_start: u64,
     pub new_count: u64,
+    /// Lines present on both sides (context); `git diff -U0` writes hunks without any.
+    pub context_lines: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,36 +85,38 @@ pub enum ParseErrorKind {
     #[error("the diff does not end with a newline")]
     NoFinalNewline,
     #[error(
-        "expected a `diff --git` header, found {found:?}; text outside file patches is not accepted"
+        "expected a `diff --git` header, found `{found}`; text outside file patches (a commit message, mail headers, a diffstat) is not accepted: pass the output of `git diff` alone"
     )]
     ExpectedDiffHeader { found: String },
+    #[error("the input is not a text diff ({what}): pass the uncompressed output of `git diff`")]
+    NotText { what: &'static str },
     #[error("carriage return in a header line")]
     CarriageReturn,
     #[error("malformed `diff --git` header: {0}")]
     BadDiffHeader(&'static str),
     #[error("malformed quoted name: {0}")]
     BadQuoting(&'static str),
-    #[error("unknown or misplaced header line {found:?}")]
+    #[error("unknown or misplaced header line `{found}`")]
     UnknownHeader { found: String },
     #[error("header `{0}` appears twice")]
     RepeatedHeader(&'static str),
-    #[error("invalid mode {found:?}: only 100644, 100755, 120000 and 160000 are canonical")]
+    #[error("invalid mode `{found}`: only 100644, 100755, 120000 and 160000 are canonical")]
     BadMode { found: String },
     #[error("malformed `{0}` line")]
     BadHeaderValue(&'static str),
     #[error("inconsistent headers: {0}")]
     Inconsistent(&'static str),
-    #[error("the {which} name {found:?} does not agree with {with:?} from the `diff --git` header")]
+    #[error("the {which} name `{found}` does not agree with `{with}` from the `diff --git` header")]
     NameMismatch {
         which: &'static str,
         found: String,
         with: String,
     },
-    #[error("malformed hunk header {found:?}")]
+    #[error("malformed hunk header `{found}`")]
     BadHunkHeader { found: String },
     #[error("hunk body does not match its header's line counts")]
     HunkCount,
-    #[error("unexpected line {found:?} in a hunk")]
+    #[error("unexpected line `{found}` in a hunk")]
     BadHunkLine { found: String },
     #[error("`\\ No newline at end of file` is misplaced")]
     MisplacedNoNewline,
@@ -215,10 +219,34 @@ fn show(bytes: &[u8]) -> String {
     crate::escape::display_bytes(cut)
 }
 
+/// Why `input` is plainly not a text diff, judged before any line is read: a compressed or archived
+/// file by its magic number, or a NUL byte in the first 8,000 bytes (git's own `buffer_is_binary`
+/// test), unless the input starts like a diff (a NUL in a patch's content is `invalid-content`).
+fn not_text(input: &[u8]) -> Option<&'static str> {
+    const MAGIC: &[(&[u8], &str)] = &[
+        (b"\x1f\x8b", "it starts like a gzip file"),
+        (b"PK\x03\x04", "it starts like a zip file"),
+        (b"BZh", "it starts like a bzip2 file"),
+        (b"\xfd7zXZ\x00", "it starts like an xz file"),
+        (b"\x28\xb5\x2f\xfd", "it starts like a zstd file"),
+    ];
+    if input.starts_with(b"diff --git ") {
+        return None;
+    }
+    if let Some((_, what)) = MAGIC.iter().find(|(magic, _)| input.starts_with(magic)) {
+        return Some(what);
+    }
+    let head = &input[..input.len().min(8000)];
+    memchr::memchr(0, head).map(|_| "it holds a NUL byte, so it is binary")
+}
+
 /// Parse `input` as a sequence of canonical git file patches. `max_line_bytes` bounds every line.
 pub fn parse(input: &[u8], max_line_bytes: usize) -> Result<CandidateDiff, ParseError> {
     if input.is_empty() {
         return Err(err(1, ParseErrorKind::Empty));
+    }
+    if let Some(what) = not_text(input) {
+        return Err(err(1, ParseErrorKind::NotText { what }));
     }
     let body = match input.strip_suffix(b"\n") {
         Some(body) => body,
@@ -456,9 +484,9 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
             }
         }
         let status = if is_rename {
-            Status::Renamed
+            ChangeKind::Renamed
         } else {
-            Status::Copied
+            ChangeKind::Copied
         };
         (status, Some(from.clone()), Some(to.clone()))
     } else {
@@ -485,17 +513,17 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
             }
         };
         if is_new {
-            (Status::Added, None, Some(name))
+            (ChangeKind::Added, None, Some(name))
         } else if is_deleted {
-            (Status::Deleted, Some(name), None)
+            (ChangeKind::Deleted, Some(name), None)
         } else {
-            (Status::Modified, Some(name.clone()), Some(name))
+            (ChangeKind::Modified, Some(name.clone()), Some(name))
         }
     };
 
     let (old_mode, new_mode) = match status {
-        Status::Added => (None, h.new_file_mode),
-        Status::Deleted => (h.deleted_mode, None),
+        ChangeKind::Added => (None, h.new_file_mode),
+        ChangeKind::Deleted => (h.deleted_mode, None),
         _ => match (h.old_mode, h.new_mode) {
             (Some(o), Some(n)) => (Some(o), Some(n)),
             _ => (index_mode, index_mode),
@@ -540,10 +568,10 @@ fn check_shape(p: &FilePatch) -> Result<(), ParseError> {
     let has_content = p.binary.is_some() || !p.hunks.is_empty();
     let mode_change = p.old_mode.is_some() && p.new_mode.is_some() && p.old_mode != p.new_mode;
     match p.status {
-        Status::Modified if !has_content && !mode_change => {
+        ChangeKind::Modified if !has_content && !mode_change => {
             Err(err(line, ParseErrorKind::NoChange))
         }
-        Status::Added => {
+        ChangeKind::Added => {
             if p.hunks.iter().any(|h| h.old_count != 0 || h.old_start != 0) || p.hunks.len() > 1 {
                 return Err(err(
                     line,
@@ -552,7 +580,7 @@ fn check_shape(p: &FilePatch) -> Result<(), ParseError> {
             }
             Ok(())
         }
-        Status::Deleted => {
+        ChangeKind::Deleted => {
             if p.hunks.iter().any(|h| h.new_count != 0 || h.new_start != 0) || p.hunks.len() > 1 {
                 return Err(err(
                     line,
@@ -893,6 +921,9 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
                 return Err(err(ln, ParseErrorKind::HunkCount));
             }
             let content = l.get(1..).unwrap_or_default();
+            if old_side && new_side {
+                hunk.context_lines += 1;
+            }
             if old_side {
                 old_left -= 1;
                 old_lines.push(content);
@@ -977,6 +1008,7 @@ fn parse_hunk_header(line: &[u8]) -> Option<Hunk> {
         old_count: old.1,
         new_start: new.0,
         new_count: new.1,
+        context_lines: 0,
     })
 }
 
@@ -1063,7 +1095,7 @@ mod tests {
             "diff --git a/src/x.rs b/src/x.rs\nindex 1234567..89abcde 100644\n--- a/src/x.rs\n+++ b/src/x.rs\n@@ -1,2 +1,2 @@\n a\n-b\n+c\n",
         );
         let p = &d.patches[0];
-        assert_eq!(p.status, Status::Modified);
+        assert_eq!(p.status, ChangeKind::Modified);
         assert_eq!(p.old_path.as_deref(), Some(&b"src/x.rs"[..]));
         assert_eq!(p.new_mode, Some(MODE_FILE));
         assert_eq!(p.hunks.len(), 1);
@@ -1075,7 +1107,7 @@ mod tests {
             "diff --git a/sp ace.txt b/sp ace2.txt\nsimilarity index 66%\nrename from sp ace.txt\nrename to sp ace2.txt\nindex 422c2b7..de98044 100644\n--- a/sp ace.txt\t\n+++ b/sp ace2.txt\t\n@@ -1,2 +1,3 @@\n a\n b\n+c\n",
         );
         let p = &d.patches[0];
-        assert_eq!(p.status, Status::Renamed);
+        assert_eq!(p.status, ChangeKind::Renamed);
         assert_eq!(p.new_path.as_deref(), Some(&b"sp ace2.txt"[..]));
     }
 
@@ -1169,7 +1201,7 @@ mod tests {
         let d = parse_ok(
             "diff --git a/n b/n\nnew file mode 100644\nindex 0000000..ef073cc\n--- /dev/null\n+++ b/n\n@@ -0,0 +1,3 @@\n+diff --git a/x b/x\n+--- a/y\n++++ b/z\n\\ No newline at end of file\n",
         );
-        assert_eq!(d.patches[0].status, Status::Added);
+        assert_eq!(d.patches[0].status, ChangeKind::Added);
         assert_eq!(
             parse_err(b"diff --git a/n b/n\nnew file mode 100644\nindex 0000000..ef073cc\n--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+a\n\\ No newline at end of file\n+b\n"),
             ParseErrorKind::MisplacedNoNewline

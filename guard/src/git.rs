@@ -24,10 +24,18 @@ pub enum GitError {
     TempDir(#[source] std::io::Error),
     #[error("`git {command}` failed: {stderr}")]
     Failed { command: String, stderr: String },
-    #[error("{dir} is not a git repository: {stderr}")]
+    #[error("--repo {dir} is not a git repository (pass a checkout of the base commit): {stderr}")]
     NotARepository { dir: String, stderr: String },
-    #[error("base revision {rev:?} does not name a commit in the repository: {stderr}")]
-    UnknownBase { rev: String, stderr: String },
+    #[error(
+        "--base `{}` does not name a commit in {dir}: pass the full id of the commit the diff was made against (`git rev-parse HEAD` where the diff was made){}",
+        crate::escape::neutralize(.rev),
+        if .stderr.is_empty() { String::new() } else { format!("; git: {}", .stderr) }
+    )]
+    UnknownBase {
+        rev: String,
+        dir: String,
+        stderr: String,
+    },
     #[error("unexpected output from `git {command}`")]
     BadOutput { command: String },
 }
@@ -53,6 +61,34 @@ impl std::fmt::Display for RawChange {
             crate::escape::display_bytes(&self.path)
         )
     }
+}
+
+/// git settings for the throwaway index and objects, which live only as long as one check: loose
+/// objects stored uncompressed, nothing flushed to disk, no checksum over the index file. What git
+/// computes (object ids, the index entries, `diff-index`'s result) is unchanged: these choose how
+/// bytes are stored, not which bytes.
+pub const THROWAWAY_CONFIG: &[&str] = &[
+    "core.looseCompression=0",
+    "core.fsync=none",
+    "index.skipHash=true",
+];
+
+/// git frees and re-grows its heap for every blob it writes (thousands of `brk` calls); a larger
+/// trim threshold keeps the memory instead. Only glibc reads this (`GLIBC_TUNABLES`); elsewhere it
+/// is ignored.
+pub const THROWAWAY_MALLOC: &str =
+    "glibc.malloc.trim_threshold=268435456:glibc.malloc.top_pad=67108864";
+
+/// One entry of a tree listing: its mode and object id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeEntry {
+    pub mode: u32,
+    pub oid: String,
+}
+
+/// 40 (SHA-1) or 64 (SHA-256) hex digits.
+fn is_object_id(oid: &str) -> bool {
+    (oid.len() == 40 || oid.len() == 64) && oid.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// A repository checkout consulted read-only.
@@ -94,6 +130,17 @@ fn lossy(bytes: &[u8]) -> String {
     crate::escape::display_bytes(bytes.trim_ascii_end())
 }
 
+/// git's message as lines, each in display form ([`crate::escape::display_bytes`]) and joined with
+/// `\n`: shown as lines, and no line can carry a terminal control or a line break of its own.
+fn message_lines(bytes: &[u8]) -> String {
+    bytes
+        .trim_ascii_end()
+        .split(|&b| b == b'\n')
+        .map(|line| crate::escape::display_bytes(line.strip_suffix(b"\r").unwrap_or(line)))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 fn run(mut cmd: Command, stdin: Option<&[u8]>) -> Result<std::process::Output, GitError> {
     if stdin.is_some() {
         cmd.stdin(Stdio::piped());
@@ -117,6 +164,10 @@ fn failed(command: &str, out: &std::process::Output) -> GitError {
         stderr: lossy(&out.stderr),
     }
 }
+
+/// One workflow file of a commit: its path (display form) and its bytes, or why it cannot be read
+/// as a regular file.
+pub type WorkflowEntry = (String, Result<Vec<u8>, String>);
 
 impl GitRepo {
     /// Open the repository at `dir` (its worktree or bare directory).
@@ -159,6 +210,7 @@ impl GitRepo {
         if !out.status.success() || id.is_empty() {
             return Err(GitError::UnknownBase {
                 rev: rev.to_string(),
+                dir: self.dir.display().to_string(),
                 stderr: lossy(&out.stderr),
             });
         }
@@ -167,6 +219,16 @@ impl GitRepo {
 
     /// Every entry of the commit's tree, trees included, as path → mode.
     pub fn tree_modes(&self, commit: &str) -> Result<HashMap<Vec<u8>, u32>, GitError> {
+        Ok(self
+            .tree_entries(commit)?
+            .into_iter()
+            .map(|(path, entry)| (path, entry.mode))
+            .collect())
+    }
+
+    /// Every entry of the commit's tree, trees included, with its mode and object id, in git's
+    /// order (a tree before the entries beneath it).
+    pub fn tree_entries(&self, commit: &str) -> Result<Vec<(Vec<u8>, TreeEntry)>, GitError> {
         let mut cmd = self.command();
         cmd.args([
             "ls-tree",
@@ -181,28 +243,75 @@ impl GitRepo {
         if !out.status.success() {
             return Err(failed("ls-tree", &out));
         }
-        let mut modes = HashMap::new();
+        let mut entries = Vec::new();
         for record in out.stdout.split(|&b| b == 0).filter(|r| !r.is_empty()) {
             // "<mode> SP <type> SP <object> TAB <path>"
             let bad = || GitError::BadOutput {
                 command: "ls-tree".into(),
             };
             let tab = record.iter().position(|&b| b == b'\t').ok_or_else(bad)?;
-            let mode_text = record.split(|&b| b == b' ').next().ok_or_else(bad)?;
-            let mode = parse_octal(mode_text).ok_or_else(bad)?;
-            modes.insert(record[tab + 1..].to_vec(), mode);
+            let mut fields = record[..tab].split(|&b| b == b' ');
+            let mode = fields.next().and_then(parse_octal).ok_or_else(bad)?;
+            let oid = fields
+                .nth(1)
+                .and_then(|o| String::from_utf8(o.to_vec()).ok())
+                .filter(|o| is_object_id(o))
+                .ok_or_else(bad)?;
+            entries.push((record[tab + 1..].to_vec(), TreeEntry { mode, oid }));
         }
-        Ok(modes)
+        Ok(entries)
+    }
+
+    /// The contents of the blobs `oids`, in order, read by one `git cat-file --batch`.
+    pub fn blobs(&self, oids: &[&str]) -> Result<Vec<Vec<u8>>, GitError> {
+        if oids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let bad = || GitError::BadOutput {
+            command: "cat-file --batch".into(),
+        };
+        let mut input = Vec::new();
+        for oid in oids {
+            if !is_object_id(oid) {
+                return Err(bad());
+            }
+            input.extend_from_slice(oid.as_bytes());
+            input.push(b'\n');
+        }
+        let mut cmd = self.command();
+        cmd.args(["cat-file", "--batch"]);
+        let out = run(cmd, Some(&input))?;
+        if !out.status.success() {
+            return Err(failed("cat-file --batch", &out));
+        }
+        // "<oid> SP blob SP <size> LF <contents> LF" per object.
+        let mut rest: &[u8] = &out.stdout;
+        let mut blobs = Vec::with_capacity(oids.len());
+        for oid in oids {
+            let newline = rest.iter().position(|&b| b == b'\n').ok_or_else(bad)?;
+            let header = std::str::from_utf8(&rest[..newline]).map_err(|_| bad())?;
+            let mut fields = header.split(' ');
+            let (Some(got), Some("blob"), Some(size), None) =
+                (fields.next(), fields.next(), fields.next(), fields.next())
+            else {
+                return Err(bad());
+            };
+            let size: usize = size.parse().map_err(|_| bad())?;
+            if got != *oid {
+                return Err(bad());
+            }
+            let body = rest.get(newline + 1..newline + 1 + size).ok_or_else(bad)?;
+            blobs.push(body.to_vec());
+            rest = rest.get(newline + 2 + size..).ok_or_else(bad)?;
+        }
+        Ok(blobs)
     }
 
     /// The workflow files of `commit`: the `*.yml` and `*.yaml` entries directly in
     /// `.github/workflows/` (GitHub reads no subdirectory), read from git's objects, in path
     /// order. An entry that is not a regular file (a symlink, a gitlink) is returned with the
     /// error that it cannot be read as one.
-    pub fn workflow_files(
-        &self,
-        commit: &str,
-    ) -> Result<Vec<(String, Result<Vec<u8>, String>)>, GitError> {
+    pub fn workflow_files(&self, commit: &str) -> Result<Vec<WorkflowEntry>, GitError> {
         let mut cmd = self.command();
         cmd.args(["ls-tree", "-z", "--full-tree", "--end-of-options", commit])
             .arg("--")
@@ -248,7 +357,7 @@ impl GitRepo {
     }
 
     /// A throwaway index (and object directory) holding `commit`'s tree.
-    fn throwaway_index(&self, commit: &str) -> Result<ThrowawayIndex, GitError> {
+    pub fn throwaway_index(&self, commit: &str) -> Result<ThrowawayIndex, GitError> {
         // Thousands of small loose objects are written; on a memory file system that costs a
         // fraction of what it costs on a journaling disk.
         let builder = || {
@@ -280,20 +389,25 @@ impl GitRepo {
     /// Apply `diff` to a throwaway index holding `commit`'s tree. The worktree, the real index and
     /// the repository's object store are left untouched.
     pub fn apply_cached(&self, commit: &str, diff: &[u8]) -> Result<Applied, GitError> {
-        let index = self.throwaway_index(commit)?;
+        self.throwaway_index(commit)?.apply(diff)
+    }
+}
+
+impl ThrowawayIndex {
+    /// Apply `diff` to this index with `git apply --cached`; its new objects go to the throwaway
+    /// object directory.
+    pub fn apply(self, diff: &[u8]) -> Result<Applied, GitError> {
+        let index = self;
+        // git reads the verified bytes from a file in this check's private directory (0700):
+        // a file is read in a few large reads, where a pipe costs a round trip per 64 KiB.
+        let patch = index.tmp.path().join("candidate.diff");
+        std::fs::write(&patch, diff).map_err(GitError::TempDir)?;
         let mut cmd = index.command();
-        cmd.args([
-            "-c",
-            "apply.whitespace=nowarn",
-            "-c",
-            "core.fsync=none",
-            "apply",
-            "--cached",
-            "-",
-        ]);
-        let out = run(cmd, Some(diff))?;
+        cmd.args(["-c", "apply.whitespace=nowarn", "apply", "--cached", "--"])
+            .arg(&patch);
+        let out = run(cmd, None)?;
         if !out.status.success() {
-            return Ok(Applied::Refused(lossy(&out.stderr)));
+            return Ok(Applied::Refused(message_lines(&out.stderr)));
         }
         Ok(Applied::Applied(index))
     }
@@ -434,7 +548,7 @@ fn parse_status(out: &[u8]) -> Option<Vec<StatusEntry>> {
 /// The outcome of `git apply --cached` on a throwaway index.
 #[derive(Debug)]
 pub enum Applied {
-    /// git refused the diff; its message.
+    /// git refused the diff; its message, one line per line git wrote.
     Refused(String),
     Applied(ThrowawayIndex),
 }
@@ -456,6 +570,10 @@ impl ThrowawayIndex {
         cmd.env("GIT_INDEX_FILE", self.tmp.path().join("index"))
             .env("GIT_OBJECT_DIRECTORY", self.tmp.path().join("objects"))
             .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", alternates);
+        for setting in THROWAWAY_CONFIG {
+            cmd.arg("-c").arg(setting);
+        }
+        cmd.env("GLIBC_TUNABLES", THROWAWAY_MALLOC);
         cmd
     }
 
@@ -494,7 +612,7 @@ impl ThrowawayIndex {
 
     /// The content of the blob `oid` (40 or 64 hex digits), from the throwaway or the base objects.
     pub fn blob(&self, oid: &str) -> Result<Vec<u8>, GitError> {
-        if !(oid.len() == 40 || oid.len() == 64) || !oid.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if !is_object_id(oid) {
             return Err(GitError::BadOutput {
                 command: "cat-file".into(),
             });

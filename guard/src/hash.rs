@@ -25,19 +25,16 @@ pub fn digests_equal(a: &[u8; 32], b: &[u8; 32]) -> bool {
     bool::from(a.as_slice().ct_eq(b.as_slice()))
 }
 
-/// Parse a 64-digit hex SHA-256 (either case). `None` when it is not one.
+/// What every expected diff hash must be, said once for every message that refuses one.
+pub const SHA256_FORM: &str = "64 lower-case hex digits, as sha256sum prints them";
+
+/// Parse a SHA-256 written as 64 lower-case hex digits, the one form every consumer of a diff hash
+/// accepts (guard, gate, report and the workflow's input check alike). `None` otherwise, upper
+/// case included: a hash compared as text somewhere must not be accepted in another spelling here.
 pub fn parse_sha256(hex: &str) -> Option<[u8; 32]> {
-    let bytes = hex.as_bytes();
-    if bytes.len() != 64 {
-        return None;
-    }
-    let mut out = [0u8; 32];
-    for (i, pair) in bytes.chunks_exact(2).enumerate() {
-        let hi = (pair[0] as char).to_digit(16)?;
-        let lo = (pair[1] as char).to_digit(16)?;
-        out[i] = (hi * 16 + lo) as u8;
-    }
-    Some(out)
+    contract::ids::Sha256Hex::parse(hex)
+        .ok()
+        .map(|sha| sha.digest())
 }
 
 /// Whether `bytes` hash to `expected` (32 raw bytes), compared in constant time.
@@ -147,8 +144,9 @@ mod tests {
     fn known_vector_and_mismatch() {
         let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
         assert_eq!(sha256_hex(b""), empty);
-        let parsed = parse_sha256(&empty.to_uppercase()).unwrap_or([0; 32]);
+        let parsed = parse_sha256(empty).unwrap_or([0; 32]);
         assert!(matches(b"", &parsed));
+        assert_eq!(parse_sha256(&empty.to_uppercase()), None);
         assert!(!matches(b"x", &parsed));
         assert_eq!(parse_sha256("abc"), None);
         assert_eq!(parse_sha256(&"g".repeat(64)), None);

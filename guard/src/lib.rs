@@ -4,12 +4,13 @@
 //! are started only by [`git`] (always the git CLI, with a fixed environment) and [`sandbox`].
 #![forbid(unsafe_code)]
 
+// The contract's foundations, where the engine has always found them.
+pub use contract::{doc_json, escape, repo_path, rules};
+
 pub mod apply;
 pub mod check;
-pub mod cli_args;
 pub mod diff;
-pub mod doc_json;
-pub mod escape;
+pub mod folded;
 pub mod git;
 pub mod hash;
 pub mod inputs;
@@ -17,8 +18,6 @@ pub mod output;
 pub mod path;
 pub mod policy;
 pub mod readiness;
-pub mod repo_path;
-pub mod rules;
 pub mod sandbox;
 pub mod tree;
 pub mod verdict;

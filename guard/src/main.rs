@@ -7,11 +7,6 @@ use clap::{Parser, Subcommand};
 
 mod cli;
 
-/// Exit codes, as documented: 0 accept, 1 reject, 2 usage/configuration/I/O error.
-pub const EXIT_ACCEPT: u8 = 0;
-pub const EXIT_REJECT: u8 = 1;
-pub const EXIT_ERROR: u8 = 2;
-
 #[derive(Parser)]
 #[command(
     name = "guard",
@@ -26,15 +21,27 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Validate a candidate diff against the policy (and, with --repo, against git's own reading).
+    #[command(
+        after_help = "Exit codes: 0 accept; 1 reject (any violation, a malformed or ambiguous diff included); 2 usage, configuration or I/O error (no verdict). Never 0 when anything went wrong.\nRules and policy: README.md#guard-check"
+    )]
     Check(cli::check::CheckArgs),
     /// Re-check the diff against a clean checkout of the base and apply it to the worktree.
+    #[command(
+        after_help = "Exit codes: 0 applied; 1 rejected (nothing applied); 2 usage, configuration or I/O error (nothing applied)."
+    )]
     Apply(cli::apply::ApplyArgs),
     /// Check the worktree against the verdict after apply, or against the baseline after the build.
+    #[command(
+        after_help = "Exit codes: 0 the tree checks out; 1 findings (tree-mismatch, build-wrote); 2 usage, configuration or I/O error."
+    )]
     VerifyTree(cli::verify_tree::VerifyTreeArgs),
     /// Validate the workflow's dispatch inputs from TASK_ID, BASE_SHA, EXPECTED_DIFF_SHA256,
     /// DECLARED_SCOPE, DIFF_B64, DIFF_REF and DISPATCH_MAC (::error:: per problem, exit 1).
     Inputs(cli::inputs::InputsArgs),
     /// Run the build/test command without credentials or network.
+    #[command(
+        after_help = "Exit codes: 0 the command ran isolated and exited 0; 1 it ran and failed (non-zero exit, signal or timeout); 2 it could not be run isolated, or a usage or I/O error."
+    )]
     Run(cli::run::RunArgs),
     /// List the base commit's workflow jobs that would run on the published branch's push or pull
     /// request with secrets and no environment (exit 1 unless the policy allows them).
@@ -44,8 +51,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    guard::cli_args::exit_2_on_panic("guard");
-    let cli = match guard::cli_args::parse::<Cli>() {
+    contract::cli::install_panic_hook("guard");
+    let cli = match contract::cli::parse_args::<Cli>() {
         Ok(cli) => cli,
         Err(code) => return code,
     };

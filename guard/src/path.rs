@@ -64,10 +64,25 @@ pub enum PathError {
     ParentDir,
     #[error("path component is {len} bytes long, over the limit of {max}")]
     ComponentTooLong { len: usize, max: usize },
-    #[error("path component `{}` names `.git`", escape::terminal(.component))]
+    #[error("path component `{}` names `.git`", escape::neutralize(.component))]
     GitDir { component: String },
-    #[error("path component `{}` is a disguised `.gitmodules`", escape::terminal(.component))]
+    #[error("path component `{}` is a disguised `.gitmodules`", escape::neutralize(.component))]
     DisguisedGitmodules { component: String },
+    #[error(
+        "path component `{}` holds `:`, which Windows reads as an alternate data stream (`name:stream`)",
+        escape::neutralize(.component)
+    )]
+    StreamSeparator { component: String },
+    #[error(
+        "path component `{}` is a Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with any extension): the file cannot be checked out on Windows",
+        escape::neutralize(.component)
+    )]
+    ReservedName { component: String },
+    #[error(
+        "path component `{}` ends with a dot or a space, which Windows drops: it names another file there",
+        escape::neutralize(.component)
+    )]
+    TrailingDotOrSpace { component: String },
 }
 
 impl PathError {
@@ -161,15 +176,16 @@ fn validate_component(component: &str, limits: &PathLimits) -> Result<(), PathEr
     Ok(())
 }
 
-/// `path` as HFS+ and NTFS resolve it: the code points HFS+ ignores removed and the trailing dots
-/// and spaces NTFS trims dropped from each component. The denylist is matched against this
-/// spelling too, so `.hus\u{200c}ky/` or `.github./` cannot reach the denied surface in disguise.
+/// `path` as HFS+ and NTFS resolve it: the code points HFS+ ignores removed, an NTFS stream suffix
+/// (`:stream`, `::$INDEX_ALLOCATION`) cut, and the trailing dots and spaces NTFS trims dropped from
+/// each component. The denylist is matched against this spelling too, so `.hus\u{200c}ky/`,
+/// `.github./` or `.github::$INDEX_ALLOCATION/` cannot reach the denied surface in disguise.
 pub fn resolved_spelling(path: &str) -> String {
     path.split('/')
         .map(|c| {
-            strip_hfs_ignorable(c)
-                .trim_end_matches(['.', ' '])
-                .to_owned()
+            let stripped = strip_hfs_ignorable(c);
+            let name = stripped.split(':').next().unwrap_or_default();
+            name.trim_end_matches(['.', ' ']).to_owned()
         })
         .collect::<Vec<_>>()
         .join("/")
@@ -307,6 +323,168 @@ fn is_ntfs_hashed_short_name(name: &[u8], prefix: &[u8; 6]) -> bool {
         && ntfs_trailer_keeps_name(rest)
 }
 
+/// Whether `path` can be checked out unchanged on Windows, the rules of the `portable-paths`
+/// policy switch: no component holds `:` (an NTFS alternate data stream, `.github::$INDEX_ALLOCATION`
+/// is the directory `.github`), is a reserved device name with or without an extension, or ends
+/// with a dot or a space (Windows drops them, so `a.` and `a` are one file).
+///
+/// Sources: Microsoft, "Naming Files, Paths, and Namespaces"
+/// (<https://learn.microsoft.com/windows/win32/fileio/naming-a-file>): the reserved names CON, PRN,
+/// AUX, NUL, COM1-COM9, COM¹-COM³, LPT1-LPT9, LPT¹-LPT³, also "followed immediately by an
+/// extension", and no name ending in a space or a period; CPython's `ntpath.isreserved`, which
+/// also strips spaces before the extension (`nul .txt`) and adds `CONIN$` and `CONOUT$`.
+pub fn check_portable(path: &str) -> Result<(), PathError> {
+    for component in path.split('/') {
+        if component.contains(':') {
+            return Err(PathError::StreamSeparator {
+                component: component.to_owned(),
+            });
+        }
+        if component.ends_with(['.', ' ']) {
+            return Err(PathError::TrailingDotOrSpace {
+                component: component.to_owned(),
+            });
+        }
+        if is_windows_device_name(component) {
+            return Err(PathError::ReservedName {
+                component: component.to_owned(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `CON`, `nul.txt`, `Com1.tar.gz`, `lpt\u{b9}`, `aux .c`: the part before the first dot, without
+/// trailing spaces, is a device name in any ASCII case.
+fn is_windows_device_name(component: &str) -> bool {
+    let stem = component
+        .split('.')
+        .next()
+        .unwrap_or_default()
+        .trim_end_matches(' ');
+    let upper = stem.to_ascii_uppercase();
+    if matches!(
+        upper.as_str(),
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$"
+    ) {
+        return true;
+    }
+    let (Some(prefix), Some(digit)) = (upper.get(..3), upper.get(3..)) else {
+        return false;
+    };
+    matches!(prefix, "COM" | "LPT")
+        && matches!(
+            digit,
+            "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "\u{b9}" | "\u{b2}" | "\u{b3}"
+        )
+}
+
+/// The number of `/`-separated components of `path`.
+pub fn component_count(path: &[u8]) -> usize {
+    memchr::memchr_iter(b'/', path).count() + 1
+}
+
+/// One component as a case- and normalization-insensitive file system finds it (macOS, Windows):
+/// canonically decomposed, without the code points HFS+ ignores, lower case, and without the
+/// trailing dots and spaces NTFS drops. Two components with one key name the same entry there.
+pub fn fold_component(component: &[u8]) -> String {
+    use unicode_normalization::UnicodeNormalization;
+    let mut folded: String = String::from_utf8_lossy(component)
+        .nfd()
+        .filter(|&c| !is_hfs_ignorable(c))
+        .flat_map(char::to_lowercase)
+        .collect();
+    let kept = folded.trim_end_matches(['.', ' ']).len();
+    folded.truncate(kept);
+    folded
+}
+
+/// A component in the form of a Windows 8.3 short name: `STEM~DIGITS`, then optionally `.EXT`.
+/// Windows resolves such a name to the long name it was generated for, when that entry exists
+/// (`GITHUB~1` opens `.github`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShortName {
+    /// Upper-cased, up to 8 characters.
+    stem: String,
+    /// Upper-cased, up to 3 characters; empty when there is none.
+    ext: String,
+}
+
+impl ShortName {
+    /// `Some` when `component` (after NTFS trims trailing dots and spaces) has the form of a short
+    /// name: at most 8 characters before an optional extension of at most 3, a `~` followed by a
+    /// numeric tail not starting with `0`.
+    pub fn parse(component: &str) -> Option<ShortName> {
+        let name = component.trim_end_matches(['.', ' ']);
+        let (base, ext) = match name.rfind('.') {
+            Some(dot) if dot > 0 => (name.get(..dot)?, name.get(dot + 1..)?),
+            _ => (name, ""),
+        };
+        if !base.is_ascii() || !ext.is_ascii() || base.len() > 8 || ext.len() > 3 {
+            return None;
+        }
+        let tilde = base.rfind('~')?;
+        let (stem, tail) = (base.get(..tilde)?, base.get(tilde + 1..)?);
+        if !matches!(tail.as_bytes().first(), Some(b'1'..=b'9'))
+            || !tail.bytes().all(|b| b.is_ascii_digit())
+        {
+            return None;
+        }
+        Some(ShortName {
+            stem: stem.to_ascii_uppercase(),
+            ext: ext.to_ascii_uppercase(),
+        })
+    }
+
+    /// Whether Windows could have generated this short name for the long name `long`, so that
+    /// the short name opens it. Windows drops leading dots, spaces and the dots before the
+    /// extension, maps other characters that are invalid in 8.3 names to `_`, keeps up to six
+    /// characters of the base and three of the extension, and after a few collisions replaces
+    /// all but two characters of the base with a hash of four hex digits (git's `gi7eba~1` for
+    /// `.gitmodules`). The hash is unknown, so any four hex digits are taken to match: an
+    /// over-approximation, which can only reject more.
+    pub fn may_name(&self, long: &str) -> bool {
+        let (base, ext) = short_name_parts(long);
+        if !self.ext.is_empty() && !ext.starts_with(&self.ext) {
+            return false;
+        }
+        if !self.stem.is_empty() && base.starts_with(&self.stem) {
+            return true;
+        }
+        // The hashed form: a prefix of at most two characters of the base, then hex digits.
+        let kept = base.len().min(2).min(self.stem.len());
+        let (Some(head), Some(hash)) = (self.stem.get(..kept), self.stem.get(kept..)) else {
+            return false;
+        };
+        base.starts_with(head)
+            && (1..=4).contains(&hash.len())
+            && hash.bytes().all(|b| b.is_ascii_hexdigit())
+    }
+}
+
+/// The upper-cased base and extension from which Windows derives a short name for `long`.
+fn short_name_parts(long: &str) -> (String, String) {
+    let name = long.trim_start_matches(['.', ' ']);
+    let (base, ext) = match name.rfind('.') {
+        Some(dot) => (&name[..dot], &name[dot + 1..]),
+        None => (name, ""),
+    };
+    let clean = |s: &str, keep: usize| -> String {
+        s.chars()
+            .filter(|&c| c != '.' && c != ' ')
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "!#$%&'()-@^_`{}~".contains(c) {
+                    c.to_ascii_uppercase()
+                } else {
+                    '_'
+                }
+            })
+            .take(keep)
+            .collect()
+    };
+    (clean(base, 8), clean(ext, 3))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -382,6 +560,10 @@ mod tests {
             ".github/workflows/x.yml"
         );
         assert_eq!(resolved_spelling("src/lib.rs"), "src/lib.rs");
+        assert_eq!(
+            resolved_spelling(".github::$INDEX_ALLOCATION/workflows/x.yml"),
+            ".github/workflows/x.yml"
+        );
         assert_eq!(
             collision_key("Caf\u{e9}.TXT".as_bytes()),
             collision_key("cafe\u{301}.txt".as_bytes())

@@ -7,7 +7,8 @@
 //! The default policy is one documented file, `guard/src/default-policy.yml`, embedded in the binary
 //! ([`Policy::embedded_default`]). A user policy file ([`Policy::from_yaml`]) uses the same schema and
 //! is applied on top of the default: it can only *extend* the denylist and the build outputs, only
-//! *lower* limits, and loosen the file-kind rules only through explicit `allow` keys. The default
+//! *lower* limits, and loosen the file-kind rules only through explicit `allow` keys and the
+//! `portable-paths` switch. The default
 //! denylist cannot be removed.
 //!
 //! ```yaml
@@ -18,12 +19,17 @@
 //!   executable-files: false           # true allows new files with mode 100755
 //!   mode-changes: false               # true allows old mode != new mode
 //!   unprotected-secret-jobs: false    # true: guard readiness reports instead of failing
+//! portable-paths: true                # false allows names Windows cannot check out
+//! protect:
+//!   add: ["migrations/**"]            # appended to the default protected list
+//! protected: review                   # review (default) | block | allow
 //! limits:                             # each 1 ..= the default value
 //!   diff-bytes: 67108864
 //!   files: 10000
 //!   path-bytes: 4096
 //!   component-bytes: 255
 //!   line-bytes: 1048576
+//!   path-components: 128
 //! build:
 //!   output: ["target/**"]             # appended to the default build outputs
 //!   env: ["CARGO_HOME"]               # appended to the default env allowlist
@@ -33,7 +39,7 @@
 //! into raw structs that reject unknown keys, duplicate keys, wrong types, YAML tags and merge keys,
 //! under a small parse budget (input size, nodes, depth, aliases) so an alias bomb fails fast; the raw
 //! values are then validated into a [`Policy`], and every error names the offending entry, for
-//! example `deny.add[3]: invalid glob "a/[": ...`.
+//! example ``deny.add[3]: invalid glob `a/[`: ...``.
 //!
 //! # Glob semantics
 //!
@@ -97,6 +103,8 @@ pub struct Limits {
     pub max_component_bytes: usize,
     /// Bytes in one diff line.
     pub max_line_bytes: usize,
+    /// Components in one path (directories and the file name).
+    pub max_path_components: usize,
 }
 
 impl Limits {
@@ -107,6 +115,7 @@ impl Limits {
         max_path_bytes: usize::MAX,
         max_component_bytes: usize::MAX,
         max_line_bytes: usize::MAX,
+        max_path_components: usize::MAX,
     };
 }
 
@@ -207,6 +216,7 @@ fn check_pattern(pattern: &str) -> Result<(), String> {
             }
         }
     }
+    check_alternatives(pattern)?;
     for component in pattern.split('/') {
         if component.is_empty() {
             return Err("has an empty path component (`//`)".into());
@@ -221,11 +231,69 @@ fn check_pattern(pattern: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Rejects an empty `{}` alternative (`lefthook{,-local}.yml`): the glob library never matches
+/// the empty branch, so such an entry would silently miss the very name it seems to list.
+fn check_alternatives(pattern: &str) -> Result<(), String> {
+    let mut depth = 0usize;
+    let mut piece_len = 0usize;
+    for (c, escaped) in glob_chars(pattern) {
+        match c {
+            _ if escaped => piece_len += 1,
+            '{' => {
+                depth += 1;
+                piece_len = 0;
+            }
+            ',' | '}' if depth > 0 => {
+                if piece_len == 0 {
+                    return Err(
+                        "has an empty `{}` alternative, which never matches; list every name in full (`{a,a-local}` instead of `a{,-local}`)"
+                            .into(),
+                    );
+                }
+                if c == '}' {
+                    depth -= 1;
+                }
+                piece_len = 0;
+            }
+            _ => piece_len += 1,
+        }
+    }
+    Ok(())
+}
+
+/// What a path in the protected list does to the verdict (`protected:` in the policy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protected {
+    /// The verdict accepts and lists the path as a `protected-path` finding for a human to review
+    /// (the default).
+    Review,
+    /// The path is rejected like a denied one (`protected-path` violation).
+    Block,
+    /// The list is ignored.
+    Allow,
+}
+
+impl Protected {
+    /// The policy value: `review`, `block` or `allow`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protected::Review => "review",
+            Protected::Block => "block",
+            Protected::Allow => "allow",
+        }
+    }
+}
+
 /// The checked policy.
 #[derive(Debug, Clone)]
 pub struct Policy {
     /// The denied trust-control surface; matched case-insensitively.
     pub deny: Vec<PatternEntry>,
+    /// The protected paths: a diff may change them only with a human's explicit look; matched
+    /// like deny patterns (case-insensitively, `X/**` also matches `X`).
+    pub protect: Vec<PatternEntry>,
+    /// What a protected path does to the verdict.
+    pub protected: Protected,
     /// Paths a build may write (e.g. `target/**`); matched case-sensitively.
     pub build_output: Vec<PatternEntry>,
     /// Extra environment variable names `guard run` passes through.
@@ -234,6 +302,9 @@ pub struct Policy {
     pub allow_executable: bool,
     /// Whether a file's mode may change.
     pub allow_mode_change: bool,
+    /// Whether every name the diff creates must be checkable-out on Windows
+    /// ([`crate::path::check_portable`]).
+    pub portable_paths: bool,
     /// Whether `guard readiness` only reports the jobs of the repository's own workflows that
     /// would run on the published branch with secrets and no environment, instead of failing.
     pub allow_unprotected_secret_jobs: bool,
@@ -260,10 +331,13 @@ impl Policy {
         let base = Policy {
             deny_set: OnceLock::new(),
             deny: Vec::new(),
+            protect: Vec::new(),
+            protected: Protected::Review,
             build_output: Vec::new(),
             env_allow: Vec::new(),
             allow_executable: false,
             allow_mode_change: false,
+            portable_paths: false,
             allow_unprotected_secret_jobs: false,
             limits: Limits::UNBOUNDED,
         };
@@ -306,6 +380,23 @@ impl Policy {
         }
     }
 
+    /// Every literal component of the deny and protect patterns (one without a glob character),
+    /// such as `.github` or `CODEOWNERS`: the long names a Windows 8.3 short name in a diff is read
+    /// as when the base tree does not show what it would resolve to.
+    pub fn deny_literal_names(&self) -> Vec<&str> {
+        let mut names = literal_components(&self.deny);
+        names.extend(literal_components(&self.protect));
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
+    /// The first protect pattern matching `path` (case-insensitively), or None. Does not look at
+    /// [`Policy::protected`]; the caller decides what a match means.
+    pub fn protected_by(&self, path: &str) -> Option<&str> {
+        first_match(&self.protect, path)
+    }
+
     /// Whether `path` is a build output. Does not override [`Policy::denied`].
     pub fn is_build_output(&self, path: &str) -> bool {
         self.build_output.iter().any(|p| p.is_match(path))
@@ -323,6 +414,25 @@ impl Policy {
             let entry = format!("deny.add[{i}]");
             self.deny
                 .push(PatternEntry::new(&entry, pattern, PatternKind::Deny)?);
+        }
+        for (i, pattern) in raw.protect.add.iter().enumerate() {
+            let entry = format!("protect.add[{i}]");
+            self.protect
+                .push(PatternEntry::new(&entry, pattern, PatternKind::Deny)?);
+        }
+        if let Some(mode) = raw.protected {
+            self.protected = match mode.as_str() {
+                "review" => Protected::Review,
+                "block" => Protected::Block,
+                "allow" => Protected::Allow,
+                other => {
+                    return Err(PolicyError::InvalidValue {
+                        key: "protected",
+                        value: other.to_owned(),
+                        expected: "review, block or allow",
+                    });
+                }
+            };
         }
         for (i, pattern) in raw.build.output.iter().enumerate() {
             let entry = format!("build.output[{i}]");
@@ -345,6 +455,9 @@ impl Policy {
         if let Some(PlainBool(yes)) = raw.allow.mode_changes {
             self.allow_mode_change = yes;
         }
+        if let Some(PlainBool(yes)) = raw.portable_paths {
+            self.portable_paths = yes;
+        }
         if let Some(PlainBool(yes)) = raw.allow.unprotected_secret_jobs {
             self.allow_unprotected_secret_jobs = yes;
         }
@@ -360,6 +473,11 @@ impl Policy {
             &mut l.max_component_bytes,
         )?;
         lower_usize("limits.line-bytes", r.line_bytes, &mut l.max_line_bytes)?;
+        lower_usize(
+            "limits.path-components",
+            r.path_components,
+            &mut l.max_path_components,
+        )?;
         Ok(self)
     }
 }
@@ -382,6 +500,17 @@ impl DenySet {
             entries: deny.len(),
         }
     }
+}
+
+fn literal_components(patterns: &[PatternEntry]) -> Vec<&str> {
+    let mut names: Vec<&str> = patterns
+        .iter()
+        .flat_map(|p| p.pattern.split('/'))
+        .filter(|c| !c.contains(['*', '?', '[', ']', '{', '}', '\\']))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 fn first_match<'a>(patterns: &'a [PatternEntry], path: &str) -> Option<&'a str> {
@@ -456,7 +585,17 @@ impl Scope {
         let globs = globs
             .iter()
             .enumerate()
-            .map(|(i, g)| PatternEntry::new(&format!("scope[{i}]"), g, PatternKind::Exact))
+            .map(|(i, g)| {
+                let entry = format!("scope[{i}]");
+                if has_top_level_comma(g) {
+                    return Err(PolicyError::InvalidGlob {
+                        entry,
+                        pattern: g.clone(),
+                        reason: "holds a `,` outside `{}`, so it is one glob that matches nothing it seems to list: pass one --scope per glob (`--scope 'a/**' --scope 'b/**'`); the workflow's declared_scope is split the same way, on newlines and on commas outside `{}`".into(),
+                    });
+                }
+                PatternEntry::new(&entry, g, PatternKind::Exact)
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Scope { globs })
     }
@@ -475,6 +614,54 @@ impl Scope {
     pub fn matching(&self, path: &str) -> Option<&str> {
         first_match(&self.globs, path)
     }
+
+    /// Whether glob `index` matches `path`.
+    pub fn matches_glob(&self, index: usize, path: &str) -> bool {
+        self.globs.get(index).is_some_and(|p| p.is_match(path))
+    }
+
+    /// For a path no glob matches: a hint when a glob looks like a mistake for one that would,
+    /// a directory named without `/**` (`crates` for `crates/**`). Empty when there is none.
+    pub fn hint_for(&self, path: &str) -> String {
+        let mistaken = self.globs.iter().find(|g| {
+            !g.pattern.contains(['*', '?', '[', '{', '\\'])
+                && path
+                    .strip_prefix(g.pattern.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        });
+        match mistaken {
+            Some(g) => format!(
+                " (`{0}` matches only the path `{0}` itself; for everything beneath it declare `{0}/**`)",
+                g.pattern
+            ),
+            None => String::new(),
+        }
+    }
+}
+
+/// The characters of a glob, each with whether a backslash escaped it (the backslash itself is
+/// not yielded).
+fn glob_chars(glob: &str) -> impl Iterator<Item = (char, bool)> + '_ {
+    let mut chars = glob.chars();
+    std::iter::from_fn(move || match chars.next()? {
+        '\\' => chars.next().map(|c| (c, true)),
+        c => Some((c, false)),
+    })
+}
+
+/// Whether `glob` holds a `,` outside `{}` (and not escaped): a list of globs passed as one.
+fn has_top_level_comma(glob: &str) -> bool {
+    let mut depth = 0usize;
+    for (c, escaped) in glob_chars(glob) {
+        match c {
+            _ if escaped => {}
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Why a policy file or a scope was refused.
@@ -497,7 +684,7 @@ pub enum PolicyError {
     #[error("version: unsupported policy version {found} (expected {POLICY_VERSION})")]
     UnsupportedVersion { found: u64 },
     /// A glob that does not compile or is unsafe; `entry` is e.g. `deny.add[3]` or `scope[0]`.
-    #[error("{entry}: invalid glob {pattern:?}: {reason}")]
+    #[error("{entry}: invalid glob `{}`: {reason}", crate::escape::neutralize(.pattern))]
     InvalidGlob {
         entry: String,
         pattern: String,
@@ -510,6 +697,12 @@ pub enum PolicyError {
         key: &'static str,
         value: u64,
         max: u64,
+    },
+    #[error("{key}: `{}` is not one of {expected}", crate::escape::neutralize(.value))]
+    InvalidValue {
+        key: &'static str,
+        value: String,
+        expected: &'static str,
     },
     #[error("{entry}: environment variable {name:?} refused: {reason}")]
     InvalidEnvName {
@@ -541,6 +734,10 @@ struct RawPolicy {
     limits: RawLimits,
     #[serde(default)]
     build: RawBuild,
+    portable_paths: Option<PlainBool>,
+    #[serde(default)]
+    protect: RawDeny,
+    protected: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -566,6 +763,7 @@ struct RawLimits {
     path_bytes: Option<PlainInt>,
     component_bytes: Option<PlainInt>,
     line_bytes: Option<PlainInt>,
+    path_components: Option<PlainInt>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -31,9 +31,13 @@
 
 pub mod expr;
 pub mod filter;
-pub mod json_v1;
 
 use serde_json::Value;
+
+use contract::readiness::{
+    FindingDoc, ReadinessDoc, ReadinessMode, ReadinessResult, ReadinessSchema,
+};
+pub use contract::readiness::{ReadinessEvent as Event, ReadinessRule as Rule};
 
 use expr::{Scope, Val};
 use filter::Pattern;
@@ -52,59 +56,12 @@ pub struct Target {
     pub repository: String,
 }
 
-/// The events of the second execution.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Event {
-    Push,
-    PullRequest,
-}
-
-impl Event {
-    pub const ALL: [Event; 2] = [Event::Push, Event::PullRequest];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Event::Push => "push",
-            Event::PullRequest => "pull_request",
-        }
-    }
-}
-
 /// One workflow file of the base tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkflowFile {
     /// Its path in the repository (`.github/workflows/ci.yml`).
     pub path: String,
     pub bytes: Vec<u8>,
-}
-
-/// The stable ids of the findings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Rule {
-    UnprotectedSecretJob,
-    UnreadableWorkflow,
-}
-
-impl Rule {
-    pub const ALL: [Rule; 2] = [Rule::UnprotectedSecretJob, Rule::UnreadableWorkflow];
-
-    pub fn id(self) -> &'static str {
-        match self {
-            Rule::UnprotectedSecretJob => "unprotected-secret-job",
-            Rule::UnreadableWorkflow => "unreadable-workflow",
-        }
-    }
-
-    pub fn description(self) -> &'static str {
-        match self {
-            Rule::UnprotectedSecretJob => {
-                "A job would run on the published branch's push or pull request with secrets and no environment."
-            }
-            Rule::UnreadableWorkflow => {
-                "A workflow file of the base tree could not be read, so it cannot be shown safe."
-            }
-        }
-    }
 }
 
 /// What the readiness check found.
@@ -164,6 +121,57 @@ impl Finding {
     }
 }
 
+impl Finding {
+    /// The finding as the readiness document carries it.
+    pub fn to_doc(&self) -> FindingDoc {
+        let (job, job_name, events, secrets) = match self {
+            Finding::UnprotectedSecretJob {
+                job,
+                name,
+                events,
+                secrets,
+                ..
+            } => (
+                Some(job.clone()),
+                name.clone(),
+                events.clone(),
+                secrets.clone(),
+            ),
+            Finding::UnreadableWorkflow { .. } => (None, None, Vec::new(), Vec::new()),
+        };
+        FindingDoc {
+            rule: self.rule(),
+            workflow: self.workflow().to_owned(),
+            job,
+            job_name,
+            events,
+            secrets,
+            message: self.message(),
+        }
+    }
+}
+
+/// The readiness document of `findings` over the `workflows` read at `base_commit`.
+pub fn document(
+    target: &Target,
+    base_commit: contract::ids::CommitId,
+    workflows: Vec<String>,
+    findings: &[Finding],
+    mode: ReadinessMode,
+) -> ReadinessDoc {
+    ReadinessDoc {
+        schema: ReadinessSchema,
+        result: ReadinessResult::of(findings.len(), mode),
+        mode,
+        base_commit,
+        branch: target.branch.clone(),
+        base_branch: target.base_branch.clone(),
+        repository: target.repository.clone(),
+        workflows,
+        findings: findings.iter().map(Finding::to_doc).collect(),
+    }
+}
+
 /// The findings over a set of workflow files, in file then job order.
 pub fn assess(files: &[WorkflowFile], target: &Target) -> Vec<Finding> {
     let mut findings = Vec::new();
@@ -214,7 +222,7 @@ fn assess_file(file: &WorkflowFile, target: &Target) -> Result<Vec<Finding>, Str
         .and_then(Value::as_object)
         .ok_or("no `jobs` mapping")?;
     let mut events = Vec::new();
-    for event in Event::ALL {
+    for &event in Event::ALL {
         if triggered(on, event, target)? {
             events.push(event);
         }

@@ -938,7 +938,7 @@ fn not_started(finished: &Finished) -> String {
     };
     let preamble = capture.preamble_text();
     if !preamble.is_empty() {
-        detail.push_str(&format!(" ({})", crate::escape::terminal(&preamble)));
+        detail.push_str(&format!(" ({})", crate::escape::neutralize(&preamble)));
     }
     detail
 }
@@ -966,7 +966,7 @@ struct Finished {
 /// A command that could not be executed ends as it would in a shell: 127 when not found, else 126.
 fn not_executable(program: &OsStr, err: &io::Error, max_output: usize) -> Finished {
     let mut capture = Capture::direct(max_output);
-    let program = crate::escape::terminal(&program.to_string_lossy());
+    let program = crate::escape::neutralize(&program.to_string_lossy());
     capture.feed(format!("guard run: cannot execute {program}: {err}\n").as_bytes());
     let code = if err.kind() == io::ErrorKind::NotFound {
         127

@@ -60,71 +60,27 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+use crate::check::FileChange;
 use crate::diff::{MODE_EXEC, MODE_FILE, MODE_GITLINK, MODE_SYMLINK};
 use crate::escape::display_bytes;
 use crate::git::{GitError, GitRepo, RawChange};
-use crate::output::json_v1::{FileDoc, VerdictDoc};
+use crate::output::json_v1::{CheckMode, VerdictDoc};
 use crate::path::{PathLimits, validate_path};
 use crate::policy::{Policy, Scope};
 use crate::repo_path::RepoPath;
 use crate::rules::RuleId;
-use crate::verdict::Status;
+use json_v1::Kind;
 use json_v1::SnapshotDoc;
-use walk::{Entry, Kind, Snapshot, WalkError, WalkLimits};
+pub use json_v1::{Change, Check, DirId, Identity};
+use walk::{Entry, Snapshot, WalkError, WalkLimits};
 
 const MODE_TREE: u32 = 0o040000;
-
-/// Which of the two checks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Check {
-    AfterApply,
-    AfterBuild,
-}
-
-impl Check {
-    pub fn name(self) -> &'static str {
-        match self {
-            Check::AfterApply => "after-apply",
-            Check::AfterBuild => "after-build",
-        }
-    }
-}
-
-/// How a path differs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Change {
-    /// After apply: in the worktree, not in the verdict.
-    Unexpected,
-    /// After apply: in the verdict, not in the worktree.
-    Missing,
-    /// After apply: in both, with another status, mode or type.
-    Differs,
-    /// After the build: absent from the baseline.
-    Created,
-    /// After the build: absent now.
-    Deleted,
-    /// After the build: another content, permission bits, type or link target.
-    Modified,
-}
-
-impl Change {
-    pub fn name(self) -> &'static str {
-        match self {
-            Change::Unexpected => "unexpected",
-            Change::Missing => "missing",
-            Change::Differs => "differs",
-            Change::Created => "created",
-            Change::Deleted => "deleted",
-            Change::Modified => "modified",
-        }
-    }
-}
 
 /// One reason the tree check fails.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
     pub rule: RuleId,
-    /// Root-relative, display form.
+    /// Root-relative, exact.
     pub path: RepoPath,
     pub change: Change,
     pub message: String,
@@ -195,47 +151,29 @@ pub fn hashed_in_baseline(_path: &[u8]) -> bool {
     true
 }
 
-/// Device and inode of a directory: which directory it is, whatever its path.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DirId {
-    pub dev: u64,
-    pub ino: u64,
-}
-
-/// Which directories the worktree and its `.git` are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Identity {
-    pub root: DirId,
-    pub git: DirId,
-}
-
-impl Identity {
-    /// `lstat` of `root` and `root/.git`; both must be directories (not symlinks).
-    pub fn of(root: &Path) -> Result<Identity, TreeError> {
-        use std::os::unix::fs::MetadataExt;
-        let id = |path: &Path| -> Result<DirId, TreeError> {
-            let meta = std::fs::symlink_metadata(path).map_err(|e| TreeError::Repo {
+/// `lstat` of `root` and `root/.git`; both must be directories (not symlinks).
+pub fn identity_of(root: &Path) -> Result<Identity, TreeError> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |path: &Path| -> Result<DirId, TreeError> {
+        let meta = std::fs::symlink_metadata(path).map_err(|e| TreeError::Repo {
+            path: display_bytes(path.as_os_str().as_bytes()),
+            reason: e.to_string(),
+        })?;
+        if !meta.is_dir() {
+            return Err(TreeError::Repo {
                 path: display_bytes(path.as_os_str().as_bytes()),
-                reason: e.to_string(),
-            })?;
-            if !meta.is_dir() {
-                return Err(TreeError::Repo {
-                    path: display_bytes(path.as_os_str().as_bytes()),
-                    reason: "not a directory".into(),
-                });
-            }
-            Ok(DirId {
-                dev: meta.dev(),
-                ino: meta.ino(),
-            })
-        };
-        Ok(Identity {
-            root: id(root)?,
-            git: id(&root.join(".git"))?,
+                reason: "not a directory".into(),
+            });
+        }
+        Ok(DirId {
+            dev: meta.dev(),
+            ino: meta.ino(),
         })
-    }
+    };
+    Ok(Identity {
+        root: id(root)?,
+        git: id(&root.join(".git"))?,
+    })
 }
 
 /// What the tree check after the build compares with: the verified tree after apply, taken by the
@@ -245,9 +183,9 @@ pub struct Baseline {
     /// Canonical worktree directory.
     pub root: PathBuf,
     pub identity: Identity,
-    pub base_commit: String,
-    pub diff_sha256: String,
-    pub verdict_sha256: String,
+    pub base_commit: contract::ids::CommitId,
+    pub diff_sha256: contract::ids::Sha256Hex,
+    pub verdict_sha256: contract::ids::Sha256Hex,
     pub scope: Vec<String>,
     pub snapshot: Snapshot,
 }
@@ -261,12 +199,12 @@ impl Baseline {
         doc: &SnapshotDoc,
         verdict_sha256: &str,
     ) -> Result<Baseline, TreeError> {
-        if doc.taken != Check::AfterApply.name() || !doc.verified {
+        if doc.taken != Check::AfterApply || !doc.verified {
             return Err(TreeError::Baseline(
                 "not the snapshot of a passing check after apply".into(),
             ));
         }
-        if !verdict_sha256.eq_ignore_ascii_case(&doc.verdict_sha256) {
+        if verdict_sha256 != doc.verdict_sha256.as_str() {
             return Err(TreeError::Baseline(
                 "the verdict file is not the one the baseline was taken with".into(),
             ));
@@ -283,9 +221,7 @@ impl Baseline {
                 exact_root.display()
             )));
         }
-        let snapshot = doc
-            .snapshot()
-            .map_err(|e| TreeError::Baseline(e.to_string()))?;
+        let snapshot = json_v1::snapshot_of(doc);
         Ok(Baseline {
             root,
             identity: doc.identity,
@@ -299,113 +235,55 @@ impl Baseline {
 }
 
 /// Checks a verdict document before a tree is compared with it: an accepting, git-cross-checked
-/// guard verdict (JSON v1) with every mode known.
+/// guard verdict whose file list maps onto git's changes (the document's own fields were checked
+/// when it was read).
 pub fn check_verdict(doc: &VerdictDoc) -> Result<(), TreeError> {
-    let bad = |m: &str| Err(TreeError::Verdict(m.to_string()));
-    if doc.schema != crate::output::json_v1::SCHEMA {
-        return bad("not a guard verdict (JSON v1)");
-    }
     if !doc.accepted() || !doc.violations.is_empty() {
-        return bad("the verdict does not accept the diff");
+        return Err(TreeError::Verdict(
+            "the verdict does not accept the diff".into(),
+        ));
     }
-    if doc.mode != "git-cross-checked" {
-        return bad("the verdict was not cross-checked with git (guard check --repo)");
-    }
-    if crate::hash::parse_sha256(&doc.diff_sha256).is_none() {
-        return bad("diff_sha256 is not a 64-digit hex SHA-256");
+    if doc.mode != CheckMode::GitCrossChecked {
+        return Err(TreeError::Verdict(
+            "the verdict was not cross-checked with git (guard check --repo)".into(),
+        ));
     }
     expected_changes(doc).map(|_| ())
 }
 
-/// The raw changes `git diff-index --no-renames <base>` must show for the verdict's file list,
-/// keyed by path.
+/// The raw changes `git diff-index --no-renames <base>` must show for the verdict's file list
+/// ([`crate::check::index_changes`], the one mapping), keyed by path; every path valid.
 pub fn expected_changes(doc: &VerdictDoc) -> Result<BTreeMap<Vec<u8>, RawChange>, TreeError> {
+    let changes =
+        crate::check::index_changes(doc.files.iter().map(FileChange::from)).ok_or_else(|| {
+            TreeError::Verdict(
+                "a file of the list lacks a path or mode it needs, or a modification names two \
+                 paths"
+                    .into(),
+            )
+        })?;
     let mut out: BTreeMap<Vec<u8>, RawChange> = BTreeMap::new();
-    for file in &doc.files {
-        let mut push = |status: char, old_mode: u32, new_mode: u32, path: &[u8]| {
-            let raw = path.to_vec();
-            if validate_path(&raw, &PathLimits::default()).is_err() {
-                return Err(TreeError::Verdict(format!(
-                    "file at diff line {} has an invalid path",
-                    file.line
-                )));
-            }
-            let change = RawChange {
-                status,
-                old_mode,
-                new_mode,
-                path: raw.clone(),
-            };
-            match out.insert(raw, change) {
-                None => Ok(()),
-                Some(_) => Err(TreeError::Verdict(format!(
-                    "the file list names {} twice",
-                    display_bytes(path)
-                ))),
-            }
-        };
-        let old = || side(file, file.old_path.as_ref(), file.old_mode.as_deref());
-        let new = || side(file, file.new_path.as_ref(), file.new_mode.as_deref());
-        match file.status {
-            Status::Added | Status::Copied => {
-                let (path, mode) = new()?;
-                push('A', 0, mode, path)?;
-            }
-            Status::Deleted => {
-                let (path, mode) = old()?;
-                push('D', mode, 0, path)?;
-            }
-            Status::Modified => {
-                let ((old_path, old_mode), (path, mode)) = (old()?, new()?);
-                if old_path != path {
-                    return Err(TreeError::Verdict(format!(
-                        "modified file at diff line {} names two paths",
-                        file.line
-                    )));
-                }
-                let status = if old_mode & 0o170000 == mode & 0o170000 {
-                    'M'
-                } else {
-                    'T'
-                };
-                push(status, old_mode, mode, path)?;
-            }
-            Status::Renamed => {
-                let ((old_path, old_mode), (path, mode)) = (old()?, new()?);
-                push('D', old_mode, 0, old_path)?;
-                push('A', 0, mode, path)?;
-            }
+    for change in changes {
+        if validate_path(&change.path, &PathLimits::default()).is_err() {
+            return Err(TreeError::Verdict(format!(
+                "the file list holds an invalid path {}",
+                display_bytes(&change.path)
+            )));
+        }
+        let shown = display_bytes(&change.path);
+        if out.insert(change.path.clone(), change).is_some() {
+            return Err(TreeError::Verdict(format!(
+                "the file list names {shown} twice"
+            )));
         }
     }
     Ok(out)
 }
 
-fn side<'a>(
-    file: &FileDoc,
-    path: Option<&'a RepoPath>,
-    mode: Option<&str>,
-) -> Result<(&'a [u8], u32), TreeError> {
-    let missing = || {
-        TreeError::Verdict(format!(
-            "file at diff line {} lacks a path or mode it needs",
-            file.line
-        ))
-    };
-    let path = path.ok_or_else(missing)?;
-    let mode = mode.and_then(parse_mode).ok_or_else(missing)?;
-    Ok((path.as_bytes(), mode))
-}
-
-fn parse_mode(text: &str) -> Option<u32> {
-    (text.len() == 6 && text.bytes().all(|b| (b'0'..=b'7').contains(&b)))
-        .then(|| u32::from_str_radix(text, 8).ok())
-        .flatten()
-}
-
 /// The outcome of the check after apply.
 #[derive(Debug)]
 pub struct AfterApply {
-    pub base_commit: String,
+    pub base_commit: contract::ids::CommitId,
     pub findings: Vec<Finding>,
     /// The walk, to be written as the baseline.
     pub snapshot: Snapshot,
@@ -423,12 +301,15 @@ pub fn verify_after_apply(
 ) -> Result<AfterApply, TreeError> {
     check_verdict(verdict)?;
     let expected = expected_changes(verdict)?;
-    let identity = Identity::of(&checkout.root)?;
+    let identity = identity_of(&checkout.root)?;
     let git = &checkout.git;
-    let base_commit = git.resolve_commit(base)?;
-    let base_tree = git.tree_modes(&base_commit)?;
+    let resolved = git.resolve_commit(base)?;
+    let base_commit = contract::ids::CommitId::parse(&resolved).map_err(|e| {
+        TreeError::Verdict(format!("--base {}: {e}", display_bytes(base.as_bytes())))
+    })?;
+    let base_tree = git.tree_modes(base_commit.as_str())?;
     let actual: BTreeMap<Vec<u8>, RawChange> = git
-        .worktree_changes(&base_commit)?
+        .worktree_changes(base_commit.as_str())?
         .into_iter()
         .map(|c| (c.path.clone(), c))
         .collect();
@@ -539,7 +420,7 @@ pub fn verify_after_apply(
             findings.entry(RepoPath::from(dir)).or_insert(f);
         }
     }
-    if Identity::of(&checkout.root)? != identity {
+    if identity_of(&checkout.root)? != identity {
         return Err(TreeError::Repo {
             path: display_bytes(checkout.root.as_os_str().as_bytes()),
             reason: "the worktree or its .git was replaced during the check".into(),
@@ -666,7 +547,7 @@ pub fn verify_against(
     let root = &baseline.root;
     let scope = Scope::new(&verdict.scope).map_err(|e| TreeError::Verdict(e.to_string()))?;
     let mut findings = Vec::new();
-    let now = Identity::of(root);
+    let now = identity_of(root);
     for (path, before, after) in [
         (
             ".",
@@ -740,7 +621,7 @@ pub fn verify_against(
 /// Each path in the guard's display form.
 pub fn changed_since(baseline: &Baseline, limits: &WalkLimits) -> Result<Vec<String>, TreeError> {
     let mut changed = Vec::new();
-    if Identity::of(&baseline.root)? != baseline.identity {
+    if identity_of(&baseline.root)? != baseline.identity {
         changed.push(". (the worktree or its .git is another directory)".to_string());
         return Ok(changed);
     }
@@ -876,7 +757,7 @@ mod tests {
             kind: Kind::File,
             mode,
             size: 1,
-            sha256: Some(sha.into()),
+            sha256: Some(contract::ids::Sha256Hex::of(sha.as_bytes())),
             target: None,
         }
     }
@@ -1035,10 +916,10 @@ mod tests {
             ]
         );
         let mut rejected = doc.clone();
-        rejected.verdict = "reject".into();
+        rejected.verdict = crate::output::json_v1::VerdictWord::Reject;
         assert!(check_verdict(&rejected).is_err());
         let mut parser_only = doc.clone();
-        parser_only.mode = "parser-only".into();
+        parser_only.mode = CheckMode::ParserOnly;
         assert!(check_verdict(&parser_only).is_err());
         let mut no_mode = doc;
         no_mode.files[0].new_mode = None;

@@ -1,39 +1,15 @@
 //! The guard's decision about a candidate diff: the files it touches and the violations found.
 
+pub use contract::verdict::{ChangeKind, CheckMode};
+
 use crate::repo_path::RepoPath;
 use crate::rules::RuleId;
-
-/// What a file patch does to its path(s).
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    Added,
-    Deleted,
-    Modified,
-    Renamed,
-    Copied,
-}
-
-impl Status {
-    /// The one-letter code `git diff --raw` uses.
-    pub fn letter(self) -> char {
-        match self {
-            Status::Added => 'A',
-            Status::Deleted => 'D',
-            Status::Modified => 'M',
-            Status::Renamed => 'R',
-            Status::Copied => 'C',
-        }
-    }
-}
 
 /// One touched file as the verdict reports it. Paths are exact bytes (valid UTF-8 whenever the
 /// verdict accepts).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileEntry {
-    pub status: Status,
+    pub status: ChangeKind,
     pub old_path: Option<RepoPath>,
     pub new_path: Option<RepoPath>,
     /// Octal mode as git writes it (`100644`), when known.
@@ -98,25 +74,21 @@ impl Violation {
     }
 }
 
-/// How the verdict was reached.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CheckMode {
-    /// Only the guard's own parse; no base tree was consulted.
-    ParserOnly,
-    /// The guard's parse agreed with git applying the diff to a throwaway index of the base.
-    GitCrossChecked,
-}
-
 /// The decision.
 #[derive(Debug, Clone)]
 pub struct Verdict {
-    pub diff_sha256: String,
+    pub diff_sha256: contract::ids::Sha256Hex,
     pub mode: CheckMode,
     pub files: Vec<FileEntry>,
     pub violations: Vec<Violation>,
     /// The declared scope the verdict was checked against.
     pub scope: Vec<String>,
+    /// Declared scope globs that no path of the diff matches (often a mistake: `crates` for
+    /// `crates/**`).
+    pub unmatched_scope: Vec<String>,
+    /// Protected paths the diff touches, for a human to review (`protected: review`): findings of
+    /// rule `protected-path` that do not reject. Under `protected: block` they are violations.
+    pub protected: Vec<Violation>,
 }
 
 impl Verdict {

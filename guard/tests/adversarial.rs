@@ -13,6 +13,14 @@
 //! - `base/`, `base.links` (`path -> target`, one symlink per line), `base.gitlinks` (`path sha`,
 //!   one gitlink per line) (all optional): when any is present the case runs against a temporary
 //!   repository whose single commit holds that tree (`--repo <tmp> --base HEAD`), otherwise parser-only;
+//! - `mode` (optional): the verdict's expected `mode` when it is not the default (`git-cross-checked`
+//!   with a base, `parser-only` without); `stopped-before-git` for a case with a base whose diff
+//!   the guard rejects before git is asked (a path over a limit);
+//! - `protected` (optional): the protected paths the verdict lists for review, one a line
+//!   (`old -> new` for both sides of a rename or copy); without the file the list must be empty;
+//! - `expected.json`: the whole verdict the case pins beyond its rule ids: files with both paths
+//!   and lines, each finding's rule, paths, line and policy entry (messages aside); written by
+//!   `BLESS=1 cargo test -p guard --test adversarial` and reviewed like code;
 //! - `README`: one line saying what the case shows and why.
 //!
 //! Failures of all cases are collected and reported together.
@@ -24,7 +32,7 @@ use std::process::{Command, Output};
 use serde_json::Value;
 
 /// Deleting fixtures must fail the suite.
-const MIN_CASES: usize = 207;
+const MIN_CASES: usize = 270;
 
 /// Rules `guard check` cannot fire: they judge the tree after apply and after the build.
 const NOT_FIRED_BY_CHECK: &[&str] = &["tree-mismatch", "build-wrote"];
@@ -97,7 +105,7 @@ impl Case {
 }
 
 fn known_rule(name: &str) -> bool {
-    guard::rules::RULES.iter().any(|r| r.name == name)
+    guard::rules::RuleId::from_name(name).is_some()
 }
 
 fn load_case(dir: &Path) -> Result<Case, String> {
@@ -282,6 +290,57 @@ fn exit_code(out: &Output) -> i32 {
     out.status.code().unwrap_or(-1)
 }
 
+/// The part of a verdict a fixture pins beyond its rule ids: the verdict word and mode, every file
+/// (status, both paths exact, modes, diff line), and every violation and protected finding by
+/// rule, paths, diff line and policy entry. Messages are left out: they are prose, and the ones
+/// that quote git depend on its version.
+fn snapshot_of(doc: &Value) -> Value {
+    let findings = |key: &str| -> Value {
+        doc[key]
+            .as_array()
+            .map(|list| {
+                list.iter()
+                    .map(|v| {
+                        serde_json::json!({
+                            "rule": v["rule"], "path": v["path"], "old_path": v["old_path"],
+                            "line": v["line"], "policy_entry": v["policy_entry"],
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    serde_json::json!({
+        "verdict": doc["verdict"],
+        "mode": doc["mode"],
+        "files": doc["files"],
+        "violations": findings("violations"),
+        "protected": findings("protected"),
+        "unmatched_scope": doc["unmatched_scope"],
+    })
+}
+
+/// Compares the case's verdict with its pinned snapshot `expected.json`; `BLESS=1` writes it
+/// instead (review the diff before committing). A missing snapshot is a failure.
+fn check_snapshot(case: &Case, doc: &Value) -> Option<String> {
+    let path = case.file("expected.json");
+    let snapshot = snapshot_of(doc);
+    let text = format!("{}\n", serde_json::to_string_pretty(&snapshot).unwrap());
+    if std::env::var_os("BLESS").is_some() {
+        std::fs::write(&path, &text).unwrap();
+        return None;
+    }
+    match std::fs::read_to_string(&path) {
+        Ok(pinned) if pinned == text => None,
+        Ok(pinned) => Some(format!(
+            "the verdict differs from expected.json (BLESS=1 rewrites it):\n--- pinned\n{pinned}+++ now\n{text}"
+        )),
+        Err(e) => Some(format!(
+            "no expected.json ({e}); run with BLESS=1 to write it, then review it"
+        )),
+    }
+}
+
 /// Runs one case in JSON and text form; returns every way it failed.
 fn check_case(case: &Case) -> Vec<String> {
     let mut problems = Vec::new();
@@ -307,6 +366,9 @@ fn check_case(case: &Case) -> Vec<String> {
             )];
         }
     };
+    if let Some(problem) = check_snapshot(case, &doc) {
+        problems.push(problem);
+    }
     let violations = doc["violations"].as_array().cloned().unwrap_or_default();
     let fired: BTreeSet<String> = violations
         .iter()
@@ -338,16 +400,38 @@ fn check_case(case: &Case) -> Vec<String> {
             "rules fired {fired:?}, want {want_rules:?}; violations: {messages:#?}"
         ));
     }
-    let want_mode = if case.has_base {
-        "git-cross-checked"
-    } else {
-        "parser-only"
+    let want_mode = match std::fs::read_to_string(case.file("mode")) {
+        Ok(mode) => mode.trim().to_owned(),
+        Err(_) if case.has_base => "git-cross-checked".to_owned(),
+        Err(_) => "parser-only".to_owned(),
     };
-    if doc["mode"] != want_mode {
+    if doc["mode"] != want_mode.as_str() {
         problems.push(format!("mode {} (want {want_mode})", doc["mode"]));
     }
     if let Some(c) = raw_control(&json_out.stdout) {
         problems.push(format!("JSON output holds a raw {c}"));
+    }
+    let want_protected: BTreeSet<String> = std::fs::read_to_string(case.file("protected"))
+        .map(|t| t.lines().map(str::to_owned).collect())
+        .unwrap_or_default();
+    let protected = doc["protected"].as_array().cloned().unwrap_or_default();
+    let got_protected: BTreeSet<String> = protected
+        .iter()
+        .map(|v| match (v["old_path"].as_str(), v["path"].as_str()) {
+            (Some(old), Some(new)) => format!("{old} -> {new}"),
+            (_, Some(p)) | (Some(p), None) => p.to_owned(),
+            (None, None) => String::new(),
+        })
+        .collect();
+    if got_protected != want_protected {
+        problems.push(format!(
+            "protected paths {got_protected:?}, want {want_protected:?}"
+        ));
+    }
+    if protected.iter().any(|v| v["rule"] != "protected-path") {
+        problems.push(format!(
+            "a protected finding of another rule: {protected:?}"
+        ));
     }
 
     // The human form names every rule, its diff line and both sides of a path pair.
@@ -367,11 +451,15 @@ fn check_case(case: &Case) -> Vec<String> {
     if !text.lines().any(|l| l.starts_with(word)) {
         problems.push(format!("text output has no {word} line:\n{text}"));
     }
-    for v in &violations {
+    let shown = violations
+        .iter()
+        .map(|v| ("error", v))
+        .chain(protected.iter().map(|v| ("review", v)));
+    for (kind, v) in shown {
         let rule = v["rule"].as_str().unwrap_or_default();
         let want = match v["line"].as_u64() {
-            Some(line) => format!("error[{rule}] diff line {line}: "),
-            None => format!("error[{rule}]: "),
+            Some(line) => format!("{kind}[{rule}] diff line {line}: "),
+            None => format!("{kind}[{rule}]: "),
         };
         if !text.contains(&want) {
             problems.push(format!("text output lacks {want:?}:\n{text}"));
@@ -455,9 +543,9 @@ fn every_rule_guard_check_can_fire_has_a_rejecting_case() {
             }
         }
     }
-    let missing: Vec<&str> = guard::rules::RULES
+    let missing: Vec<&str> = guard::rules::RuleId::ALL
         .iter()
-        .map(|r| r.name)
+        .map(|r| r.name())
         .filter(|n| !NOT_FIRED_BY_CHECK.contains(n) && !covered.contains(*n))
         .collect();
     assert!(missing.is_empty(), "rules without a fixture: {missing:?}");
@@ -506,7 +594,8 @@ fn a_wrong_expected_hash_rejects_with_exactly_hash_mismatch() {
     assert_eq!(exit_code(&out), 1);
     assert_eq!(rules_of(&out), BTreeSet::from(["hash-mismatch".to_owned()]));
 
-    // The right hash in upper case is the same hash.
+    // The right hash in upper case is refused like any other malformed hash: one form (lower-case
+    // hex, what sha256sum prints) is accepted by guard, gate, report and the workflow alike.
     let right = guard::hash::sha256_hex(&std::fs::read(&diff).unwrap()).to_uppercase();
     let out = guard()
         .args(["check", "--scope", "**", "--diff"])
@@ -514,11 +603,12 @@ fn a_wrong_expected_hash_rejects_with_exactly_hash_mismatch() {
         .args(["--expected-sha256", &right])
         .output()
         .unwrap();
-    assert_eq!(
-        exit_code(&out),
-        0,
-        "{}",
-        String::from_utf8_lossy(&out.stdout)
+    assert_eq!(exit_code(&out), 2);
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("64 lower-case hex digits, as sha256sum prints them"),
+        "{stderr}"
     );
 }
 
@@ -652,5 +742,217 @@ fn hostile_names_never_reach_stdout_raw() {
                 "{name}: the document's paths are the diff's bytes"
             );
         }
+    }
+}
+
+// ---- what the binary says: every message names what happened and what to do ----
+
+fn run_check(args: &[&std::ffi::OsStr]) -> Output {
+    guard().arg("check").args(args).output().unwrap()
+}
+
+fn check_args<'a>(diff: &'a Path, sha: &'a str, extra: &[&'a str]) -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = vec![
+        "--diff".into(),
+        diff.into(),
+        "--expected-sha256".into(),
+        sha.into(),
+    ];
+    args.extend(extra.iter().map(|s| (*s).into()));
+    args
+}
+
+fn os(args: &[std::ffi::OsString]) -> Vec<&std::ffi::OsStr> {
+    args.iter().map(|a| a.as_os_str()).collect()
+}
+
+#[test]
+fn with_repo_an_early_stop_says_git_was_not_reached_not_parser_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let case = load_case(&case_dir("600-modify-simple")).unwrap();
+    let repo = build_base(&case, tmp.path()).unwrap();
+    let diff = tmp.path().join("bad.diff");
+    std::fs::write(&diff, b"this is a commit message\n").unwrap();
+    let sha = guard::hash::sha256_hex(&std::fs::read(&diff).unwrap());
+    let repo_s = repo.to_str().unwrap();
+    let args = check_args(&diff, &sha, &["--scope", "**", "--repo", repo_s]);
+    let mut json_args = args.clone();
+    json_args.extend(["--format".into(), "json".into()]);
+    let out = run_check(&os(&json_args));
+    assert_eq!(exit_code(&out), 1);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["mode"], "stopped-before-git");
+    let text = String::from_utf8_lossy(&run_check(&os(&args)).stdout).into_owned();
+    assert!(text.contains("stopped before git's reading"), "{text}");
+    assert!(!text.contains("no --repo"), "{text}");
+}
+
+#[test]
+fn git_refusal_is_shown_line_by_line_with_its_likely_cause() {
+    let dir = case_dir("508-unidiff-zero-with-base");
+    let case = load_case(&dir).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = build_base(&case, tmp.path()).unwrap();
+    let args = case_args(&case, Some(&repo));
+    let text = String::from_utf8_lossy(&run(&args, "text").stdout).into_owned();
+    assert!(
+        text.contains("likely cause: the diff has hunks without context lines"),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n    git: error: patch failed: src/lib.rs:1\n    git: error: src/lib.rs: patch does not apply\n"),
+        "{text}"
+    );
+    assert!(!text.contains("\\u{a}"), "{text}");
+    let doc: Value = serde_json::from_slice(&run(&args, "json").stdout).unwrap();
+    let message = doc["violations"][0]["message"].as_str().unwrap();
+    assert!(
+        message.ends_with(
+            "\ngit: error: patch failed: src/lib.rs:1\ngit: error: src/lib.rs: patch does not apply"
+        ),
+        "{message}"
+    );
+    // A context mismatch with context lines points at --base instead.
+    let case = load_case(&case_dir("504-git-refused-context")).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = build_base(&case, tmp.path()).unwrap();
+    let text =
+        String::from_utf8_lossy(&run(&case_args(&case, Some(&repo)), "text").stdout).into_owned();
+    assert!(
+        text.contains("does --base name the commit the diff was made against?"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_binary_or_compressed_input_is_called_what_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, bytes, what) in [
+        (
+            "x.diff.gz",
+            b"\x1f\x8b\x08\x00rest of a gzip stream\n".to_vec(),
+            "gzip",
+        ),
+        ("x.bin", b"ELF\x00\x01\x02 binary\n".to_vec(), "NUL byte"),
+        ("x.zip", b"PK\x03\x04archive\n".to_vec(), "zip"),
+    ] {
+        let diff = tmp.path().join(name);
+        std::fs::write(&diff, &bytes).unwrap();
+        let sha = guard::hash::sha256_hex(&bytes);
+        let out = run_check(&os(&check_args(&diff, &sha, &["--scope", "**"])));
+        assert_eq!(exit_code(&out), 1);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("error[malformed-diff] diff line 1: the input is not a text diff")
+                && text.contains(what),
+            "{name}: {text}"
+        );
+        assert!(!text.contains("does not end with a newline"), "{text}");
+    }
+}
+
+#[test]
+fn quoted_excerpts_keep_single_backslashes() {
+    let dir = case_dir("121-ansi-escape-in-name");
+    let tmp = tempfile::tempdir().unwrap();
+    let diff = tmp.path().join("lead.diff");
+    let mut bytes = b"\x1b[1mcolored text before the patch\n".to_vec();
+    bytes.extend(std::fs::read(dir.join("patch.diff")).unwrap());
+    std::fs::write(&diff, &bytes).unwrap();
+    let sha = guard::hash::sha256_hex(&bytes);
+    let out = run_check(&os(&check_args(&diff, &sha, &["--scope", "**"])));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("found `\\u{1b}[1mcolored text"), "{text}");
+    assert!(!text.contains("\\\\u{1b}"), "{text}");
+}
+
+#[test]
+fn a_bad_base_says_what_to_pass() {
+    let tmp = tempfile::tempdir().unwrap();
+    let case = load_case(&case_dir("600-modify-simple")).unwrap();
+    let repo = build_base(&case, tmp.path()).unwrap();
+    let diff = case.file("patch.diff");
+    let sha = guard::hash::sha256_hex(&std::fs::read(&diff).unwrap());
+    let repo_s = repo.to_str().unwrap();
+    let out = run_check(&os(&check_args(
+        &diff,
+        &sha,
+        &["--scope", "**", "--repo", repo_s, "--base", "no-such-ref"],
+    )));
+    assert_eq!(exit_code(&out), 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--base `no-such-ref` does not name a commit in")
+            && stderr.contains("pass the full id of the commit the diff was made against"),
+        "{stderr}"
+    );
+    assert!(!stderr.trim_end().ends_with(':'), "{stderr}");
+}
+
+#[test]
+fn scope_mistakes_are_named_not_silently_matched_against() {
+    let dir = case_dir("600-modify-simple");
+    let diff = dir.join("patch.diff");
+    let sha = guard::hash::sha256_hex(&std::fs::read(&diff).unwrap());
+    // A list passed as one glob: a usage error, not a glob that matches nothing.
+    let out = run_check(&os(&check_args(
+        &diff,
+        &sha,
+        &["--scope", "src/**,docs/**"],
+    )));
+    assert_eq!(exit_code(&out), 2);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("scope[0]: invalid glob `src/**,docs/**`")
+            && stderr.contains("pass one --scope per glob"),
+        "{stderr}"
+    );
+    // `{a,b}` is one glob.
+    let out = run_check(&os(&check_args(&diff, &sha, &["--scope", "{src,docs}/**"])));
+    assert_eq!(
+        exit_code(&out),
+        0,
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // A directory name: the rejection says what to declare, and the glob is listed as unused.
+    let out = run_check(&os(&check_args(
+        &diff,
+        &sha,
+        &["--scope", "src", "--scope", "nothing/**"],
+    )));
+    assert_eq!(exit_code(&out), 1);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("for everything beneath it declare `src/**`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: scope glob `src` matches no path of the diff (a directory? `src/**`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: scope glob `nothing/**` matches no path"),
+        "{text}"
+    );
+}
+
+#[test]
+fn help_shows_the_required_options_and_the_exit_codes() {
+    let out = guard().args(["check", "--help"]).output().unwrap();
+    assert_eq!(exit_code(&out), 0);
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.contains("Usage: guard check [OPTIONS] --diff <FILE|-> --expected-sha256 <HEX>"),
+        "{help}"
+    );
+    assert!(help.contains("Exit codes: 0 accept; 1 reject"), "{help}");
+    assert!(!help.contains("--sample"), "{help}");
+    for sub in ["apply", "verify-tree", "run"] {
+        let out = guard().args([sub, "--help"]).output().unwrap();
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Exit codes: 0 "),
+            "guard {sub} --help"
+        );
     }
 }

@@ -8,7 +8,7 @@ use guard::output::json_v1::VerdictDoc;
 use guard::path::{PathLimits, validate_path};
 use guard::repo_path::RepoPath;
 use guard::rules::RuleId;
-use guard::verdict::{CheckMode, FileEntry, Status, Verdict, Violation};
+use guard::verdict::{ChangeKind, CheckMode, FileEntry, Verdict, Violation};
 use proptest::prelude::*;
 
 /// Components that real projects use, beside plain ASCII: Persian spelled with a ZERO WIDTH
@@ -67,10 +67,10 @@ fn path() -> impl Strategy<Value = String> {
 
 fn verdict_with(path: &[u8]) -> Verdict {
     Verdict {
-        diff_sha256: "0".repeat(64),
+        diff_sha256: contract::ids::Sha256Hex::of(b""),
         mode: CheckMode::GitCrossChecked,
         files: vec![FileEntry {
-            status: Status::Renamed,
+            status: ChangeKind::Renamed,
             old_path: Some(RepoPath::from(path)),
             new_path: Some(RepoPath::from(path)),
             old_mode: Some(0o100644),
@@ -83,12 +83,14 @@ fn verdict_with(path: &[u8]) -> Verdict {
                 .with_old_path(path),
         ],
         scope: vec!["**".into()],
+        unmatched_scope: Vec::new(),
+        protected: Vec::new(),
     }
 }
 
 /// Writes the verdict as the guard does and reads it back as its consumers do.
 fn through_the_document(verdict: &Verdict) -> VerdictDoc {
-    let json = VerdictDoc::from_verdict(verdict).to_json().unwrap();
+    let json = guard::output::json_v1::document(verdict).to_json().unwrap();
     serde_json::from_str(&json).unwrap()
 }
 
@@ -107,7 +109,7 @@ proptest! {
             prop_assert_eq!(found.as_ref().map(RepoPath::as_bytes), Some(path.as_bytes()));
         }
         // The JSON holds the text itself (JSON escapes only), never the display form.
-        let json = VerdictDoc::from_verdict(&verdict_with(valid.as_bytes())).to_json().unwrap();
+        let json = guard::output::json_v1::document(&verdict_with(valid.as_bytes())).to_json().unwrap();
         let as_string: serde_json::Value = serde_json::from_str(&json).unwrap();
         prop_assert_eq!(as_string["files"][0]["new_path"].as_str(), Some(path.as_str()));
     }

@@ -6,7 +6,10 @@
 use std::collections::BTreeSet;
 
 use guard::escape::display_bytes;
-use guard::path::{PathError, PathLimits, validate_path};
+use guard::path::{
+    PathError, PathLimits, ShortName, check_portable, component_count, fold_component,
+    validate_path,
+};
 use guard::rules::RuleId;
 use proptest::prelude::*;
 
@@ -464,6 +467,195 @@ fn every_variant_is_covered() {
         "TrailingSlash",
     ];
     assert_eq!(variants, expected.iter().map(|s| (*s).to_owned()).collect());
+    let portable: BTreeSet<String> = portable_invalid()
+        .iter()
+        .map(|(_, err)| {
+            format!("{err:?}")
+                .split([' ', '{'])
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        portable,
+        ["ReservedName", "StreamSeparator", "TrailingDotOrSpace"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect()
+    );
+}
+
+// ---- portable paths (the `portable-paths` policy switch) ----
+
+/// Names Windows checks out unchanged, several one character away from a reserved form.
+const PORTABLE: &[&str] = &[
+    "src/lib.rs",
+    " leading space",
+    "a b/c d.txt",
+    "console.log",
+    "CONFIG",
+    "connect.rs",
+    "COM",
+    "com0",
+    "com10",
+    "COM1x",
+    "lpt0.txt",
+    "lpt10",
+    "LPT\u{b9}0",
+    "nul_handler.rs",
+    "null",
+    "auxiliary.md",
+    "prn2",
+    "x.nul",
+    "my.con",
+    "docs/con-rules.md",
+    ".hidden",
+    "...x",
+    "a.b.c",
+    "conout",
+    "日本語.md",
+];
+
+/// Each name with the exact error `check_portable` reports.
+fn portable_invalid() -> Vec<(&'static str, PathError)> {
+    let stream = |c: &str| PathError::StreamSeparator {
+        component: c.to_owned(),
+    };
+    let reserved = |c: &str| PathError::ReservedName {
+        component: c.to_owned(),
+    };
+    let trailing = |c: &str| PathError::TrailingDotOrSpace {
+        component: c.to_owned(),
+    };
+    vec![
+        ("a:b", stream("a:b")),
+        ("docs/a:b.md", stream("a:b.md")),
+        (
+            ".github::$INDEX_ALLOCATION/x",
+            stream(".github::$INDEX_ALLOCATION"),
+        ),
+        ("file.txt:$DATA", stream("file.txt:$DATA")),
+        ("C:", stream("C:")),
+        ("CON", reserved("CON")),
+        ("con", reserved("con")),
+        ("PRN", reserved("PRN")),
+        ("aux", reserved("aux")),
+        ("NUL", reserved("NUL")),
+        ("nul.txt", reserved("nul.txt")),
+        ("NUL.tar.gz", reserved("NUL.tar.gz")),
+        ("src/Aux.d/mod.rs", reserved("Aux.d")),
+        ("COM1", reserved("COM1")),
+        ("com9.log", reserved("com9.log")),
+        ("LPT1", reserved("LPT1")),
+        ("lpt9", reserved("lpt9")),
+        ("COM\u{b9}", reserved("COM\u{b9}")),
+        ("com\u{b2}.txt", reserved("com\u{b2}.txt")),
+        ("LPT\u{b3}", reserved("LPT\u{b3}")),
+        ("nul .txt", reserved("nul .txt")),
+        ("CONIN$", reserved("CONIN$")),
+        ("conout$.log", reserved("conout$.log")),
+        ("a.", trailing("a.")),
+        ("a ", trailing("a ")),
+        ("dir./x", trailing("dir.")),
+        ("x. .", trailing("x. .")),
+        ("CON.", trailing("CON.")),
+    ]
+}
+
+#[test]
+fn portable_names_pass() {
+    for name in PORTABLE {
+        assert_eq!(check_portable(name), Ok(()), "{name:?}");
+    }
+}
+
+#[test]
+fn non_portable_names_report_their_exact_error_under_unsafe_path() {
+    for (name, expected) in portable_invalid() {
+        assert_eq!(check_portable(name).as_ref(), Err(&expected), "{name:?}");
+        assert_eq!(expected.rule(), RuleId::UnsafePath, "{name:?}");
+        let message = expected.to_string();
+        assert!(!message.chars().any(char::is_control), "{message}");
+    }
+}
+
+// ---- Windows 8.3 short names ----
+
+/// (component, long name, whether Windows could resolve the component to the long name).
+const SHORT_NAMES: &[(&str, &str, bool)] = &[
+    ("GITHUB~1", ".github", true),
+    ("github~1", ".github", true),
+    ("GITHU~10", ".github", true),
+    ("GITHUB~2", ".GitHub", true),
+    ("GI3F2A~1", ".github", true),
+    ("GITHUB~1.", ".github", true),
+    ("VSCODE~1", ".vscode", true),
+    ("GITLAB~1.YML", ".gitlab-ci.yml", true),
+    ("GITLAB~1.Y", ".gitlab-ci.yml", true),
+    ("PRE-CO~1.YAM", ".pre-commit-config.yaml", true),
+    ("AZURE-~1.YML", "azure-pipelines.yml", true),
+    ("PRODUC~1.TFV", "production.tfvars", true),
+    ("CODEOW~1", "CODEOWNERS", true),
+    ("CLOUDF~1", "cloudformation", true),
+    ("PULUMI~1.YAM", "Pulumi.prod.yaml", true),
+    ("GITLAB~1.JSO", ".gitlab-ci.yml", false),
+    ("GITHUX~1", ".github", false),
+    ("README~1.md", ".github", false),
+    ("GI3G2A~1", ".github", false),
+    ("VSCODE~1", ".github", false),
+];
+
+#[test]
+fn short_names_resolve_only_to_long_names_windows_could_derive_them_from() {
+    for (short, long, want) in SHORT_NAMES {
+        let parsed = ShortName::parse(short).unwrap_or_else(|| panic!("{short} is a short name"));
+        assert_eq!(parsed.may_name(long), *want, "{short} for {long}");
+    }
+}
+
+#[test]
+fn only_the_short_name_form_parses() {
+    for name in [
+        "GITHUB~1",
+        "A~1",
+        "~1",
+        "ABCDE~99",
+        "ABCDEF~1.TXT",
+        "x~12.y",
+        "GIT~1 .",
+    ] {
+        assert!(ShortName::parse(name).is_some(), "{name}");
+    }
+    for name in [
+        "GITHUB~0",
+        "GITHUB~",
+        "GITHUB~1X",
+        "ABCDEFGHI~1",
+        "ABCDEFG~9",
+        "ABC~1.TEXT",
+        "file~",
+        "~",
+        "a~b",
+        "caf\u{e9}~1",
+        "README.md",
+    ] {
+        assert!(ShortName::parse(name).is_none(), "{name}");
+    }
+}
+
+#[test]
+fn folding_follows_case_normalization_and_ntfs_trailing_characters() {
+    assert_eq!(fold_component(b"HEAD"), "head");
+    assert_eq!(fold_component(b"Objects. "), "objects");
+    assert_eq!(
+        fold_component("Caf\u{e9}".as_bytes()),
+        fold_component("cafe\u{301}".as_bytes())
+    );
+    assert_eq!(fold_component(".g\u{200c}it".as_bytes()), ".git");
+    assert_ne!(fold_component(b"a"), fold_component(b"b"));
+    assert_eq!(component_count(b"a/b/c"), 3);
+    assert_eq!(component_count(b"a"), 1);
 }
 
 #[test]

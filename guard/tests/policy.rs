@@ -33,10 +33,12 @@ fn default_file_loads_with_documented_values() {
             max_path_bytes: 4096,
             max_component_bytes: 255,
             max_line_bytes: 1024 * 1024,
+            max_path_components: 128,
         }
     );
     assert!(!p.allow_executable);
     assert!(!p.allow_mode_change);
+    assert!(p.portable_paths);
     assert!(p.env_allow.is_empty());
     let outputs: Vec<&str> = p.build_output.iter().map(|b| b.pattern()).collect();
     assert_eq!(outputs, ["target/**"]);
@@ -228,6 +230,46 @@ const DENIED: &[(&str, &str)] = &[
     // this tool
     (".agent-team/policy.yml", ".agent-team/**"),
     (".agent-team", ".agent-team/**"),
+    // further spellings each tool reads (see DENYLIST_SPELLINGS for the sources)
+    ("buildkite.yaml", "buildkite.{yml,yaml,json}"),
+    (
+        "buildkite/pipeline.json",
+        "buildkite/pipeline.{yml,yaml,json}",
+    ),
+    (".drone.star", ".drone.star"),
+    (".drone.jsonnet", ".drone.jsonnet"),
+    (".cirrus.star", ".cirrus.star"),
+    (".woodpecker.yaml", ".woodpecker.yaml"),
+    ("cloudbuild.json", "cloudbuild.{yml,json}"),
+    (".mergify.yaml", ".mergify.yaml"),
+    (".huskyrc.json", ".huskyrc*"),
+    ("husky.config.js", "husky.config.js"),
+    (".pre-commit-hooks.yaml", ".pre-commit-hooks.yaml"),
+    (
+        ".lefthook-local.jsonc",
+        "{lefthook,.lefthook,lefthook-local,.lefthook-local}{.yml,.yaml,.toml,.json,.jsonc}",
+    ),
+    (
+        ".config/lefthook.toml",
+        ".config/{lefthook,.lefthook,lefthook-local,.lefthook-local}{.yml,.yaml,.toml,.json,.jsonc}",
+    ),
+    (".lefthook/pre-commit/x.sh", ".lefthook/**"),
+    (".lefthook-local/pre-push/x.sh", ".lefthook-local/**"),
+    ("team.code-workspace", "**/*.code-workspace"),
+    ("prod.tfvars.json", "**/*.tfvars.json"),
+    ("tests/x.tftest.json", "**/*.tftest.json"),
+    ("main.tofu", "**/*.tofu"),
+    ("main.tofu.json", "**/*.tofu.json"),
+    ("terragrunt.hcl.json", "**/*.hcl.json"),
+    ("app.pkr.json", "**/*.pkr.json"),
+    ("jobs/web.nomad", "**/*.nomad"),
+    ("sam/template.json", "**/template.json"),
+    ("samconfig.yaml", "**/samconfig.{yaml,yml}"),
+    ("Pulumi.yml", "**/Pulumi.yml"),
+    ("infra/Pulumi.prod.yml", "**/Pulumi.*.yml"),
+    ("svc/serverless.ts", "**/serverless.{yaml,json,js,ts}"),
+    ("main.bicepparam", "**/*.bicepparam"),
+    ("bicepconfig.json", "**/bicepconfig.json"),
 ];
 
 /// Near misses that must NOT be denied.
@@ -271,6 +313,18 @@ const NOT_DENIED: &[&str] = &[
     "cdk.jsonc",
     "agent-team/x",
     "target/debug/build/x",
+    // near misses of the further spellings
+    "docs/lefthook.md",
+    "src/lefthook.rs",
+    "config/lefthook.yml",
+    "src/buildkite.rs",
+    "docs/buildkite.yml",
+    "docs/tofu.md",
+    "src/nomad.rs",
+    "docs/template.md",
+    "src/serverless_util.ts",
+    "workspace.code",
+    ".huskyignore",
 ];
 
 #[test]
@@ -460,6 +514,37 @@ fn minimal_user_policy_is_the_default() {
     assert_eq!(user.limits, default.limits);
     assert_eq!(user.allow_executable, default.allow_executable);
     assert_eq!(user.allow_mode_change, default.allow_mode_change);
+    assert_eq!(user.portable_paths, default.portable_paths);
+}
+
+#[test]
+fn portable_paths_is_an_explicit_switch() {
+    assert!(Policy::from_yaml("version: 1\n").unwrap().portable_paths);
+    assert!(
+        !Policy::from_yaml("version: 1\nportable-paths: false\n")
+            .unwrap()
+            .portable_paths
+    );
+    assert!(matches!(
+        err("version: 1\nportable-paths: \"false\"\n"),
+        PolicyError::Yaml { .. }
+    ));
+}
+
+#[test]
+fn an_empty_brace_alternative_is_refused_because_it_never_matches() {
+    for bad in ["lefthook{,-local}.yml", "{,.}x", "a{b,}c", "{a,,b}"] {
+        match err(&format!("version: 1\ndeny:\n  add: [\"{bad}\"]\n")) {
+            PolicyError::InvalidGlob { entry, reason, .. } => {
+                assert_eq!(entry, "deny.add[0]", "{bad}");
+                assert!(reason.contains("empty `{}` alternative"), "{bad}: {reason}");
+            }
+            other => panic!("{bad}: {other}"),
+        }
+    }
+    assert!(
+        Policy::from_yaml("version: 1\ndeny:\n  add: [\"{a,a-local}.yml\", \"x\\\\,y\"]\n").is_ok()
+    );
 }
 
 #[test]
@@ -538,7 +623,7 @@ fn allow_is_explicit_loosening() {
 #[test]
 fn limits_can_be_lowered() {
     let p = Policy::from_yaml(
-        "version: 1\nlimits:\n  diff-bytes: 1000\n  files: 5\n  path-bytes: 100\n  component-bytes: 50\n  line-bytes: 200\n",
+        "version: 1\nlimits:\n  diff-bytes: 1000\n  files: 5\n  path-bytes: 100\n  component-bytes: 50\n  line-bytes: 200\n  path-components: 12\n",
     )
     .unwrap();
     assert_eq!(
@@ -549,6 +634,7 @@ fn limits_can_be_lowered() {
             max_path_bytes: 100,
             max_component_bytes: 50,
             max_line_bytes: 200,
+            max_path_components: 12,
         }
     );
     let p = Policy::from_yaml("version: 1\nlimits: {files: 10000}\n").unwrap();
@@ -664,7 +750,7 @@ fn bad_glob_names_its_entry_and_index() {
     );
     assert!(
         e.to_string()
-            .starts_with("deny.add[3]: invalid glob \"a/[\": "),
+            .starts_with("deny.add[3]: invalid glob `a/[`: "),
         "{e}"
     );
 
@@ -865,4 +951,487 @@ fn deep_nesting_is_refused_at_the_first_nested_node() {
         "]".repeat(200)
     );
     assert!(matches!(err(&yaml), PolicyError::Yaml { .. }));
+}
+
+// ---- the names each tool of the denylist reads ----
+
+/// For every tool the default denylist covers: the configuration names its own documentation says
+/// it reads (paths relative to the repository root; `<...>` parts are filled with a sample), and
+/// where that documentation is. Every name must be denied. A tool that reads a configurable path
+/// is listed with its documented default.
+const DENYLIST_SPELLINGS: &[(&str, &str, &[&str])] = &[
+    (
+        "GitHub Actions, Dependabot, issue templates",
+        "https://docs.github.com/en/actions/reference/workflows-and-actions/workflow-syntax",
+        &[
+            ".github/workflows/ci.yml",
+            ".github/workflows/ci.yaml",
+            ".github/dependabot.yml",
+            ".github/dependabot.yaml",
+            ".github/ISSUE_TEMPLATE/bug.md",
+        ],
+    ),
+    (
+        "GitHub / GitLab code owners",
+        "https://docs.github.com/en/repositories/managing-your-repositorys-settings-and-features/customizing-your-repository/about-code-owners",
+        &[
+            "CODEOWNERS",
+            ".github/CODEOWNERS",
+            "docs/CODEOWNERS",
+            ".gitlab/CODEOWNERS",
+        ],
+    ),
+    (
+        "GitHub local actions",
+        "https://docs.github.com/en/actions/reference/workflows-and-actions/metadata-syntax",
+        &["action.yml", "action.yaml", "tools/setup/action.yml"],
+    ),
+    (
+        "git (submodules, attributes, LFS)",
+        "https://git-scm.com/docs/gitmodules, https://git-scm.com/docs/gitattributes, https://github.com/git-lfs/git-lfs/blob/main/docs/man/git-lfs-config.adoc",
+        &[
+            ".gitmodules",
+            ".gitattributes",
+            "sub/.gitattributes",
+            ".lfsconfig",
+        ],
+    ),
+    (
+        "GitLab CI/CD",
+        "https://docs.gitlab.com/ci/yaml/",
+        &[".gitlab-ci.yml", ".gitlab/ci/build.yml"],
+    ),
+    (
+        "CircleCI",
+        "https://circleci.com/docs/config-intro/",
+        &[".circleci/config.yml"],
+    ),
+    (
+        "Jenkins",
+        "https://www.jenkins.io/doc/book/pipeline/jenkinsfile/",
+        &["Jenkinsfile", "ci/Jenkinsfile"],
+    ),
+    (
+        "Travis CI",
+        "https://docs.travis-ci.com/user/customizing-the-build/",
+        &[".travis.yml"],
+    ),
+    (
+        "Azure Pipelines",
+        "https://learn.microsoft.com/azure/devops/pipelines/create-first-pipeline",
+        &["azure-pipelines.yml", ".azure-pipelines/build.yml"],
+    ),
+    (
+        "Bitbucket Pipelines",
+        "https://support.atlassian.com/bitbucket-cloud/docs/bitbucket-pipelines-configuration-reference/",
+        &["bitbucket-pipelines.yml"],
+    ),
+    (
+        "Buildkite (`buildkite-agent pipeline upload` default locations)",
+        "https://buildkite.com/docs/agent/v3/cli-pipeline",
+        &[
+            "buildkite.yml",
+            "buildkite.yaml",
+            "buildkite.json",
+            ".buildkite/pipeline.yml",
+            ".buildkite/pipeline.yaml",
+            ".buildkite/pipeline.json",
+            "buildkite/pipeline.yml",
+            "buildkite/pipeline.yaml",
+            "buildkite/pipeline.json",
+        ],
+    ),
+    (
+        "Drone (YAML, Starlark, Jsonnet)",
+        "https://docs.drone.io/pipeline/overview/, https://docs.drone.io/pipeline/scripting/starlark/, https://docs.drone.io/pipeline/scripting/jsonnet/",
+        &[".drone.yml", ".drone.star", ".drone.jsonnet"],
+    ),
+    (
+        "AppVeyor",
+        "https://www.appveyor.com/docs/build-configuration/",
+        &["appveyor.yml", ".appveyor.yml"],
+    ),
+    (
+        "Cirrus CI (YAML and Starlark)",
+        "https://cirrus-ci.org/guide/quick-start/, https://cirrus-ci.org/guide/programming-tasks/",
+        &[".cirrus.yml", ".cirrus.star"],
+    ),
+    (
+        "Woodpecker",
+        "https://woodpecker-ci.org/docs/usage/workflows",
+        &[
+            ".woodpecker.yaml",
+            ".woodpecker.yml",
+            ".woodpecker/build.yaml",
+            ".woodpecker/test.yml",
+        ],
+    ),
+    (
+        "Tekton Pipelines-as-Code",
+        "https://pipelinesascode.com/docs/guide/authoringprs/",
+        &[".tekton/push.yaml"],
+    ),
+    (
+        "Semaphore",
+        "https://docs.semaphoreci.com/using-semaphore/pipelines",
+        &[".semaphore/semaphore.yml"],
+    ),
+    (
+        "TeamCity Kotlin DSL",
+        "https://www.jetbrains.com/help/teamcity/kotlin-dsl.html",
+        &[".teamcity/settings.kts", ".teamcity/pom.xml"],
+    ),
+    (
+        "Gitea Actions (also reads .github/workflows)",
+        "https://docs.gitea.com/usage/actions/overview",
+        &[".gitea/workflows/ci.yaml", ".github/workflows/ci.yaml"],
+    ),
+    (
+        "Forgejo Actions",
+        "https://forgejo.org/docs/latest/user/actions/",
+        &[".forgejo/workflows/ci.yml"],
+    ),
+    (
+        "Google Cloud Build (trigger autodetect, case-insensitive)",
+        "https://cloud.google.com/build/docs/api/reference/rest/v1/projects.locations.triggers#BuildTrigger",
+        &[
+            "cloudbuild.yaml",
+            "cloudbuild.yml",
+            "cloudbuild.json",
+            "CloudBuild.YAML",
+        ],
+    ),
+    (
+        "AWS CodeBuild",
+        "https://docs.aws.amazon.com/codebuild/latest/userguide/build-spec-ref.html",
+        &["buildspec.yml"],
+    ),
+    (
+        "Codemagic",
+        "https://docs.codemagic.io/yaml-basic-configuration/yaml-getting-started/",
+        &["codemagic.yaml"],
+    ),
+    (
+        "Bitrise",
+        "https://devcenter.bitrise.io/en/builds/configuration-yaml.html",
+        &["bitrise.yml"],
+    ),
+    (
+        "Renovate (configuration file search order)",
+        "https://docs.renovatebot.com/configuration-options/",
+        &[
+            "renovate.json",
+            "renovate.json5",
+            ".github/renovate.json",
+            ".github/renovate.json5",
+            ".gitlab/renovate.json",
+            ".gitlab/renovate.json5",
+            ".renovaterc",
+            ".renovaterc.json",
+            ".renovaterc.json5",
+        ],
+    ),
+    (
+        "Snyk policy",
+        "https://docs.snyk.io/manage-risk/policies/the-.snyk-file",
+        &[".snyk"],
+    ),
+    (
+        "Mergify (first found of)",
+        "https://docs.mergify.com/configuration/file-format/",
+        &[
+            ".mergify.yml",
+            ".mergify.yaml",
+            ".mergify/config.yml",
+            ".mergify/config.yaml",
+            ".github/mergify.yml",
+            ".github/mergify.yaml",
+        ],
+    ),
+    (
+        "Dev Containers",
+        "https://containers.dev/implementors/spec/#devcontainerjson",
+        &[
+            ".devcontainer/devcontainer.json",
+            ".devcontainer.json",
+            ".devcontainer/python/devcontainer.json",
+        ],
+    ),
+    (
+        "husky (v9 hook directory; v4 configuration files)",
+        "https://typicode.github.io/husky/, https://github.com/typicode/husky/tree/v4.3.8#readme",
+        &[
+            ".husky/pre-commit",
+            ".huskyrc",
+            ".huskyrc.json",
+            ".huskyrc.js",
+            "husky.config.js",
+        ],
+    ),
+    (
+        "pre-commit (configuration, and hooks a repository provides)",
+        "https://pre-commit.com/#plugins, https://pre-commit.com/#creating-new-hooks",
+        &[".pre-commit-config.yaml", ".pre-commit-hooks.yaml"],
+    ),
+    (
+        "lefthook (main and -local configuration, script directories)",
+        "https://lefthook.dev/configuration/#config-file-name, https://lefthook.dev/configuration/source_dir.html",
+        &[
+            "lefthook.yml",
+            ".lefthook.yml",
+            ".config/lefthook.yml",
+            "lefthook.yaml",
+            ".lefthook.yaml",
+            ".config/lefthook.yaml",
+            "lefthook.toml",
+            ".lefthook.toml",
+            ".config/lefthook.toml",
+            "lefthook.json",
+            ".lefthook.json",
+            ".config/lefthook.json",
+            "lefthook.jsonc",
+            ".lefthook.jsonc",
+            ".config/lefthook.jsonc",
+            "lefthook-local.yml",
+            ".lefthook-local.json",
+            ".config/lefthook-local.toml",
+            ".lefthook/pre-commit/lint.sh",
+            ".lefthook-local/pre-push/x.sh",
+        ],
+    ),
+    (
+        "VS Code tasks (folder and workspace file)",
+        "https://code.visualstudio.com/docs/debugtest/tasks, https://code.visualstudio.com/docs/editing/workspaces/multi-root-workspaces#_workspace-file",
+        &[
+            ".vscode/tasks.json",
+            "project.code-workspace",
+            "ws/team.code-workspace",
+        ],
+    ),
+    (
+        "Terraform",
+        "https://developer.hashicorp.com/terraform/language/files, https://developer.hashicorp.com/terraform/language/values/variables#variable-definitions-tfvars-files",
+        &[
+            "main.tf",
+            "main.tf.json",
+            "prod.tfvars",
+            "prod.tfvars.json",
+            "x.auto.tfvars",
+            "tests/x.tftest.hcl",
+            "tests/x.tftest.json",
+            ".terraform.lock.hcl",
+        ],
+    ),
+    (
+        "OpenTofu",
+        "https://opentofu.org/docs/language/files/",
+        &["main.tofu", "main.tofu.json"],
+    ),
+    (
+        "Terragrunt",
+        "https://terragrunt.gruntwork.io/docs/reference/config-blocks-and-attributes/",
+        &["terragrunt.hcl", "terragrunt.hcl.json", "root.hcl"],
+    ),
+    (
+        "Packer",
+        "https://developer.hashicorp.com/packer/docs/templates/hcl_templates",
+        &["app.pkr.hcl", "app.pkr.json", "vars.pkrvars.hcl"],
+    ),
+    (
+        "Nomad",
+        "https://developer.hashicorp.com/nomad/docs/job-specification",
+        &["web.nomad", "web.nomad.hcl"],
+    ),
+    (
+        "AWS CDK",
+        "https://docs.aws.amazon.com/cdk/v2/guide/projects.html",
+        &["cdk.json", "cdk.context.json"],
+    ),
+    (
+        "AWS SAM (template and samconfig)",
+        "https://docs.aws.amazon.com/serverless-application-model/latest/developerguide/serverless-sam-cli-config.html",
+        &[
+            "template.yaml",
+            "template.yml",
+            "template.json",
+            "samconfig.toml",
+            "samconfig.yaml",
+            "samconfig.yml",
+        ],
+    ),
+    (
+        "AWS CloudFormation (by convention; any name is possible)",
+        "https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/template-guide.html",
+        &["stack.cfn.yaml", "cloudformation/vpc.json"],
+    ),
+    (
+        "Pulumi (project and stack settings)",
+        "https://www.pulumi.com/docs/iac/concepts/projects/project-file/, https://www.pulumi.com/docs/iac/concepts/projects/stack-settings-file/",
+        &[
+            "Pulumi.yaml",
+            "Pulumi.yml",
+            "Pulumi.dev.yaml",
+            "Pulumi.dev.yml",
+        ],
+    ),
+    (
+        "Serverless Framework",
+        "https://www.serverless.com/framework/docs/providers/aws/guide/intro",
+        &[
+            "serverless.yml",
+            "serverless.yaml",
+            "serverless.json",
+            "serverless.js",
+            "serverless.ts",
+        ],
+    ),
+    (
+        "Azure Bicep",
+        "https://learn.microsoft.com/azure/azure-resource-manager/bicep/parameter-files, https://learn.microsoft.com/azure/azure-resource-manager/bicep/bicep-config",
+        &["main.bicep", "main.bicepparam", "bicepconfig.json"],
+    ),
+    (
+        "IAM policy documents (by convention)",
+        "https://docs.aws.amazon.com/IAM/latest/UserGuide/access_policies.html",
+        &["iam/role.json", "roles/deploy.iam.json"],
+    ),
+    ("this tool", "README.md#policy", &[".agent-team/policy.yml"]),
+];
+
+#[test]
+fn every_name_each_denylisted_tool_reads_is_denied() {
+    let p = default_policy();
+    let mut missing = Vec::new();
+    for (tool, source, names) in DENYLIST_SPELLINGS {
+        assert!(!names.is_empty() && !source.is_empty(), "{tool}");
+        for name in *names {
+            if p.denied(name).is_none() {
+                missing.push(format!("{tool}: {name} ({source})"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "not denied:\n{}", missing.join("\n"));
+}
+
+#[test]
+fn the_spelling_table_witnesses_every_default_deny_entry() {
+    let p = default_policy();
+    let witnessed: BTreeSet<&str> = DENYLIST_SPELLINGS
+        .iter()
+        .flat_map(|(_, _, names)| names.iter())
+        .filter_map(|n| p.denied(n))
+        .collect();
+    for pattern in patterns(&p) {
+        assert!(
+            witnessed.contains(pattern),
+            "no tool in DENYLIST_SPELLINGS reads a name that {pattern} denies"
+        );
+    }
+}
+
+// ---- the protected tier ----
+
+#[test]
+fn default_protected_list_holds_the_documented_entries() {
+    use guard::policy::Protected;
+    let p = default_policy();
+    assert_eq!(p.protected, Protected::Review);
+    for (path, want) in [
+        ("Cargo.toml", "**/Cargo.toml"),
+        ("crates/x/Cargo.lock", "**/Cargo.lock"),
+        ("build.rs", "**/build.rs"),
+        (".cargo/config.toml", "**/.cargo/config.toml"),
+        (".cargo/config", "**/.cargo/config"),
+        ("rust-toolchain.toml", "**/rust-toolchain.toml"),
+        ("rust-toolchain", "**/rust-toolchain"),
+        ("web/package.json", "**/package.json"),
+        ("package-lock.json", "**/package-lock.json"),
+        ("pnpm-lock.yaml", "**/pnpm-lock.yaml"),
+        ("yarn.lock", "**/yarn.lock"),
+        (".npmrc", "**/.npmrc"),
+        ("setup.py", "**/setup.py"),
+        ("pyproject.toml", "**/pyproject.toml"),
+        ("requirements-dev.txt", "**/requirements*.txt"),
+        ("tests/conftest.py", "**/conftest.py"),
+        ("go.mod", "**/go.mod"),
+        ("Gemfile.lock", "**/Gemfile.lock"),
+        ("pom.xml", "**/pom.xml"),
+        (
+            "gradle/wrapper/gradle-wrapper.properties",
+            "**/gradle/wrapper/**",
+        ),
+        ("App.csproj", "**/*.csproj"),
+        ("Makefile", "**/Makefile"),
+        ("CMakeLists.txt", "**/CMakeLists.txt"),
+        ("Dockerfile", "**/Dockerfile"),
+        (".envrc", "**/.envrc"),
+        ("AGENTS.md", "**/AGENTS.md"),
+        ("CLAUDE.md", "**/CLAUDE.md"),
+        ("GEMINI.md", "**/GEMINI.md"),
+        (".cursorrules", "**/.cursorrules"),
+        (".cursor/rules/style.mdc", "**/.cursor/rules/**"),
+        (".claude/settings.json", "**/.claude/**"),
+    ] {
+        assert_eq!(p.protected_by(path), Some(want), "{path}");
+    }
+    for path in [
+        "src/lib.rs",
+        "docs/cargo.md",
+        "src/build.rs.md",
+        "src/makefile_parser.rs",
+        "docs/agents.md.txt",
+        "README.md",
+    ] {
+        assert_eq!(p.protected_by(path), None, "{path}");
+    }
+    // Every default entry is matched by some name above or by its own literal last component.
+    let probes: Vec<String> = p
+        .protect
+        .iter()
+        .map(|e| {
+            e.pattern()
+                .trim_start_matches("**/")
+                .replace("**", "x")
+                .replace('*', "x")
+        })
+        .collect();
+    for (entry, probe) in p.protect.iter().zip(&probes) {
+        assert!(
+            p.protected_by(probe).is_some(),
+            "{} not matched by {probe}",
+            entry.pattern()
+        );
+    }
+}
+
+#[test]
+fn protected_mode_and_list_come_from_the_policy() {
+    use guard::policy::Protected;
+    let p =
+        Policy::from_yaml("version: 1\nprotected: block\nprotect:\n  add: [\"migrations/**\"]\n")
+            .unwrap();
+    assert_eq!(p.protected, Protected::Block);
+    assert_eq!(p.protected_by("migrations/0001.sql"), Some("migrations/**"));
+    assert_eq!(p.protected_by("Migrations"), Some("migrations/**"));
+    assert_eq!(p.protect.len(), default_policy().protect.len() + 1);
+    assert_eq!(
+        Policy::from_yaml("version: 1\nprotected: allow\n")
+            .unwrap()
+            .protected,
+        Protected::Allow
+    );
+    match err("version: 1\nprotected: maybe\n") {
+        PolicyError::InvalidValue { key, value, .. } => {
+            assert_eq!((key, value.as_str()), ("protected", "maybe"));
+        }
+        other => panic!("{other}"),
+    }
+    match err("version: 1\nprotect:\n  add: [\"ok/**\", \"/abs\"]\n") {
+        PolicyError::InvalidGlob { entry, .. } => assert_eq!(entry, "protect.add[1]"),
+        other => panic!("{other}"),
+    }
+    assert!(matches!(
+        err("version: 1\nprotect:\n  remove: [\"x\"]\n"),
+        PolicyError::Yaml { .. }
+    ));
 }

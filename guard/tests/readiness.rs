@@ -7,9 +7,9 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use contract::readiness::{ReadinessDoc, ReadinessEvent, ReadinessMode, ReadinessResult};
 use guard::readiness::expr::{self, Scope, Val};
 use guard::readiness::filter::{Pattern, included};
-use guard::readiness::json_v1::ReadinessDoc;
 use guard::readiness::{Event, Finding, Rule, Target, WorkflowFile, assess};
 
 fn target() -> Target {
@@ -178,7 +178,7 @@ fn every_fixture_is_in_the_table() {
             fired.insert(f.rule());
         }
     }
-    assert_eq!(fired, Rule::ALL.into_iter().collect());
+    assert_eq!(fired, Rule::ALL.iter().copied().collect());
 }
 
 #[test]
@@ -452,8 +452,8 @@ fn the_subcommand_reads_the_base_commit_and_fails_only_when_strict() {
 
     let (code, doc) = guard_readiness(&repo, None);
     assert_eq!(code, 1);
-    assert_eq!(doc.result, "fail");
-    assert_eq!(doc.mode, "strict");
+    assert_eq!(doc.result, ReadinessResult::Fail);
+    assert_eq!(doc.mode, ReadinessMode::Strict);
     assert_eq!(
         doc.workflows,
         [
@@ -465,7 +465,7 @@ fn the_subcommand_reads_the_base_commit_and_fails_only_when_strict() {
     let found: Vec<(&str, &str, Option<&str>)> = doc
         .findings
         .iter()
-        .map(|f| (f.rule.as_str(), f.workflow.as_str(), f.job.as_deref()))
+        .map(|f| (f.rule.name(), f.workflow.as_str(), f.job.as_deref()))
         .collect();
     assert_eq!(
         found,
@@ -478,7 +478,7 @@ fn the_subcommand_reads_the_base_commit_and_fails_only_when_strict() {
             ),
         ]
     );
-    assert_eq!(doc.findings[1].events, ["push"]);
+    assert_eq!(doc.findings[1].events, [ReadinessEvent::Push]);
     assert_eq!(doc.findings[1].secrets, ["NPM_TOKEN"]);
 
     let policy = tmp.path().join("policy.yml");
@@ -489,8 +489,8 @@ fn the_subcommand_reads_the_base_commit_and_fails_only_when_strict() {
     .unwrap();
     let (code, doc) = guard_readiness(&repo, Some(&policy));
     assert_eq!(code, 0);
-    assert_eq!(doc.result, "reported");
-    assert_eq!(doc.mode, "report");
+    assert_eq!(doc.result, ReadinessResult::Reported);
+    assert_eq!(doc.mode, ReadinessMode::Report);
     assert_eq!(doc.findings.len(), 2);
 }
 
@@ -508,7 +508,7 @@ fn the_subcommand_passes_a_repository_without_exposed_jobs() {
     git(&repo, &["add", "-A"]);
     git(&repo, &["commit", "-q", "-m", "base"]);
     let (code, doc) = guard_readiness(&repo, None);
-    assert_eq!((code, doc.result.as_str()), (0, "pass"));
+    assert_eq!((code, doc.result), (0, ReadinessResult::Pass));
     assert!(doc.findings.is_empty());
 }
 

@@ -32,14 +32,21 @@
 
 use serde::{Deserialize, Serialize};
 
-use guard::output::json_v1::VerdictDoc;
-use guard::sandbox::json_v1::{self as run_v1, EnvDoc, ExitDoc, IsolationDoc, RunReportDoc};
-use guard::tree::json_v1::{self as tree_v1, FindingDoc, VerifyTreeDoc};
+use contract::ids::{CommitId, Sha256Hex};
+use contract::run::{EnvDoc, ExitDoc, IsolationDoc, Network, RunReportDoc};
+use contract::tree::{Check, FindingDoc, TreeDocError, TreeResult, VerifyTreeDoc};
+use contract::verdict::{VerdictDoc, VerdictWord};
 
-use crate::escape::escape_markdown;
-use crate::verdict::{DocsBase, VerdictError, rule};
+use crate::escape::{escape_html, escape_markdown, table_code_span};
+use crate::verdict::{DocsBase, VerdictError};
 
-pub const SCHEMA: &str = "agent-team-apply/build-test-report/v1";
+contract::schema_marker!(
+    /// `agent-team-apply/build-test-report/v1`.
+    BuildTestReportSchema,
+    "agent-team-apply/build-test-report/v1"
+);
+
+pub const SCHEMA: &str = BuildTestReportSchema::ID;
 
 /// The top-level note every report carries.
 pub const NOTE: &str = "NOT AUTHORITATIVE: assembled in the build-test job from files written \
@@ -52,14 +59,13 @@ pub const MARKDOWN_TAIL_LINES: usize = 200;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BuildTestReport {
-    pub schema: String,
+    pub schema: BuildTestReportSchema,
     /// Always `false`.
     pub authoritative: bool,
     pub note: String,
-    pub diff_sha256: String,
-    /// The guard verdict word (`accept` or `reject`).
-    pub verdict: String,
-    pub base_commit: String,
+    pub diff_sha256: Sha256Hex,
+    pub verdict: VerdictWord,
+    pub base_commit: CommitId,
     pub build: BuildDoc,
     pub tree_after_apply: TreeCheckDoc,
     pub tree_after_build: TreeCheckDoc,
@@ -85,12 +91,10 @@ pub struct BuildDoc {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TreeCheckDoc {
-    /// `after-apply` or `after-build`.
-    pub check: String,
-    /// `pass` or `fail`.
-    pub result: String,
+    pub check: Check,
+    pub result: TreeResult,
     pub entries: u64,
-    pub baseline_sha256: Option<String>,
+    pub baseline_sha256: Option<Sha256Hex>,
     pub findings: Vec<FindingDoc>,
 }
 
@@ -98,17 +102,17 @@ pub struct TreeCheckDoc {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum BuildTestError {
-    #[error("{what} is not valid JSON of its schema: {source}")]
+    #[error("{what} is not a valid document of its schema: {source}")]
     Json {
         what: &'static str,
         #[source]
         source: serde_json::Error,
     },
-    #[error("{what} has schema {found:?}, expected {expected:?}")]
-    Schema {
+    #[error("{what}: {source}")]
+    Tree {
         what: &'static str,
-        found: String,
-        expected: &'static str,
+        #[source]
+        source: TreeDocError,
     },
     #[error(transparent)]
     Verdict(#[from] VerdictError),
@@ -120,63 +124,23 @@ pub enum BuildTestError {
 
 /// Parse a `guard run --report` document.
 pub fn parse_run(json: &str) -> Result<RunReportDoc, BuildTestError> {
-    let doc: RunReportDoc = serde_json::from_str(json).map_err(|source| BuildTestError::Json {
+    RunReportDoc::parse(json).map_err(|source| BuildTestError::Json {
         what: "--run",
         source,
-    })?;
-    if doc.schema != run_v1::SCHEMA {
-        return Err(BuildTestError::Schema {
-            what: "--run",
-            found: doc.schema,
-            expected: run_v1::SCHEMA,
-        });
-    }
-    if doc.isolation.network != "namespace" && doc.isolation.network != "opted-out" {
-        return Err(BuildTestError::Invalid {
-            what: "--run",
-            problem: format!("unknown network isolation {:?}", doc.isolation.network),
-        });
-    }
-    Ok(doc)
+    })
 }
 
-/// Parse a `guard verify-tree --format json` document; `what` names the argument it came from.
+/// Parse a tree-check document; `what` names the argument it came from. A failing check must
+/// list its findings.
 pub fn parse_tree(json: &str, what: &'static str) -> Result<VerifyTreeDoc, BuildTestError> {
-    let doc: VerifyTreeDoc =
-        serde_json::from_str(json).map_err(|source| BuildTestError::Json { what, source })?;
-    if doc.schema != tree_v1::SCHEMA {
-        return Err(BuildTestError::Schema {
+    let doc = VerifyTreeDoc::parse(json).map_err(|source| BuildTestError::Tree { what, source })?;
+    if !doc.passed() && doc.findings.is_empty() {
+        return Err(BuildTestError::Invalid {
             what,
-            found: doc.schema,
-            expected: tree_v1::SCHEMA,
+            problem: "result is fail but it lists no finding".into(),
         });
     }
-    let invalid = |problem: String| BuildTestError::Invalid { what, problem };
-    match (doc.result.as_str(), doc.findings.is_empty()) {
-        ("pass", true) | ("fail", false) => {}
-        ("pass", false) => return Err(invalid("result is pass but it lists findings".into())),
-        ("fail", true) => return Err(invalid("result is fail but it lists no finding".into())),
-        (other, _) => return Err(invalid(format!("unknown result {other:?}"))),
-    }
-    for (field, value) in [
-        ("diff_sha256", Some(&doc.diff_sha256)),
-        ("verdict_sha256", Some(&doc.verdict_sha256)),
-        ("baseline_sha256", doc.baseline_sha256.as_ref()),
-    ] {
-        if let Some(value) = value
-            && guard::hash::parse_sha256(value).is_none()
-        {
-            return Err(invalid(format!("{field} is not a 64-digit hex SHA-256")));
-        }
-    }
-    if !is_commit_id(&doc.base_commit) {
-        return Err(invalid("base_commit is not a full hex commit id".into()));
-    }
     Ok(doc)
-}
-
-fn is_commit_id(text: &str) -> bool {
-    (text.len() == 40 || text.len() == 64) && text.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Assemble the report, refusing inputs that do not belong together.
@@ -187,58 +151,50 @@ pub fn build(
     verdict: &VerdictDoc,
 ) -> Result<BuildTestReport, BuildTestError> {
     let inconsistent = |m: &str| Err(BuildTestError::Inconsistent(m.to_string()));
-    if after_apply.check != "after-apply" {
+    if after_apply.check != Check::AfterApply {
         return inconsistent("--tree-before is not the check after apply");
     }
-    if after_build.check != "after-build" {
+    if after_build.check != Check::AfterBuild {
         return inconsistent("--tree-after is not the check after the build");
     }
-    let diff = verdict.diff_sha256.to_ascii_lowercase();
-    if !after_apply.diff_sha256.eq_ignore_ascii_case(&diff)
-        || !after_build.diff_sha256.eq_ignore_ascii_case(&diff)
-    {
+    let diff = &verdict.diff_sha256;
+    if &after_apply.diff_sha256 != diff || &after_build.diff_sha256 != diff {
         return inconsistent("the tree checks were run for another diff than the verdict's");
     }
-    if !after_apply
-        .verdict_sha256
-        .eq_ignore_ascii_case(&after_build.verdict_sha256)
-    {
+    if after_apply.verdict_sha256 != after_build.verdict_sha256 {
         return inconsistent("the two tree checks read different verdict files");
     }
-    if !after_apply
-        .base_commit
-        .eq_ignore_ascii_case(&after_build.base_commit)
-    {
+    if after_apply.base_commit != after_build.base_commit {
         return inconsistent("the two tree checks name different base commits");
     }
     if let (Some(written), Some(read)) =
         (&after_apply.baseline_sha256, &after_build.baseline_sha256)
-        && !written.eq_ignore_ascii_case(read)
+        && written != read
     {
         return inconsistent(
             "the check after the build read another baseline than the one written after apply",
         );
     }
     let tree = |doc: &VerifyTreeDoc| TreeCheckDoc {
-        check: doc.check.clone(),
-        result: doc.result.clone(),
+        check: doc.check,
+        result: doc.result,
         entries: doc.entries,
         baseline_sha256: doc.baseline_sha256.clone(),
         findings: doc.findings.clone(),
     };
     Ok(BuildTestReport {
-        schema: SCHEMA.to_string(),
+        schema: BuildTestReportSchema,
         authoritative: false,
         note: NOTE.to_string(),
-        diff_sha256: diff,
-        verdict: verdict.verdict.clone(),
-        base_commit: after_apply.base_commit.to_ascii_lowercase(),
+        diff_sha256: diff.clone(),
+        verdict: verdict.verdict,
+        base_commit: after_apply.base_commit.clone(),
         build: BuildDoc {
             command: run.command.clone(),
             exit: run.exit.clone(),
             timed_out: run.timed_out,
             duration_ms: run.duration_ms,
-            passed: run.exit.code == Some(0) && run.exit.signal.is_none() && !run.timed_out,
+            passed: run.passed(),
             network: run.isolation.clone(),
             env: run.env.clone(),
             output_tail: run.output_tail.clone(),
@@ -252,7 +208,7 @@ pub fn build(
 impl BuildTestReport {
     /// Serialize as pretty JSON with a trailing newline.
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
-        guard::doc_json::to_string_pretty(self)
+        contract::doc_json::to_string_pretty(self)
     }
 }
 
@@ -266,15 +222,12 @@ pub fn render_markdown(report: &BuildTestReport, docs: Option<&DocsBase>) -> Str
     let b = &report.build;
     let word = |ok: bool| if ok { "pass" } else { "fail" };
     let overall = b.passed
-        && report.tree_after_apply.result == "pass"
-        && report.tree_after_build.result == "pass";
+        && report.tree_after_apply.result == TreeResult::Pass
+        && report.tree_after_build.result == TreeResult::Pass;
     out.push_str(&format!("- **Outcome (as reported):** {}\n", word(overall)));
     out.push_str(&format!("- **Diff SHA-256:** `{}`\n", report.diff_sha256));
     out.push_str(&format!("- **Base commit:** `{}`\n", report.base_commit));
-    out.push_str(&format!(
-        "- **Verdict:** {}\n",
-        escape_markdown(&report.verdict)
-    ));
+    out.push_str(&format!("- **Verdict:** {}\n", report.verdict));
     let command: Vec<String> = b.command.iter().map(|a| escape_markdown(a)).collect();
     out.push_str(&format!("- **Command:** {}\n", command.join(" ")));
     out.push_str(&format!("- **Exit:** {}\n", exit_text(b)));
@@ -282,13 +235,13 @@ pub fn render_markdown(report: &BuildTestReport, docs: Option<&DocsBase>) -> Str
     out.push_str(&format!("- **Network:** {}\n", network_text(&b.network)));
     out.push_str(&format!(
         "- **Tree after apply:** {} ({} finding(s), {} entries)\n",
-        word(report.tree_after_apply.result == "pass"),
+        word(report.tree_after_apply.result == TreeResult::Pass),
         report.tree_after_apply.findings.len(),
         report.tree_after_apply.entries
     ));
     out.push_str(&format!(
         "- **Tree after the build:** {} ({} finding(s), {} entries)\n",
-        word(report.tree_after_build.result == "pass"),
+        word(report.tree_after_build.result == TreeResult::Pass),
         report.tree_after_build.findings.len(),
         report.tree_after_build.entries
     ));
@@ -325,8 +278,8 @@ fn exit_text(b: &BuildDoc) -> String {
 }
 
 fn network_text(n: &IsolationDoc) -> String {
-    match (&n.proof, n.network.as_str()) {
-        (Some(proof), "namespace") => {
+    match (&n.proof, n.network) {
+        (Some(proof), Network::Namespace) => {
             let interfaces: Vec<String> = proof
                 .interfaces
                 .iter()
@@ -361,22 +314,15 @@ fn yes(b: bool) -> &'static str {
 }
 
 fn finding_row(f: &FindingDoc, docs: Option<&DocsBase>) -> String {
-    let rule_cell = match rule(&f.rule) {
-        Some(known) => {
-            let target = docs.map_or_else(|| known.anchor(), |base| base.rule_url(known));
-            format!("[{}]({})", known.name, target)
-        }
-        None => escape_markdown(&f.rule),
-    };
     format!(
         "| {} | {} | {} | {} | {} |\n",
-        rule_cell,
-        escape_markdown(&f.path.sink_text()),
-        escape_markdown(&f.change),
+        crate::markdown::rule_cell(f.rule, docs),
+        table_code_span(&f.path.sink_text()),
+        f.change.name(),
         escape_markdown(&f.message),
         f.policy_entry
             .as_deref()
-            .map(escape_markdown)
+            .map(table_code_span)
             .unwrap_or_default()
     )
 }
@@ -401,7 +347,8 @@ fn output_section(b: &BuildDoc) -> String {
     }
     out.push_str("<pre>\n");
     for line in shown {
-        out.push_str(&escape_markdown(line));
+        // Inside `<pre>` markdown is not parsed: references, not backslash escapes.
+        out.push_str(&escape_html(line));
         out.push('\n');
     }
     out.push_str("</pre>\n");

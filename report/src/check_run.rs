@@ -8,113 +8,37 @@
 //! bytesize of 65535", github/docs#35252), so both are cut to [`OUTPUT_MAX_BYTES`] bytes on a
 //! `char` boundary, with a note saying so.
 
-use serde::{Deserialize, Serialize};
+use contract::decision::DecisionDoc;
+use contract::ids::CommitId;
+use serde::Serialize;
 
-use crate::escape::{escape_markdown, is_hidden};
+use contract::verdict::ViolationDoc;
 
-pub const GATE_DECISION_SCHEMA: &str = "agent-team-apply/gate-decision/v1";
+use crate::escape::{code_span, escape_markdown, is_hidden};
+
 pub const DEFAULT_CHECK_NAME: &str = "agent-team-apply / gate";
 /// GitHub's limit on `output.summary` and `output.text`, applied in bytes (the stricter reading).
 pub const OUTPUT_MAX_BYTES: usize = 65535;
-
-/// The gate's decision document as `gate decide --format json` writes it (`gate/src/output/
-/// json_v1.rs`). Unknown fields are accepted (a later gate may add some, and `required`/`jobs`
-/// are not needed here); the ones below are required.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct GateDecision {
-    pub schema: String,
-    /// `pass` or `fail`; anything else is refused by [`parse_decision`].
-    pub gate: String,
-    pub run_id: String,
-    pub diff_sha256: String,
-    pub reasons: Vec<GateReason>,
-}
-
-/// One reason the gate failed.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-pub struct GateReason {
-    /// Stable reason code, e.g. `job-not-successful`.
-    pub code: String,
-    #[serde(default)]
-    pub job: Option<String>,
-    pub message: String,
-}
-
-impl GateDecision {
-    pub fn pass(&self) -> bool {
-        self.gate == "pass"
-    }
-}
 
 /// Why a check-run body could not be built.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum CheckRunError {
-    #[error("gate decision is not valid JSON: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error("unknown gate decision schema {found:?} (expected {GATE_DECISION_SCHEMA:?})")]
-    Schema { found: String },
-    #[error("gate decision gate {found:?} is neither \"pass\" nor \"fail\"")]
-    Gate { found: String },
-    #[error("gate decision run_id {found:?} is empty, too long or has hidden characters")]
-    RunId { found: String },
-    #[error("gate decision diff_sha256 {found:?} is not a 64-digit hex SHA-256")]
-    DiffSha256 { found: String },
-    #[error("head SHA {found:?} is not 40 hex digits")]
-    HeadSha { found: String },
+    #[error(transparent)]
+    Decision(#[from] contract::decision::DecisionError),
+    #[error("the gate decision is not bound to a run id and a diff hash (its inputs were invalid)")]
+    Unbound,
     #[error("check name {found:?} is empty, too long or has control or hidden characters")]
     Name { found: String },
     #[error("details URL {found:?} must be an https:// URL without spaces or control characters")]
     DetailsUrl { found: String },
+    #[error("the verdict is for diff {verdict}, the decision for diff {decision}")]
+    VerdictForAnotherDiff { verdict: String, decision: String },
 }
 
-/// Parse and check a gate decision.
-pub fn parse_decision(json: &str) -> Result<GateDecision, CheckRunError> {
-    let decision: GateDecision = serde_json::from_str(json)?;
-    if decision.schema != GATE_DECISION_SCHEMA {
-        return Err(CheckRunError::Schema {
-            found: decision.schema,
-        });
-    }
-    if decision.gate != "pass" && decision.gate != "fail" {
-        return Err(CheckRunError::Gate {
-            found: decision.gate,
-        });
-    }
-    if decision.run_id.is_empty()
-        || decision.run_id.len() > 256
-        || decision.run_id.chars().any(is_hidden)
-    {
-        return Err(CheckRunError::RunId {
-            found: decision.run_id,
-        });
-    }
-    if guard::hash::parse_sha256(&decision.diff_sha256).is_none() {
-        return Err(CheckRunError::DiffSha256 {
-            found: decision.diff_sha256,
-        });
-    }
-    Ok(decision)
-}
-
-/// A commit SHA-1 as 40 hex digits, normalised to lower case.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HeadSha(String);
-
-impl HeadSha {
-    pub fn parse(sha: &str) -> Result<Self, CheckRunError> {
-        if sha.len() == 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()) {
-            Ok(HeadSha(sha.to_ascii_lowercase()))
-        } else {
-            Err(CheckRunError::HeadSha {
-                found: sha.to_string(),
-            })
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
+/// Parse and check a gate decision ([`DecisionDoc::parse`]).
+pub fn parse_decision(json: &str) -> Result<DecisionDoc, CheckRunError> {
+    Ok(DecisionDoc::parse(json)?)
 }
 
 /// The request body.
@@ -137,12 +61,15 @@ pub struct CheckRunOutput {
 }
 
 /// Build the body for `decision` on `head_sha`. `name` and `details_url` are caller input, checked
-/// rather than escaped: the name must be printable, the URL plain `https://`.
+/// rather than escaped: the name must be printable, the URL plain `https://`. `protected` are the
+/// protected paths of the verdict the gate computed (empty when none or not given): on a pass the
+/// title says that they need a human's review and the summary lists them.
 pub fn build(
-    decision: &GateDecision,
-    head_sha: &HeadSha,
+    decision: &DecisionDoc,
+    head_sha: &CommitId,
     name: &str,
     details_url: Option<&str>,
+    protected: &[ViolationDoc],
 ) -> Result<CheckRunRequest, CheckRunError> {
     if name.trim().is_empty() || name.chars().count() > 255 || name.chars().any(is_hidden) {
         return Err(CheckRunError::Name {
@@ -159,22 +86,35 @@ pub fn build(
         });
     }
 
-    let (word, conclusion) = if decision.pass() {
+    let (Some(run_id), Some(diff_sha256)) = (&decision.run_id, &decision.diff_sha256) else {
+        return Err(CheckRunError::Unbound);
+    };
+    let (word, conclusion) = if decision.passed() {
         ("pass", "success")
     } else {
         ("fail", "failure")
     };
-    let title = if decision.pass() {
-        "Gate passed".to_string()
-    } else {
-        format!("Gate failed: {} reason(s)", decision.reasons.len())
+    let title = match (decision.passed(), protected.len()) {
+        (true, 0) => "Gate passed".to_string(),
+        (true, n) => format!("Gate passed: {n} protected file(s) need review"),
+        (false, _) => format!("Gate failed: {} reason(s)", decision.reasons.len()),
     };
-    let summary = format!(
+    let mut summary = format!(
         "**Gate decision: {word}**\n\n- Run: {}\n- Diff SHA-256: `{}`\n- Reasons: {}\n",
-        escape_markdown(&decision.run_id),
-        decision.diff_sha256.to_ascii_lowercase(),
+        code_span(run_id.as_str()),
+        diff_sha256,
         decision.reasons.len()
     );
+    if !protected.is_empty() {
+        summary.push_str(&format!(
+            "\n**\u{26a0}\u{fe0f} Protected files need review ({}):** the policy lets the diff change \
+             them only with a human's explicit look.\n\n",
+            protected.len()
+        ));
+        for finding in protected {
+            summary.push_str(&crate::markdown::protected_item(finding));
+        }
+    }
     let mut text = String::from("### Reasons\n\n");
     if decision.reasons.is_empty() {
         text.push_str("No reasons recorded.\n");

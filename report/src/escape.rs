@@ -2,63 +2,130 @@
 //! policy entries, scope globs) is attacker-influenced text; each sink has its own delimiters and
 //! its own ways to turn text into markup, links, notifications or commands.
 //!
-//! Every renderer first applies [`neutralize`] (invisible and reordering characters become a
-//! visible `\u{..}`), then the sink escaper.
+//! Every renderer first applies [`neutralize`] (the contract's one definition: invisible and
+//! reordering characters become a visible `\u{..}`), then the sink escaper here.
 
-use guard::escape::is_suspicious;
+pub use contract::escape::{is_hidden, neutralize};
 
-/// Characters that must never reach a reader raw: guard's suspicious set (controls, bidi and
-/// zero-width format characters, ...) plus the Unicode line and paragraph separators, which some
-/// viewers treat as line breaks.
-pub fn is_hidden(c: char) -> bool {
-    is_suspicious(c) || matches!(c, '\u{2028}' | '\u{2029}')
-}
+/// U+200D ZERO WIDTH JOINER, inserted after the few characters through which GitHub's post-render
+/// filters would turn text into a mention, an issue reference or a link: `@`, `#` before a digit,
+/// the `-` of `GH-123`, the `:` of `scheme://` and the `.` of `www.`. Only prose gets it; names
+/// people copy (paths, globs, policy entries) are written as code spans instead, which GitHub
+/// leaves alone.
+const ZWJ: char = '\u{200d}';
 
-/// Replace every [`is_hidden`] character with a visible `\u{..}` escape, leaving everything else
-/// (backslashes included) alone.
+/// ASCII punctuation that starts or ends inline markup in GitHub-flavoured markdown anywhere in a
+/// line: code (`` ` ``), emphasis and strikethrough (`*`, `_`, `~`), links and images (`[`, `]`,
+/// `!`), HTML and autolinks (`<`, `>`), table cells (`|`), math (`$`), entity and character
+/// references (`&`), and the escape itself (`\`). Each is written backslash-escaped, which
+/// CommonMark renders as the character itself.
+const INLINE_MARKUP: &[char] = &[
+    '\\', '`', '*', '_', '~', '[', ']', '!', '<', '>', '|', '$', '&',
+];
+
+/// Escape prose for GitHub-flavoured markdown, wherever inline text may appear: a paragraph, a list
+/// item, a table cell, a heading, link text.
 ///
-/// Paths in a verdict document are already guard's display form
-/// ([`guard::escape::display_bytes`]), on which this is the identity; it is defense in depth for a
-/// document that did not come from guard. Unlike `display_bytes` it is not injective (an existing
-/// literal `\u{1b}` and an ESC render the same), which is acceptable for display.
-pub fn neutralize(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if is_hidden(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
+/// - [`INLINE_MARKUP`] characters are backslash-escaped (`*` → `\*`); everything else that is not
+///   markup where it stands (`.`, `:`, `-`, `/`, `(`, ...) stays as it is, so the source reads as
+///   the text does. At the very start, `#`, `+`, `-`, `=` and the `.` or `)` after leading digits,
+///   which would start a heading or a list there, are escaped too.
+/// - GitHub resolves mentions, issue references and autolinks on the *rendered* text, where an
+///   escape is gone; a [`ZWJ`] after `@`, after `#` before a digit, after the `-` of `GH-<digit>`,
+///   after the `:` of `://` and after the `.` of `www.` breaks them (`@org/team` notifies no one).
+/// - Newlines, tabs, other controls, bidi and zero-width characters become a visible `\u{..}`
+///   (see [`neutralize`]), its backslash escaped.
+///
+/// Names that readers copy (paths, globs, policy entries) belong in [`code_span`] instead.
+pub fn escape_markdown(text: &str) -> String {
+    let shown = neutralize(text);
+    let chars: Vec<char> = shown.chars().collect();
+    let mut out = String::with_capacity(shown.len() * 2);
+    let leading_digits = chars.iter().take_while(|c| c.is_ascii_digit()).count();
+    for (i, &c) in chars.iter().enumerate() {
+        let next = chars.get(i + 1).copied();
+        let line_start = (i == 0 && matches!(c, '#' | '+' | '-' | '='))
+            || (i == leading_digits && i > 0 && matches!(c, '.' | ')'));
+        if INLINE_MARKUP.contains(&c) || line_start {
+            out.push('\\');
+        }
+        out.push(c);
+        let before = |n: usize| i.checked_sub(n).and_then(|j| chars.get(j)).copied();
+        let breaks = match c {
+            '@' => true,
+            '#' => next.is_some_and(|n| n.is_ascii_digit()),
+            '-' => {
+                next.is_some_and(|n| n.is_ascii_digit())
+                    && before(1).is_some_and(|b| b.eq_ignore_ascii_case(&'h'))
+                    && before(2).is_some_and(|b| b.eq_ignore_ascii_case(&'g'))
+            }
+            ':' => next == Some('/') && chars.get(i + 2) == Some(&'/'),
+            '.' => {
+                i >= 3
+                    && chars[i - 3..i].iter().all(|b| b.eq_ignore_ascii_case(&'w'))
+                    && (i == 3 || !chars[i - 4].is_alphanumeric())
+            }
+            _ => false,
+        };
+        if breaks {
+            out.push(ZWJ);
         }
     }
     out
 }
 
-/// HTML numeric reference of U+200D ZERO WIDTH JOINER, inserted after characters that GitHub's
-/// post-render filters would otherwise turn into mentions, issue references or emoji.
-const ZWJ: &str = "&#8205;";
+/// `text` as an inline code span, outside a table: copied from the rendered page it gives back
+/// exactly `text` (after [`neutralize`]), and nothing in it becomes markup, a mention, a
+/// reference, an emoji or a link. The fence is one backtick longer than the longest run inside,
+/// and a space pads content that starts or ends with a backtick or a space.
+pub fn code_span(text: &str) -> String {
+    fence(&neutralize(text))
+}
 
-/// ASCII punctuation that stays raw in [`escape_markdown`]: none of it starts markup, a link, an
-/// entity, a list, a heading, a table cell or math in GitHub-flavoured markdown.
-const MARKDOWN_SAFE_PUNCTUATION: &[char] = &['/', ',', ';', '?', '%', '\'', '"', '^', '{', '}'];
+/// [`code_span`] for a table cell: GFM splits cells on `|` before it parses code spans, so a `|`
+/// inside is written `\|` (which GFM turns back into `|` inside the span).
+pub fn table_code_span(text: &str) -> String {
+    fence(&neutralize(text).replace('|', "\\|"))
+}
 
-/// Escape text for GitHub-flavoured markdown, anywhere inline text may appear: a paragraph, a
-/// list item, a table cell, a heading, link text.
+fn fence(content: &str) -> String {
+    if content.is_empty() {
+        return String::new();
+    }
+    let mut longest = 0;
+    let mut run = 0;
+    for c in content.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let ticks = "`".repeat(longest + 1);
+    let pad = if content.starts_with(['`', ' ']) || content.ends_with(['`', ' ']) {
+        " "
+    } else {
+        ""
+    };
+    format!("{ticks}{pad}{content}{pad}{ticks}")
+}
+
+/// HTML numeric reference of U+200D ZERO WIDTH JOINER, for [`escape_html`].
+const ZWJ_REFERENCE: &str = "&#8205;";
+
+/// ASCII punctuation that stays raw in [`escape_html`].
+const HTML_SAFE_PUNCTUATION: &[char] = &['/', ',', ';', '?', '%', '\'', '"', '^', '{', '}'];
+
+/// Escape text inside a raw HTML block of a markdown document (`<pre>...</pre>`), where markdown
+/// is not parsed (a backslash escape would show) but character references are decoded.
 ///
-/// - Every ASCII punctuation character except [`MARKDOWN_SAFE_PUNCTUATION`] becomes a decimal
-///   character reference (`|` → `&#124;`). CommonMark treats character references as literal
-///   text, never as markup; GFM splits table cells on raw `|` before references are decoded; so
-///   no pipe, backtick, emphasis, link, image, HTML tag, autolink (`www.`, `http:`), math (`$`),
-///   block marker (`-`, `+`, `#`, `>`, `=`, `1.`) or escape (`\`) survives.
-/// - GitHub resolves mentions, issue references and emoji on the *rendered* text, after
-///   references are decoded. So `@`, `#` and `:` (and `-` before a digit, for `GH-123`) are
-///   followed by a zero-width joiner: `@org/team` renders as `@\u{200d}org/team`, which notifies
-///   no one, and `#123` links to no issue.
+/// - Every ASCII punctuation character except [`HTML_SAFE_PUNCTUATION`] becomes a decimal
+///   character reference (`<` → `&#60;`), so no tag (`</pre>` included), entity or markup
+///   survives, whichever way a renderer treats the block.
+/// - `@`, `#` and `:` (and `-` before a digit, for `GH-123`) are followed by a zero-width joiner
+///   reference: GitHub resolves mentions and references on the rendered text.
 /// - Newlines, tabs, other controls, bidi and zero-width characters become a visible `\u{..}`
-///   (see [`neutralize`]); the backslash of that form is itself escaped.
+///   (see [`neutralize`]); the backslash of that form is itself a reference.
 ///
-/// The output therefore contains no raw `|`, newline, `<`, `>`, `` ` ``, `@`, `[`, `]`, `(`, `)`,
-/// `*`, `_`, `~`, `!`, `$` or `\`, and every `&` starts a reference of the form `&#DIGITS;`.
-pub fn escape_markdown(text: &str) -> String {
+/// The output contains no raw `<`, `>`, `&` other than `&#DIGITS;`, `` ` ``, `@`, `\` or newline.
+pub fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len() * 2);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -69,13 +136,13 @@ pub fn escape_markdown(text: &str) -> String {
         match c {
             '@' | '#' | ':' => {
                 push_reference(&mut out, c);
-                out.push_str(ZWJ);
+                out.push_str(ZWJ_REFERENCE);
             }
             '-' if chars.peek().is_some_and(char::is_ascii_digit) => {
                 push_reference(&mut out, c);
-                out.push_str(ZWJ);
+                out.push_str(ZWJ_REFERENCE);
             }
-            c if c.is_ascii_punctuation() && !MARKDOWN_SAFE_PUNCTUATION.contains(&c) => {
+            c if c.is_ascii_punctuation() && !HTML_SAFE_PUNCTUATION.contains(&c) => {
                 push_reference(&mut out, c);
             }
             c => out.push(c),
@@ -88,10 +155,10 @@ fn push_reference(out: &mut String, c: char) {
     out.push_str(&format!("&#{};", c as u32));
 }
 
-/// Escape the data (message) part of a GitHub workflow command: [`guard::escape::workflow_data`]
+/// Escape the data (message) part of a GitHub workflow command: [`contract::escape::workflow_data`]
 /// (`escapeData` of actions/toolkit), the one implementation `guard inputs` shares.
 pub fn escape_workflow_data(text: &str) -> String {
-    guard::escape::workflow_data(text)
+    contract::escape::workflow_data(text)
 }
 
 /// Escape a property value (`file=`, `title=`) of a GitHub workflow command, as `escapeProperty`
@@ -162,15 +229,31 @@ mod tests {
 
     #[test]
     fn markdown_escapes_structure_mentions_and_references() {
-        assert_eq!(escape_markdown("a|b"), "a&#124;b");
-        assert_eq!(escape_markdown("@org/team"), "&#64;&#8205;org/team");
-        assert_eq!(escape_markdown("#12"), "&#35;&#8205;12");
-        assert_eq!(escape_markdown("GH-12 a-b"), "GH&#45;&#8205;12 a&#45;b");
-        assert_eq!(escape_markdown("<b>"), "&#60;b&#62;");
-        assert_eq!(escape_markdown("x\ny"), "x&#92;u{a}y");
-        assert_eq!(escape_markdown("src/main.rs"), "src/main&#46;rs");
+        let z = '\u{200d}';
+        assert_eq!(escape_markdown("a|b"), "a\\|b");
+        assert_eq!(escape_markdown("@org/team"), format!("@{z}org/team"));
+        assert_eq!(escape_markdown("#12 x#y"), format!("\\#{z}12 x#y"));
+        assert_eq!(escape_markdown("GH-12 a-b"), format!("GH-{z}12 a-b"));
+        assert_eq!(escape_markdown("<b>"), "\\<b\\>");
+        assert_eq!(escape_markdown("x\ny"), "x\\\\u{a}y");
+        assert_eq!(escape_markdown("src/main.rs: 1.5"), "src/main.rs: 1.5");
+        assert_eq!(escape_markdown("1. item"), "1\\. item");
+        assert_eq!(
+            escape_markdown("https://evil.example www.x.io"),
+            format!("https:{z}//evil.example www.{z}x.io")
+        );
         assert_eq!(escape_markdown("caf\u{e9}"), "caf\u{e9}");
-        assert_eq!(escape_markdown("\u{202e}"), "&#92;u{202e}");
+        assert_eq!(escape_markdown("\u{202e}"), "\\\\u{202e}");
+    }
+
+    #[test]
+    fn code_spans_hold_text_exactly() {
+        assert_eq!(code_span("deny: .github/**"), "`deny: .github/**`");
+        assert_eq!(code_span("a`b"), "``a`b``");
+        assert_eq!(code_span("`x"), "`` `x ``");
+        assert_eq!(code_span(""), "");
+        assert_eq!(table_code_span("a|b"), "`a\\|b`");
+        assert_eq!(code_span("x\ny"), "`x\\u{a}y`");
     }
 
     #[test]

@@ -8,12 +8,6 @@ use clap::{Parser, Subcommand};
 
 mod cli;
 
-/// Exit codes, as documented: 0 success, 1 a negative result (select-run: no run found),
-/// 2 usage, input, parse or I/O error.
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_NEGATIVE: u8 = 1;
-pub const EXIT_ERROR: u8 = 2;
-
 #[derive(Parser)]
 #[command(
     name = "report",
@@ -40,8 +34,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    guard::cli_args::exit_2_on_panic("report");
-    let cli = match guard::cli_args::parse::<Cli>() {
+    contract::cli::install_panic_hook("report");
+    let cli = match contract::cli::parse_args::<Cli>() {
         Ok(cli) => cli,
         Err(code) => return code,
     };

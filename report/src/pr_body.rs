@@ -3,16 +3,14 @@
 //!
 //! The body states what the gate verified itself, from trusted inputs, and what it did not: the
 //! build and tests ran in `build-test`, and the gate knows only that job's conclusion. Every string
-//! that came from the diff (paths) or from the dispatcher (scope globs, ids) is escaped with
-//! [`escape_markdown`]. The title carries no diff-derived text at all.
-//!
-//! Escaping is [`crate::escape::escape_markdown`], shared with every other markdown rendering; it has the
-//! same signature so that the call sites can switch without change.
+//! that came from the diff (paths) or from the dispatcher (scope globs, ids) is a code span
+//! ([`code_span`], [`table_code_span`]): copied from the page it gives back the exact name, and
+//! nothing in it becomes markup, a mention or a link. The title carries no diff-derived text at all.
 
-use guard::output::json_v1::{FileDoc, VerdictDoc};
+use contract::verdict::{FileDoc, VerdictDoc};
 
-use crate::escape::escape_markdown;
-use guard::verdict::Status;
+use crate::escape::{code_span, table_code_span};
+use contract::verdict::ChangeKind;
 
 /// What the pull request is bound to, besides the verdict.
 #[derive(Debug, Clone, Copy)]
@@ -55,20 +53,21 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
     );
     out.push_str("| | |\n|---|---|\n");
     if let Some(task) = ctx.task_id {
-        out.push_str(&format!("| Task | {} |\n", escape_markdown(task)));
+        out.push_str(&format!("| Task | {} |\n", table_code_span(task)));
     }
     if let Some(run) = ctx.run_id {
-        out.push_str(&format!("| Workflow run | {} |\n", escape_markdown(run)));
+        out.push_str(&format!("| Workflow run | {} |\n", table_code_span(run)));
     }
     out.push_str(&format!(
         "| Diff SHA-256 | {} |\n",
-        escape_markdown(ctx.diff_sha256)
+        table_code_span(ctx.diff_sha256)
     ));
     out.push_str(&format!(
         "| Base commit | {} |\n\n",
-        escape_markdown(ctx.base_commit)
+        table_code_span(ctx.base_commit)
     ));
 
+    out.push_str(&protected_section(verdict));
     if !verdict.accepted() {
         out.push_str(
             "### Not verified\n\nThe guard REJECTED this diff; nothing in it is verified.\n\n",
@@ -85,7 +84,7 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
         "- **Integrity**: the diff bytes hash to the SHA-256 above, compared in constant time \
          with the expected hash.\n",
     );
-    let mode = if verdict.mode == "git-cross-checked" {
+    let mode = if verdict.mode == contract::verdict::CheckMode::GitCrossChecked {
         "- **Two readings agree**: the guard's strict parser and `git apply --cached` on a \
          throwaway index of the base commit report the same files, statuses and modes; the \
          new file contents were read from that index.\n"
@@ -96,12 +95,12 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
     out.push_str(
         "- **Policy**: no path in the denied trust-control surface; path safety; no symlinks, \
          submodules, binary patches, mode or type changes; UTF-8 text content; no duplicate or \
-         conflicting paths; size limits.\n",
+         conflicting paths; size limits. Protected paths, if any, are listed above for review.\n",
     );
     if verdict.scope.is_empty() {
         out.push_str("- **Declared scope**: none.\n");
     } else {
-        let globs: Vec<String> = verdict.scope.iter().map(|g| escape_markdown(g)).collect();
+        let globs: Vec<String> = verdict.scope.iter().map(|g| code_span(g)).collect();
         out.push_str(&format!(
             "- **Declared scope**: every touched path matches one of {}.\n",
             globs.join(", ")
@@ -124,6 +123,26 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
     out
 }
 
+/// The protected paths, before anything else: the diff may change them, but a human must review the
+/// change (the workflow also labels the pull request).
+fn protected_section(verdict: &VerdictDoc) -> String {
+    if verdict.protected.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "### \u{26a0}\u{fe0f} Protected files: a human must review these before merging ({})\n\n\
+         The policy lists them as protected (`protect:`): build, install and test configuration, \
+         toolchains, package manifests and lock files, instructions for agents. The gate let the \
+         change through for review; it did not judge it.\n\n",
+        verdict.protected.len()
+    );
+    for finding in &verdict.protected {
+        out.push_str(&crate::markdown::protected_item(finding));
+    }
+    out.push('\n');
+    out
+}
+
 fn files_section(verdict: &VerdictDoc) -> String {
     let mut out = format!("### Files ({})\n\n", verdict.files.len());
     for file in &verdict.files {
@@ -139,22 +158,16 @@ fn files_section(verdict: &VerdictDoc) -> String {
 
 fn file_line(file: &FileDoc) -> String {
     let verb = match file.status {
-        Status::Added => "added",
-        Status::Deleted => "deleted",
-        Status::Modified => "modified",
-        Status::Renamed => "renamed",
-        Status::Copied => "copied",
+        ChangeKind::Added => "added",
+        ChangeKind::Deleted => "deleted",
+        ChangeKind::Modified => "modified",
+        ChangeKind::Renamed => "renamed",
+        ChangeKind::Copied => "copied",
     };
-    let old = file
-        .old_path
-        .as_ref()
-        .map(|p| escape_markdown(&p.sink_text()));
-    let new = file
-        .new_path
-        .as_ref()
-        .map(|p| escape_markdown(&p.sink_text()));
+    let old = file.old_path.as_ref().map(|p| code_span(&p.sink_text()));
+    let new = file.new_path.as_ref().map(|p| code_span(&p.sink_text()));
     match (file.status, old, new) {
-        (Status::Renamed | Status::Copied, Some(old), Some(new)) => {
+        (ChangeKind::Renamed | ChangeKind::Copied, Some(old), Some(new)) => {
             format!("{verb}: {old} → {new}")
         }
         (_, _, Some(path)) | (_, Some(path), None) => format!("{verb}: {path}"),
@@ -169,23 +182,25 @@ mod tests {
 
     fn verdict(files: Vec<FileDoc>) -> VerdictDoc {
         VerdictDoc {
-            schema: guard::output::json_v1::SCHEMA.to_owned(),
-            verdict: "accept".to_owned(),
-            diff_sha256: "ab".repeat(32),
-            mode: "git-cross-checked".to_owned(),
+            schema: contract::verdict::VerdictSchema,
+            verdict: contract::verdict::VerdictWord::Accept,
+            diff_sha256: contract::ids::Sha256Hex::parse(&"ab".repeat(32)).unwrap(),
+            mode: contract::verdict::CheckMode::GitCrossChecked,
             scope: vec!["src/**".to_owned()],
             files,
             violations: Vec::new(),
+            protected: vec![],
+            unmatched_scope: vec![],
         }
     }
 
-    fn file(status: Status, old: Option<&str>, new: Option<&str>) -> FileDoc {
+    fn file(status: ChangeKind, old: Option<&str>, new: Option<&str>) -> FileDoc {
         FileDoc {
             status,
             old_path: old.map(Into::into),
             new_path: new.map(Into::into),
-            old_mode: Some("100644".to_owned()),
-            new_mode: Some("100644".to_owned()),
+            old_mode: Some(contract::verdict::FileMode::REGULAR),
+            new_mode: Some(contract::verdict::FileMode::REGULAR),
             line: 1,
         }
     }
@@ -205,10 +220,14 @@ mod tests {
     #[test]
     fn body_lists_files_escaped_and_states_what_was_verified() {
         let doc = verdict(vec![
-            file(Status::Modified, Some("src/a.rs"), Some("src/a.rs")),
-            file(Status::Renamed, Some("src/@old"), Some("src/new [x](y)")),
-            file(Status::Deleted, Some("src/#9"), None),
-            file(Status::Added, None, Some("src/n.rs")),
+            file(ChangeKind::Modified, Some("src/a.rs"), Some("src/a.rs")),
+            file(
+                ChangeKind::Renamed,
+                Some("src/@old"),
+                Some("src/new [x](y)"),
+            ),
+            file(ChangeKind::Deleted, Some("src/#9"), None),
+            file(ChangeKind::Added, None, Some("src/n.rs")),
         ]);
         let ctx = PrContext {
             task_id: Some("task-1"),
@@ -217,7 +236,7 @@ mod tests {
             base_commit: &"c".repeat(40),
         };
         let body = render(&doc, &ctx);
-        let e = escape_markdown;
+        let e = code_span;
         assert!(body.contains(&format!("- modified: {}\n", e("src/a.rs"))));
         assert!(body.contains(&format!(
             "- renamed: {} → {}\n",
@@ -226,34 +245,72 @@ mod tests {
         )));
         assert!(body.contains(&format!("- deleted: {}\n", e("src/#9"))));
         assert!(body.contains(&format!("- added: {}\n", e("src/n.rs"))));
-        for raw in ["@old", "](y)", "[x]"] {
-            assert!(!body.contains(raw), "raw {raw:?} in the body:\n{body}");
+        // Outside code spans no markup, mention or reference from a path survives.
+        let outside: String = body.split('`').step_by(2).collect();
+        for raw in ["@old", "](y)", "[x]", "#9"] {
+            assert!(!outside.contains(raw), "raw {raw:?} in the body:\n{body}");
         }
         assert!(body.contains("### Files (4)"));
         assert!(body.contains(&"ab".repeat(32)));
         assert!(body.contains(&format!("| Task | {} |", e("task-1"))));
-        assert!(body.contains("| Workflow run | 42 |"));
+        assert!(body.contains("| Workflow run | `42` |"));
         assert!(body.contains("git apply \\-\\-cached") || body.contains("`git apply --cached`"));
         assert!(body.contains("Not verified by the gate"));
         assert!(body.contains(&e("src/**")));
-        assert!(!body.contains("@old"));
-        assert!(!body.contains("[x](y)"));
     }
 
-    #[test]
-    fn parser_only_verdicts_say_so() {
-        let mut doc = verdict(vec![file(Status::Added, None, Some("a"))]);
-        doc.mode = "parser-only".to_owned();
-        let ctx = PrContext {
+    /// A context with no task or run and placeholder hashes.
+    fn bare_context() -> PrContext<'static> {
+        PrContext {
             task_id: None,
             run_id: None,
             diff_sha256: "x",
             base_commit: "y",
-        };
+        }
+    }
+
+    #[test]
+    fn protected_paths_open_the_body() {
+        let mut doc = verdict(vec![file(
+            ChangeKind::Modified,
+            Some("Cargo.toml"),
+            Some("Cargo.toml"),
+        )]);
+        doc.protected = vec![contract::verdict::ViolationDoc {
+            rule: contract::rules::RuleId::ProtectedPath,
+            path: Some("Cargo.toml".into()),
+            old_path: None,
+            line: Some(1),
+            message: "new path is protected".to_owned(),
+            policy_entry: Some("protect: **/Cargo.toml".to_owned()),
+            docs: String::new(),
+        }];
+        let ctx = bare_context();
+        let body = render(&doc, &ctx);
+        let section = body
+            .find("Protected files: a human must review these before merging (1)")
+            .unwrap_or(usize::MAX);
+        assert!(
+            section < body.find("### Verified by the gate").unwrap_or(0),
+            "{body}"
+        );
+        assert!(
+            body.contains("- `Cargo.toml` (`protect: **/Cargo.toml`)\n"),
+            "{body}"
+        );
+        doc.protected.clear();
+        assert!(!render(&doc, &ctx).contains("Protected files"));
+    }
+
+    #[test]
+    fn parser_only_verdicts_say_so() {
+        let mut doc = verdict(vec![file(ChangeKind::Added, None, Some("a"))]);
+        doc.mode = contract::verdict::CheckMode::ParserOnly;
+        let ctx = bare_context();
         let body = render(&doc, &ctx);
         assert!(body.contains("NOT cross-checked"));
         assert!(!body.contains("| Task |"));
-        doc.verdict = "reject".to_owned();
+        doc.verdict = contract::verdict::VerdictWord::Reject;
         let body = render(&doc, &ctx);
         assert!(body.contains("REJECTED"));
         assert!(!body.contains("Verified by the gate"));

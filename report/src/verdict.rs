@@ -1,63 +1,30 @@
-//! Reading a guard verdict (JSON v1, [`guard::output::json_v1::VerdictDoc`]) for rendering, and
+//! Reading a guard verdict (JSON v1, [`contract::verdict::VerdictDoc`]) for rendering, and
 //! the rule documentation links the renderers print.
 //!
 //! The renderers are non-authoritative, but they still fail closed on a document they do not
-//! understand: an unknown `schema`, verdict word or mode, a malformed hash, or an `accept` that
-//! carries violations is an error, not something to render.
+//! understand: an unknown `schema`, verdict word, mode or rule, a malformed hash, or an `accept`
+//! that carries violations is an error, not something to render. Rule links come from the
+//! registry, never from the document's `docs` field, so a forged document cannot plant a link.
 
-use guard::output::json_v1::{SCHEMA, VerdictDoc, ViolationDoc};
-use guard::rules::{RULES, Rule};
+use contract::rules::RuleId;
+use contract::verdict::{VerdictDoc, ViolationDoc};
 
-/// Why a verdict document was refused.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum VerdictError {
-    #[error("verdict is not valid JSON v1: {0}")]
-    Json(#[from] serde_json::Error),
-    #[error("unknown verdict schema {found:?} (expected {SCHEMA:?})")]
-    Schema { found: String },
-    #[error("unknown verdict {found:?} (expected \"accept\" or \"reject\")")]
-    Verdict { found: String },
-    #[error("unknown mode {found:?} (expected \"parser-only\" or \"git-cross-checked\")")]
-    Mode { found: String },
-    #[error("diff_sha256 {found:?} is not a 64-digit hex SHA-256")]
-    DiffSha256 { found: String },
-    #[error("verdict is \"accept\" but lists {count} violation(s)")]
-    AcceptWithViolations { count: usize },
-}
+pub use contract::verdict::VerdictError;
 
-/// Parse and check a verdict document.
+/// Parse and check a verdict document ([`VerdictDoc::parse`]: every field typed, the invariants
+/// between them checked).
 pub fn parse(json: &str) -> Result<VerdictDoc, VerdictError> {
-    let doc: VerdictDoc = serde_json::from_str(json)?;
-    if doc.schema != SCHEMA {
-        return Err(VerdictError::Schema { found: doc.schema });
-    }
-    if doc.verdict != "accept" && doc.verdict != "reject" {
-        return Err(VerdictError::Verdict { found: doc.verdict });
-    }
-    if doc.mode != "parser-only" && doc.mode != "git-cross-checked" {
-        return Err(VerdictError::Mode { found: doc.mode });
-    }
-    if guard::hash::parse_sha256(&doc.diff_sha256).is_none() {
-        return Err(VerdictError::DiffSha256 {
-            found: doc.diff_sha256,
-        });
-    }
-    if doc.accepted() && !doc.violations.is_empty() {
-        return Err(VerdictError::AcceptWithViolations {
-            count: doc.violations.len(),
-        });
-    }
-    Ok(doc)
+    VerdictDoc::parse(json)
 }
 
-/// The registered rule with this id, if any. Renderers build rule links from the registry only,
-/// never from the document's `docs` field, so a forged document cannot plant a link.
 /// A violation's message with its evidence (old path, diff line, policy entry), every part
 /// neutralized; the sink-specific escaping comes after.
+/// A message of several lines (git's own words, one per line) keeps its line breaks between
+/// neutralized lines; the evidence follows the first line.
 pub fn violation_message(violation: &ViolationDoc) -> String {
     use crate::escape::neutralize;
-    let mut message = neutralize(&violation.message);
+    let mut lines = violation.message.split('\n');
+    let mut message = neutralize(lines.next().unwrap_or_default());
     if let (Some(old), Some(_)) = (&violation.old_path, &violation.path) {
         message.push_str(&format!(" (old path: {})", neutralize(&old.sink_text())));
     }
@@ -67,11 +34,11 @@ pub fn violation_message(violation: &ViolationDoc) -> String {
     if let Some(entry) = &violation.policy_entry {
         message.push_str(&format!(" (policy: {})", neutralize(entry)));
     }
+    for line in lines {
+        message.push('\n');
+        message.push_str(&neutralize(line));
+    }
     message
-}
-
-pub fn rule(id: &str) -> Option<&'static Rule> {
-    RULES.iter().find(|r| r.name == id)
 }
 
 /// An absolute base URL the rule anchors (`README.md#rule-<id>`) are resolved against, e.g.
@@ -92,6 +59,28 @@ pub enum DocsBaseError {
 }
 
 impl DocsBase {
+    /// The base the workflow's own environment names: the README of the commit the running
+    /// workflow came from (`$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/blob/$GITHUB_SHA/`), whose
+    /// workspace holds this project. `None` when a variable is missing or the URL is refused.
+    pub fn from_github_env(get: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        let server = get("GITHUB_SERVER_URL")?;
+        let repository = get("GITHUB_REPOSITORY")?;
+        let sha = get("GITHUB_SHA")?;
+        let well_formed = |s: &str| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._/".contains(&b))
+        };
+        if !well_formed(&repository) || contract::ids::CommitId::parse(&sha).is_err() {
+            return None;
+        }
+        DocsBase::parse(&format!(
+            "{}/{repository}/blob/{sha}/",
+            server.trim_end_matches('/')
+        ))
+        .ok()
+    }
+
     /// Accept an `https://` URL ending in `/` made only of URI characters that are also safe in a
     /// markdown link target (no spaces, parentheses, angle brackets, quotes or backslashes).
     pub fn parse(url: &str) -> Result<Self, DocsBaseError> {
@@ -107,7 +96,7 @@ impl DocsBase {
     }
 
     /// The absolute URL of `rule`'s documentation.
-    pub fn rule_url(&self, rule: &Rule) -> String {
+    pub fn rule_url(&self, rule: RuleId) -> String {
         format!("{}{}", self.0, rule.anchor())
     }
 
@@ -120,6 +109,47 @@ impl DocsBase {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docs_base_from_the_workflow_environment() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == k)
+                    .map(|(_, v)| (*v).to_string())
+            }
+        };
+        let base = DocsBase::from_github_env(env(&[
+            ("GITHUB_SERVER_URL", "https://github.com"),
+            ("GITHUB_REPOSITORY", "o/r"),
+            ("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567"),
+        ]));
+        assert_eq!(
+            base.map(|b| b.readme_url()),
+            Some(
+                "https://github.com/o/r/blob/0123456789abcdef0123456789abcdef01234567/README.md"
+                    .to_string()
+            )
+        );
+        assert!(DocsBase::from_github_env(env(&[("GITHUB_REPOSITORY", "o/r")])).is_none());
+        assert!(
+            DocsBase::from_github_env(env(&[
+                ("GITHUB_SERVER_URL", "http://x"),
+                ("GITHUB_REPOSITORY", "o/r"),
+                ("GITHUB_SHA", "ab"),
+            ]))
+            .is_none()
+        );
+        assert!(
+            DocsBase::from_github_env(env(&[
+                ("GITHUB_SERVER_URL", "https://github.com"),
+                ("GITHUB_REPOSITORY", "o/r)](x"),
+                ("GITHUB_SHA", "ab"),
+            ]))
+            .is_none()
+        );
+    }
 
     #[test]
     fn docs_base_accepts_plain_https_only() {

@@ -16,13 +16,17 @@ fn decision(pass: bool, reasons: &[&str]) -> Value {
         .iter()
         .map(|message| json!({"code": "job-not-successful", "job": null, "message": message}))
         .collect();
+    let result = if pass { "success" } else { "failure" };
     json!({
         "schema": "agent-team-apply/gate-decision/v1",
         "gate": if pass { "pass" } else { "fail" },
         "run_id": "9876543210",
         "diff_sha256": SHA,
         "required": ["guard", "build-test"],
-        "jobs": [],
+        "jobs": [
+            {"job": "guard", "required": true, "state": "result", "result": "success"},
+            {"job": "build-test", "required": true, "state": "result", "result": result},
+        ],
         "reasons": reasons,
     })
 }
@@ -54,7 +58,7 @@ fn passing_decision_body() {
             "details_url": "https://github.com/o/r/actions/runs/9876543210",
             "output": {
                 "title": "Gate passed",
-                "summary": format!("**Gate decision: pass**\n\n- Run: 9876543210\n- Diff SHA-256: `{SHA}`\n- Reasons: 0\n"),
+                "summary": format!("**Gate decision: pass**\n\n- Run: `9876543210`\n- Diff SHA-256: `{SHA}`\n- Reasons: 0\n"),
                 "text": "### Reasons\n\nNo reasons recorded.\n",
             }
         })
@@ -80,13 +84,14 @@ fn failing_decision_body_escapes_reasons() {
     assert_eq!(body["output"]["title"], "Gate failed: 2 reason(s)");
     assert_eq!(
         body["output"]["text"],
-        "### Reasons\n\n- job&#45;not&#45;successful&#58;&#8205; job &#96;build&#45;test&#96; result&#58;&#8205; failure\n\
-         - job&#45;not&#45;successful&#58;&#8205; unexpected job \"x&#124;y\" &#64;&#8205;org/team &#35;&#8205;1&#92;u{a}&#45; &#91; &#93; injected\n"
+        "### Reasons\n\n- job-not-successful: job \\`build-test\\` result: failure\n\
+         - job-not-successful: unexpected job \"x\\|y\" @\u{200d}org/team #\u{200d}1\\\\u{a}- \\[ \\] injected\n"
     );
 }
 
+/// One rule for commit ids everywhere: lower-case hex, as git and GitHub print them.
 #[test]
-fn uppercase_head_sha_is_normalised() {
+fn uppercase_head_sha_is_refused_as_everywhere() {
     let out = report(
         &[
             "check-run",
@@ -97,17 +102,27 @@ fn uppercase_head_sha_is_normalised() {
         ],
         &decision(true, &[]).to_string(),
     );
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
-    let body: Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(body["head_sha"], HEAD);
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("40 lower-case hex digits"),
+        "{}",
+        stderr(&out)
+    );
 }
 
+/// The decision is one document with one definition on both sides: a field it does not define
+/// is refused, not ignored.
 #[test]
-fn unknown_fields_are_accepted_for_forward_compatibility() {
+fn unknown_fields_are_refused() {
     let mut d = decision(true, &[]);
     d["added_later"] = json!({"guard": "success"});
     let out = check_run(&d.to_string(), &[]);
-    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("unknown field `added_later`"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -122,7 +137,7 @@ fn long_output_is_cut_to_githubs_limit_on_a_char_boundary() {
         "{}",
         text.len()
     );
-    assert!(text.starts_with("### Reasons\n\n- job&#45;not&#45;successful&#58;&#8205; éé"));
+    assert!(text.starts_with("### Reasons\n\n- job-not-successful: éé"));
     assert!(
         text.contains("_Truncated: "),
         "{}",
@@ -148,28 +163,41 @@ fn invalid_inputs_exit_2() {
         (
             with("schema", "agent-team-apply/gate-decision/v0".into()),
             vec![],
-            "unknown gate decision schema",
+            "unknown schema",
         ),
-        (with("gate", true.into()), vec![], "invalid type"),
+        (with("gate", true.into()), vec![], "expected value"),
         (
             with("gate", "PASS".into()),
             vec![],
-            "neither \"pass\" nor \"fail\"",
+            "unknown variant `PASS`",
         ),
         (with("reasons", json!(["a string"])), vec![], "invalid type"),
-        (with("diff_sha256", "nope".into()), vec![], "diff_sha256"),
-        (with("run_id", "".into()), vec![], "run_id"),
-        (with("run_id", "1\n2".into()), vec![], "run_id"),
+        (
+            with("diff_sha256", "nope".into()),
+            vec![],
+            "a SHA-256 must be",
+        ),
+        (with("run_id", "".into()), vec![], "a run id must be"),
+        (with("run_id", "1\n2".into()), vec![], "a run id must be"),
+        (
+            with("run_id", json!(null)),
+            vec![],
+            "not bound to a run and a diff",
+        ),
         (without("gate"), vec![], "missing field `gate`"),
         (without("reasons"), vec![], "missing field `reasons`"),
-        (without("run_id"), vec![], "missing field `run_id`"),
+        (without("run_id"), vec![], "not bound to a run and a diff"),
         (
             without("diff_sha256"),
             vec![],
-            "missing field `diff_sha256`",
+            "not bound to a run and a diff",
         ),
         (without("schema"), vec![], "missing field `schema`"),
-        ("[]".to_string(), vec![], "not valid JSON"),
+        (
+            "[]".to_string(),
+            vec![],
+            "is not a valid agent-team-apply/gate-decision/v1 document",
+        ),
         (
             good.to_string(),
             vec!["--details-url", "http://example.com"],
@@ -204,8 +232,57 @@ fn invalid_inputs_exit_2() {
             &good.to_string(),
         );
         assert_eq!(code(&out), 2, "{sha}");
-        assert!(stderr(&out).contains("head SHA"), "{}", stderr(&out));
+        assert!(stderr(&out).contains("--head-sha"), "{}", stderr(&out));
     }
     let out = report(&["check-run", "--head-sha", HEAD], &good.to_string());
     assert_eq!(code(&out), 2, "missing --decision");
+}
+
+#[test]
+fn protected_files_are_named_in_the_title_and_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut verdict = common::protected_verdict();
+    verdict.diff_sha256 = contract::ids::Sha256Hex::parse(SHA).unwrap();
+    let path = tmp.path().join("verdict.json");
+    std::fs::write(&path, verdict.to_json().unwrap()).unwrap();
+    let out = check_run(
+        &decision(true, &[]).to_string(),
+        &["--verdict", path.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let body: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(body["conclusion"], "success");
+    assert_eq!(
+        body["output"]["title"],
+        "Gate passed: 2 protected file(s) need review"
+    );
+    let summary = body["output"]["summary"].as_str().unwrap();
+    assert!(
+        summary.contains("Protected files need review (2)"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("- `Cargo.toml` (`protect: **/Cargo.toml`)"),
+        "{summary}"
+    );
+    assert!(
+        !summary
+            .replace(&report::escape::code_span(common::PATH_MARKUP), "")
+            .contains("@org")
+    );
+
+    // A verdict for another diff is refused, not rendered.
+    let mut other = common::protected_verdict();
+    other.diff_sha256 = contract::ids::Sha256Hex::parse(&"f".repeat(64)).unwrap();
+    std::fs::write(&path, other.to_json().unwrap()).unwrap();
+    let out = check_run(
+        &decision(true, &[]).to_string(),
+        &["--verdict", path.to_str().unwrap()],
+    );
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr(&out).contains("the verdict is for diff"),
+        "{}",
+        stderr(&out)
+    );
 }

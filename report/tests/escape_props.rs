@@ -2,11 +2,11 @@
 //! to some sink plus arbitrary Unicode.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use guard::output::json_v1::{SCHEMA, VerdictDoc, ViolationDoc};
+use contract::verdict::{VerdictDoc, ViolationDoc};
 use proptest::prelude::*;
 use report::escape::{
-    escape_markdown, escape_sarif_text, escape_workflow_data, escape_workflow_property, neutralize,
-    percent_encode_path,
+    code_span, escape_html, escape_markdown, escape_sarif_text, escape_workflow_data,
+    escape_workflow_property, neutralize, percent_encode_path, table_code_span,
 };
 
 const HOSTILE: &[char] = &[
@@ -123,8 +123,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     #[test]
-    fn markdown_output_has_no_raw_markup(input in hostile_string()) {
-        let out = escape_markdown(&input);
+    fn html_output_has_no_raw_markup(input in hostile_string()) {
+        let out = escape_html(&input);
         for forbidden in ['|', '\n', '\r', '<', '>', '`', '@', '[', ']', '(', ')', '*', '_', '~', '!', '$', '\\', ':', '.', '-', '+', '='] {
             prop_assert!(!out.contains(forbidden), "{forbidden:?} in {out:?}");
         }
@@ -137,8 +137,8 @@ proptest! {
     }
 
     #[test]
-    fn markdown_round_trips_and_breaks_mentions(input in hostile_string()) {
-        let decoded = decode_references(&escape_markdown(&input)).unwrap();
+    fn html_round_trips_and_breaks_mentions(input in hostile_string()) {
+        let decoded = decode_references(&escape_html(&input)).unwrap();
         // After decoding (what GitHub's mention/reference/emoji filters see), every `@`, `#` and
         // `:` is followed by a zero-width joiner, and so is a `-` before a digit.
         let chars: Vec<char> = decoded.chars().collect();
@@ -157,6 +157,79 @@ proptest! {
     }
 
     #[test]
+    fn markdown_prose_escapes_every_markup_character_and_breaks_mentions(input in hostile_string()) {
+        let out = escape_markdown(&input);
+        prop_assert!(!out.contains(['\n', '\r']), "{out:?}");
+        prop_assert!(
+            !out.chars().any(|c| report::escape::is_hidden(c) && c != '\u{200d}'),
+            "hidden character in {out:?}"
+        );
+        // Read as CommonMark reads backslashes: every markup character must be escaped, and a
+        // backslash only ever escapes punctuation.
+        let markup = ['\\', '`', '*', '_', '~', '[', ']', '!', '<', '>', '|', '$', '&'];
+        let chars: Vec<char> = out.chars().collect();
+        let mut unescaped = String::new();
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            if c == '\\' {
+                let next = chars.get(i + 1).copied();
+                prop_assert!(next.is_some_and(|n| n.is_ascii_punctuation()), "stray backslash in {out:?}");
+                unescaped.extend(next);
+                i += 2;
+                continue;
+            }
+            prop_assert!(!markup.contains(&c), "raw {c:?} in {out:?}");
+            unescaped.push(c);
+            i += 1;
+        }
+        // Mentions and references are broken on the rendered text.
+        let rendered: Vec<char> = unescaped.chars().collect();
+        for (i, c) in rendered.iter().enumerate() {
+            let next = rendered.get(i + 1).copied();
+            if *c == '@' {
+                prop_assert_eq!(next, Some('\u{200d}'), "{:?}", unescaped);
+            }
+            if *c == '#' {
+                prop_assert!(!next.is_some_and(|n| n.is_ascii_digit()), "{:?}", unescaped);
+            }
+        }
+        // Without the joiners it is exactly the neutralized input: nothing lost or added.
+        let without: String = unescaped.chars().filter(|&c| c != '\u{200d}').collect();
+        prop_assert_eq!(without, neutralize(&input).replace('\u{200d}', ""));
+    }
+
+    #[test]
+    fn code_spans_give_back_the_exact_text(input in hostile_string()) {
+        let shown = neutralize(&input);
+        for (out, table) in [(code_span(&input), false), (table_code_span(&input), true)] {
+            if shown.is_empty() {
+                prop_assert_eq!(out, "");
+                continue;
+            }
+            prop_assert!(!out.contains(['\n', '\r']), "{out:?}");
+            let ticks = out.chars().take_while(|&c| c == '`').count();
+            prop_assert!(ticks >= 1 && out.ends_with(&"`".repeat(ticks)), "{out:?}");
+            let inner = &out[ticks..out.len() - ticks];
+            // No run of exactly `ticks` backticks inside, or the span would close early.
+            prop_assert!(!inner.split(|c| c != '`').any(|run| run.len() == ticks), "{out:?}");
+            let inner = if inner.len() >= 2 && inner.starts_with(' ') && inner.ends_with(' ')
+                && (shown.starts_with(['`', ' ']) || shown.ends_with(['`', ' ']))
+            {
+                &inner[1..inner.len() - 1]
+            } else {
+                inner
+            };
+            if table {
+                prop_assert!(!inner.replace("\\|", "").contains('|'), "raw pipe in {out:?}");
+                prop_assert_eq!(inner.replace("\\|", "|"), shown.clone());
+            } else {
+                prop_assert_eq!(inner, shown.as_str());
+            }
+        }
+    }
+
+    #[test]
     fn workflow_escapes_round_trip_through_the_runner(input in hostile_string()) {
         let property = escape_workflow_property(&input);
         prop_assert!(!property.contains([':', ',', '\r', '\n']), "{property:?}");
@@ -172,19 +245,20 @@ proptest! {
     #[test]
     fn annotation_lines_parse_back_to_the_neutralized_violation(
         path in hostile_string(),
-        rule in hostile_string(),
+        // Rule ids are typed: only registered ones can be in a document.
+        rule in proptest::sample::select(contract::rules::RuleId::ALL),
         message in hostile_string(),
         line in proptest::option::of(1usize..100_000),
     ) {
         let doc = VerdictDoc {
-            schema: SCHEMA.to_string(),
-            verdict: "reject".to_string(),
-            diff_sha256: "0".repeat(64),
-            mode: "parser-only".to_string(),
+            schema: contract::verdict::VerdictSchema,
+            verdict: contract::verdict::VerdictWord::Reject,
+            diff_sha256: contract::ids::Sha256Hex::parse(&"0".repeat(64)).unwrap(),
+            mode: contract::verdict::CheckMode::ParserOnly,
             scope: vec![],
             files: vec![],
             violations: vec![ViolationDoc {
-                rule: rule.clone(),
+                rule,
                 path: Some(path.clone().into()),
                 old_path: None,
                 line,
@@ -192,6 +266,8 @@ proptest! {
                 policy_entry: None,
                 docs: String::new(),
             }],
+            protected: vec![],
+            unmatched_scope: vec![],
         };
         let out = report::annotations::render(&doc);
         prop_assert_eq!(out.matches('\n').count(), 1, "{:?}", out);
@@ -200,10 +276,17 @@ proptest! {
         prop_assert_eq!(command, "error");
         prop_assert_eq!(properties, vec![
             ("file".to_string(), neutralize(&path)),
-            ("title".to_string(), format!("guard: {}", neutralize(&rule))),
+            ("title".to_string(), format!("guard: {rule}")),
         ]);
+        // The evidence follows the first line; further lines of the message stay lines.
         let suffix = line.map(|l| format!(" (diff line {l})")).unwrap_or_default();
-        prop_assert_eq!(data, format!("{}{suffix}", neutralize(&message)));
+        let mut lines = message.split('\n').map(neutralize);
+        let mut want = format!("{}{suffix}", lines.next().unwrap_or_default());
+        for l in lines {
+            want.push('\n');
+            want.push_str(&l);
+        }
+        prop_assert_eq!(data, want);
     }
 
     #[test]

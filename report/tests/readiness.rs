@@ -4,35 +4,36 @@
 
 use std::process::{Command, Stdio};
 
-use guard::readiness::json_v1::{FindingDoc, ReadinessDoc, SCHEMA};
+use serde_json::{Value, json};
 
-fn doc(result: &str, mode: &str, findings: Vec<FindingDoc>) -> ReadinessDoc {
-    ReadinessDoc {
-        schema: SCHEMA.into(),
-        result: result.into(),
-        mode: mode.into(),
-        base_commit: "0123456789abcdef0123456789abcdef01234567".into(),
-        branch: "agent-team/T-1".into(),
-        base_branch: "main".into(),
-        repository: "octo/repo".into(),
-        workflows: vec![".github/workflows/ci.yml".into()],
-        findings,
-    }
+/// A readiness document as JSON: any value may be wrong on purpose.
+fn doc(result: &str, mode: &str, findings: Vec<Value>) -> Value {
+    json!({
+        "schema": "agent-team-apply/readiness/v1",
+        "result": result,
+        "mode": mode,
+        "base_commit": "0123456789abcdef0123456789abcdef01234567",
+        "branch": "agent-team/T-1",
+        "base_branch": "main",
+        "repository": "octo/repo",
+        "workflows": [".github/workflows/ci.yml"],
+        "findings": findings,
+    })
 }
 
-fn hostile() -> FindingDoc {
-    FindingDoc {
-        rule: "unprotected-secret-job".into(),
-        workflow: ".github/workflows/a|b\n::add-mask::x.yml".into(),
-        job: Some("dep<img>loy".into()),
-        job_name: Some("@team `name`".into()),
-        events: vec!["push".into(), "pull_request".into()],
-        secrets: vec!["NPM_TOKEN".into()],
-        message: "job `dep<img>loy` would run\n::stop-commands::x".into(),
-    }
+fn hostile() -> Value {
+    json!({
+        "rule": "unprotected-secret-job",
+        "workflow": ".github/workflows/a|b\n::add-mask::x.yml",
+        "job": "dep<img>loy",
+        "job_name": "@team `name`",
+        "events": ["push", "pull_request"],
+        "secrets": ["NPM_TOKEN"],
+        "message": "job `dep<img>loy` would run\n::stop-commands::x",
+    })
 }
 
-fn render(doc: &ReadinessDoc, format: &str) -> (i32, String) {
+fn render(doc: &Value, format: &str) -> (i32, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_report"))
         .args(["readiness", "--doc", "-", "--format", format])
         .stdin(Stdio::piped())
@@ -61,11 +62,20 @@ fn markdown_lists_every_finding_escaped() {
         .collect();
     assert_eq!(rows.len(), 1, "{md}");
     let row = rows[0];
-    // Five cells: no raw pipe, newline, angle bracket, backtick or mention survives.
+    // Five cells: the pipe in the path is escaped inside its code span, the names are code spans,
+    // the display name is escaped prose (no tag, no raw backtick, no mention).
     assert_eq!(row.matches(" | ").count(), 4, "{row}");
-    assert!(!row.contains("<img>") && !row.contains('`') && !row.contains("@team"));
+    assert!(
+        row.contains("`.github/workflows/a\\|b\\u{a}::add-mask::x.yml`"),
+        "{row}"
+    );
+    assert!(row.contains("`dep<img>loy`"), "{row}");
+    assert!(!row.contains("(@team") && !row.contains(" `name`"), "{row}");
+    assert!(
+        row.contains("`NPM_TOKEN`") && row.contains("| push, pull_request |"),
+        "{row}"
+    );
     assert!(!md.contains("\n::add-mask::"), "{md}");
-    assert!(row.contains("NPM&#95;TOKEN"), "{row}");
 }
 
 #[test]
@@ -113,9 +123,15 @@ fn inconsistent_documents_are_refused() {
         doc("fail", "strict", vec![]),
         doc("ok", "strict", vec![]),
         doc("pass", "lenient", vec![]),
-        ReadinessDoc {
-            schema: "agent-team-apply/readiness/v2".into(),
-            ..doc("pass", "strict", vec![])
+        {
+            let mut v = doc("pass", "strict", vec![]);
+            v["schema"] = json!("agent-team-apply/readiness/v2");
+            v
+        },
+        {
+            let mut v = doc("fail", "strict", vec![hostile()]);
+            v["findings"][0]["rule"] = json!("made-up-rule");
+            v
         },
     ] {
         let (code, out) = render(&bad, "markdown");

@@ -18,26 +18,65 @@ const HOSTILE_MARKDOWN: &str = r#"## Guard verdict: reject
 - **Verdict:** reject
 - **Diff SHA-256:** `0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef`
 - **Mode:** parser-only
-- **Scope:** src/&#42;&#42;, docs/&#42;&#124;x
+- **Scope:** `src/**`, `docs/*|x`
 
 ### Files (2)
 
 | Status | Path | Mode | Diff line |
 |---|---|---|---|
-| M | &#46;github/workflows/x&#46;yml&#92;u{a}&#58;&#8205;&#58;&#8205;stop&#45;commands&#58;&#8205;&#58;&#8205;tok | 100644 | 1 |
-| R | old,name&#58;&#8205;1 → &#64;&#8205;org/team &#35;&#8205;123 &#91;x&#93;&#40;https&#58;&#8205;//evil&#46;example&#41; &#42;b&#42; &#95;i&#95; &#126;s&#126; | 100644 → 100755 | 9 |
+| M | `.github/workflows/x.yml\u{a}::stop-commands::tok` | `100644` | 1 |
+| R | `old,name:1` → `@org/team #123 [x](https://evil.example) *b* _i_ ~s~` | `100644` → `100755` | 9 |
 
 ### Violations (6)
 
 | Rule | Path | Diff line | Message | Policy entry |
 |---|---|---|---|---|
-| [denied-path](README.md#rule-denied-path) | &#46;github/workflows/x&#46;yml&#92;u{a}&#58;&#8205;&#58;&#8205;stop&#45;commands&#58;&#8205;&#58;&#8205;tok | 1 | path is in the denied surface | &#46;github/&#42;&#42; |
-| [out-of-scope](README.md#rule-out-of-scope) | a%0Ab,c&#58;&#8205;d&#58;&#8205;&#58;&#8205;e&#124;f&#96;g&#96;&#60;script&#62;alert&#40;1&#41;&#60;/script&#62; | 5 | matches no scope glob |  |
-| [mode-change](README.md#rule-mode-change) | old,name&#58;&#8205;1 → &#64;&#8205;org/team &#35;&#8205;123 &#91;x&#93;&#40;https&#58;&#8205;//evil&#46;example&#41; &#42;b&#42; &#95;i&#95; &#126;s&#126; | 9 | mode 100644 &#45;&#62; 100755 |  |
-| [unsafe-path](README.md#rule-unsafe-path) | red&#92;u{1b}&#91;31m/rtl&#92;u{202e}txt&#46;rs | 12 | control character in path |  |
-| future&#45;rule |  |  | multi&#92;u{a}line&#92;u{d}&#92;u{a}message 100% &#58;&#8205;&#58;&#8205;warning&#58;&#8205;&#58;&#8205;x {0} &#91;y&#93;&#40;1&#41; |  |
-| [hash-mismatch](README.md#rule-hash-mismatch) |  |  | expected sha256 does not match |  |
+| `denied-path` | `.github/workflows/x.yml\u{a}::stop-commands::tok` | 1 | path is in the denied surface | `.github/**` |
+| `out-of-scope` | ``a%0Ab,c:d::e\|f`g`<script>alert(1)</script>`` | 5 | matches no scope glob |  |
+| `mode-change` | `old,name:1` → `@org/team #123 [x](https://evil.example) *b* _i_ ~s~` | 9 | mode 100644 -\> 100755 |  |
+| `unsafe-path` | `red\u{1b}[31m/rtl\u{202e}txt.rs` | 12 | control character in path |  |
+| `limit-exceeded` |  |  | multi<br>line\\u{d}<br>message 100% ::warning::x {0} \[y\](1) |  |
+| `hash-mismatch` |  |  | expected sha256 does not match |  |
 "#;
+
+/// `md` without its code spans: a run of N backticks opens one, the next run of exactly N closes
+/// it (CommonMark's rule).
+fn outside_code_spans(md: &str) -> String {
+    let chars: Vec<char> = md.chars().collect();
+    let run_at = |i: usize| chars[i..].iter().take_while(|&&c| c == '`').count();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] != '`' {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let n = run_at(i);
+        let mut j = i + n;
+        let mut closed = None;
+        while j < chars.len() {
+            if chars[j] == '`' {
+                let m = run_at(j);
+                if m == n {
+                    closed = Some(j + m);
+                    break;
+                }
+                j += m;
+            } else {
+                j += 1;
+            }
+        }
+        match closed {
+            Some(end) => i = end,
+            None => {
+                out.extend(&chars[i..i + n]);
+                i += n;
+            }
+        }
+    }
+    out
+}
 
 #[test]
 fn markdown_of_hostile_verdict() {
@@ -47,10 +86,16 @@ fn markdown_of_hostile_verdict() {
     assert_eq!(md, HOSTILE_MARKDOWN);
     // The forged `docs` field never becomes a link target.
     assert!(!md.contains("javascript"));
-    // Every table row keeps exactly its column count: no injected pipe survived.
+    // Every table row keeps exactly its column count: no injected pipe survived (`\|` is a pipe
+    // inside a cell).
     for line in md.lines().filter(|l| l.starts_with("| ")) {
-        let cells = line.matches('|').count();
+        let cells = line.replace("\\|", "").matches('|').count();
         assert!(cells == 5 || cells == 6, "{line}");
+    }
+    // Outside code spans (where GitHub resolves nothing) no mention, link or tag survives.
+    let outside = outside_code_spans(&md);
+    for raw in ["@org", "](https", "<script", "#123"] {
+        assert!(!outside.contains(raw), "{raw} outside a code span:\n{md}");
     }
 }
 
@@ -64,8 +109,15 @@ fn markdown_links_rules_under_a_docs_base() {
     );
     assert_eq!(code(&out), 0, "{}", stderr(&out));
     assert!(stdout(&out).contains(&format!(
-        "| [denied-path]({base}README.md#rule-denied-path) |"
+        "| [`denied-path`]({base}README.md#rule-denied-path) |"
     )));
+    // Without a base no rule id links anywhere: a relative link is broken in a step summary.
+    let plain = stdout(&render(
+        "markdown",
+        &hostile_verdict().to_json().unwrap(),
+        &[],
+    ));
+    assert!(!plain.contains("README.md#"), "{plain}");
 }
 
 #[test]
@@ -79,8 +131,8 @@ fn markdown_of_accepting_verdict() {
     assert_eq!(
         stdout(&out),
         "## Guard verdict: accept\n\n- **Verdict:** accept\n- **Diff SHA-256:** `0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef`\n\
-         - **Mode:** git-cross-checked\n- **Scope:** src/&#42;&#42;\n\n### Files (1)\n\n| Status | Path | Mode | Diff line |\n|---|---|---|---|\n\
-         | A | src/new&#95;file&#46;rs | 100644 | 1 |\n\n### Violations (0)\n\nNo violations.\n"
+         - **Mode:** git-cross-checked\n- **Scope:** `src/**`\n\n### Files (1)\n\n| Status | Path | Mode | Diff line |\n|---|---|---|---|\n\
+         | A | `src/new_file.rs` | `100644` | 1 |\n\n### Violations (0)\n\nNo violations.\n"
     );
 }
 
@@ -89,7 +141,7 @@ const HOSTILE_ANNOTATIONS: &str = "\
 ::error file=a%250Ab%2Cc%3Ad%3A%3Ae|f`g`<script>alert(1)</script>,title=guard%3A out-of-scope::matches no scope glob (diff line 5)
 ::error file=@org/team #123 [x](https%3A//evil.example) *b* _i_ ~s~,title=guard%3A mode-change::mode 100644 -> 100755 (old path: old,name:1) (diff line 9)
 ::error file=red\\u{1b}[31m/rtl\\u{202e}txt.rs,title=guard%3A unsafe-path::control character in path (diff line 12)
-::error title=guard%3A future-rule::multi\\u{a}line\\u{d}\\u{a}message 100%25 ::warning::x {0} [y](1)
+::error title=guard%3A limit-exceeded::multi%0Aline\\u{d}%0Amessage 100%25 ::warning::x {0} [y](1)
 ::error title=guard%3A hash-mismatch::expected sha256 does not match
 ";
 
@@ -136,13 +188,13 @@ fn sarif_of_hostile_verdict() {
 
     // The rule list is the registry, in order, with absolute help URIs.
     let rules = driver["rules"].as_array().unwrap();
-    assert_eq!(rules.len(), guard::rules::RULES.len());
-    for (rule, registered) in rules.iter().zip(guard::rules::RULES) {
-        assert_eq!(rule["id"], registered.name);
-        assert_eq!(rule["shortDescription"]["text"], registered.description);
+    assert_eq!(rules.len(), contract::rules::RuleId::ALL.len());
+    for (rule, registered) in rules.iter().zip(contract::rules::RuleId::ALL) {
+        assert_eq!(rule["id"], registered.name());
+        assert_eq!(rule["shortDescription"]["text"], registered.description());
         assert_eq!(
             rule["helpUri"],
-            format!("{base}README.md#rule-{}", registered.name)
+            format!("{base}README.md#rule-{}", registered.name())
         );
     }
 
@@ -184,16 +236,30 @@ fn sarif_of_hostile_verdict() {
         "mode 100644 -> 100755 (old path: old,name:1) (diff line 9)"
     );
 
-    // Unknown rule: reported, not linked to a registry entry; its message cannot form an
-    // embedded link or a placeholder, and carries no raw control character.
-    assert_eq!(results[4]["ruleId"], "future-rule");
-    assert!(results[4].get("ruleIndex").is_none());
+    // Every rule is registered (an unknown one cannot be read); the hostile message cannot form
+    // an embedded link or a placeholder, and carries no raw control character.
+    assert_eq!(results[4]["ruleId"], "limit-exceeded");
+    assert_eq!(
+        results[4]["ruleIndex"],
+        contract::rules::RuleId::ALL
+            .iter()
+            .position(|r| r.name() == "limit-exceeded")
+            .unwrap()
+    );
     assert_eq!(
         results[4]["message"]["text"],
-        "multi\\\\u{{a}}line\\\\u{{d}}\\\\u{{a}}message 100% ::warning::x {{0}} \\[y\\](1)"
+        "multi\nline\\\\u{{d}}\nmessage 100% ::warning::x {{0}} \\[y\\](1)"
     );
-    // Path-less violations have no location.
-    assert_eq!(results[5]["locations"], Value::Array(vec![]));
+    // Path-less violations are located in the diff file, at their diff line when they have one:
+    // code scanning refuses a result without a location.
+    assert_eq!(
+        results[5]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "candidate.diff"
+    );
+    assert_eq!(
+        results[5]["locations"][0]["physicalLocation"]["region"]["startLine"],
+        1
+    );
     assert_eq!(run["properties"]["verdict"], "reject");
 }
 
@@ -245,17 +311,20 @@ fn refuses_documents_it_does_not_understand() {
     for (input, expected) in [
         (
             with("schema", "agent-team-apply/guard-verdict/v2".into()),
-            "unknown verdict schema",
+            "unknown schema",
         ),
-        (with("verdict", "maybe".into()), "unknown verdict \"maybe\""),
-        (with("mode", "vibes".into()), "unknown mode"),
+        (with("verdict", "maybe".into()), "unknown variant `maybe`"),
+        (with("mode", "vibes".into()), "unknown variant `vibes`"),
         (
             with("diff_sha256", "abc".into()),
-            "is not a 64-digit hex SHA-256",
+            "a SHA-256 must be 64 lower-case hex digits",
         ),
         (accept_with_violations, "lists 6 violation(s)"),
         (unknown_field.to_string(), "unknown field `extra`"),
-        ("not json".to_string(), "verdict is not valid JSON v1"),
+        (
+            "not json".to_string(),
+            "the verdict is not a valid agent-team-apply/guard-verdict/v1 document",
+        ),
     ] {
         for format in ["markdown", "annotations", "sarif"] {
             let out = render(format, &input, &[]);
@@ -310,4 +379,51 @@ fn error_messages_are_terminal_safe() {
     let out = render("markdown", &doc.to_string(), &[]);
     assert_eq!(code(&out), 2);
     assert!(!stderr(&out).contains('\u{1b}'), "{}", stderr(&out));
+}
+
+#[test]
+fn protected_paths_come_first_in_every_sink() {
+    let doc = common::protected_verdict().to_json().unwrap();
+    // Markdown: before the file list, as code spans, hostile text inert.
+    let md = stdout(&render("markdown", &doc, &[]));
+    let protected_at = md
+        .find("### \u{26a0}\u{fe0f} Protected files need review (2)")
+        .unwrap();
+    assert!(protected_at < md.find("### Files").unwrap(), "{md}");
+    assert!(
+        md.contains("- **Protected files:** 2 (a human must review them)"),
+        "{md}"
+    );
+    assert!(md.contains("| `Cargo.toml` | 1 |"), "{md}");
+    assert!(md.contains("`protect: **/Cargo.toml`"), "{md}");
+    let outside = outside_code_spans(&md);
+    for raw in ["<b>", "@org/team", "](https", "javascript"] {
+        assert!(!outside.contains(raw), "{raw} in {md}");
+    }
+    // Annotations: warnings, after the (here: no) errors.
+    let annotations = stdout(&render("annotations", &doc, &[]));
+    assert_eq!(annotations.lines().count(), 2, "{annotations}");
+    assert!(
+        annotations.starts_with(
+            "::warning file=Cargo.toml,title=guard%3A protected-path::new path is protected"
+        ),
+        "{annotations}"
+    );
+    // SARIF: notes of rule protected-path, whose default level is note.
+    let sarif: Value = serde_json::from_str(&stdout(&render("sarif", &doc, &[]))).unwrap();
+    let run = &sarif["runs"][0];
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert!(
+        results
+            .iter()
+            .all(|r| r["level"] == "note" && r["ruleId"] == "protected-path")
+    );
+    let rule = run["tool"]["driver"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "protected-path")
+        .unwrap();
+    assert_eq!(rule["defaultConfiguration"]["level"], "note");
 }

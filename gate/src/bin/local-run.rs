@@ -14,10 +14,6 @@ use std::process::{Command, ExitCode, Stdio};
 use clap::Parser;
 use gate::local_run::{self, Binaries, Options, Sample};
 
-const EXIT_PASS: u8 = 0;
-const EXIT_FAIL: u8 = 1;
-const EXIT_ERROR: u8 = 2;
-
 #[derive(Parser)]
 #[command(
     name = "local-run",
@@ -48,7 +44,7 @@ fn main() -> ExitCode {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                     ExitCode::SUCCESS
                 }
-                _ => ExitCode::from(EXIT_ERROR),
+                _ => ExitCode::from(contract::cli::Exit::Error.code()),
             };
         }
     };
@@ -58,13 +54,13 @@ fn main() -> ExitCode {
 fn run(cli: &Cli) -> u8 {
     let Some(sample) = Sample::from_name(&cli.sample) else {
         eprintln!("local-run: unknown sample {:?}", cli.sample);
-        return EXIT_ERROR;
+        return contract::cli::Exit::Error.code();
     };
     let binaries = match stage_binaries(!cli.no_build) {
         Ok(binaries) => binaries,
         Err(message) => {
             eprintln!("local-run: error: {message}");
-            return EXIT_ERROR;
+            return contract::cli::Exit::Error.code();
         }
     };
     let options = Options {
@@ -79,19 +75,19 @@ fn run(cli: &Cli) -> u8 {
                 "local-run: error: a stage ended in an error, not a verdict: {}",
                 outcome.errored_steps.join("; ")
             );
-            EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
         Ok(outcome) if outcome.gate_passed => {
             println!("\nlocal-run: gate=pass, exit 0");
-            EXIT_PASS
+            contract::cli::Exit::Pass.code()
         }
         Ok(_) => {
             println!("\nlocal-run: gate=fail, exit 1");
-            EXIT_FAIL
+            contract::cli::Exit::Fail.code()
         }
         Err(err) => {
             eprintln!("local-run: error: {err}");
-            EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }

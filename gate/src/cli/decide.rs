@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 use gate::decide::{MAX_NEEDS_BYTES, decide};
 use gate::github_output::{OutputError, StepOutputs};
-use gate::output::{json_v1::DecisionDoc, text};
-
-use crate::{EXIT_ERROR, EXIT_FAIL, EXIT_PASS};
+use gate::output::{json_v1, text};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Format {
@@ -46,28 +44,32 @@ pub fn run(args: DecideArgs) -> u8 {
         Ok(needs) => needs,
         Err(message) => {
             eprintln!("gate decide: {message}");
-            return EXIT_ERROR;
+            return contract::cli::Exit::Error.code();
         }
     };
     let required: Vec<&str> = args.require.iter().flat_map(|r| r.split(',')).collect();
     let decision = decide(&needs, &required, &args.run_id, &args.diff_sha256);
     let pass = decision.pass();
 
-    let mut code = if pass { EXIT_PASS } else { EXIT_FAIL };
+    let mut code = if pass {
+        contract::cli::Exit::Pass.code()
+    } else {
+        contract::cli::Exit::Fail.code()
+    };
     if let Some(path) = &args.github_output
         && let Err(err) = write_outputs(path, pass, &text::reason_lines(&decision.reasons))
     {
         eprintln!("gate decide: {err}");
-        code = EXIT_ERROR;
+        code = contract::cli::Exit::Error.code();
     }
 
     let rendered = match args.format {
         Format::Text => text::render(&decision),
-        Format::Json => match DecisionDoc::from_decision(&decision).to_json() {
+        Format::Json => match json_v1::document(&decision).to_json() {
             Ok(json) => json,
             Err(err) => {
                 eprintln!("gate decide: cannot encode the decision: {err}");
-                return EXIT_ERROR;
+                return contract::cli::Exit::Error.code();
             }
         },
     };
@@ -77,7 +79,7 @@ pub fn run(args: DecideArgs) -> u8 {
         .and_then(|()| stdout.flush())
     {
         eprintln!("gate decide: cannot write to stdout: {err}");
-        code = EXIT_ERROR;
+        code = contract::cli::Exit::Error.code();
     }
     code
 }

@@ -11,12 +11,12 @@ use std::time::Duration;
 
 use clap::{Args, ValueEnum};
 
-use gate::dispatch::{DispatchRequest, EXIT_ERROR, parse_workflow_file, run};
+use contract::cli::emit;
+use gate::dispatch::{DispatchRequest, parse_workflow_file, run};
 use gate::dispatch_mac::{FullRef, signing_key};
 use gate::output::dispatch_result_v1::DispatchResultDoc;
 use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
-use guard::cli_args::emit;
-use guard::escape::terminal;
+use guard::escape::neutralize;
 use guard::inputs::{BaseSha, Scope, TaskId};
 
 /// Largest diff read (GitHub's blob limit is 100 MB).
@@ -168,13 +168,15 @@ pub fn render_text(doc: &DispatchResultDoc) -> String {
     }
     // Each line escaped on its own: values from GitHub and the log cannot start a new line or
     // reach the terminal as control sequences.
-    out.lines().map(|l| format!("{}\n", terminal(l))).collect()
+    out.lines()
+        .map(|l| format!("{}\n", neutralize(l)))
+        .collect()
 }
 
 pub fn run_cli(args: DispatchArgs) -> u8 {
     let fail = |message: &str| {
-        eprintln!("gate dispatch: {}", terminal(message));
-        EXIT_ERROR
+        eprintln!("gate dispatch: {}", neutralize(message));
+        contract::cli::Exit::Error.code()
     };
     let request = match request(&args) {
         Ok(request) => request,
@@ -184,7 +186,7 @@ pub fn run_cli(args: DispatchArgs) -> u8 {
         Ok(pair) => pair,
         Err(e) => return fail(&e),
     };
-    let mut log = |line: &str| eprintln!("gate dispatch: {}", terminal(&token.redact(line)));
+    let mut log = |line: &str| eprintln!("gate dispatch: {}", neutralize(&token.redact(line)));
     let report = run(&client, &request, &mut log);
     let rendered = match args.format {
         Format::Text => render_text(&report.doc),

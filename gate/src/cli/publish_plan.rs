@@ -4,14 +4,12 @@
 //! reasons go to stderr with their rule ids); 2 on a usage, configuration or I/O error (no plan).
 
 use std::io::{self, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 use gate::publish::{Outcome, PublishRequest, PublishTarget, Rejection, prepare, validate_inputs};
-use guard::escape::terminal;
+use guard::escape::neutralize;
 use guard::policy::Policy;
-
-use crate::{EXIT_ERROR, EXIT_FAIL, EXIT_PASS};
 
 #[derive(Args)]
 pub struct PublishPlanArgs {
@@ -55,6 +53,10 @@ pub struct PublishPlanArgs {
     /// Also write the pull-request body (markdown) here.
     #[arg(long, value_name = "FILE")]
     pr_body_out: Option<PathBuf>,
+    /// Also write the guard verdict (JSON v1) the plan was computed from here: its protected
+    /// paths go to `report check-run --verdict` and decide the pull request's label.
+    #[arg(long, value_name = "FILE")]
+    verdict_out: Option<PathBuf>,
 }
 
 pub fn run(args: PublishPlanArgs) -> u8 {
@@ -62,7 +64,7 @@ pub fn run(args: PublishPlanArgs) -> u8 {
         Ok(code) => code,
         Err(message) => {
             eprintln!("gate publish-plan: error: {message}");
-            EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }
@@ -95,18 +97,26 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
     let plan = match outcome {
         Outcome::Rejected(rejection) => {
             eprint!("{}", render_rejection(&rejection));
-            return Ok(EXIT_FAIL);
+            return Ok(contract::cli::Exit::Fail.code());
         }
-        Outcome::Plan(plan) => plan,
+        Outcome::Plan { plan, verdict } => {
+            if let Some(path) = &args.verdict_out {
+                let json = guard::output::json_v1::document(&verdict)
+                    .to_json()
+                    .map_err(|e| format!("cannot encode the verdict: {e}"))?;
+                contract::cli::write_atomic(path, json.as_bytes())?;
+            }
+            plan
+        }
     };
     let json = plan
         .to_json()
         .map_err(|e| format!("cannot serialize the plan: {e}"))?;
     if let Some(path) = &args.pr_body_out {
-        write_atomically(path, plan.pull_request.body.as_bytes())?;
+        contract::cli::write_atomic(path, plan.pull_request.body.as_bytes())?;
     }
     match &args.out {
-        Some(path) => write_atomically(path, json.as_bytes())?,
+        Some(path) => contract::cli::write_atomic(path, json.as_bytes())?,
         None => {
             let mut stdout = io::stdout().lock();
             stdout
@@ -121,10 +131,10 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
         changes.additions.len(),
         changes.deletions.len(),
         plan.input.expected_head_oid,
-        terminal(&plan.input.branch.branch_name),
+        neutralize(&plan.input.branch.branch_name),
         plan.diff_sha256,
     );
-    Ok(EXIT_PASS)
+    Ok(contract::cli::Exit::Pass.code())
 }
 
 /// The guard's own rendering of its verdict, then the publication reasons, then the outcome.
@@ -136,7 +146,7 @@ fn render_rejection(rejection: &Rejection) -> String {
             out.push_str(&path.display());
             out.push_str(": ");
         }
-        out.push_str(&terminal(&reason.message));
+        out.push_str(&neutralize(&reason.message));
         out.push('\n');
     }
     out.push_str("NO PLAN: the diff was not re-verified or cannot be published exactly\n");
@@ -153,20 +163,6 @@ fn read_diff(source: &str, limit: u64) -> Result<Vec<u8>, String> {
     } else {
         std::fs::File::open(source).and_then(|f| f.take(take).read_to_end(&mut bytes))
     };
-    result.map_err(|e| format!("cannot read diff {}: {e}", terminal(source)))?;
+    result.map_err(|e| format!("cannot read diff {}: {e}", neutralize(source)))?;
     Ok(bytes)
-}
-
-/// Write to a temporary file beside `path`, then rename it into place.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let fail = |e: io::Error| format!("cannot write {}: {e}", path.display());
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
-    tmp.write_all(bytes).map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    tmp.persist(path).map_err(|e| fail(e.error))?;
-    Ok(())
 }

@@ -10,14 +10,12 @@
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 
+use contract::cli::emit;
 use gate::dispatch_mac::{
     FullRef, KeySlot, MacError, RepositoryName, SignedFields, verify, verifying_keys,
 };
-use guard::cli_args::emit;
-use guard::escape::terminal;
+use guard::escape::neutralize;
 use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Scope, TaskId};
-
-use crate::{EXIT_ERROR, EXIT_FAIL, EXIT_PASS};
 
 pub const SCHEMA: &str = "agent-team-apply/dispatch-verification/v1";
 
@@ -122,14 +120,31 @@ fn outcome(args: &VerifyDispatchArgs) -> Outcome {
 pub fn run(args: VerifyDispatchArgs) -> u8 {
     let outcome = outcome(&args);
     let (result, key, reason, code) = match &outcome {
-        Outcome::Verified(slot) => ("verified", Some(slot.as_str()), None, EXIT_PASS),
-        Outcome::Rejected(reason) => ("rejected", None, Some(reason.clone()), EXIT_FAIL),
-        Outcome::Error(reason) => ("error", None, Some(reason.clone()), EXIT_ERROR),
+        Outcome::Verified(slot) => (
+            "verified",
+            Some(slot.as_str()),
+            None,
+            contract::cli::Exit::Pass.code(),
+        ),
+        Outcome::Rejected(reason) => (
+            "rejected",
+            None,
+            Some(reason.clone()),
+            contract::cli::Exit::Fail.code(),
+        ),
+        Outcome::Error(reason) => (
+            "error",
+            None,
+            Some(reason.clone()),
+            contract::cli::Exit::Error.code(),
+        ),
     };
     let text = match args.format {
         Format::Text => match (key, &reason) {
             (Some(slot), _) => format!("dispatch signature verified with the {slot} key\n"),
-            (None, Some(reason)) => format!("dispatch signature {result}: {}\n", terminal(reason)),
+            (None, Some(reason)) => {
+                format!("dispatch signature {result}: {}\n", neutralize(reason))
+            }
             (None, None) => format!("dispatch signature {result}\n"),
         },
         Format::Json => {
@@ -148,7 +163,7 @@ pub fn run(args: VerifyDispatchArgs) -> u8 {
                 Ok(json) => format!("{json}\n"),
                 Err(e) => {
                     eprintln!("gate verify-dispatch: cannot serialize the result: {e}");
-                    return EXIT_ERROR;
+                    return contract::cli::Exit::Error.code();
                 }
             }
         }
@@ -157,7 +172,7 @@ pub fn run(args: VerifyDispatchArgs) -> u8 {
         Ok(()) => code,
         Err(message) => {
             eprintln!("gate verify-dispatch: {message}");
-            EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }

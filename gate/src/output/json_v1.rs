@@ -1,95 +1,54 @@
-//! The versioned machine form of a gate decision, kept apart from the internal types. Strings are
-//! the raw values (JSON escaping makes any string safe here); consumers that print them escape
-//! them for their own sink.
+//! The gate decision as its document ([`contract::decision`]): the one mapping from the engine's
+//! [`Decision`].
 
-use serde::{Deserialize, Serialize};
+pub use contract::decision::{
+    DecisionDoc, DecisionSchema, Gate, JobDoc, JobStateWord, ReasonDoc, SCHEMA,
+};
+use contract::ids::{RunId, Sha256Hex};
 
 use crate::decide::{Decision, JobState};
 
-pub const SCHEMA: &str = "agent-team-apply/gate-decision/v1";
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DecisionDoc {
-    pub schema: String,
-    /// `pass` or `fail`.
-    pub gate: String,
-    /// The run id the decision is keyed to, as given.
-    pub run_id: String,
-    /// The diff hash the decision is keyed to, as given.
-    pub diff_sha256: String,
-    pub required: Vec<String>,
-    pub jobs: Vec<JobDoc>,
-    pub reasons: Vec<ReasonDoc>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct JobDoc {
-    pub job: String,
-    pub required: bool,
-    /// `result`, `missing`, `not-an-object`, `no-result` or `result-not-string`.
-    pub state: String,
-    /// The `result` string when there is one.
-    pub result: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReasonDoc {
-    /// Stable reason code, e.g. `job-not-successful`.
-    pub code: String,
-    pub job: Option<String>,
-    pub message: String,
-}
-
-impl DecisionDoc {
-    pub fn from_decision(decision: &Decision) -> Self {
-        DecisionDoc {
-            schema: SCHEMA.to_owned(),
-            gate: if decision.pass() { "pass" } else { "fail" }.to_owned(),
-            run_id: decision.run_id.clone(),
-            diff_sha256: decision.diff_sha256.clone(),
-            required: decision.required.clone(),
-            jobs: decision
-                .jobs
-                .iter()
-                .map(|j| {
-                    let (state, result) = match &j.state {
-                        JobState::Result(r) => ("result", Some(r.as_str().to_owned())),
-                        JobState::Missing => ("missing", None),
-                        JobState::NotAnObject { .. } => ("not-an-object", None),
-                        JobState::NoResult => ("no-result", None),
-                        JobState::ResultNotString { .. } => ("result-not-string", None),
-                    };
-                    JobDoc {
-                        job: j.job.clone(),
-                        required: j.required,
-                        state: state.to_owned(),
-                        result,
-                    }
-                })
-                .collect(),
-            reasons: decision
-                .reasons
-                .iter()
-                .map(|r| ReasonDoc {
-                    code: r.code().name().to_owned(),
-                    job: r.job().map(str::to_owned),
-                    message: r.to_string(),
-                })
-                .collect(),
-        }
-    }
-
-    pub fn passed(&self) -> bool {
-        self.gate == "pass"
-    }
-
-    /// Serialize as pretty JSON with a trailing newline ([`guard::doc_json`]). An error, never an
-    /// empty document.
-    pub fn to_json(&self) -> Result<String, serde_json::Error> {
-        guard::doc_json::to_string_pretty(self)
+/// The document of `decision`. A run id or hash that is not valid (the decision then fails with
+/// a reason saying so) is written as `null`.
+pub fn document(decision: &Decision) -> DecisionDoc {
+    DecisionDoc {
+        schema: DecisionSchema,
+        gate: if decision.pass() {
+            Gate::Pass
+        } else {
+            Gate::Fail
+        },
+        run_id: RunId::parse(&decision.run_id).ok(),
+        diff_sha256: Sha256Hex::parse(&decision.diff_sha256).ok(),
+        required: decision.required.clone(),
+        jobs: decision
+            .jobs
+            .iter()
+            .map(|j| {
+                let (state, result) = match &j.state {
+                    JobState::Result(r) => (JobStateWord::Result, Some(r.as_str().to_owned())),
+                    JobState::Missing => (JobStateWord::Missing, None),
+                    JobState::NotAnObject { .. } => (JobStateWord::NotAnObject, None),
+                    JobState::NoResult => (JobStateWord::NoResult, None),
+                    JobState::ResultNotString { .. } => (JobStateWord::ResultNotString, None),
+                };
+                JobDoc {
+                    job: j.job.clone(),
+                    required: j.required,
+                    state,
+                    result,
+                }
+            })
+            .collect(),
+        reasons: decision
+            .reasons
+            .iter()
+            .map(|r| ReasonDoc {
+                code: r.code(),
+                job: r.job().map(str::to_owned),
+                message: r.to_string(),
+            })
+            .collect(),
     }
 }
 
@@ -101,6 +60,10 @@ mod tests {
     use crate::decide::decide;
 
     const SHA: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    fn head() -> contract::ids::CommitId {
+        contract::ids::CommitId::parse("0123456789abcdef0123456789abcdef01234567").unwrap()
+    }
 
     /// `report check-run --decision` consumes exactly this document: both sides of the contract.
     #[test]
@@ -116,15 +79,14 @@ mod tests {
             ),
         ] {
             let decision = decide(needs.as_bytes(), &["guard", "build-test"], "42", SHA);
-            let doc = DecisionDoc::from_decision(&decision);
-            let read = report::check_run::parse_decision(&doc.to_json().unwrap()).unwrap();
-            assert_eq!(read.pass(), pass);
-            assert_eq!(read.run_id, "42");
-            assert_eq!(read.diff_sha256, SHA);
-            assert_eq!(read.reasons.len(), doc.reasons.len());
-            for (r, d) in read.reasons.iter().zip(&doc.reasons) {
-                assert_eq!((&r.code, &r.message), (&d.code, &d.message));
-            }
+            let doc = document(&decision);
+            let read = DecisionDoc::parse(&doc.to_json().unwrap()).unwrap();
+            assert_eq!(read, doc);
+            assert_eq!(read.passed(), pass);
+            assert_eq!(read.run_id.as_ref().map(RunId::as_str), Some("42"));
+            assert_eq!(read.diff_sha256.as_ref().map(Sha256Hex::as_str), Some(SHA));
+            // And the check run is built from exactly that document.
+            report::check_run::build(&read, &head(), "agent-team-apply / gate", None, &[]).unwrap();
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The human form of a decision, escaped for a terminal: job names and results come from the
 //! `needs` text and the command line.
 
-use guard::escape::terminal;
+use guard::escape::neutralize;
 
 use crate::decide::{Decision, JobState, Reason};
 
@@ -12,27 +12,27 @@ pub fn render(decision: &Decision) -> String {
         out.push_str("error[");
         out.push_str(reason.code().name());
         out.push_str("]: ");
-        out.push_str(&terminal(&reason.to_string()));
+        out.push_str(&neutralize(&reason.to_string()));
         out.push('\n');
     }
     let word = if decision.pass() { "PASS" } else { "FAIL" };
     out.push_str(&format!(
         "{word}: run {}, diff sha256 {}, {} required job(s), {} reason(s)\n",
-        terminal(&decision.run_id),
-        terminal(&decision.diff_sha256),
+        neutralize(&decision.run_id),
+        neutralize(&decision.diff_sha256),
         decision.required.len(),
         decision.reasons.len(),
     ));
     for job in &decision.jobs {
         let state = match &job.state {
-            JobState::Result(r) => format!("\"{}\"", terminal(r.as_str())),
+            JobState::Result(r) => format!("\"{}\"", neutralize(r.as_str())),
             JobState::Missing => "(missing)".to_owned(),
             JobState::NotAnObject { found } => format!("(entry is a {found})"),
             JobState::NoResult => "(no result)".to_owned(),
             JobState::ResultNotString { found } => format!("(result is a {found})"),
         };
         let role = if job.required { "" } else { " (not required)" };
-        out.push_str(&format!("  {}{role}: {state}\n", terminal(&job.job)));
+        out.push_str(&format!("  {}{role}: {state}\n", neutralize(&job.job)));
     }
     out
 }
@@ -42,7 +42,7 @@ pub fn render(decision: &Decision) -> String {
 pub fn reason_lines(reasons: &[Reason]) -> String {
     reasons
         .iter()
-        .map(|r| format!("{}: {}", r.code().name(), terminal(&r.to_string())))
+        .map(|r| format!("{}: {}", r.code().name(), neutralize(&r.to_string())))
         .collect::<Vec<_>>()
         .join("\n")
 }

@@ -189,7 +189,7 @@ impl Default for Scenario {
             token: "ghs_standinTOKENstandinTOKEN0123456789".into(),
             owner: "octo".into(),
             repo: "repo".into(),
-            workflow_file: "agent-team-apply-verify.yml".into(),
+            workflow_file: "agent-team-apply.yml".into(),
             workflow_name: "agent-team-apply-verify".into(),
             workflow_state: "active".into(),
             dispatch: DispatchMode::RunDetails,

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use guard::apply::{Applied, ApplyRequest, apply};
-use guard::output::{json_v1::VerdictDoc, text};
+use guard::output::text;
 
 use super::check::{load_policy, read_diff, scope_globs};
 
@@ -49,9 +49,9 @@ pub fn run(args: ApplyArgs) -> u8 {
         Err(message) => {
             eprintln!(
                 "guard apply: error: {}; nothing was applied",
-                guard::escape::terminal(&message)
+                guard::escape::neutralize(&message)
             );
-            crate::EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }
@@ -73,11 +73,11 @@ fn run_inner(args: ApplyArgs) -> Result<u8, String> {
     };
     let outcome = apply(&request).map_err(|e| e.to_string())?;
     let (verdict, code) = match &outcome {
-        Applied::Applied { verdict, .. } => (verdict, crate::EXIT_ACCEPT),
-        Applied::Rejected(verdict) => (verdict, crate::EXIT_REJECT),
+        Applied::Applied { verdict, .. } => (verdict, contract::cli::Exit::Pass.code()),
+        Applied::Rejected(verdict) => (verdict, contract::cli::Exit::Fail.code()),
     };
     if let Some(path) = &args.verdict_out {
-        let json = VerdictDoc::from_verdict(verdict)
+        let json = guard::output::json_v1::document(verdict)
             .to_json()
             .map_err(|e| format!("cannot encode the verdict: {e}"))?;
         std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -86,11 +86,11 @@ fn run_inner(args: ApplyArgs) -> Result<u8, String> {
         Applied::Applied { base_commit, .. } => format!(
             "APPLIED: {} file(s) onto {base_commit} in {}\n",
             verdict.files.len(),
-            guard::escape::terminal(&args.repo.to_string_lossy())
+            guard::escape::neutralize(&args.repo.to_string_lossy())
         ),
         Applied::Rejected(_) => "NOT APPLIED: the diff was rejected\n".to_string(),
     };
-    guard::cli_args::emit(&format!("{}{summary}", text::render(verdict)))?;
+    contract::cli::emit(&format!("{}{summary}", text::render(verdict)))?;
     Ok(code)
 }
 

@@ -6,12 +6,8 @@ use clap::{Args, ValueEnum};
 
 use guard::check::{CheckRequest, RepoBase, check_hashed};
 use guard::hash::HashedDiff;
-use guard::output::{json_v1::VerdictDoc, text};
+use guard::output::text;
 use guard::policy::Policy;
-
-/// The sample the README's first command checks: a diff that must be accepted.
-const SAMPLE_DIFF: &[u8] = include_bytes!("../../../fixtures/sample/accept.diff");
-const SAMPLE_SCOPE: &[&str] = &["src/**", "docs/**"];
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Format {
@@ -22,16 +18,19 @@ pub enum Format {
 #[derive(Args)]
 pub struct CheckArgs {
     /// The candidate diff: a file, or `-` for standard input.
-    #[arg(long, value_name = "FILE|-", required_unless_present = "sample")]
-    diff: Option<String>,
-    /// SHA-256 (hex) the diff bytes must hash to.
-    #[arg(long, value_name = "HEX", required_unless_present = "sample")]
-    expected_sha256: Option<String>,
-    /// A declared scope glob (repeatable); every touched path must match one. Required.
+    #[arg(long, value_name = "FILE|-")]
+    diff: String,
+    /// SHA-256 the diff bytes must hash to: 64 lower-case hex digits (`sha256sum FILE`).
+    #[arg(long, value_name = "HEX")]
+    expected_sha256: String,
+    /// A declared scope glob (repeatable, one glob each); every touched path must match one.
+    /// `*` stays within a path component, `**` crosses (`crates/**`, not `crates`). Without any,
+    /// the diff is rejected (no-scope).
     #[arg(long = "scope", value_name = "GLOB")]
     scope: Vec<String>,
-    /// The declared scope as the workflow input carries it (globs separated by commas or
-    /// newlines), read by the one rule for that input (`guard::inputs::Scope`); instead of --scope.
+    /// The declared scope as the workflow input carries it (globs separated by newlines, or by
+    /// commas outside `{}`), read by the one rule for that input (`guard::inputs::Scope`); instead
+    /// of --scope.
     #[arg(long, value_name = "TEXT", conflicts_with = "scope")]
     declared_scope: Option<String>,
     /// A YAML policy that extends or tightens the embedded default.
@@ -48,9 +47,6 @@ pub struct CheckArgs {
     /// Also write the JSON verdict to this file.
     #[arg(long, value_name = "FILE")]
     verdict_out: Option<PathBuf>,
-    /// Check the bundled sample diff (with its own hash and scope) instead of --diff.
-    #[arg(long, conflicts_with_all = ["diff", "expected_sha256", "scope", "declared_scope"])]
-    sample: bool,
 }
 
 /// The scope globs: `--scope` as given, or `--declared-scope` split by the input's own rule.
@@ -89,7 +85,12 @@ pub fn read_hashed_diff(source: &str, limit: u64) -> Result<HashedDiff, String> 
             HashedDiff::read(f, size, cap)
         })
     };
-    result.map_err(|e| format!("cannot read diff {}: {e}", guard::escape::terminal(source)))
+    result.map_err(|e| {
+        format!(
+            "cannot read diff {}: {e}",
+            guard::escape::neutralize(source)
+        )
+    })
 }
 
 pub fn run(args: CheckArgs) -> u8 {
@@ -97,33 +98,18 @@ pub fn run(args: CheckArgs) -> u8 {
         Ok(code) => code,
         Err(message) => {
             eprintln!("guard: error: {message}");
-            crate::EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }
 
 fn run_inner(args: CheckArgs) -> Result<u8, String> {
     let policy = load_policy(args.policy.as_ref())?;
-    let (diff, expected, scope) = if args.sample {
-        let scope = SAMPLE_SCOPE.iter().map(|s| s.to_string()).collect();
-        let diff = HashedDiff::new(SAMPLE_DIFF.to_vec());
-        let expected = guard::hash::to_hex(diff.digest());
-        (diff, expected, scope)
-    } else {
-        let source = args.diff.as_deref().unwrap_or("-");
-        let diff = read_hashed_diff(source, policy.limits.max_diff_bytes)?;
-        (
-            diff,
-            args.expected_sha256.clone().unwrap_or_default(),
-            scope_globs(&args.scope, args.declared_scope.as_deref())?,
-        )
-    };
-    if args.sample && matches!(args.format, Format::Text) {
-        guard::cli_args::emit(&format!(
-            "Checking the bundled sample diff (fixtures/sample/accept.diff) with scope {}\n",
-            SAMPLE_SCOPE.join(", ")
-        ))?;
-    }
+    let diff = read_hashed_diff(&args.diff, policy.limits.max_diff_bytes)?;
+    let (expected, scope) = (
+        args.expected_sha256.clone(),
+        scope_globs(&args.scope, args.declared_scope.as_deref())?,
+    );
     let base = args.base.clone().unwrap_or_else(|| "HEAD".to_string());
     let request = CheckRequest {
         diff: diff.bytes(),
@@ -136,19 +122,19 @@ fn run_inner(args: CheckArgs) -> Result<u8, String> {
             .map(|dir| RepoBase { dir, base: &base }),
     };
     let verdict = check_hashed(&request, &diff).map_err(|e| e.to_string())?;
-    let json = VerdictDoc::from_verdict(&verdict)
+    let json = guard::output::json_v1::document(&verdict)
         .to_json()
         .map_err(|e| format!("cannot encode the verdict: {e}"))?;
     if let Some(path) = &args.verdict_out {
         std::fs::write(path, &json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     match args.format {
-        Format::Text => guard::cli_args::emit(&text::render(&verdict))?,
-        Format::Json => guard::cli_args::emit(&json)?,
+        Format::Text => contract::cli::emit(&text::render(&verdict))?,
+        Format::Json => contract::cli::emit(&json)?,
     }
     Ok(if verdict.accepted() {
-        crate::EXIT_ACCEPT
+        contract::cli::Exit::Pass.code()
     } else {
-        crate::EXIT_REJECT
+        contract::cli::Exit::Fail.code()
     })
 }

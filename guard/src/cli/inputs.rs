@@ -8,7 +8,7 @@
 
 use clap::Args;
 
-use guard::cli_args::emit;
+use contract::cli::emit;
 use guard::escape::workflow_data;
 use guard::inputs::{DiffSource, InputError, RawInputs, validate};
 
@@ -60,7 +60,7 @@ pub fn run(_args: InputsArgs) -> u8 {
                     inputs.base_sha.as_str(),
                     inputs.scope.globs().len(),
                 ),
-                crate::EXIT_ACCEPT,
+                contract::cli::Exit::Pass.code(),
             )
         }
         other => {
@@ -69,14 +69,14 @@ pub fn run(_args: InputsArgs) -> u8 {
                 .iter()
                 .map(|e| format!("::error::{}\n", workflow_data(&e.to_string())))
                 .collect();
-            (lines, crate::EXIT_REJECT)
+            (lines, contract::cli::Exit::Fail.code())
         }
     };
     match emit(&text) {
         Ok(()) => code,
         Err(message) => {
             eprintln!("guard inputs: {message}");
-            crate::EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }

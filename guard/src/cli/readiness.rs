@@ -8,10 +8,11 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use guard::escape::terminal;
+use contract::cli::Exit;
+use contract::escape::neutralize;
+use contract::readiness::{ReadinessDoc, ReadinessMode, ReadinessResult};
 use guard::git::GitRepo;
-use guard::readiness::json_v1::ReadinessDoc;
-use guard::readiness::{Finding, Target, WorkflowFile, assess};
+use guard::readiness::{Finding, Target, WorkflowFile, assess, document};
 
 use super::check::load_policy;
 
@@ -49,8 +50,8 @@ pub fn run(args: ReadinessArgs) -> u8 {
     match run_inner(args) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("guard readiness: error: {}", terminal(&message));
-            crate::EXIT_ERROR
+            eprintln!("guard readiness: error: {}", neutralize(&message));
+            Exit::Error.code()
         }
     }
 }
@@ -74,6 +75,8 @@ fn run_inner(args: ReadinessArgs) -> Result<u8, String> {
     }
     let repo = GitRepo::open(&args.repo).map_err(|e| e.to_string())?;
     let base = repo.resolve_commit(&args.base).map_err(|e| e.to_string())?;
+    let base_commit = contract::ids::CommitId::parse(&base)
+        .map_err(|e| format!("the base commit id {base:?}: {e}"))?;
     let entries = repo.workflow_files(&base).map_err(|e| e.to_string())?;
     let target = Target {
         branch: args.branch,
@@ -94,19 +97,19 @@ fn run_inner(args: ReadinessArgs) -> Result<u8, String> {
         }
     }
     findings.extend(assess(&files, &target));
-    let strict = !policy.allow_unprotected_secret_jobs;
-    let doc = ReadinessDoc::new(&target, &base, names, &findings, strict);
+    let mode = if policy.allow_unprotected_secret_jobs {
+        ReadinessMode::Report
+    } else {
+        ReadinessMode::Strict
+    };
+    let doc = document(&target, base_commit, names, &findings, mode);
     let text = match args.format {
         Format::Json => guard::doc_json::to_string_pretty(&doc)
             .map_err(|e| format!("cannot serialize the readiness document: {e}"))?,
         Format::Text => render_text(&doc),
     };
-    guard::cli_args::emit(&text)?;
-    Ok(if doc.result == "fail" {
-        crate::EXIT_REJECT
-    } else {
-        crate::EXIT_ACCEPT
-    })
+    contract::cli::emit(&text)?;
+    Ok(Exit::verdict(doc.result != ReadinessResult::Fail).code())
 }
 
 fn render_text(doc: &ReadinessDoc) -> String {
@@ -114,22 +117,22 @@ fn render_text(doc: &ReadinessDoc) -> String {
         "readiness: {} ({} workflow file(s) of {} read for {} into {}, mode {})\n",
         doc.result,
         doc.workflows.len(),
-        doc.base_commit,
-        terminal(&doc.branch),
-        terminal(&doc.base_branch),
+        doc.base_commit.as_str(),
+        neutralize(&doc.branch),
+        neutralize(&doc.base_branch),
         doc.mode
     );
     for finding in &doc.findings {
         out.push_str(&format!(
             "  {}[{}]: {}: {}\n",
-            if doc.mode == "strict" {
+            if doc.mode == ReadinessMode::Strict {
                 "error"
             } else {
                 "warning"
             },
             finding.rule,
-            terminal(&finding.workflow),
-            terminal(&finding.message)
+            neutralize(&finding.workflow),
+            neutralize(&finding.message)
         ));
     }
     out

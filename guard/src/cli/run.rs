@@ -8,14 +8,11 @@ use std::time::Duration;
 
 use clap::Args;
 use guard::escape;
-use guard::sandbox::json_v1::RunReportDoc;
 use guard::sandbox::stage::{self, Limits, StagePlan};
 use guard::sandbox::{self, Isolation, NamespaceHook, RunOutcome, RunSpec, TreeSpec};
 use guard::tree::Baseline;
 use guard::tree::json_v1::SnapshotDoc;
 use guard::tree::walk::WalkLimits;
-
-use crate::{EXIT_ACCEPT, EXIT_ERROR, EXIT_REJECT};
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -77,8 +74,8 @@ pub struct RunArgs {
 struct LoadedTree {
     spec: TreeSpec,
     doc: SnapshotDoc,
-    baseline_sha256: String,
-    verdict_sha256: String,
+    baseline_sha256: contract::ids::Sha256Hex,
+    verdict_sha256: contract::ids::Sha256Hex,
 }
 
 fn load_tree(args: &RunArgs, policy: &guard::policy::Policy) -> Result<Option<LoadedTree>, String> {
@@ -93,7 +90,8 @@ fn load_tree(args: &RunArgs, policy: &guard::policy::Policy) -> Result<Option<Lo
     let (verdict, verdict_sha256) = super::verify_tree::read_verdict(verdict_path)?;
     let (doc, baseline_sha256) =
         super::verify_tree::read_baseline(baseline_path, args.baseline_sha256.as_deref())?;
-    let baseline = Baseline::from_doc(repo, &doc, &verdict_sha256).map_err(|e| e.to_string())?;
+    let baseline =
+        Baseline::from_doc(repo, &doc, verdict_sha256.as_str()).map_err(|e| e.to_string())?;
     Ok(Some(LoadedTree {
         spec: TreeSpec {
             baseline,
@@ -113,8 +111,8 @@ pub fn run(mut args: RunArgs) -> u8 {
     let policy = match super::check::load_policy(args.policy.as_ref()) {
         Ok(policy) => policy,
         Err(message) => {
-            eprintln!("guard run: {}", escape::terminal(&message));
-            return EXIT_ERROR;
+            eprintln!("guard run: {}", escape::neutralize(&message));
+            return contract::cli::Exit::Error.code();
         }
     };
     if args.policy.is_some() {
@@ -123,15 +121,15 @@ pub fn run(mut args: RunArgs) -> u8 {
     let loaded = match load_tree(&args, &policy) {
         Ok(loaded) => loaded,
         Err(message) => {
-            eprintln!("guard run: {}", escape::terminal(&message));
-            return EXIT_ERROR;
+            eprintln!("guard run: {}", escape::neutralize(&message));
+            return contract::cli::Exit::Error.code();
         }
     };
     let guard_exe = match std::env::current_exe() {
         Ok(exe) => exe,
         Err(err) => {
             eprintln!("guard run: cannot locate the guard binary: {err}");
-            return EXIT_ERROR;
+            return contract::cli::Exit::Error.code();
         }
     };
     let hook = std::env::var(NamespaceHook::ENV)
@@ -156,8 +154,8 @@ pub fn run(mut args: RunArgs) -> u8 {
     let outcome = match sandbox::run(&spec) {
         Ok(outcome) => outcome,
         Err(err) => {
-            eprintln!("guard run: {}", escape::terminal(&err.to_string()));
-            return EXIT_ERROR;
+            eprintln!("guard run: {}", escape::neutralize(&err.to_string()));
+            return contract::cli::Exit::Error.code();
         }
     };
     print_summary(&outcome);
@@ -179,28 +177,28 @@ pub fn run(mut args: RunArgs) -> u8 {
         {
             eprintln!(
                 "guard run: cannot write the tree report {}: {err}",
-                escape::terminal(&path.to_string_lossy())
+                escape::neutralize(&path.to_string_lossy())
             );
-            return EXIT_ERROR;
+            return contract::cli::Exit::Error.code();
         }
     }
     if let Some(path) = &args.report {
-        let doc = RunReportDoc::from_outcome(&outcome);
-        let written = guard::doc_json::to_vec_pretty(&doc)
-            .map_err(std::io::Error::other)
-            .and_then(|json| std::fs::write(path, json));
+        let written = guard::sandbox::json_v1::document(&outcome)
+            .and_then(|doc| guard::doc_json::to_vec_pretty(&doc))
+            .map_err(|e| format!("cannot encode the report: {e}"))
+            .and_then(|json| contract::cli::write_atomic(path, &json));
         if let Err(err) = written {
             eprintln!(
                 "guard run: cannot write the report {}: {err}",
-                escape::terminal(&path.to_string_lossy())
+                escape::neutralize(&path.to_string_lossy())
             );
-            return EXIT_ERROR;
+            return contract::cli::Exit::Error.code();
         }
     }
     if outcome.passed() {
-        EXIT_ACCEPT
+        contract::cli::Exit::Pass.code()
     } else {
-        EXIT_REJECT
+        contract::cli::Exit::Fail.code()
     }
 }
 
@@ -216,7 +214,7 @@ fn print_summary(outcome: &RunOutcome) {
         );
     }
     for line in tail.lines() {
-        eprintln!("| {}", escape::terminal(line));
+        eprintln!("| {}", escape::neutralize(line));
     }
     if !outcome.env.refused.is_empty() {
         eprintln!(
@@ -239,8 +237,8 @@ fn print_summary(outcome: &RunOutcome) {
             unavailable,
         } => eprintln!(
             "guard run: network: NOT isolated by guard (opted out: {}; namespaces unavailable: {})",
-            escape::terminal(reason),
-            escape::terminal(unavailable)
+            escape::neutralize(reason),
+            escape::neutralize(unavailable)
         ),
     }
     let how = outcome.exit.describe(outcome.timed_out);
@@ -267,7 +265,7 @@ pub fn sandbox_stage(args: SandboxStageArgs) -> u8 {
         Ok(plan) => stage::run_stage(&args.stage, &plan, &args.command),
         Err(err) => {
             eprintln!("guard run: malformed sandbox plan: {err}");
-            EXIT_ERROR
+            contract::cli::Exit::Error.code()
         }
     }
 }

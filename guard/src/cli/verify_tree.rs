@@ -1,17 +1,20 @@
 //! `guard verify-tree`: the tree after apply must be exactly the verdict's; after the build,
 //! nothing may have been written where the build may not write (see [`guard::tree`]).
 
-use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use guard::escape::terminal;
-use guard::hash;
+use contract::cli::Exit;
+use contract::ids::{CommitId, Sha256Hex};
+use guard::escape::neutralize;
 use guard::output::json_v1::VerdictDoc;
 use guard::repo_path::RepoPath;
-use guard::tree::json_v1::{FindingDoc, SCHEMA, SNAPSHOT_SCHEMA, SnapshotDoc, VerifyTreeDoc};
+use guard::tree::json_v1::{
+    SnapshotDoc, SnapshotSchema, TreeResult, VerifyTreeDoc, VerifyTreeSchema, entries_from,
+    finding_doc,
+};
 use guard::tree::walk::{Snapshot, WalkLimits};
 use guard::tree::{self, Check, Finding};
 
@@ -69,38 +72,27 @@ pub fn run(args: VerifyTreeArgs) -> u8 {
     match run_inner(args) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("guard verify-tree: error: {}", terminal(&message));
-            crate::EXIT_ERROR
+            eprintln!("guard verify-tree: error: {}", neutralize(&message));
+            contract::cli::Exit::Error.code()
         }
     }
 }
 
-fn read_bounded(path: &PathBuf, limit: u64, what: &str) -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(limit + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read {what} {}: {e}", path.display()))?;
-    if bytes.len() as u64 > limit {
-        return Err(format!(
-            "{what} {} is larger than {limit} bytes",
-            path.display()
-        ));
-    }
-    Ok(bytes)
+fn read_bounded(path: &std::path::Path, limit: u64, what: &str) -> Result<Vec<u8>, String> {
+    contract::cli::read_bounded(&path.to_string_lossy(), limit, what)
 }
 
 /// Reads a baseline document (bounded), checks it against its pinned SHA-256 when one is given,
 /// and parses it; returns it with the SHA-256 of its bytes.
 pub fn read_baseline(
-    path: &PathBuf,
+    path: &std::path::Path,
     pinned: Option<&str>,
-) -> Result<(SnapshotDoc, String), String> {
+) -> Result<(SnapshotDoc, Sha256Hex), String> {
     let baseline_bytes = read_bounded(path, MAX_SNAPSHOT_BYTES, "baseline")?;
-    let baseline_sha256 = hash::sha256_hex(&baseline_bytes);
+    let baseline_sha256 = Sha256Hex::of(&baseline_bytes);
     if let Some(pinned) = pinned {
-        let pinned =
-            hash::parse_sha256(pinned).ok_or("--baseline-sha256 must be 64 hexadecimal digits")?;
-        if !hash::matches(&baseline_bytes, &pinned) {
+        let pinned = Sha256Hex::parse(pinned).map_err(|e| format!("--baseline-sha256: {e}"))?;
+        if !pinned.matches(&baseline_bytes) {
             return Err(format!(
                 "baseline {} hashes to {baseline_sha256}, not to --baseline-sha256: it changed since it was written",
                 path.display()
@@ -113,11 +105,13 @@ pub fn read_baseline(
 }
 
 /// Reads and checks a verdict file (bounded); returns it with the SHA-256 of its bytes.
-pub fn read_verdict(path: &PathBuf) -> Result<(VerdictDoc, String), String> {
+pub fn read_verdict(path: &std::path::Path) -> Result<(VerdictDoc, Sha256Hex), String> {
     let verdict_bytes = read_bounded(path, MAX_VERDICT_BYTES, "verdict")?;
-    let verdict_sha256 = hash::sha256_hex(&verdict_bytes);
-    let verdict: VerdictDoc = serde_json::from_slice(&verdict_bytes)
-        .map_err(|e| format!("verdict {}: {e}", path.display()))?;
+    let verdict_sha256 = Sha256Hex::of(&verdict_bytes);
+    let text = String::from_utf8(verdict_bytes)
+        .map_err(|_| format!("verdict {} is not UTF-8", path.display()))?;
+    let verdict =
+        VerdictDoc::parse(&text).map_err(|e| format!("verdict {}: {e}", path.display()))?;
     tree::check_verdict(&verdict).map_err(|e| e.to_string())?;
     Ok((verdict, verdict_sha256))
 }
@@ -125,24 +119,32 @@ pub fn read_verdict(path: &PathBuf) -> Result<(VerdictDoc, String), String> {
 /// The result document of a check after the build.
 pub fn after_build_doc(
     baseline: &SnapshotDoc,
-    baseline_sha256: &str,
+    baseline_sha256: &Sha256Hex,
     verdict: &VerdictDoc,
-    verdict_sha256: &str,
+    verdict_sha256: &Sha256Hex,
     entries: u64,
     findings: &[Finding],
 ) -> VerifyTreeDoc {
     VerifyTreeDoc {
-        schema: SCHEMA.to_string(),
-        check: Check::AfterBuild.name().to_string(),
-        result: if findings.is_empty() { "pass" } else { "fail" }.to_string(),
+        schema: VerifyTreeSchema,
+        check: Check::AfterBuild,
+        result: result_of(findings),
         base_commit: baseline.base_commit.clone(),
-        diff_sha256: verdict.diff_sha256.to_ascii_lowercase(),
-        verdict_sha256: verdict_sha256.to_string(),
+        diff_sha256: verdict.diff_sha256.clone(),
+        verdict_sha256: verdict_sha256.clone(),
         scope: verdict.scope.clone(),
         entries,
-        baseline_sha256: Some(baseline_sha256.to_string()),
+        baseline_sha256: Some(baseline_sha256.clone()),
         snapshot_sha256: None,
-        findings: findings.iter().map(FindingDoc::from_finding).collect(),
+        findings: findings.iter().map(finding_doc).collect(),
+    }
+}
+
+fn result_of(findings: &[Finding]) -> TreeResult {
+    if findings.is_empty() {
+        TreeResult::Pass
+    } else {
+        TreeResult::Fail
     }
 }
 
@@ -169,7 +171,7 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
         let (baseline, baseline_sha256) =
             read_baseline(baseline_path, args.baseline_sha256.as_deref())?;
         if let Some(base) = &args.base
-            && !base.eq_ignore_ascii_case(&baseline.base_commit)
+            && base != baseline.base_commit.as_str()
         {
             return Err(format!(
                 "--base {base} is not the full commit id the baseline was taken at ({})",
@@ -180,7 +182,7 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
             &args.repo,
             &baseline,
             &verdict,
-            &verdict_sha256,
+            verdict_sha256.as_str(),
             &policy,
             &limits,
         )
@@ -229,64 +231,60 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
         Check::AfterBuild => baseline_sha256,
     };
     let doc = VerifyTreeDoc {
-        schema: SCHEMA.to_string(),
-        check: check.name().to_string(),
-        result: if passed { "pass" } else { "fail" }.to_string(),
+        schema: VerifyTreeSchema,
+        check,
+        result: result_of(&findings),
         base_commit,
-        diff_sha256: verdict.diff_sha256.to_ascii_lowercase(),
+        diff_sha256: verdict.diff_sha256.clone(),
         verdict_sha256,
         scope: verdict.scope.clone(),
         entries: snapshot.len() as u64,
         baseline_sha256,
         snapshot_sha256,
-        findings: findings.iter().map(FindingDoc::from_finding).collect(),
+        findings: findings.iter().map(finding_doc).collect(),
     };
     match args.format {
-        Format::Json => guard::cli_args::emit(
+        Format::Json => contract::cli::emit(
             &doc.to_json()
                 .map_err(|e| format!("cannot encode the result: {e}"))?,
         )?,
-        Format::Text => guard::cli_args::emit(&render_text(&doc, &findings))?,
+        Format::Text => contract::cli::emit(&render_text(&doc, &findings))?,
     }
-    Ok(if passed {
-        crate::EXIT_ACCEPT
-    } else {
-        crate::EXIT_REJECT
-    })
+    Ok(Exit::verdict(passed).code())
 }
 
 #[allow(clippy::too_many_arguments)]
 fn write_snapshot(
-    out: &PathBuf,
+    out: &std::path::Path,
     repo: &std::path::Path,
     check: Check,
     verified: bool,
-    base_commit: &str,
+    base_commit: &CommitId,
     verdict: &VerdictDoc,
-    verdict_sha256: &str,
+    verdict_sha256: &Sha256Hex,
     snapshot: &Snapshot,
     identity: tree::Identity,
-) -> Result<String, String> {
+) -> Result<Sha256Hex, String> {
     let root = repo
         .canonicalize()
         .map_err(|e| format!("--repo {}: {e}", repo.display()))?;
     let doc = SnapshotDoc {
-        schema: SNAPSHOT_SCHEMA.to_string(),
+        schema: SnapshotSchema,
         root: RepoPath::from(root.as_os_str().as_bytes()),
         identity,
-        taken: check.name().to_string(),
+        taken: check,
         verified,
-        base_commit: base_commit.to_string(),
-        diff_sha256: verdict.diff_sha256.to_ascii_lowercase(),
-        verdict_sha256: verdict_sha256.to_string(),
+        base_commit: base_commit.clone(),
+        diff_sha256: verdict.diff_sha256.clone(),
+        verdict_sha256: verdict_sha256.clone(),
         scope: verdict.scope.clone(),
-        entries: SnapshotDoc::entries_from(snapshot),
+        entries: entries_from(snapshot),
     };
     let json = doc
         .to_json()
         .map_err(|e| format!("cannot encode the snapshot: {e}"))?;
-    std::fs::write(out, &json).map_err(|e| format!("cannot write {}: {e}", out.display()))?;
-    Ok(hash::sha256_hex(json.as_bytes()))
+    contract::cli::write_atomic(out, json.as_bytes())?;
+    Ok(Sha256Hex::of(json.as_bytes()))
 }
 
 fn render_text(doc: &VerifyTreeDoc, findings: &[Finding]) -> String {
@@ -296,18 +294,18 @@ fn render_text(doc: &VerifyTreeDoc, findings: &[Finding]) -> String {
             "error[{}]: {} ({}): {}",
             f.rule,
             f.path.display(),
-            f.change.name(),
-            terminal(&f.message)
+            f.change,
+            neutralize(&f.message)
         ));
         if let Some(entry) = &f.policy_entry {
-            out.push_str(&format!(" (policy: {})", terminal(entry)));
+            out.push_str(&format!(" (policy: {})", neutralize(entry)));
         }
         out.push('\n');
     }
     let word = if doc.passed() { "PASS" } else { "FAIL" };
     out.push_str(&format!(
         "{word}: verify-tree {}: {} finding(s), {} entries walked, base {}\n",
-        doc.check,
+        doc.check.name(),
         findings.len(),
         doc.entries,
         doc.base_commit
@@ -315,7 +313,7 @@ fn render_text(doc: &VerifyTreeDoc, findings: &[Finding]) -> String {
     if let Some(sha) = &doc.snapshot_sha256 {
         out.push_str(&format!("snapshot written, sha256 {sha}\n"));
     }
-    if doc.check == Check::AfterBuild.name()
+    if doc.check == Check::AfterBuild
         && let Some(sha) = &doc.baseline_sha256
     {
         out.push_str(&format!("baseline read, sha256 {sha}\n"));

@@ -1,16 +1,30 @@
 //! The human form of a verdict, escaped for a terminal.
 
-use crate::escape::terminal;
-use crate::verdict::{CheckMode, Verdict};
+use crate::escape::neutralize;
+use crate::verdict::Verdict;
+
+/// A message, its lines after the first indented beneath the finding, every line escaped on its
+/// own: a multi-line message (git's own words) shows as lines, and no line of it can pass for a
+/// line of the verdict.
+fn push_message(out: &mut String, message: &str) {
+    let mut lines = message.split('\n');
+    out.push_str(&neutralize(lines.next().unwrap_or_default()));
+    for line in lines {
+        out.push_str("\n    ");
+        out.push_str(&neutralize(line));
+    }
+}
 
 pub fn render(verdict: &Verdict) -> String {
     let mut out = String::new();
-    let mode = match verdict.mode {
-        CheckMode::ParserOnly => "parser-only (no --repo: git's reading was not cross-checked)",
-        CheckMode::GitCrossChecked => "git-cross-checked",
-    };
-    for v in &verdict.violations {
-        out.push_str(&format!("error[{}]", v.rule));
+    let mode = verdict.mode.explanation();
+    let findings = verdict
+        .violations
+        .iter()
+        .map(|v| ("error", v))
+        .chain(verdict.protected.iter().map(|v| ("review", v)));
+    for (kind, v) in findings {
+        out.push_str(&format!("{kind}[{}]", v.rule));
         if let Some(line) = v.line {
             out.push_str(&format!(" diff line {line}"));
         }
@@ -22,9 +36,14 @@ pub fn render(verdict: &Verdict) -> String {
             (None, Some(p)) | (Some(p), None) => out.push_str(&format!("{}: ", p.display())),
             (None, None) => {}
         }
-        out.push_str(&terminal(&v.message));
+        let (first, rest) = v.message.split_once('\n').unwrap_or((&v.message, ""));
+        out.push_str(&neutralize(first));
         if let Some(entry) = &v.policy_entry {
-            out.push_str(&format!(" (policy: {})", terminal(entry)));
+            out.push_str(&format!(" (policy: {})", neutralize(entry)));
+        }
+        if !rest.is_empty() {
+            out.push_str("\n    ");
+            push_message(&mut out, rest);
         }
         out.push('\n');
     }
@@ -33,8 +52,12 @@ pub fn render(verdict: &Verdict) -> String {
     } else {
         "REJECT"
     };
+    let protected = match verdict.protected.len() {
+        0 => String::new(),
+        n => format!(", {n} protected file(s) a human must review"),
+    };
     out.push_str(&format!(
-        "{verdict_word}: {} file(s), {} violation(s), sha256 {}, {mode}\n",
+        "{verdict_word}: {} file(s), {} violation(s){protected}, sha256 {}, {mode}\n",
         verdict.files.len(),
         verdict.violations.len(),
         verdict.diff_sha256
@@ -46,6 +69,20 @@ pub fn render(verdict: &Verdict) -> String {
             (None, None) => String::new(),
         };
         out.push_str(&format!("  {} {}\n", f.status.letter(), paths));
+    }
+    for glob in &verdict.unmatched_scope {
+        let hint = if glob.contains(['*', '?', '[', '{']) {
+            String::new()
+        } else {
+            format!(
+                " (a directory? `{}/**` matches everything beneath it)",
+                neutralize(glob)
+            )
+        };
+        out.push_str(&format!(
+            "note: scope glob `{}` matches no path of the diff{hint}\n",
+            neutralize(glob)
+        ));
     }
     out
 }

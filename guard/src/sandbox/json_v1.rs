@@ -1,121 +1,19 @@
-//! The versioned machine form of a [`RunOutcome`] (`--report FILE`), kept apart from the internal
-//! types. It is NON-authoritative: build-test uploads it, and nothing privileged may trust it.
-//!
-//! ```json
-//! {"schema": "agent-team-apply/guard-run/v1",
-//!  "command": ["cargo", "test"],
-//!  "exit": {"code": 0, "signal": null},
-//!  "timed_out": false, "duration_ms": 1234,
-//!  "isolation": {"network": "namespace", "reason": null, "unavailable": null,
-//!                "proof": {"interfaces": ["lo"],
-//!                          "routes": [{"family": "ipv6", "interface": "lo", "destination": "::1/128"}],
-//!                          "netns_differs": true, "userns_differs": true, "loopback_up": true},
-//!                "git_dir_read_only": true,
-//!                "containment": {"layers": ["environment-scrubbed", "...", "landlock-abi-7-fully-enforced"],
-//!                                "hidden": ["/home/runner", "/run", "..."], "writable": ["/home/runner/work/r/r/work"],
-//!                                "probe": {"...": "the enter stage's full proof, see proof::ContainmentProbe"}}},
-//!  "env": {"passed": ["HOME", "PATH"], "dropped": ["GITHUB_TOKEN"]},
-//!  "output_tail": "...", "output_truncated_bytes": 0,
-//!  "after_build": {"result": "fail", "entries": 42,
-//!                  "findings": [{"rule": "build-wrote", "path": ".github/workflows/x.yml", "...": "..."}]}}
-//! ```
-//!
-//! `network` is `namespace` (then `proof` and `containment` are present) or `opted-out` (then
-//! `reason` is the `--no-isolation-because` text and `unavailable` says why the namespaces
-//! failed). `after_build` is present when `guard run` checked the tree itself (`--verdict`,
-//! `--baseline`); its findings are those of `guard verify-tree --after-build`. The output tail is
-//! the command's raw bytes as lossy UTF-8, unescaped: renderers escape it for their sink.
+//! The report of `guard run` as its document ([`contract::run`]): the one mapping from the
+//! engine's [`RunOutcome`].
 
-use serde::{Deserialize, Serialize};
+pub use contract::run::{
+    AfterBuildDoc, ContainmentDoc, EnvDoc, ExitDoc, IsolationDoc, Network, ProofDoc, RouteDoc,
+    RunReportDoc, RunReportSchema, SCHEMA,
+};
+use contract::tree::TreeResult;
 
 use super::probe::Route;
-use super::proof::ContainmentProbe;
 use super::{Isolation, RunOutcome};
-use crate::tree::json_v1::FindingDoc;
 
-pub const SCHEMA: &str = "agent-team-apply/guard-run/v1";
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RunReportDoc {
-    pub schema: String,
-    pub command: Vec<String>,
-    pub exit: ExitDoc,
-    pub timed_out: bool,
-    pub duration_ms: u64,
-    pub isolation: IsolationDoc,
-    pub env: EnvDoc,
-    pub output_tail: String,
-    pub output_truncated_bytes: u64,
-    #[serde(default)]
-    pub after_build: Option<AfterBuildDoc>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AfterBuildDoc {
-    /// `pass` or `fail`.
-    pub result: String,
-    pub entries: u64,
-    pub findings: Vec<FindingDoc>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ContainmentDoc {
-    pub layers: Vec<String>,
-    pub hidden: Vec<String>,
-    pub writable: Vec<String>,
-    pub probe: ContainmentProbe,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExitDoc {
-    pub code: Option<i32>,
-    pub signal: Option<i32>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IsolationDoc {
-    /// `namespace` or `opted-out`.
-    pub network: String,
-    pub reason: Option<String>,
-    pub unavailable: Option<String>,
-    pub proof: Option<ProofDoc>,
-    pub git_dir_read_only: bool,
-    #[serde(default)]
-    pub containment: Option<ContainmentDoc>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProofDoc {
-    pub interfaces: Vec<String>,
-    pub routes: Vec<RouteDoc>,
-    pub netns_differs: bool,
-    pub userns_differs: bool,
-    pub loopback_up: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RouteDoc {
-    pub family: String,
-    pub interface: String,
-    pub destination: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EnvDoc {
-    pub passed: Vec<String>,
-    pub dropped: Vec<String>,
-}
-
-impl RunReportDoc {
-    pub fn from_outcome(outcome: &RunOutcome) -> RunReportDoc {
+/// The document of `outcome`. The containment proof is kept as it was announced; a failure to
+/// encode it is an error, never a document without it.
+pub fn document(outcome: &RunOutcome) -> Result<RunReportDoc, serde_json::Error> {
+    {
         let isolation = match &outcome.isolation {
             Isolation::Namespace {
                 probe,
@@ -126,12 +24,12 @@ impl RunReportDoc {
                 hidden,
                 writable,
             } => IsolationDoc {
-                network: "namespace".into(),
+                network: Network::Namespace,
                 reason: None,
                 unavailable: None,
                 proof: Some(ProofDoc {
                     interfaces: probe.network.interfaces.clone(),
-                    routes: probe.network.routes.iter().map(RouteDoc::from).collect(),
+                    routes: probe.network.routes.iter().map(route_doc).collect(),
                     netns_differs: *netns_differs,
                     userns_differs: *userns_differs,
                     loopback_up: probe.network.loopback_up,
@@ -147,14 +45,14 @@ impl RunReportDoc {
                         .iter()
                         .map(|p| p.to_string_lossy().into_owned())
                         .collect(),
-                    probe: (**probe).clone(),
+                    probe: serde_json::to_value(&**probe)?,
                 }),
             },
             Isolation::OptedOut {
                 reason,
                 unavailable,
             } => IsolationDoc {
-                network: "opted-out".into(),
+                network: Network::OptedOut,
                 reason: Some(reason.clone()),
                 unavailable: Some(unavailable.clone()),
                 proof: None,
@@ -162,8 +60,8 @@ impl RunReportDoc {
                 containment: None,
             },
         };
-        RunReportDoc {
-            schema: SCHEMA.into(),
+        Ok(RunReportDoc {
+            schema: RunReportSchema,
             command: outcome
                 .command
                 .iter()
@@ -184,20 +82,23 @@ impl RunReportDoc {
             output_truncated_bytes: outcome.output_truncated_bytes,
             after_build: outcome.tree.as_ref().map(|t| AfterBuildDoc {
                 result: if t.findings.is_empty() {
-                    "pass"
+                    TreeResult::Pass
                 } else {
-                    "fail"
-                }
-                .into(),
+                    TreeResult::Fail
+                },
                 entries: t.entries,
-                findings: t.findings.iter().map(FindingDoc::from_finding).collect(),
+                findings: t
+                    .findings
+                    .iter()
+                    .map(crate::tree::json_v1::finding_doc)
+                    .collect(),
             }),
-        }
+        })
     }
 }
 
-impl From<&Route> for RouteDoc {
-    fn from(route: &Route) -> RouteDoc {
+fn route_doc(route: &Route) -> RouteDoc {
+    {
         RouteDoc {
             family: route.family.clone(),
             interface: route.interface.clone(),

@@ -193,7 +193,7 @@ pub fn run_stage(stage: &str, plan: &StagePlan, command: &[OsString]) -> u8 {
                 .unwrap_or_default();
             eprintln!(
                 "guard run: cannot execute {}: {err}",
-                crate::escape::terminal(&program)
+                crate::escape::neutralize(&program)
             );
             if err.kind() == io::ErrorKind::NotFound {
                 127

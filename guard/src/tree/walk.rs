@@ -9,7 +9,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::escape::display_bytes;
@@ -33,27 +32,7 @@ impl Default for WalkLimits {
     }
 }
 
-/// What a path is on the file system.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    File,
-    Dir,
-    Symlink,
-    /// A FIFO, socket or device.
-    Other,
-}
-
-impl Kind {
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::File => "file",
-            Kind::Dir => "directory",
-            Kind::Symlink => "symbolic link",
-            Kind::Other => "special file",
-        }
-    }
-}
+pub use contract::tree::Kind;
 
 /// One walked entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,8 +42,8 @@ pub struct Entry {
     pub mode: u32,
     /// `st_size` as `lstat` reports it.
     pub size: u64,
-    /// Hex SHA-256 of a file's content, when the walk was asked to hash it.
-    pub sha256: Option<String>,
+    /// SHA-256 of a file's content, when the walk was asked to hash it.
+    pub sha256: Option<contract::ids::Sha256Hex>,
     /// A symbolic link's target, exact.
     pub target: Option<RepoPath>,
 }
@@ -175,7 +154,11 @@ fn shown(root: &Path, rel: &[u8]) -> String {
 
 /// SHA-256 of a regular file's content. The opened file must be the one `lstat` saw: a path
 /// swapped for a link (or anything else) in between is refused rather than followed.
-fn hash_file(abs: &Path, seen: &std::fs::Metadata, key: &str) -> Result<String, WalkError> {
+fn hash_file(
+    abs: &Path,
+    seen: &std::fs::Metadata,
+    key: &str,
+) -> Result<contract::ids::Sha256Hex, WalkError> {
     let io = |source| WalkError::Io {
         path: key.to_string(),
         source,
@@ -197,7 +180,7 @@ fn hash_file(abs: &Path, seen: &std::fs::Metadata, key: &str) -> Result<String, 
         hasher.update(&buf[..n]);
     }
     let digest: [u8; 32] = hasher.finalize().into();
-    Ok(crate::hash::to_hex(&digest))
+    Ok(contract::ids::Sha256Hex::from_digest(&digest))
 }
 
 #[cfg(test)]
@@ -220,7 +203,10 @@ mod tests {
         assert_eq!(at("a/l").kind, Kind::Symlink);
         assert_eq!(at("a/l").target, Some(RepoPath::from("/etc")));
         assert_eq!(
-            at("a/b/f").sha256.as_deref(),
+            at("a/b/f")
+                .sha256
+                .as_ref()
+                .map(contract::ids::Sha256Hex::as_str),
             Some("2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881")
         );
         let unhashed = walk(root, &WalkLimits::default(), &|_| false).unwrap();

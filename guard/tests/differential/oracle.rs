@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use guard::escape::display_bytes;
-use guard::verdict::{Status, Verdict};
+use guard::verdict::{ChangeKind, Verdict};
 
 use super::generate::*;
 
@@ -162,22 +162,22 @@ pub fn expected_effect(v: &Verdict, base: &HashMap<String, u32>) -> Option<BTree
             .copied();
         let old = f.old_mode.or(base_mode);
         match f.status {
-            Status::Added => {
+            ChangeKind::Added => {
                 adds.insert(f.new_path.as_ref()?.display(), f.new_mode?);
             }
-            Status::Deleted => {
+            ChangeKind::Deleted => {
                 dels.insert(f.old_path.as_ref()?.display(), old?);
             }
-            Status::Modified => {
+            ChangeKind::Modified => {
                 let (o, n) = (old?, f.new_mode.or(old)?);
                 let s = if type_of(o) == type_of(n) { 'M' } else { 'T' };
                 mods.push((s, o, n, f.new_path.as_ref()?.display()));
             }
-            Status::Renamed => {
+            ChangeKind::Renamed => {
                 dels.insert(f.old_path.as_ref()?.display(), old?);
                 adds.insert(f.new_path.as_ref()?.display(), f.new_mode.or(old)?);
             }
-            Status::Copied => {
+            ChangeKind::Copied => {
                 adds.insert(f.new_path.as_ref()?.display(), f.new_mode.or(base_mode)?);
             }
         }
@@ -207,24 +207,26 @@ pub fn contradicts_base(v: &Verdict, base: &HashMap<String, u32>) -> bool {
     let removed: BTreeSet<String> = v
         .files
         .iter()
-        .filter(|f| matches!(f.status, Status::Deleted | Status::Renamed))
+        .filter(|f| matches!(f.status, ChangeKind::Deleted | ChangeKind::Renamed))
         .filter_map(|f| f.old_path.as_ref().map(|p| p.display()))
         .collect();
     v.files.iter().any(|f| {
-        let old_wrong = f.status != Status::Added
+        let old_wrong = f.status != ChangeKind::Added
             && f.old_path
                 .as_ref()
                 .is_none_or(|p| match base.get(&p.display()) {
                     None => true,
                     Some(&m) => f.old_mode.is_some_and(|claimed| claimed != m),
                 });
-        let new_taken = matches!(f.status, Status::Added | Status::Renamed | Status::Copied)
-            && f.new_path.as_ref().map(|p| p.display()).is_some_and(|p| {
-                (base.contains_key(&p) && !removed.contains(&p))
-                    || base
-                        .keys()
-                        .any(|k| p.starts_with(&format!("{k}/")) || k.starts_with(&format!("{p}/")))
-            });
+        let new_taken = matches!(
+            f.status,
+            ChangeKind::Added | ChangeKind::Renamed | ChangeKind::Copied
+        ) && f.new_path.as_ref().map(|p| p.display()).is_some_and(|p| {
+            (base.contains_key(&p) && !removed.contains(&p))
+                || base
+                    .keys()
+                    .any(|k| p.starts_with(&format!("{k}/")) || k.starts_with(&format!("{p}/")))
+        });
         old_wrong || new_taken
     })
 }

@@ -39,7 +39,7 @@ pub fn read_input(source: &str) -> Result<String, String> {
 pub fn write_stdout(text: &str) -> u8 {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => crate::EXIT_OK,
+        Ok(()) => contract::cli::Exit::Pass.code(),
         Err(e) => fail(&format!("cannot write output: {e}")),
     }
 }
@@ -47,6 +47,6 @@ pub fn write_stdout(text: &str) -> u8 {
 /// Report an error on stderr, escaped for the terminal (messages can quote input), and return the
 /// error exit code.
 pub fn fail(message: &str) -> u8 {
-    eprintln!("report: error: {}", guard::escape::terminal(message));
-    crate::EXIT_ERROR
+    eprintln!("report: error: {}", contract::escape::neutralize(message));
+    contract::cli::Exit::Error.code()
 }

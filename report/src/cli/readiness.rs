@@ -1,6 +1,6 @@
 use clap::{Args, ValueEnum};
 
-use guard::readiness::json_v1::ReadinessDoc;
+use contract::readiness::ReadinessDoc;
 
 #[derive(Args)]
 pub struct ReadinessArgs {

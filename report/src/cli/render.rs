@@ -12,10 +12,15 @@ pub struct RenderArgs {
     #[arg(long, value_enum)]
     format: Format,
     /// Absolute https:// base URL, ending in `/`, that rule anchors (`README.md#rule-<id>`) are
-    /// resolved against. Without it, markdown links are repository-relative and SARIF has no
-    /// `helpUri`.
+    /// resolved against. Default: the workflow's own commit, from GITHUB_SERVER_URL,
+    /// GITHUB_REPOSITORY and GITHUB_SHA when all are set; without any, rule ids are not linked and
+    /// SARIF has no `helpUri`.
     #[arg(long, value_name = "URL")]
     docs_base_url: Option<String>,
+    /// The name of the diff file, the location of SARIF results that concern the diff as a whole
+    /// (no path of their own): code scanning refuses a result without a location.
+    #[arg(long, value_name = "NAME", default_value = report::sarif::DEFAULT_DIFF_NAME)]
+    diff_name: String,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -36,7 +41,8 @@ pub fn run(args: RenderArgs) -> u8 {
         .map(DocsBase::parse)
         .transpose()
     {
-        Ok(docs) => docs,
+        Ok(Some(docs)) => Some(docs),
+        Ok(None) => DocsBase::from_github_env(|k| std::env::var(k).ok()),
         Err(e) => return super::fail(&e.to_string()),
     };
     let json = match super::read_input(&args.verdict) {
@@ -50,7 +56,7 @@ pub fn run(args: RenderArgs) -> u8 {
     let output = match args.format {
         Format::Markdown => markdown::render(&doc, docs.as_ref()),
         Format::Annotations => annotations::render(&doc),
-        Format::Sarif => match sarif::render(&doc, docs.as_ref()).to_json() {
+        Format::Sarif => match sarif::render(&doc, docs.as_ref(), &args.diff_name).to_json() {
             Ok(json) => json,
             Err(e) => return super::fail(&format!("cannot serialize SARIF: {e}")),
         },

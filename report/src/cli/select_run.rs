@@ -46,14 +46,14 @@ pub fn run(args: SelectRunArgs) -> u8 {
     let Some(run) = select_run::select(&runs, &task, since) else {
         eprintln!(
             "report: no run named \"{}\" created at or after {}",
-            guard::escape::terminal(&task.run_name()),
-            guard::escape::terminal(&args.since)
+            contract::escape::neutralize(&task.run_name()),
+            contract::escape::neutralize(&args.since)
         );
-        return crate::EXIT_NEGATIVE;
+        return contract::cli::Exit::Fail.code();
     };
     let output = match args.format {
         Format::Id => format!("{}\n", run.record.database_id),
-        Format::Json => match guard::doc_json::to_string_pretty(&run.record) {
+        Format::Json => match contract::doc_json::to_string_pretty(&run.record) {
             Ok(json) => json,
             Err(e) => return super::fail(&format!("cannot serialize run: {e}")),
         },

@@ -5,9 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-use guard::output::json_v1::{FileDoc, SCHEMA, VerdictDoc, ViolationDoc};
-use guard::repo_path::RepoPath;
-use guard::verdict::Status;
+use contract::repo_path::RepoPath;
+use contract::verdict::ChangeKind;
+use contract::verdict::{FileDoc, VerdictDoc, ViolationDoc};
 
 pub const SHA: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
 
@@ -23,7 +23,7 @@ pub const OLD_PATH: &str = "old,name:1";
 pub fn hostile_verdict() -> VerdictDoc {
     let violation =
         |rule: &str, path: Option<&str>, line: Option<usize>, message: &str| ViolationDoc {
-            rule: rule.to_string(),
+            rule: contract::rules::RuleId::from_name(rule).expect("a registered rule"),
             path: path.map(RepoPath::from),
             old_path: None,
             line,
@@ -32,26 +32,26 @@ pub fn hostile_verdict() -> VerdictDoc {
             docs: format!("README.md#rule-{rule}"),
         };
     VerdictDoc {
-        schema: SCHEMA.to_string(),
-        verdict: "reject".to_string(),
-        diff_sha256: SHA.to_string(),
-        mode: "parser-only".to_string(),
+        schema: contract::verdict::VerdictSchema,
+        verdict: contract::verdict::VerdictWord::Reject,
+        diff_sha256: contract::ids::Sha256Hex::parse(SHA).unwrap(),
+        mode: contract::verdict::CheckMode::ParserOnly,
         scope: vec!["src/**".to_string(), "docs/*|x".to_string()],
         files: vec![
             FileDoc {
-                status: Status::Modified,
+                status: ChangeKind::Modified,
                 old_path: Some(PATH_NEWLINE.into()),
                 new_path: Some(PATH_NEWLINE.into()),
-                old_mode: Some("100644".to_string()),
-                new_mode: Some("100644".to_string()),
+                old_mode: Some(contract::verdict::FileMode::REGULAR),
+                new_mode: Some(contract::verdict::FileMode::REGULAR),
                 line: 1,
             },
             FileDoc {
-                status: Status::Renamed,
+                status: ChangeKind::Renamed,
                 old_path: Some(OLD_PATH.into()),
                 new_path: Some(PATH_MARKUP.into()),
-                old_mode: Some("100644".to_string()),
-                new_mode: Some("100755".to_string()),
+                old_mode: Some(contract::verdict::FileMode::REGULAR),
+                new_mode: Some(contract::verdict::FileMode::EXECUTABLE),
                 line: 9,
             },
         ],
@@ -89,7 +89,7 @@ pub fn hostile_verdict() -> VerdictDoc {
             ViolationDoc {
                 docs: "javascript:alert(1)".to_string(),
                 ..violation(
-                    "future-rule",
+                    "limit-exceeded",
                     None,
                     None,
                     "multi\nline\r\nmessage 100% ::warning::x {0} [y](1)",
@@ -102,25 +102,57 @@ pub fn hostile_verdict() -> VerdictDoc {
                 "expected sha256 does not match",
             ),
         ],
+        protected: vec![],
+        unmatched_scope: vec![],
     }
+}
+
+/// An accepting verdict whose protected findings carry the same hostile text as
+/// [`hostile_verdict`]'s paths.
+pub fn protected_verdict() -> VerdictDoc {
+    let mut doc = accept_verdict();
+    doc.protected = vec![
+        ViolationDoc {
+            rule: contract::rules::RuleId::from_name("protected-path").unwrap(),
+            path: Some("Cargo.toml".into()),
+            old_path: None,
+            line: Some(1),
+            message: "new path is protected: a human must review this change before it is merged"
+                .to_string(),
+            policy_entry: Some("protect: **/Cargo.toml".to_string()),
+            docs: "README.md#rule-protected-path".to_string(),
+        },
+        ViolationDoc {
+            rule: contract::rules::RuleId::from_name("protected-path").unwrap(),
+            path: Some(PATH_MARKUP.into()),
+            old_path: None,
+            line: Some(7),
+            message: "new path is protected: a human must review <b>this</b> @org".to_string(),
+            policy_entry: Some("protect: **/AGENTS.md".to_string()),
+            docs: "javascript:alert(1)".to_string(),
+        },
+    ];
+    doc
 }
 
 pub fn accept_verdict() -> VerdictDoc {
     VerdictDoc {
-        schema: SCHEMA.to_string(),
-        verdict: "accept".to_string(),
-        diff_sha256: SHA.to_string(),
-        mode: "git-cross-checked".to_string(),
+        schema: contract::verdict::VerdictSchema,
+        verdict: contract::verdict::VerdictWord::Accept,
+        diff_sha256: contract::ids::Sha256Hex::parse(SHA).unwrap(),
+        mode: contract::verdict::CheckMode::GitCrossChecked,
         scope: vec!["src/**".to_string()],
         files: vec![FileDoc {
-            status: Status::Added,
+            status: ChangeKind::Added,
             old_path: None,
             new_path: Some("src/new_file.rs".into()),
             old_mode: None,
-            new_mode: Some("100644".to_string()),
+            new_mode: Some(contract::verdict::FileMode::REGULAR),
             line: 1,
         }],
         violations: vec![],
+        protected: vec![],
+        unmatched_scope: vec![],
     }
 }
 

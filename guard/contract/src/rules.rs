@@ -1,0 +1,71 @@
+//! The registry of rules. Every check the guard can fail carries one of these ids; the list is the
+//! single source for documentation and for tests that count rules.
+//!
+//! Complete by construction: the enum, its names, descriptions and [`RuleId::ALL`] are generated
+//! from one table, and every lookup is an exhaustive `match` (a variant without metadata does not
+//! compile). To add a rule, add one line to the table; the tests then ask for its README anchor
+//! and a fixture that fires it.
+
+crate::registry! {
+    /// A rule's stable id; serialised as its kebab-case name.
+    pub enum RuleId {
+        HashMismatch => "hash-mismatch": "The diff bytes do not hash to the expected SHA-256.",
+        MalformedDiff => "malformed-diff": "The diff is not in the canonical form `git diff` emits.",
+        AmbiguousDiff => "ambiguous-diff": "Headers of one file patch name different files, or git could read the bytes differently.",
+        EmptyDiff => "empty-diff": "The diff patches no file.",
+        DeniedPath => "denied-path": "A path on either side of a file patch is in the denied trust-control surface: as spelled, as macOS and Windows resolve it (ignorable code points, trailing dots, streams, 8.3 short names), or as the target of a denied symbolic link of the base.",
+        ProtectedPath => "protected-path": "A path on either side of a file patch is in the protected list: listed for a human's review (`protected: review`, the default, which does not reject), rejected (`block`) or ignored (`allow`).",
+        NoScope => "no-scope": "No declared scope was given; a scope is required.",
+        OutOfScope => "out-of-scope": "A path on either side of a file patch matches no declared scope glob.",
+        UnsafePath => "unsafe-path": "A path is empty, absolute, has `.`/`..`/empty components, a backslash, a control or bidi control character, is not UTF-8 or is too long; or a name the diff creates cannot be checked out on Windows (`portable-paths`).",
+        GitDir => "git-dir": "A path component is `.git` in some case or disguise (`.git.`, `git~1`, ignorable Unicode), or a path lies in a directory git would take for a repository (HEAD with objects/ and refs/).",
+        Symlink => "symlink": "A symbolic link is added, modified or deleted.",
+        Gitlink => "gitlink": "A gitlink (submodule) entry is added, modified or deleted.",
+        BinaryPatch => "binary-patch": "A binary patch or a `Binary files ... differ` stub.",
+        ModeChange => "mode-change": "A file mode changes.",
+        ExecutableFile => "executable-file": "A file is created with the executable mode.",
+        TypeChange => "type-change": "A path changes type (file, symlink, gitlink).",
+        InvalidContent => "invalid-content": "Patch content is not UTF-8 text or contains a NUL byte.",
+        DuplicatePath => "duplicate-path": "The same path is patched more than once.",
+        PathConflict => "path-conflict": "A path is both a file and a directory, or two paths differ only in case or Unicode normalization (within the diff or against the base tree).",
+        BeneathSymlink => "beneath-symlink": "A path lies beneath a symlink or gitlink in the base tree or in the diff.",
+        LimitExceeded => "limit-exceeded": "The diff exceeds a size limit (bytes, files, line length, path components).",
+        GitRefused => "git-refused": "git itself refused to apply the diff to the base.",
+        GitDisagrees => "git-disagrees": "git's reading of the diff differs from the guard's (files, statuses or modes).",
+        TreeMismatch => "tree-mismatch": "The real worktree after apply differs from the verdict's file list.",
+        BuildWrote => "build-wrote": "The build wrote into the denied surface, out of scope, or into `.git/`.",
+    }
+}
+
+impl RuleId {
+    /// The anchor of this rule in README.md's rule reference.
+    pub fn anchor(self) -> String {
+        format!("README.md#rule-{}", self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn every_rule_name_is_its_serde_id_unique_and_kebab_case() {
+        let mut seen = std::collections::BTreeSet::new();
+        for &rule in RuleId::ALL {
+            let json = serde_json::to_string(&rule).unwrap();
+            assert_eq!(json, format!("\"{}\"", rule.name()));
+            assert_eq!(serde_json::from_str::<RuleId>(&json).unwrap(), rule);
+            assert_eq!(RuleId::from_name(rule.name()), Some(rule));
+            assert!(seen.insert(rule.name()), "duplicate {}", rule.name());
+            assert!(
+                rule.name()
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b == b'-')
+            );
+            assert!(rule.description().ends_with('.'), "{rule}");
+        }
+        assert!(serde_json::from_str::<RuleId>("\"no-such-rule\"").is_err());
+    }
+}
