@@ -10,14 +10,14 @@
 #                   than AddressSanitizer; the code under test forbids unsafe code, so what the
 #                   fuzzers look for is panics and broken properties, not memory errors.
 #   FUZZ_TARGETS    space-separated subset of targets (default: all of `cargo fuzz list`)
-#   SHARED_DIR      the shared/ folder with corpus/git-apply (default: ../shared beside the repo)
 #
 # Stable toolchain only. With the default sanitizer `none`, cargo fuzz passes only stable rustc flags.
 # AddressSanitizer needs the nightly-only -Zsanitizer=address, which stable rustc accepts with
 # RUSTC_BOOTSTRAP=1; that is set for the cargo fuzz commands then, and for nothing else.
 #
-# Seeds are assembled at run time in a temporary directory: fixtures/**/*.diff, the shared git-apply
-# corpus (never copied into the repo), guard's default policy, and the hand-written fuzz/seeds/.
+# Seeds are assembled at run time in a temporary directory: fixtures/**/*.diff, git's apply corpus
+# (tests/corpus/git-apply, GPL-2.0 test data), guard's default policy, and the hand-written
+# fuzz/seeds/.
 # New inputs libFuzzer finds go to fuzz/corpus/<target> (ignored by git), so repeated local runs
 # build on each other; CI starts from the seeds alone. A crash leaves its input in
 # fuzz/artifacts/<target>/ and makes this script exit non-zero after all targets have run.
@@ -28,7 +28,7 @@ ROOT=$PWD
 CARGO_FUZZ_VERSION=0.13.2
 PER_TARGET="${1:-${FUZZ_SECONDS:-30}}"
 SANITIZER="${FUZZ_SANITIZER:-none}"
-SHARED_DIR="${SHARED_DIR:-$ROOT/../shared}"
+CORPUS_DIR="$ROOT/tests/corpus/git-apply"
 
 case "$PER_TARGET" in
   '' | *[!0-9]* | 0) echo "fuzz.sh: seconds per target must be a positive integer, got '$PER_TARGET'" >&2; exit 2 ;;
@@ -85,15 +85,11 @@ seed_dir() {
         name=${f#fixtures/}
         cp "$f" "$dir/fixture-${name//\//_}"
       done < <(find fixtures -type f -name '*.diff' -print0)
-      if [ -d "$SHARED_DIR/corpus/git-apply" ]; then
-        for f in "$SHARED_DIR"/corpus/git-apply/*/patch.diff; do
-          [ -f "$f" ] || continue
-          name=$(basename "$(dirname "$f")")
-          cp "$f" "$dir/git-apply-$name.diff"
-        done
-      else
-        echo "note: $SHARED_DIR/corpus/git-apply not found; seeding $target from fixtures only" >&2
-      fi
+      for f in "$CORPUS_DIR"/*/patch.diff; do
+        [ -f "$f" ] || { echo "fuzz.sh: no git-apply corpus at $CORPUS_DIR" >&2; exit 2; }
+        name=$(basename "$(dirname "$f")")
+        cp "$f" "$dir/git-apply-$name.diff"
+      done
       ;;
     policy_yaml)
       cp guard/src/default-policy.yml "$dir/default-policy.yml"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Audit .github/workflows/ with a pinned zizmor; any finding fails.
+# Audit .github/workflows/ and the example callers (examples/*.yml) with a pinned zizmor; any
+# finding fails.
 # Installs into a private virtualenv so neither the system Python nor the work tree is touched.
 set -euo pipefail
 
@@ -15,8 +16,9 @@ fi
 
 # zizmor exits non-zero when it reports any finding; the JSON count is a second, explicit check
 # (an ignore comment in a workflow still silences a finding: review those like code).
-"$venv/bin/zizmor" --offline --no-progress --color never "$root/.github/workflows/"
-findings="$("$venv/bin/zizmor" --offline --no-progress --format json "$root/.github/workflows/" 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')"
+inputs=("$root/.github/workflows/" "$root"/examples/*.yml)
+"$venv/bin/zizmor" --offline --strict-collection --no-progress --color never "${inputs[@]}"
+findings="$("$venv/bin/zizmor" --offline --strict-collection --no-progress --format json "${inputs[@]}" 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')"
 if [[ "$findings" != "0" ]]; then
   echo "zizmor: $findings finding(s)" >&2
   exit 1

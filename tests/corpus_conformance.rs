@@ -1,4 +1,4 @@
-//! Conformance against git's own `git apply` tests (`../shared/corpus/git-apply/`): the guard never
+//! Conformance against git's own `git apply` tests (`tests/corpus/git-apply/`): the guard never
 //! accepts a case git refuses, and for every case it accepts, its file list equals what git really
 //! did to the tree (the case's recorded `effect:`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -149,7 +149,7 @@ fn build_base(case_dir: &Path, tmp: &Path) -> std::path::PathBuf {
 
 #[test]
 fn guard_never_accepts_what_git_refuses_and_agrees_on_what_it_accepts() {
-    let corpus = common::shared_dir().join("corpus").join("git-apply");
+    let corpus = common::git_apply_corpus();
     let mut dirs: Vec<_> = std::fs::read_dir(&corpus)
         .unwrap_or_else(|e| {
             panic!(

@@ -24,7 +24,7 @@
 //!
 //! Sources: the differential generator (`guard/tests/differential/`, honest `git diff` output
 //! and mutations of it, with the Unicode names real projects use), every fixture case that
-//! accepts on a base tree, the accepted cases of git's own apply tests (`../shared/corpus`), and
+//! accepts on a base tree, the accepted cases of git's own apply tests (`tests/corpus/git-apply`), and
 //! real history: `git diff <parent> <commit>` of the newest commits of this repository (or of
 //! `PIPELINE_REPO`).
 //!
@@ -685,7 +685,7 @@ fn every_accepted_diff_passes_the_whole_path_and_publishes_exactly_what_git_appl
     }
 
     // git's own apply tests: the corpus's bases are plain trees (base/) here.
-    let corpus = common::shared_dir().join("corpus").join("git-apply");
+    let corpus = common::git_apply_corpus();
     let mut corpus_dirs: Vec<PathBuf> = std::fs::read_dir(&corpus)
         .unwrap_or_else(|e| panic!("the corpus must be at {}: {e}", corpus.display()))
         .map(|e| e.unwrap().path())

@@ -41,8 +41,9 @@ use crate::output::dispatch_result_v1::{
 
 /// GitHub's cap on the characters of a dispatch's inputs payload.
 pub const MAX_INPUT_PAYLOAD: usize = 65_535;
-/// The jobs whose conclusions decide, in order.
-pub const REQUIRED_JOBS: [&str; 3] = ["guard", "build-test", "gate-and-pr"];
+/// The jobs of the reusable workflow whose conclusions decide, in order. The caller's job that
+/// calls it prefixes their names: `apply / guard` ([`job_named`]).
+pub const REQUIRED_JOBS: [&str; 4] = ["guard", "build-test", "decide", "publish"];
 /// The check run the publication posts (`report check-run`'s default name).
 pub const CHECK_NAME: &str = report::check_run::DEFAULT_CHECK_NAME;
 /// How long a dispatched run may take to be listed before the correlation gives up.
@@ -503,7 +504,7 @@ fn decide(
         "failure" | "timed_out" => {
             let failed = REQUIRED_JOBS
                 .iter()
-                .filter_map(|name| jobs.iter().find(|j| j.name == *name))
+                .filter_map(|name| job_named(&jobs, name))
                 .chain(jobs.iter())
                 .find(|j| matches!(j.conclusion.as_deref(), Some("failure" | "timed_out")));
             let Some(job) = failed else {
@@ -538,7 +539,7 @@ fn decide(
         }
     }
     for name in REQUIRED_JOBS {
-        match jobs.iter().find(|j| j.name == name) {
+        match job_named(&jobs, name) {
             Some(job) if job.conclusion.as_deref() == Some("success") => {}
             Some(job) => {
                 return Err(format!(
@@ -557,6 +558,22 @@ fn decide(
     verify_publication(client, request, diff_sha256, run, progress)?;
     (progress.log)("gate passed; draft pull request verified");
     Ok(("pass", contract::cli::Exit::Pass.code()))
+}
+
+/// The one job of the run named `name`, or `<caller job> / name` as GitHub names the jobs of a
+/// called workflow; `None` when there is none or more than one.
+pub fn job_named<'a>(
+    jobs: &'a [github::actions::Job],
+    name: &str,
+) -> Option<&'a github::actions::Job> {
+    let suffix = format!(" / {name}");
+    let mut matching = jobs
+        .iter()
+        .filter(|j| j.name == name || j.name.ends_with(&suffix));
+    match (matching.next(), matching.next()) {
+        (Some(job), None) => Some(job),
+        _ => None,
+    }
 }
 
 fn failed_step(job: &github::actions::Job) -> Option<String> {

@@ -33,7 +33,7 @@ struct Case {
 fn request(diff: &[u8], wait: bool) -> DispatchRequest {
     DispatchRequest {
         repository: Repository::parse("octo/repo").unwrap(),
-        workflow: "agent-team-apply-verify.yml".into(),
+        workflow: "agent-team-apply.yml".into(),
         git_ref: FullRef::parse("main").unwrap(),
         task_id: TaskId::parse("T-1").unwrap(),
         base: BaseSha::parse(BASE).unwrap(),
@@ -145,9 +145,8 @@ fn run_details_then_passed_gate() {
     assert_eq!(
         lines(&case.requests),
         [
-            "GET /repos/octo/repo/actions/workflows/agent-team-apply-verify.yml".to_owned(),
-            "POST /repos/octo/repo/actions/workflows/agent-team-apply-verify.yml/dispatches"
-                .to_owned(),
+            "GET /repos/octo/repo/actions/workflows/agent-team-apply.yml".to_owned(),
+            "POST /repos/octo/repo/actions/workflows/agent-team-apply.yml/dispatches".to_owned(),
             format!("GET /repos/octo/repo/actions/runs/{id}"),
             format!("GET /repos/octo/repo/actions/runs/{id}/jobs"),
             "GET /repos/octo/repo/pulls".to_owned(),
@@ -205,7 +204,7 @@ fn run_details_then_passed_gate() {
     assert_eq!(pulls.query("state"), Some("open"));
     let doc = &case.report.doc;
     assert_eq!(doc.run.as_ref().unwrap().found_by, "return_run_details");
-    assert_eq!(doc.jobs.len(), 3);
+    assert_eq!(doc.jobs.len(), 4);
     assert!(
         doc.jobs
             .iter()
@@ -453,7 +452,7 @@ fn status_401_is_not_retried() {
     );
     assert_eq!(
         lines(&case.requests),
-        ["GET /repos/octo/repo/actions/workflows/agent-team-apply-verify.yml"]
+        ["GET /repos/octo/repo/actions/workflows/agent-team-apply.yml"]
     );
 }
 
@@ -730,14 +729,14 @@ fn failed_gate_names_the_job_and_step_with_a_non_authoritative_log_tail() {
     let doc = &case.report.doc;
     assert_eq!(doc.decision, "fail");
     let failed = doc.failed.as_ref().unwrap();
-    assert_eq!(failed.job, "build-test");
+    assert_eq!(failed.job, "apply / build-test");
     assert_eq!(
         failed.step.as_deref(),
         Some("Verify the tree after the build")
     );
     assert_eq!(
         doc.reasons,
-        ["job build-test failed at step \"Verify the tree after the build\""]
+        ["job apply / build-test failed at step \"Verify the tree after the build\""]
     );
     let conclusions: Vec<(&str, Option<&str>)> = doc
         .jobs
@@ -747,9 +746,10 @@ fn failed_gate_names_the_job_and_step_with_a_non_authoritative_log_tail() {
     assert_eq!(
         conclusions,
         [
-            ("guard", Some("success")),
-            ("build-test", Some("failure")),
-            ("gate-and-pr", Some("failure")),
+            ("apply / guard", Some("success")),
+            ("apply / build-test", Some("failure")),
+            ("apply / decide", Some("failure")),
+            ("apply / publish", Some("skipped")),
         ]
     );
     let tail = doc.log_tail.as_ref().unwrap();
@@ -922,7 +922,7 @@ fn gate_dispatch(gh: &StandIn, env: &[(&str, &str)], extra: &[&str], diff: &[u8]
         .arg("dispatch")
         .args([
             "--repository=octo/repo",
-            "--workflow=agent-team-apply-verify.yml",
+            "--workflow=agent-team-apply.yml",
             "--ref=main",
             "--task-id=T-1",
             &format!("--base={BASE}"),
@@ -1069,7 +1069,7 @@ fn cli_failed_gate_exits_1_and_escapes_and_redacts_the_log_tail() {
         if format == "--format=text" {
             assert!(
                 run.stdout
-                    .contains("job guard: failure (step \"Validate the diff as data\")"),
+                    .contains("job apply / guard: failure (step \"Validate the diff as data\")"),
                 "{}",
                 run.stdout
             );
@@ -1107,4 +1107,23 @@ fn cli_refuses_bad_arguments_before_any_request() {
     );
     assert_eq!(run.code, 2);
     assert!(gh.requests().is_empty());
+}
+
+#[test]
+fn required_jobs_are_found_under_the_callers_prefix_and_only_once() {
+    use gate::dispatch::job_named;
+    let job = |name: &str| -> github::actions::Job {
+        serde_json::from_value(serde_json::json!({
+            "id": 1, "run_id": 1, "name": name, "status": "completed", "conclusion": "success",
+            "html_url": "https://github.com/o/r/actions/runs/1/job/1", "steps": []
+        }))
+        .unwrap()
+    };
+    let jobs = vec![job("apply / guard"), job("guard-extra"), job("decide")];
+    assert_eq!(job_named(&jobs, "guard").unwrap().name, "apply / guard");
+    assert_eq!(job_named(&jobs, "decide").unwrap().name, "decide");
+    assert!(job_named(&jobs, "publish").is_none());
+    // Two jobs answering to one name: neither is taken.
+    let twice = vec![job("apply / guard"), job("other / guard")];
+    assert!(job_named(&twice, "guard").is_none());
 }

@@ -165,6 +165,10 @@ fn failed(command: &str, out: &std::process::Output) -> GitError {
     }
 }
 
+/// One workflow file of a commit: its path (display form) and its bytes, or why it cannot be read
+/// as a regular file.
+pub type WorkflowEntry = (String, Result<Vec<u8>, String>);
+
 impl GitRepo {
     /// Open the repository at `dir` (its worktree or bare directory).
     pub fn open(dir: &Path) -> Result<GitRepo, GitError> {
@@ -301,6 +305,55 @@ impl GitRepo {
             rest = rest.get(newline + 2 + size..).ok_or_else(bad)?;
         }
         Ok(blobs)
+    }
+
+    /// The workflow files of `commit`: the `*.yml` and `*.yaml` entries directly in
+    /// `.github/workflows/` (GitHub reads no subdirectory), read from git's objects, in path
+    /// order. An entry that is not a regular file (a symlink, a gitlink) is returned with the
+    /// error that it cannot be read as one.
+    pub fn workflow_files(&self, commit: &str) -> Result<Vec<WorkflowEntry>, GitError> {
+        let mut cmd = self.command();
+        cmd.args(["ls-tree", "-z", "--full-tree", "--end-of-options", commit])
+            .arg("--")
+            .arg(".github/workflows/");
+        let out = run(cmd, None)?;
+        if !out.status.success() {
+            return Err(failed("ls-tree", &out));
+        }
+        let bad = || GitError::BadOutput {
+            command: "ls-tree".into(),
+        };
+        let mut files = Vec::new();
+        for record in out.stdout.split(|&b| b == 0).filter(|r| !r.is_empty()) {
+            // "<mode> SP <type> SP <object> TAB <path>"
+            let tab = record.iter().position(|&b| b == b'\t').ok_or_else(bad)?;
+            let head =
+                std::str::from_utf8(record.get(..tab).ok_or_else(bad)?).map_err(|_| bad())?;
+            let path = record.get(tab + 1..).ok_or_else(bad)?;
+            let mut fields = head.split(' ');
+            let (Some(mode), Some(kind), Some(oid)) = (fields.next(), fields.next(), fields.next())
+            else {
+                return Err(bad());
+            };
+            let lower = path.to_ascii_lowercase();
+            if !(lower.ends_with(b".yml") || lower.ends_with(b".yaml")) {
+                continue;
+            }
+            let shown = crate::escape::display_bytes(path);
+            let content = if kind == "blob" && (mode == "100644" || mode == "100755") {
+                let mut cat = self.command();
+                cat.args(["cat-file", "blob", oid]);
+                let out = run(cat, None)?;
+                if !out.status.success() {
+                    return Err(failed("cat-file", &out));
+                }
+                Ok(out.stdout)
+            } else {
+                Err(format!("not a regular file (mode {mode}, {kind})"))
+            };
+            files.push((shown, content));
+        }
+        Ok(files)
     }
 
     /// A throwaway index (and object directory) holding `commit`'s tree.

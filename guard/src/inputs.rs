@@ -9,7 +9,7 @@
 //! | `task_id` | `[A-Za-z0-9][A-Za-z0-9._-]{0,63}`, no `..`, not ending in `.` or `.lock` (it names a branch `agent-team/<task_id>`) |
 //! | `base_sha` | 40 lowercase hex digits |
 //! | `expected_diff_sha256` | 64 lowercase hex digits |
-//! | `declared_scope` | globs separated by commas or newlines; each entry trimmed of ASCII white space, empty entries skipped; each 1 to 512 printable ASCII characters without spaces; 1 to 100 entries |
+//! | `declared_scope` | globs separated by newlines, or by commas outside `{}` and not escaped with `\` (`src/*.{rs,toml}` is one glob; the workflow's `SPLIT_SCOPE` splits alike); each entry trimmed of ASCII white space, empty entries skipped; each 1 to 512 printable ASCII characters without spaces; 1 to 100 entries |
 //! | `diff_b64` | base64 alphabet, `=` and ASCII white space only |
 //! | `diff_ref` | a branch `agent-team-diffs/...` of 1 to 200 characters `[A-Za-z0-9._/-]` after the prefix, valid as a git branch name (no empty component, none starting with `.` or ending in `.lock`, no `..`, not ending in `.` or `/`) |
 //! | one source | exactly one of `diff_b64` and `diff_ref` is non-empty |
@@ -79,6 +79,11 @@ pub enum InputError {
     DispatchMac { found: String },
     #[error("{name} is not valid UTF-8")]
     NotUtf8 { name: &'static str },
+    #[error(
+        "the apply/verify workflow runs on workflow_dispatch only; this run's event is {}",
+        shown(found)
+    )]
+    Event { found: String },
 }
 
 /// A value for a message: quoted, escaped for a terminal, at most 80 characters.
@@ -209,12 +214,12 @@ fn is_space(b: u8) -> bool {
 pub struct Scope(Vec<String>);
 
 impl Scope {
-    /// Parse the `declared_scope` input: split on commas and newlines, trim, skip empty entries.
+    /// Parse the `declared_scope` input: split ([`split_scope`]), trim, skip empty entries.
     /// Every bad entry is reported (numbered from 1 among the non-empty ones).
     pub fn parse(value: &str) -> Result<Self, Vec<InputError>> {
         let mut globs = Vec::new();
         let mut errors = Vec::new();
-        for raw in value.split([',', '\n']) {
+        for raw in split_scope(value) {
             let entry = trim_space(raw);
             if entry.is_empty() {
                 continue;
@@ -240,11 +245,13 @@ impl Scope {
     }
 
     /// A scope from separate globs (the dispatcher's repeated `--scope`): each must be a valid
-    /// entry and contain no comma or newline, so that joining and re-parsing gives it back.
+    /// entry that splits into itself (no newline, no comma outside `{}`), so that joining and
+    /// re-parsing gives it back.
     pub fn from_globs(globs: &[String]) -> Result<Self, Vec<InputError>> {
         let mut errors = Vec::new();
         for (i, glob) in globs.iter().enumerate() {
-            if glob.is_empty() || glob.contains([',', '\n']) || trim_space(glob) != glob {
+            let whole = split_scope(glob).collect::<Vec<_>>() == [glob.as_str()];
+            if glob.is_empty() || !whole || trim_space(glob) != glob {
                 errors.push(InputError::ScopeEntry {
                     index: i + 1,
                     found: glob.clone(),
@@ -270,6 +277,33 @@ impl Scope {
     pub fn to_input(&self) -> String {
         self.0.join(",")
     }
+}
+
+/// The raw entries of a `declared_scope`: split on newlines, and on commas outside `{}` that are
+/// not escaped with `\` (the escape and the character after it are kept), as the workflow's awk
+/// program `SPLIT_SCOPE` splits them.
+pub fn split_scope(value: &str) -> impl Iterator<Item = &str> {
+    value.split('\n').flat_map(|line| {
+        let bytes = line.as_bytes();
+        let mut entries = Vec::new();
+        let (mut depth, mut start, mut i) = (0usize, 0usize, 0usize);
+        while let Some(&b) = bytes.get(i) {
+            match b {
+                b'\\' if i + 1 < bytes.len() => i += 1,
+                b'{' => depth += 1,
+                b'}' => depth = depth.saturating_sub(1),
+                // Splitting at an ASCII comma keeps both sides on character boundaries.
+                b',' if depth == 0 => {
+                    entries.push(line.get(start..i).unwrap_or_default());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        entries.push(line.get(start..).unwrap_or_default());
+        entries
+    })
 }
 
 fn trim_space(text: &str) -> &str {
@@ -458,6 +492,10 @@ pub fn validate(raw: &RawInputs<'_>) -> Result<DispatchInputs, Vec<InputError>> 
         _ => Err(errors),
     }
 }
+
+/// The event a run of the workflow must have been started by (its dispatch inputs are read from
+/// that event).
+pub const DISPATCH_EVENT: &str = "workflow_dispatch";
 
 /// The environment variables the workflow passes the inputs through, in [`RawInputs`] order.
 pub const INPUT_VARIABLES: [&str; 7] = [

@@ -17,6 +17,7 @@ pub mod inputs;
 pub mod output;
 pub mod path;
 pub mod policy;
+pub mod readiness;
 pub mod sandbox;
 pub mod tree;
 pub mod verdict;

@@ -43,6 +43,9 @@ enum Command {
         after_help = "Exit codes: 0 the command ran isolated and exited 0; 1 it ran and failed (non-zero exit, signal or timeout); 2 it could not be run isolated, or a usage or I/O error."
     )]
     Run(cli::run::RunArgs),
+    /// List the base commit's workflow jobs that would run on the published branch's push or pull
+    /// request with secrets and no environment (exit 1 unless the policy allows them).
+    Readiness(cli::readiness::ReadinessArgs),
     #[command(name = guard::sandbox::stage::STAGE_SUBCOMMAND, hide = true)]
     SandboxStage(cli::run::SandboxStageArgs),
 }
@@ -59,6 +62,7 @@ fn main() -> ExitCode {
         Command::VerifyTree(args) => cli::verify_tree::run(args),
         Command::Inputs(args) => cli::inputs::run(args),
         Command::Run(args) => cli::run::run(args),
+        Command::Readiness(args) => cli::readiness::run(args),
         Command::SandboxStage(args) => cli::run::sandbox_stage(args),
     };
     ExitCode::from(code)

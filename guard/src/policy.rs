@@ -18,6 +18,7 @@
 //! allow:
 //!   executable-files: false           # true allows new files with mode 100755
 //!   mode-changes: false               # true allows old mode != new mode
+//!   unprotected-secret-jobs: false    # true: guard readiness reports instead of failing
 //! portable-paths: true                # false allows names Windows cannot check out
 //! protect:
 //!   add: ["migrations/**"]            # appended to the default protected list
@@ -304,6 +305,9 @@ pub struct Policy {
     /// Whether every name the diff creates must be checkable-out on Windows
     /// ([`crate::path::check_portable`]).
     pub portable_paths: bool,
+    /// Whether `guard readiness` only reports the jobs of the repository's own workflows that
+    /// would run on the published branch with secrets and no environment, instead of failing.
+    pub allow_unprotected_secret_jobs: bool,
     pub limits: Limits,
     /// All deny matchers compiled into one set, built on first use (the denylist is matched
     /// against every path of a diff that may touch thousands of files).
@@ -334,6 +338,7 @@ impl Policy {
             allow_executable: false,
             allow_mode_change: false,
             portable_paths: false,
+            allow_unprotected_secret_jobs: false,
             limits: Limits::UNBOUNDED,
         };
         let raw = parse(DEFAULT_POLICY_YAML)?;
@@ -452,6 +457,9 @@ impl Policy {
         }
         if let Some(PlainBool(yes)) = raw.portable_paths {
             self.portable_paths = yes;
+        }
+        if let Some(PlainBool(yes)) = raw.allow.unprotected_secret_jobs {
+            self.allow_unprotected_secret_jobs = yes;
         }
         let (l, r) = (&mut self.limits, &raw.limits);
         if let Some(v) = lower("limits.diff-bytes", r.diff_bytes, l.max_diff_bytes)? {
@@ -744,6 +752,7 @@ struct RawDeny {
 struct RawAllow {
     executable_files: Option<PlainBool>,
     mode_changes: Option<PlainBool>,
+    unprotected_secret_jobs: Option<PlainBool>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -88,7 +88,14 @@ fn scopes() {
             vec!["src/**", "tests/*.rs"],
         ),
         (",,src/**,,\n\n", vec!["src/**"]),
-        ("{a,b}", vec!["{a", "b}"]),
+        ("{a,b}", vec!["{a,b}"]),
+        (
+            "src/*.{rs,toml},docs/**",
+            vec!["src/*.{rs,toml}", "docs/**"],
+        ),
+        ("a\\,b,c", vec!["a\\,b", "c"]),
+        ("{a,{b,c}},d", vec!["{a,{b,c}}", "d"]),
+        ("}a,b", vec!["}a", "b"]),
     ] {
         assert_eq!(Scope::parse(input).unwrap().globs(), globs, "{input:?}");
     }
@@ -583,4 +590,94 @@ fn subcommand_rejects_a_value_that_is_not_utf8() {
         stdout.contains("::error::TASK_ID is not valid UTF-8"),
         "{stdout}"
     );
+}
+
+#[test]
+fn subcommand_requires_a_dispatch_event_in_a_workflow_run() {
+    let valid = [
+        ("TASK_ID", "T-1"),
+        ("BASE_SHA", BASE),
+        ("EXPECTED_DIFF_SHA256", SHA),
+        ("DECLARED_SCOPE", "src/**"),
+        ("DIFF_B64", "ZGlmZgo="),
+    ];
+    let with_event = |event: &'static str| {
+        let mut vars = valid.to_vec();
+        vars.push(("GITHUB_EVENT_NAME", event));
+        guard_inputs(&vars)
+    };
+    assert_eq!(with_event("workflow_dispatch").0, 0);
+    for event in [
+        "push",
+        "pull_request",
+        "pull_request_target",
+        "workflow_call",
+        "",
+    ] {
+        let (code, out) = with_event(event);
+        assert_eq!(code, 1, "{event}");
+        assert_eq!(
+            out,
+            format!(
+                "::error::the apply/verify workflow runs on workflow_dispatch only; this run's event is \"{event}\"\n"
+            )
+        );
+    }
+}
+
+/// The reusable workflow splits `declared_scope` for `gate publish-plan --scope` with an awk
+/// program (`SPLIT_SCOPE`); guard and gate split it with `guard::inputs::split_scope`. Both must
+/// give the same entries.
+#[test]
+fn the_workflows_awk_splits_the_scope_as_guard_does() {
+    let workflow = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../.github/workflows/agent-team-apply-verify.yml"),
+    )
+    .unwrap();
+    let line = workflow
+        .lines()
+        .find(|l| l.trim_start().starts_with("SPLIT_SCOPE: '"))
+        .expect("SPLIT_SCOPE in the workflow");
+    // A YAML single-quoted scalar: `''` stands for one quote.
+    let program = line
+        .trim_start()
+        .trim_start_matches("SPLIT_SCOPE: '")
+        .strip_suffix('\'')
+        .unwrap()
+        .replace("''", "'");
+    for input in [
+        "src/**",
+        "src/**,docs/**",
+        "src/*.{rs,toml},docs/**",
+        "a\\,b,c",
+        "{a,{b,c}},d",
+        "}a,b",
+        "a,,b\nc,{d\ne}",
+        " x , y ",
+        "",
+    ] {
+        let mut child = Command::new("awk")
+            .arg(&program)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("awk runs (it is the workflow's splitter)");
+        std::io::Write::write_all(
+            child.stdin.as_mut().unwrap(),
+            format!("{input}\n").as_bytes(),
+        )
+        .unwrap();
+        drop(child.stdin.take());
+        let out = child.wait_with_output().unwrap();
+        let awk: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_owned)
+            .collect();
+        let rust: Vec<String> = guard::inputs::split_scope(input)
+            .map(str::to_owned)
+            .collect();
+        assert_eq!(awk, rust, "{input:?}");
+    }
 }

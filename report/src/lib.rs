@@ -11,6 +11,7 @@ pub mod check_run;
 pub mod escape;
 pub mod markdown;
 pub mod pr_body;
+pub mod readiness;
 pub mod sarif;
 pub mod select_run;
 pub mod verdict;

@@ -27,6 +27,8 @@ enum Command {
     CheckRun(cli::check_run::CheckRunArgs),
     /// Assemble the NON-authoritative build-test report from guard's run and tree-check documents.
     BuildTest(cli::build_test::BuildTestArgs),
+    /// Render a readiness document (guard readiness) as a step-summary section or annotations.
+    Readiness(cli::readiness::ReadinessArgs),
     /// Print the id of the run a dispatch started, from `gh run list --json ...` output.
     SelectRun(cli::select_run::SelectRunArgs),
 }
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
         Command::CheckRun(args) => cli::check_run::run(args),
         Command::SelectRun(args) => cli::select_run::run(args),
         Command::BuildTest(args) => cli::build_test::run(args),
+        Command::Readiness(args) => cli::readiness::run(args),
     };
     ExitCode::from(code)
 }

@@ -63,11 +63,13 @@ pub fn repo_from_tree(tmp: &Path, tree: Option<&Path>) -> PathBuf {
     wt
 }
 
-/// The directory holding the shared corpus, next to the repository.
-pub fn shared_dir() -> PathBuf {
+/// git's own apply tests as a corpus (`tests/corpus/git-apply/`, GPL-2.0 test data: see
+/// `tests/corpus/NOTICE.md`).
+pub fn git_apply_corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("shared")
+        .join("tests")
+        .join("corpus")
+        .join("git-apply")
 }
 
 pub fn fixtures_dir() -> PathBuf {

@@ -21,6 +21,8 @@
 //!   present, else until `x-ratelimit-reset` (UTC epoch seconds, compared with the response's
 //!   own `Date`), else one minute; bounded in count and in length, and never past the deadline.
 //! - **Bodies** are read up to a size limit; larger is an error.
+//! - **TLS** with rustls and the ring provider, verified against the system's root certificates
+//!   ([`crate::roots`]), read at the first https connection; none are compiled in.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -50,6 +52,8 @@ pub enum ConfigError {
     ApiUrl { found: String, reason: &'static str },
     #[error("proxy {variable}={found:?} is not a usable proxy URL")]
     Proxy { variable: String, found: String },
+    #[error("root certificates {path}: {reason}")]
+    TrustRoots { path: String, reason: String },
 }
 
 /// The API's base URL: scheme, host (and port) and an optional path prefix (GitHub Enterprise
@@ -643,6 +647,8 @@ impl Call {
 pub struct Client {
     agent: ureq::Agent,
     config: ClientConfig,
+    /// The root certificates, once read (at the first https connection).
+    roots: std::sync::OnceLock<Result<crate::roots::Roots, ConfigError>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -654,9 +660,14 @@ impl std::fmt::Debug for Client {
     }
 }
 
-fn agent(config: &ClientConfig, https: bool, host: &str) -> Result<ureq::Agent, ConfigError> {
+fn agent(
+    config: &ClientConfig,
+    https: bool,
+    host: &str,
+    roots: Option<&crate::roots::Roots>,
+) -> Result<ureq::Agent, ConfigError> {
     let proxy = config.proxy.ureq_proxy(https, host)?;
-    let built = ureq::Agent::config_builder()
+    let mut builder = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .max_redirects_will_error(false)
@@ -664,15 +675,42 @@ fn agent(config: &ClientConfig, https: bool, host: &str) -> Result<ureq::Agent, 
         .proxy(proxy)
         .timeout_connect(Some(config.connect_timeout))
         .timeout_global(Some(config.request_timeout))
-        .user_agent(config.user_agent.as_str())
-        .build();
-    Ok(built.into())
+        .user_agent(config.user_agent.as_str());
+    if let Some(roots) = roots {
+        let tls = ureq::tls::TlsConfig::builder()
+            .root_certs(ureq::tls::RootCerts::Specific(Arc::clone(roots)))
+            .unversioned_rustls_crypto_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .build();
+        builder = builder.tls_config(tls);
+    }
+    Ok(builder.build().into())
 }
 
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Self, ConfigError> {
-        let agent = agent(&config, config.api_url.is_https(), config.api_url.host())?;
-        Ok(Client { agent, config })
+        let roots = std::sync::OnceLock::new();
+        let https = config.api_url.is_https();
+        let tls_roots = if https {
+            let read = crate::roots::system_roots(&|name| std::env::var(name).ok())?;
+            let _ = roots.set(Ok(Arc::clone(&read)));
+            Some(read)
+        } else {
+            None
+        };
+        let agent = agent(&config, https, config.api_url.host(), tls_roots.as_ref())?;
+        Ok(Client {
+            agent,
+            config,
+            roots,
+        })
+    }
+
+    /// The root certificates for an https connection, read once.
+    fn roots(&self) -> Result<&crate::roots::Roots, ConfigError> {
+        self.roots
+            .get_or_init(|| crate::roots::system_roots(&|name| std::env::var(name).ok()))
+            .as_ref()
+            .map_err(Clone::clone)
     }
 
     pub fn api_url(&self) -> &ApiUrl {
@@ -884,7 +922,8 @@ impl Client {
         if !https && !stand_in {
             return Err(fail("the redirect is not an https:// URL".to_owned()));
         }
-        let agent = agent(&self.config, https, &host)?;
+        let roots = if https { Some(self.roots()?) } else { None };
+        let agent = agent(&self.config, https, &host, roots)?;
         let request = ureq::http::Request::builder()
             .method("GET")
             .uri(location)

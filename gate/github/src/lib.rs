@@ -22,6 +22,7 @@ pub mod git;
 pub mod graphql;
 pub mod issues;
 pub mod pulls;
+pub mod roots;
 
 pub use client::{
     ApiUrl, Call, Client, ClientConfig, Clock, ConfigError, Endpoint, Error, Method, ProxySettings,

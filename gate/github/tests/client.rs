@@ -180,7 +180,7 @@ fn bodies_are_bounded() {
     let client = Client::new(config).unwrap();
     let repo = Repository::parse("octo/repo").unwrap();
     let err = client
-        .get_workflow(&repo, "agent-team-apply-verify.yml")
+        .get_workflow(&repo, "agent-team-apply.yml")
         .unwrap_err();
     assert!(
         matches!(err, Error::BodyTooLarge { limit: 64, .. }),

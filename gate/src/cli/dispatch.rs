@@ -32,7 +32,7 @@ pub enum Format {
 pub struct DispatchArgs {
     #[arg(long, value_name = "OWNER/NAME")]
     repository: String,
-    /// The workflow file, e.g. agent-team-apply-verify.yml.
+    /// The workflow file to dispatch: the caller, e.g. agent-team-apply.yml.
     #[arg(long, value_name = "FILE")]
     workflow: String,
     /// The branch (or full ref) to run the workflow on; the key is bound to it.

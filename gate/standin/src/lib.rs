@@ -64,8 +64,8 @@ pub enum Outcome {
     Passed,
     /// Every job succeeds but no pull request was opened (an inconsistent result).
     PassedWithoutPullRequest,
-    /// `job` fails at `step`; later jobs are skipped, except gate-and-pr, which runs always and
-    /// fails at its decision.
+    /// `job` fails at `step`; later jobs are skipped, except decide, which runs unless the run
+    /// was cancelled and fails at its decision.
     Failed { job: String, step: String },
     /// The run is cancelled during build-test.
     Cancelled,
@@ -73,11 +73,14 @@ pub enum Outcome {
     Pending,
 }
 
-/// The jobs of the workflow, in order.
-pub const JOBS: [&str; 3] = ["guard", "build-test", "gate-and-pr"];
+/// The job of the caller that calls the reusable workflow: GitHub names each called job
+/// `<caller job> / <job>` ("Using reusable workflows", required status checks).
+pub const CALLER_JOB: &str = "apply";
+/// The jobs of the reusable workflow, in order.
+pub const JOBS: [&str; 4] = ["guard", "build-test", "decide", "publish"];
 /// The name of the check run the publication posts.
 pub const CHECK_NAME: &str = "agent-team-apply / gate";
-/// The step of gate-and-pr that decides.
+/// The step of decide that decides.
 pub const DECIDE_STEP: &str = "Decide from the upstream job results";
 
 /// A canned response.
@@ -252,7 +255,7 @@ impl Default for Scenario {
             token: "ghs_standinTOKENstandinTOKEN0123456789".into(),
             owner: "octo".into(),
             repo: "repo".into(),
-            workflow_file: "agent-team-apply-verify.yml".into(),
+            workflow_file: "agent-team-apply.yml".into(),
             workflow_name: "agent-team-apply-verify".into(),
             workflow_state: "active".into(),
             dispatch: DispatchMode::RunDetails,

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use crate::git::Object;
 use crate::http::{Recorded, Reply};
 use crate::{
-    CHECK_NAME, CheckRunState, DECIDE_STEP, DispatchMode, JOBS, JobState, Outcome, PullState,
-    RunState, State,
+    CALLER_JOB, CHECK_NAME, CheckRunState, DECIDE_STEP, DispatchMode, JOBS, JobState, Outcome,
+    PullState, RunState, State,
 };
 
 const DOCS: &str = "https://docs.github.com/rest";
@@ -390,7 +390,7 @@ fn job(state: &mut State, name: &str, conclusion: &str, failing_step: Option<&st
     steps.push(("Complete job".to_owned(), Some("success".to_owned())));
     JobState {
         id,
-        name: name.to_owned(),
+        name: format!("{CALLER_JOB} / {name}"),
         status: "completed".into(),
         conclusion: Some(conclusion.to_owned()),
         steps,
@@ -422,7 +422,7 @@ pub fn complete_run(state: &mut State, run_id: u64, outcome: Outcome) -> bool {
                     job(state, name, "failure", Some(step))
                 } else if !failed_yet {
                     job(state, name, "success", None)
-                } else if name == "gate-and-pr" {
+                } else if name == "decide" {
                     job(state, name, "failure", Some(DECIDE_STEP))
                 } else {
                     job(state, name, "skipped", None)
@@ -435,7 +435,8 @@ pub fn complete_run(state: &mut State, run_id: u64, outcome: Outcome) -> bool {
             vec![
                 job(state, "guard", "success", None),
                 job(state, "build-test", "cancelled", None),
-                job(state, "gate-and-pr", "cancelled", None),
+                job(state, "decide", "skipped", None),
+                job(state, "publish", "skipped", None),
             ],
             "cancelled",
         ),
@@ -452,7 +453,7 @@ pub fn complete_run(state: &mut State, run_id: u64, outcome: Outcome) -> bool {
     true
 }
 
-/// What gate-and-pr leaves behind on a pass: the branch, the commit (with its trailers), the
+/// What publish leaves behind on a pass: the branch, the commit (with its trailers), the
 /// check run and the draft pull request.
 fn publish(state: &mut State, index: usize, open_pull: bool) {
     let run = state.runs[index].clone();

@@ -11,6 +11,7 @@ pub mod escape;
 #[macro_use]
 pub mod registry;
 pub mod ids;
+pub mod readiness;
 pub mod repo_path;
 pub mod rules;
 pub mod run;

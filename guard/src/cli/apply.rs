@@ -8,7 +8,7 @@ use clap::Args;
 use guard::apply::{Applied, ApplyRequest, apply};
 use guard::output::text;
 
-use super::check::{load_policy, read_diff};
+use super::check::{load_policy, read_diff, scope_globs};
 
 #[derive(Args)]
 pub struct ApplyArgs {
@@ -19,8 +19,15 @@ pub struct ApplyArgs {
     #[arg(long, value_name = "HEX")]
     expected_sha256: String,
     /// A declared scope glob (repeatable); every touched path must match one. Required.
-    #[arg(long = "scope", value_name = "GLOB", required = true)]
+    #[arg(
+        long = "scope",
+        value_name = "GLOB",
+        required_unless_present = "declared_scope"
+    )]
     scope: Vec<String>,
+    /// The declared scope as the workflow input carries it (see `guard check --declared-scope`).
+    #[arg(long, value_name = "TEXT", conflicts_with = "scope")]
+    declared_scope: Option<String>,
     /// A YAML policy that extends or tightens the embedded default.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
@@ -54,11 +61,12 @@ fn run_inner(args: ApplyArgs) -> Result<u8, String> {
     if let Some(out) = &args.verdict_out {
         refuse_inside(out, &args.repo, "--verdict-out")?;
     }
+    let scope = scope_globs(&args.scope, args.declared_scope.as_deref())?;
     let diff = read_diff(&args.diff, policy.limits.max_diff_bytes)?;
     let request = ApplyRequest {
         diff: &diff,
         expected_sha256: &args.expected_sha256,
-        scope: &args.scope,
+        scope: &scope,
         policy: &policy,
         repo: &args.repo,
         base: &args.base,

@@ -28,6 +28,11 @@ pub struct CheckArgs {
     /// the diff is rejected (no-scope).
     #[arg(long = "scope", value_name = "GLOB")]
     scope: Vec<String>,
+    /// The declared scope as the workflow input carries it (globs separated by newlines, or by
+    /// commas outside `{}`), read by the one rule for that input (`guard::inputs::Scope`); instead
+    /// of --scope.
+    #[arg(long, value_name = "TEXT", conflicts_with = "scope")]
+    declared_scope: Option<String>,
     /// A YAML policy that extends or tightens the embedded default.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
@@ -42,6 +47,19 @@ pub struct CheckArgs {
     /// Also write the JSON verdict to this file.
     #[arg(long, value_name = "FILE")]
     verdict_out: Option<PathBuf>,
+}
+
+/// The scope globs: `--scope` as given, or `--declared-scope` split by the input's own rule.
+pub fn scope_globs(scope: &[String], declared: Option<&str>) -> Result<Vec<String>, String> {
+    match declared {
+        None => Ok(scope.to_vec()),
+        Some(text) => guard::inputs::Scope::parse(text)
+            .map(|s| s.globs().to_vec())
+            .map_err(|errors| {
+                let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                format!("--declared-scope: {}", messages.join("; "))
+            }),
+    }
 }
 
 /// Load the policy named on the command line, or the embedded default.
@@ -88,7 +106,10 @@ pub fn run(args: CheckArgs) -> u8 {
 fn run_inner(args: CheckArgs) -> Result<u8, String> {
     let policy = load_policy(args.policy.as_ref())?;
     let diff = read_hashed_diff(&args.diff, policy.limits.max_diff_bytes)?;
-    let (expected, scope) = (args.expected_sha256.clone(), args.scope.clone());
+    let (expected, scope) = (
+        args.expected_sha256.clone(),
+        scope_globs(&args.scope, args.declared_scope.as_deref())?,
+    );
     let base = args.base.clone().unwrap_or_else(|| "HEAD".to_string());
     let request = CheckRequest {
         diff: diff.bytes(),

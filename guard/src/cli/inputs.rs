@@ -1,5 +1,7 @@
 //! `guard inputs`: validate the workflow's dispatch inputs, read from the environment variables
-//! the workflow passes them through ([`guard::inputs::INPUT_VARIABLES`]).
+//! the workflow passes them through ([`guard::inputs::INPUT_VARIABLES`]). In a workflow run
+//! (`GITHUB_EVENT_NAME` set), the run must have been started by `workflow_dispatch`: the inputs
+//! are read from that event.
 //!
 //! Exit 0 when every input is valid, 1 when any is not (one `::error::` workflow command per
 //! problem, escaped for that sink), 2 when the result cannot be written.
@@ -27,6 +29,12 @@ fn variable(name: &'static str, errors: &mut Vec<InputError>) -> String {
 
 pub fn run(_args: InputsArgs) -> u8 {
     let mut errors = Vec::new();
+    if let Some(event) = std::env::var_os("GITHUB_EVENT_NAME") {
+        let event = event.to_string_lossy().into_owned();
+        if event != guard::inputs::DISPATCH_EVENT {
+            errors.push(InputError::Event { found: event });
+        }
+    }
     let [task_id, base_sha, expected, scope, diff_b64, diff_ref, mac] =
         guard::inputs::INPUT_VARIABLES.map(|name| variable(name, &mut errors));
     let raw = RawInputs {

@@ -3,5 +3,6 @@
 pub mod apply;
 pub mod check;
 pub mod inputs;
+pub mod readiness;
 pub mod run;
 pub mod verify_tree;

@@ -5,6 +5,7 @@ use std::io::{Read, Write};
 
 pub mod build_test;
 pub mod check_run;
+pub mod readiness;
 pub mod render;
 pub mod select_run;
 

@@ -1,0 +1,140 @@
+//! `report readiness`: the readiness document as a step-summary section and annotations, escaped
+//! for each sink; inconsistent documents are refused.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+/// A readiness document as JSON: any value may be wrong on purpose.
+fn doc(result: &str, mode: &str, findings: Vec<Value>) -> Value {
+    json!({
+        "schema": "agent-team-apply/readiness/v1",
+        "result": result,
+        "mode": mode,
+        "base_commit": "0123456789abcdef0123456789abcdef01234567",
+        "branch": "agent-team/T-1",
+        "base_branch": "main",
+        "repository": "octo/repo",
+        "workflows": [".github/workflows/ci.yml"],
+        "findings": findings,
+    })
+}
+
+fn hostile() -> Value {
+    json!({
+        "rule": "unprotected-secret-job",
+        "workflow": ".github/workflows/a|b\n::add-mask::x.yml",
+        "job": "dep<img>loy",
+        "job_name": "@team `name`",
+        "events": ["push", "pull_request"],
+        "secrets": ["NPM_TOKEN"],
+        "message": "job `dep<img>loy` would run\n::stop-commands::x",
+    })
+}
+
+fn render(doc: &Value, format: &str) -> (i32, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_report"))
+        .args(["readiness", "--doc", "-", "--format", format])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let json = serde_json::to_string(doc).unwrap();
+    std::io::Write::write_all(child.stdin.as_mut().unwrap(), json.as_bytes()).unwrap();
+    drop(child.stdin.take());
+    let out = child.wait_with_output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+#[test]
+fn markdown_lists_every_finding_escaped() {
+    let (code, md) = render(&doc("fail", "strict", vec![hostile()]), "markdown");
+    assert_eq!(code, 0);
+    assert!(md.contains("**The run stops here**"), "{md}");
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| unprotected"))
+        .collect();
+    assert_eq!(rows.len(), 1, "{md}");
+    let row = rows[0];
+    // Five cells: the pipe in the path is escaped inside its code span, the names are code spans,
+    // the display name is escaped prose (no tag, no raw backtick, no mention).
+    assert_eq!(row.matches(" | ").count(), 4, "{row}");
+    assert!(
+        row.contains("`.github/workflows/a\\|b\\u{a}::add-mask::x.yml`"),
+        "{row}"
+    );
+    assert!(row.contains("`dep<img>loy`"), "{row}");
+    assert!(!row.contains("(@team") && !row.contains(" `name`"), "{row}");
+    assert!(
+        row.contains("`NPM_TOKEN`") && row.contains("| push, pull_request |"),
+        "{row}"
+    );
+    assert!(!md.contains("\n::add-mask::"), "{md}");
+}
+
+#[test]
+fn markdown_of_a_pass_and_of_a_report() {
+    let (_, md) = render(&doc("pass", "strict", vec![]), "markdown");
+    assert!(md.contains("No job of the 1 workflow file(s)"), "{md}");
+    assert!(!md.contains("| rule |"));
+    let (_, md) = render(&doc("reported", "report", vec![hostile()]), "markdown");
+    assert!(md.contains("Reported only"), "{md}");
+}
+
+#[test]
+fn annotations_are_one_command_per_finding_at_the_level_of_the_mode() {
+    let (_, text) = render(
+        &doc("fail", "strict", vec![hostile(), hostile()]),
+        "annotations",
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for line in &lines {
+        // One line each: the newlines became visible `\u{a}`, the property delimiters are encoded.
+        assert!(
+            line.starts_with(
+                "::error file=.github/workflows/a|b\\u{a}%3A%3Aadd-mask%3A%3Ax.yml,title=readiness%3A unprotected-secret-job::"
+            ),
+            "{line}"
+        );
+        assert!(
+            line.ends_with("would run\\u{a}::stop-commands::x"),
+            "{line}"
+        );
+    }
+    let (_, text) = render(&doc("reported", "report", vec![hostile()]), "annotations");
+    assert!(text.starts_with("::warning "), "{text}");
+    let (_, text) = render(&doc("pass", "strict", vec![]), "annotations");
+    assert!(text.is_empty());
+}
+
+#[test]
+fn inconsistent_documents_are_refused() {
+    for bad in [
+        doc("pass", "strict", vec![hostile()]),
+        doc("fail", "report", vec![hostile()]),
+        doc("reported", "strict", vec![hostile()]),
+        doc("fail", "strict", vec![]),
+        doc("ok", "strict", vec![]),
+        doc("pass", "lenient", vec![]),
+        {
+            let mut v = doc("pass", "strict", vec![]);
+            v["schema"] = json!("agent-team-apply/readiness/v2");
+            v
+        },
+        {
+            let mut v = doc("fail", "strict", vec![hostile()]);
+            v["findings"][0]["rule"] = json!("made-up-rule");
+            v
+        },
+    ] {
+        let (code, out) = render(&bad, "markdown");
+        assert_eq!((code, out.as_str()), (2, ""), "{bad:?}");
+    }
+}
