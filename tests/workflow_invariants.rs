@@ -3702,6 +3702,10 @@ fn check_mutations(
         uncovered.is_empty(),
         "{file}: invariants no mutation exercises: {uncovered:?}"
     );
+    eprintln!(
+        "{file}: {} mutations, each broke exactly its invariants",
+        mutations.len()
+    );
 }
 
 #[test]
