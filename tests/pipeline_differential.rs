@@ -40,6 +40,7 @@ mod generate;
 #[path = "../guard/tests/differential/mutate.rs"]
 mod mutate;
 
+use common::git_support;
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;

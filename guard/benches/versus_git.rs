@@ -23,17 +23,13 @@
 use std::path::Path;
 use std::process::Command;
 
-fn git(dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.invalid")
-        .env("GIT_COMMITTER_NAME", "bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.invalid");
-    cmd
-}
+// The repositories are set up with the tests' git command; the timed runs below start git the
+// way a user would (under /usr/bin/time, with only the system and global configuration turned
+// off), which is the baseline measured.
+#[path = "../../tests/support/git.rs"]
+mod git_support;
+
+use git_support::git;
 
 fn run_ok(cmd: &mut Command) -> Vec<u8> {
     let out = cmd.output().unwrap();

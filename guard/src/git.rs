@@ -98,7 +98,16 @@ pub struct GitRepo {
     objects: PathBuf,
 }
 
-fn base_command(dir: &Path) -> Command {
+/// The one way this project runs git: `git -C dir` with a fixed environment. The environment is
+/// cleared (no inherited `GIT_*` variable can redirect the repository, index, objects or
+/// configuration) and only `PATH` (and Windows' `SYSTEMROOT`) kept; no system or global
+/// configuration (`GIT_CONFIG_NOSYSTEM`, `GIT_CONFIG_GLOBAL=/dev/null`, `HOME=/nonexistent`);
+/// the `C` locale; no terminal prompt; pathspecs read literally; the NTFS/HFS path protections on
+/// and paths quoted in output. stdin is empty and stdout and stderr are captured.
+///
+/// Callers add their subcommand and any variables of their own (a test adds a fixed identity and
+/// date, the cross-check its throwaway index).
+pub fn command(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.env_clear();
     for key in ["PATH", "SYSTEMROOT"] {
@@ -172,7 +181,7 @@ pub type WorkflowEntry = (String, Result<Vec<u8>, String>);
 impl GitRepo {
     /// Open the repository at `dir` (its worktree or bare directory).
     pub fn open(dir: &Path) -> Result<GitRepo, GitError> {
-        let mut cmd = base_command(dir);
+        let mut cmd = command(dir);
         cmd.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
         let out = run(cmd, None)?;
         if !out.status.success() {
@@ -197,7 +206,7 @@ impl GitRepo {
     }
 
     fn command(&self) -> Command {
-        base_command(&self.dir)
+        command(&self.dir)
     }
 
     /// The full commit id `rev` names.

@@ -31,6 +31,11 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+#[path = "../../tests/support/git.rs"]
+mod git_support;
+
+use git_support::git;
+
 /// Deleting fixtures must fail the suite.
 const MIN_CASES: usize = 270;
 
@@ -46,24 +51,6 @@ fn guard() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_guard"));
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default());
-    cmd
-}
-
-fn git(dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", "/nonexistent")
-        .env("LC_ALL", "C")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "fixture")
-        .env("GIT_AUTHOR_EMAIL", "fixture@example.invalid")
-        .env("GIT_COMMITTER_NAME", "fixture")
-        .env("GIT_COMMITTER_EMAIL", "fixture@example.invalid")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .current_dir(dir);
     cmd
 }
 

@@ -14,6 +14,9 @@ use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
 
+#[path = "../../tests/support/git.rs"]
+mod git_support;
+
 const SCOPE: &str = "src/**";
 const OTHER_SHA: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -23,23 +26,7 @@ fn path_var() -> std::ffi::OsString {
 
 /// git with a fixed identity and no configuration but the repository's own.
 fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .env_clear()
-        .env("PATH", path_var())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Fixture")
-        .env("GIT_AUTHOR_EMAIL", "fixture@example.invalid")
-        .env("GIT_AUTHOR_DATE", "2024-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_NAME", "Fixture")
-        .env("GIT_COMMITTER_EMAIL", "fixture@example.invalid")
-        .env("GIT_COMMITTER_DATE", "2024-01-01T00:00:00Z")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
+    let out = git_support::git(dir).args(args).output().unwrap();
     assert!(
         out.status.success(),
         "git {args:?}: {}",

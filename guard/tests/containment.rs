@@ -23,6 +23,9 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+#[path = "../../tests/support/git.rs"]
+mod git_support;
+
 const USER: &str = "guardtest-runner";
 const DOCKER_GROUP: &str = "guardtest-docker";
 const SECRET: &str = "s3cr3t-guard-test-token-0b6f1e";
@@ -92,14 +95,21 @@ fn runner_user() -> (u32, u32) {
     })
 }
 
-/// A command run as the runner user, groups cleared, as the runner's own steps run.
-fn as_runner(program: &Path) -> Command {
+/// `setpriv` switching to the runner user, groups cleared, as the runner's own steps run; the
+/// program to run comes next.
+fn runner_launcher() -> Command {
     let (uid, gid) = runner_user();
     let mut cmd = Command::new("setpriv");
     cmd.arg(format!("--reuid={uid}"))
         .arg(format!("--regid={gid}"))
-        .args(["--clear-groups", "--"])
-        .arg(program)
+        .args(["--clear-groups", "--"]);
+    cmd
+}
+
+/// A command run as the runner user, groups cleared, as the runner's own steps run.
+fn as_runner(program: &Path) -> Command {
+    let mut cmd = runner_launcher();
+    cmd.arg(program)
         .env_clear()
         .env("PATH", "/usr/bin:/bin")
         .env("HOME", "/nonexistent");
@@ -108,16 +118,7 @@ fn as_runner(program: &Path) -> Command {
 
 fn git_as_runner(dir: &Path, args: &[&str]) -> String {
     let out = run(
-        as_runner(Path::new("/usr/bin/git"))
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_AUTHOR_NAME", "Fixture")
-            .env("GIT_AUTHOR_EMAIL", "fixture@example.invalid")
-            .env("GIT_COMMITTER_NAME", "Fixture")
-            .env("GIT_COMMITTER_EMAIL", "fixture@example.invalid")
-            .arg("-C")
-            .arg(dir)
-            .args(args),
+        git_support::git_through(runner_launcher(), dir).args(args),
         &format!("git {args:?}"),
     );
     String::from_utf8(out.stdout).unwrap()
@@ -1026,7 +1027,7 @@ fn root_owned_worktree_is_lent_to_nobody_and_given_back() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
     run(
-        Command::new("git").args(["init", "-q"]).arg(&repo),
+        git_support::git(dir.path()).args(["init", "-q"]).arg(&repo),
         "git init",
     );
     std::fs::write(repo.join("a.txt"), "a\n").unwrap();
@@ -1083,7 +1084,7 @@ fn benign(dir: &Path, envs: &[(&str, &str)], extra: &[&str], script: &str) -> (O
 fn repo_in(dir: &Path) -> PathBuf {
     let repo = dir.join("repo");
     run(
-        Command::new("git").args(["init", "-q"]).arg(&repo),
+        git_support::git(dir).args(["init", "-q"]).arg(&repo),
         "git init",
     );
     repo

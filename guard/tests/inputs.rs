@@ -4,6 +4,9 @@
 
 use std::process::Command;
 
+#[path = "../../tests/support/git.rs"]
+mod git_support;
+
 use guard::inputs::{
     DiffRef, DiffSource, DispatchMac, InputError, RawInputs, Scope, TaskId, validate,
 };
@@ -498,7 +501,7 @@ fn agrees_with_the_bash_it_replaces() {
 }
 
 fn git_accepts_branch(name: &str) -> bool {
-    Command::new("git")
+    git_support::git(&std::env::temp_dir())
         .args(["check-ref-format", "--branch", name])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

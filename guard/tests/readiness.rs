@@ -42,6 +42,9 @@ enum Expect {
 
 use Event::{PullRequest as PR, Push};
 
+#[path = "../../tests/support/git.rs"]
+mod git_support;
+
 const CASES: &[(&str, Expect)] = &[
     (
         "push-any-branch.yml",
@@ -382,18 +385,12 @@ fn a_workflow_file_over_the_limit_or_not_utf8_is_unreadable() {
 // -- the subcommand on a real repository ------------------------------------------------------
 
 fn git(dir: &Path, args: &[&str]) {
-    let status = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.invalid")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.invalid")
-        .status()
-        .unwrap();
-    assert!(status.success(), "git {args:?}");
+    let out = git_support::git(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn guard_readiness(repo: &Path, policy: Option<&Path>) -> (i32, ReadinessDoc) {

@@ -13,6 +13,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+#[path = "../../tests/support/git.rs"]
+mod git_support;
+
 const HOOK: &str = "GUARD_RUN_SIMULATE_NO_NAMESPACES";
 
 /// The guard binary with the ambient CI/runner variables (and the test hook) removed.
@@ -230,7 +233,7 @@ fn opted_out_run_does_reach_the_host_listener() {
 fn git_dir_is_read_only_and_cannot_be_remounted() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
-    let init = Command::new("git")
+    let init = git_support::git(dir.path())
         .args(["init", "-q"])
         .arg(&repo)
         .status()
@@ -546,7 +549,7 @@ fn unprivileged_runs_isolated_or_fails_closed() {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
     assert!(
-        Command::new("git")
+        git_support::git(dir.path())
             .args(["init", "-q"])
             .arg(&repo)
             .status()

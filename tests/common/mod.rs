@@ -4,24 +4,12 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// A git command with no ambient configuration or `GIT_*`/`GITHUB_*`/`CI` variables.
-pub fn git(dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("HOME", "/nonexistent")
-        .env("LC_ALL", "C")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "fixture")
-        .env("GIT_AUTHOR_EMAIL", "fixture@example.invalid")
-        .env("GIT_COMMITTER_NAME", "fixture")
-        .env("GIT_COMMITTER_EMAIL", "fixture@example.invalid")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .current_dir(dir);
-    cmd
-}
+#[path = "../support/git.rs"]
+pub mod git_support;
+
+/// A git command with no ambient configuration or `GIT_*`/`GITHUB_*`/`CI` variables, and a fixed
+/// identity and date.
+pub use git_support::git;
 
 pub fn git_ok(dir: &Path, args: &[&str]) -> String {
     let out = git(dir).args(args).output().expect("spawn git");

@@ -4,7 +4,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -205,11 +204,8 @@ fn redirects_are_never_followed_with_the_token_and_only_to_https() {
 }
 
 fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git")
+    let out = github_standin::git_command(dir)
         .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
         .output()
         .expect("git runs");
     assert!(

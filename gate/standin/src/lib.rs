@@ -43,7 +43,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 pub use http::Recorded;
-pub use load::load_commit;
+pub use load::{git_command, load_commit};
 
 /// What the dispatch endpoint does with `return_run_details: true`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,7 +13,15 @@ fn failure(message: String) -> std::io::Error {
     std::io::Error::other(message)
 }
 
-fn git(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> std::io::Result<Vec<u8>> {
+/// `git -C dir` with a fixed environment: cleared (`PATH` kept), no system or global
+/// configuration, no `HOME`, the C locale. The stand-in's one git command, also used by the GitHub
+/// client's tests (which depend on the stand-in, not on the engine).
+///
+/// It is not `guard::git::command`: the stand-in plays GitHub's side in the tests of the gate
+/// and the engine, so it depends on neither (a stand-in built on the code it checks would share
+/// that code's mistakes), and the GitHub client's tests, which use the stand-in, do not build
+/// the engine.
+pub fn git_command(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -22,8 +30,13 @@ fn git(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> std::io::Result<Vec<u
         .env("HOME", "/nonexistent")
         .env("LC_ALL", "C")
         .arg("-C")
-        .arg(dir)
-        .args(args)
+        .arg(dir);
+    cmd
+}
+
+fn git(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> std::io::Result<Vec<u8>> {
+    let mut cmd = git_command(dir);
+    cmd.args(args)
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {

@@ -18,28 +18,12 @@ pub const MODE_EXEC: u32 = 0o100755;
 pub const MODE_LINK: u32 = 0o120000;
 
 // ---------------------------------------------------------------------------------------------
-// git, run with no ambient configuration
+// git, run with no ambient configuration (the shared test command: the library's own fixed
+// environment, a fixed identity and date; stdin empty, stdout and stderr captured), which the
+// including crate provides as `crate::git_support`. Only the command is shared: the oracle's
+// reading of a patch stays its own.
 
-pub fn git(dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("HOME", "/nonexistent")
-        .env("LC_ALL", "C")
-        .env("GIT_AUTHOR_NAME", "differential")
-        .env("GIT_AUTHOR_EMAIL", "differential@example.invalid")
-        .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-        .env("GIT_COMMITTER_NAME", "differential")
-        .env("GIT_COMMITTER_EMAIL", "differential@example.invalid")
-        .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    cmd
-}
+pub use crate::git_support::git;
 
 pub fn run(cmd: &mut Command, stdin: Option<&[u8]>) -> Output {
     if stdin.is_some() {

@@ -40,6 +40,8 @@ use proptest::strategy::ValueTree;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 
 mod generate;
+#[path = "../../../tests/support/git.rs"]
+mod git_support;
 mod mutate;
 mod oracle;
 
