@@ -2,7 +2,8 @@
 //!
 //! `workflow_dispatch` returns no run id. The workflow names its run `agent-team-apply <task_id>`
 //! (`run-name`), and the dispatcher records a watermark just before dispatching; the run is then
-//! found in `gh run list --json databaseId,name,status,conclusion,createdAt,event,headSha,url`:
+//! found in `gh run list --json databaseId,displayTitle,status,conclusion,createdAt,event,headSha,url`
+//! (`displayTitle` is the run's name, REST `display_title`; gh's `name` is the workflow's):
 //!
 //! 1. the name must equal `agent-team-apply <task_id>` exactly (`... 12` never matches `... 123`);
 //! 2. it must be created at or after the watermark (timestamps parsed, not compared as strings);
@@ -57,13 +58,15 @@ impl TaskId {
     }
 }
 
-/// One element of `gh run list --json databaseId,name,status,conclusion,createdAt,event,headSha,url`.
+/// One element of `gh run list --json databaseId,displayTitle,status,conclusion,createdAt,event,headSha,url`.
+/// `displayTitle` is the run name (`run-name:`, REST `display_title`); gh's `name` field is the
+/// workflow's name, the same for every run, and is not read.
 /// `conclusion` is empty (or null) while a run is not completed. Fields not listed are ignored.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RunRecord {
     pub database_id: u64,
-    pub name: String,
+    pub display_title: String,
     pub status: String,
     #[serde(default)]
     pub conclusion: Option<String>,
@@ -112,7 +115,7 @@ pub fn select<'a>(runs: &'a [Run], task: &TaskId, since: Timestamp) -> Option<&'
     let name = task.run_name();
     let candidates: Vec<&Run> = runs
         .iter()
-        .filter(|r| r.record.name == name && r.created >= since)
+        .filter(|r| r.record.display_title == name && r.created >= since)
         .collect();
     let live: Vec<&Run> = candidates
         .iter()

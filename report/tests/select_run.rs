@@ -41,7 +41,7 @@ fn json_format_prints_the_run() {
         run,
         serde_json::json!({
             "databaseId": 1005,
-            "name": "agent-team-apply 123",
+            "displayTitle": "agent-team-apply 123",
             "status": "in_progress",
             "conclusion": "",
             "createdAt": "2024-05-01T10:00:03Z",
@@ -133,6 +133,15 @@ fn nothing_qualifying_is_exit_1_and_no_guess() {
     }
 }
 
+/// gh lists the workflow's name as `name` and the run's `run-name:` as `displayTitle`
+/// (REST `name` and `display_title`): only the run name identifies the dispatch.
+#[test]
+fn the_run_name_is_the_display_title_not_the_workflow_name() {
+    let out = select("123", WATERMARK, "gh-both-names.json", &[]);
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    assert_eq!(stdout(&out), "7002\n");
+}
+
 #[test]
 fn malformed_input_is_exit_2() {
     for (runs, expected) in [
@@ -145,6 +154,8 @@ fn malformed_input_is_exit_2() {
             "not the expected `gh run list --json` array",
         ),
         ("malformed-missing-id.json", "missing field `databaseId`"),
+        // gh's `name` is the workflow's name: a list without the run names cannot be read.
+        ("malformed-name-only.json", "missing field `displayTitle`"),
         ("does-not-exist.json", "cannot read"),
     ] {
         let out = select("123", WATERMARK, runs, &[]);

@@ -10,7 +10,7 @@ pub struct SelectRunArgs {
     /// Watermark taken before dispatching (RFC 3339); older runs are not considered.
     #[arg(long, value_name = "RFC3339")]
     since: String,
-    /// Output of `gh run list --json databaseId,name,status,conclusion,createdAt,event,headSha,url`,
+    /// Output of `gh run list --json databaseId,displayTitle,status,conclusion,createdAt,event,headSha,url`,
     /// or `-` for stdin.
     #[arg(long, value_name = "FILE|-", default_value = "-")]
     runs: String,
