@@ -376,7 +376,7 @@ fn as_select_run(run: &WorkflowRun) -> Result<Run, String> {
         record: RunRecord {
             database_id: run.id,
             // The run name (`run-name:`) is the REST `display_title`; `name` is the workflow's.
-            name: run.display_title.clone(),
+            display_title: run.display_title.clone(),
             status: run.status.clone().unwrap_or_default(),
             conclusion: run.conclusion.clone(),
             created_at: run.created_at.clone(),
