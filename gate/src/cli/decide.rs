@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use gate::decide::{MAX_NEEDS_BYTES, decide};
-use gate::github_output::{OutputError, StepOutputs};
+use contract::github_output::{OutputError, StepOutputs};
 use gate::output::{json_v1, text};
 
 #[derive(Clone, Copy, ValueEnum)]
