@@ -129,7 +129,7 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<Outcome, LocalRunError
 fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunError> {
     let root = runner.root.clone();
     let sample = opts.sample;
-    runner.say(&format!(
+    runner.say_verbatim(&format!(
         "local-run: the apply/verify workflow's whole loop on this machine\n  \
          dispatcher -> simulated GitHub -> guard -> build-test -> decide -> publish -> dispatcher\n\
          sample `{}` ({}, {} bytes); publication scenario `{}`\n\
@@ -231,6 +231,7 @@ fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunErro
         skipped(runner, "build-test", "its dependency `guard` did not succeed")?
     };
     let decided = jobs::decide::play(runner, &ctx, &guard, &build_test)?;
+    decision_summary(runner, &ctx, &decided)?;
     let mut published = None;
     let publish_report = if decided.result == gate::JobResult::Success && decided.passed {
         prepare_scenario(runner, &github, &origin, &base, &task_id, opts.scenario)?;
@@ -257,6 +258,52 @@ fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunErro
         errored_stages,
     };
     Ok(outcome)
+}
+
+/// The decision, and on a fail what stopped the run: the failing stages of guard and
+/// build-test, with their rule ids and paths.
+fn decision_summary(
+    runner: &mut Runner<'_>,
+    ctx: &Context,
+    decided: &jobs::decide::Decided,
+) -> Result<(), LocalRunError> {
+    let word = if decided.passed { "pass" } else { "fail" };
+    let mut text = format!(
+        "\nDECISION: gate={word} (run {}, diff sha256 {})\n",
+        ctx.run_id(),
+        ctx.expected()
+    );
+    for line in decided.reasons.lines() {
+        let _ = writeln!(text, "  reason {}", neutralize(line));
+    }
+    if !decided.passed {
+        let failing: Vec<&stage::StageRecord> = runner
+            .records
+            .iter()
+            .filter(|r| r.job != "decide" && r.job != "publish" && !r.end.ok())
+            .collect();
+        for record in &failing {
+            let _ = writeln!(
+                text,
+                "STOPPED BY: job {}, step \"{}\" (`{}`: {})",
+                record.job,
+                record.step,
+                record.command_line.split(" --").next().unwrap_or_default(),
+                record.end.describe()
+            );
+            for item in &record.evidence {
+                let _ = writeln!(text, "  {}", item.render());
+            }
+        }
+        if failing.is_empty() {
+            text.push_str("STOPPED BY: the gate's reasons above\n");
+        }
+        text.push_str(
+            "no publication: publish runs only after a pass; the environment, the App token, the \
+             commit, the check run and the pull request are never reached\n",
+        );
+    }
+    runner.say(&text)
 }
 
 /// Before the publish job: the state of the branch a rerun, or someone else, left.

@@ -422,11 +422,24 @@ impl<'a> Runner<'a> {
     }
 
     fn redact(&self, text: &str) -> String {
-        let mut text = text.replace(&*self.root.to_string_lossy(), "$RUN");
+        self.redact_secrets(&text.replace(&*self.root.to_string_lossy(), "$RUN"))
+    }
+
+    fn redact_secrets(&self, text: &str) -> String {
+        let mut text = text.to_owned();
         for secret in &self.secrets {
             text = text.replace(secret.as_str(), "***");
         }
         text
+    }
+
+    /// [`Runner::say`] without shortening the root (the line that says what `$RUN` is).
+    pub fn say_verbatim(&mut self, text: &str) -> Result<(), LocalRunError> {
+        let text = self.redact_secrets(text);
+        self.out
+            .write_all(text.as_bytes())
+            .and_then(|()| self.out.flush())
+            .map_err(crate::io_error("write the output"))
     }
 
     pub fn say(&mut self, text: &str) -> Result<(), LocalRunError> {
