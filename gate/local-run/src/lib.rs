@@ -121,7 +121,7 @@ pub fn run(opts: &Options, out: &mut dyn Write) -> Result<Outcome, LocalRunError
     let result = play(&mut runner, opts);
     if opts.keep {
         let kept = tmp.keep();
-        runner.say(&format!("local-run: kept {}\n", kept.display()))?;
+        runner.say_verbatim(&format!("local-run: kept {}\n", kept.display()))?;
     }
     result
 }
