@@ -95,8 +95,9 @@ impl SimulatedGitHub {
             ..Scenario::default()
         })
         .map_err(crate::io_error("start the simulated GitHub"))?;
-        github_standin::load_commit(&standin, origin, base, BASE_BRANCH)
-            .map_err(crate::io_error("load the base commit into the simulated GitHub"))?;
+        github_standin::load_commit(&standin, origin, base, BASE_BRANCH).map_err(
+            crate::io_error("load the base commit into the simulated GitHub"),
+        )?;
         Ok(SimulatedGitHub { standin })
     }
 
@@ -109,9 +110,15 @@ impl SimulatedGitHub {
     }
 
     /// Points `refs/heads/<branch>` at `commit`, loading the commit's objects from `origin`.
-    pub fn set_branch(&self, origin: &Path, branch: &str, commit: &str) -> Result<(), LocalRunError> {
-        github_standin::load_commit(&self.standin, origin, commit, branch)
-            .map_err(crate::io_error(format!("point {branch} at {commit} on the simulated GitHub")))
+    pub fn set_branch(
+        &self,
+        origin: &Path,
+        branch: &str,
+        commit: &str,
+    ) -> Result<(), LocalRunError> {
+        github_standin::load_commit(&self.standin, origin, commit, branch).map_err(crate::io_error(
+            format!("point {branch} at {commit} on the simulated GitHub"),
+        ))
     }
 
     /// Waits until a dispatch registered a run (or `gate dispatch` ended without one).

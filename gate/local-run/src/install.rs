@@ -97,10 +97,10 @@ pub fn elf_linking(bytes: &[u8]) -> Result<Linking, String> {
             interpreter = true;
         }
         if kind == PT_DYNAMIC {
-            let offset = usize::try_from(read_u64(bytes, at + 8).ok_or_else(bad)?)
-                .map_err(|_| bad())?;
-            let size = usize::try_from(read_u64(bytes, at + 32).ok_or_else(bad)?)
-                .map_err(|_| bad())?;
+            let offset =
+                usize::try_from(read_u64(bytes, at + 8).ok_or_else(bad)?).map_err(|_| bad())?;
+            let size =
+                usize::try_from(read_u64(bytes, at + 32).ok_or_else(bad)?).map_err(|_| bad())?;
             for entry in 0..size / 16 {
                 let tag = read_u64(bytes, offset + entry * 16).ok_or_else(bad)?;
                 if tag == DT_NULL {
@@ -352,7 +352,12 @@ mod tests {
 
     #[test]
     fn a_tampered_asset_or_sums_file_refuses_the_install() {
-        for tamper in ["gate", "SHA256SUMS-missing", "SHA256SUMS-dup", "SHA256SUMS-bad"] {
+        for tamper in [
+            "gate",
+            "SHA256SUMS-missing",
+            "SHA256SUMS-dup",
+            "SHA256SUMS-bad",
+        ] {
             let tmp = tempfile::tempdir().unwrap();
             fake_binaries(&tmp.path().join("built"));
             let release = tmp.path().join("release");
@@ -364,12 +369,17 @@ mod tests {
                     "gate hashes to"
                 }
                 "SHA256SUMS-missing" => {
-                    let kept: String = sums.lines().filter(|l| !l.ends_with("  report")).map(|l| format!("{l}\n")).collect();
+                    let kept: String = sums
+                        .lines()
+                        .filter(|l| !l.ends_with("  report"))
+                        .map(|l| format!("{l}\n"))
+                        .collect();
                     std::fs::write(&sums_path, kept).unwrap();
                     "does not name report"
                 }
                 "SHA256SUMS-dup" => {
-                    std::fs::write(&sums_path, format!("{sums}{}  guard\n", "0".repeat(64))).unwrap();
+                    std::fs::write(&sums_path, format!("{sums}{}  guard\n", "0".repeat(64)))
+                        .unwrap();
                     "names guard twice"
                 }
                 _ => {

@@ -148,13 +148,17 @@ fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunErro
     for (path, bytes) in BASE_FILES {
         let full = origin.join(path);
         if let Some(parent) = full.parent() {
-            std::fs::create_dir_all(parent).map_err(io_error(format!("create {}", parent.display())))?;
+            std::fs::create_dir_all(parent)
+                .map_err(io_error(format!("create {}", parent.display())))?;
         }
         std::fs::write(&full, bytes).map_err(io_error(format!("write {}", full.display())))?;
     }
     git_text(&origin, &["init", "-q", "-b", BASE_BRANCH])?;
     git_text(&origin, &["add", "--all"])?;
-    git_text(&origin, &["commit", "-q", "-m", "Sample base for agent-team local-run"])?;
+    git_text(
+        &origin,
+        &["commit", "-q", "-m", "Sample base for agent-team local-run"],
+    )?;
     let base = git_text(&origin, &["rev-parse", "HEAD"])?;
 
     let github = SimulatedGitHub::start(&origin, &base, opts.scenario)?;
@@ -168,7 +172,8 @@ fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunErro
 
     // The dispatcher's side: the diff file, the key.
     let dispatch_dir = root.join("dispatcher");
-    std::fs::create_dir_all(&dispatch_dir).map_err(io_error("create the dispatcher's directory"))?;
+    std::fs::create_dir_all(&dispatch_dir)
+        .map_err(io_error("create the dispatcher's directory"))?;
     let diff_file = dispatch_dir.join(format!("{}.patch", sample.task_id()));
     std::fs::write(&diff_file, sample.diff()).map_err(io_error("write the sample diff"))?;
     let key = dispatch_key()?;
@@ -188,7 +193,8 @@ fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunErro
             key: &key,
         },
     )?;
-    let dispatched = github.wait_for_dispatch(&mut || dispatcher.running(), Duration::from_secs(120))?;
+    let dispatched =
+        github.wait_for_dispatch(&mut || dispatcher.running(), Duration::from_secs(120))?;
     runner.say(&format!(
         "  the simulated GitHub received the dispatch: run {} on {}\n",
         dispatched.run_id,
@@ -228,14 +234,19 @@ fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunErro
     let (build_test, build_test_report) = if guard == gate::JobResult::Success {
         jobs::build_test::play(runner, &ctx)?
     } else {
-        skipped(runner, "build-test", "its dependency `guard` did not succeed")?
+        skipped(
+            runner,
+            "build-test",
+            "its dependency `guard` did not succeed",
+        )?
     };
     let decided = jobs::decide::play(runner, &ctx, &guard, &build_test)?;
     decision_summary(runner, &ctx, &decided)?;
     let mut published = None;
     let publish_report = if decided.result == gate::JobResult::Success && decided.passed {
         prepare_scenario(runner, &github, &origin, &base, &task_id, opts.scenario)?;
-        let (_, report, result) = jobs::publish::play(runner, &ctx, &guard, &build_test, &decided.result)?;
+        let (_, report, result) =
+            jobs::publish::play(runner, &ctx, &guard, &build_test, &decided.result)?;
         published = Some(result);
         report
     } else {
@@ -245,9 +256,16 @@ fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunErro
     };
     github.finish_run(
         ctx.dispatched.run_id,
-        vec![guard_report, build_test_report, decided.report, publish_report],
+        vec![
+            guard_report,
+            build_test_report,
+            decided.report,
+            publish_report,
+        ],
     )?;
-    runner.say("\nthe run's jobs are recorded on the simulated GitHub; the dispatcher reads them\n")?;
+    runner.say(
+        "\nthe run's jobs are recorded on the simulated GitHub; the dispatcher reads them\n",
+    )?;
     let end = dispatcher.finish()?;
     report_dispatch(runner, &end)?;
     report_github(runner, &github, &task_id, published.as_ref())?;
@@ -330,7 +348,8 @@ fn prepare_scenario(
         }
         PublicationScenario::BranchElsewhere => {
             let path = origin.join("SOMEONE-ELSE.md");
-            std::fs::write(&path, b"someone else's commit\n").map_err(io_error("write SOMEONE-ELSE.md"))?;
+            std::fs::write(&path, b"someone else's commit\n")
+                .map_err(io_error("write SOMEONE-ELSE.md"))?;
             git_text(origin, &["checkout", "-q", "-b", "someone-else"])?;
             git_text(origin, &["add", "SOMEONE-ELSE.md"])?;
             git_text(origin, &["commit", "-q", "-m", "Someone else's commit"])?;
@@ -346,7 +365,11 @@ fn prepare_scenario(
 
 fn install_step(runner: &mut Runner<'_>, binaries: &Binaries) -> Result<(), LocalRunError> {
     let (source, must_be_static, how) = match binaries {
-        Binaries::StaticBuild(dir) => (dir, true, format!("built by `{}`", install::BUILD_COMMAND_LINE)),
+        Binaries::StaticBuild(dir) => (
+            dir,
+            true,
+            format!("built by `{}`", install::BUILD_COMMAND_LINE),
+        ),
         Binaries::Given(dir) => (dir, false, "given with --binaries".to_owned()),
     };
     let release = runner.root.join("release");
@@ -371,9 +394,7 @@ fn install_step(runner: &mut Runner<'_>, binaries: &Binaries) -> Result<(), Loca
         );
     }
     runner.say(&text)?;
-    if must_be_static
-        && let Some(item) = installed.iter().find(|i| i.linking != Linking::Static)
-    {
+    if must_be_static && let Some(item) = installed.iter().find(|i| i.linking != Linking::Static) {
         return Err(LocalRunError::Setup(format!(
             "{} is not statically linked: {}",
             item.name,
@@ -383,16 +404,25 @@ fn install_step(runner: &mut Runner<'_>, binaries: &Binaries) -> Result<(), Loca
     Ok(())
 }
 
-fn report_dispatch(runner: &mut Runner<'_>, end: &jobs::dispatcher::DispatchEnd) -> Result<(), LocalRunError> {
+fn report_dispatch(
+    runner: &mut Runner<'_>,
+    end: &jobs::dispatcher::DispatchEnd,
+) -> Result<(), LocalRunError> {
     let mut text = String::from("\ndispatcher's result (agent-team-apply/dispatch-result/v1):\n");
     let _ = writeln!(
         text,
         "  gate dispatch: exit {}",
-        end.exit_code.map_or("(signal)".to_owned(), |c| c.to_string())
+        end.exit_code
+            .map_or("(signal)".to_owned(), |c| c.to_string())
     );
     match &end.doc {
         Some(doc) => {
-            let _ = writeln!(text, "  decision: {} (exit {})", neutralize(&doc.decision), doc.exit_code);
+            let _ = writeln!(
+                text,
+                "  decision: {} (exit {})",
+                neutralize(&doc.decision),
+                doc.exit_code
+            );
             let _ = writeln!(text, "  diff sha256: {}", neutralize(&doc.diff_sha256));
             for job in &doc.jobs {
                 let _ = writeln!(
@@ -427,7 +457,11 @@ fn report_dispatch(runner: &mut Runner<'_>, end: &jobs::dispatcher::DispatchEnd)
                 let _ = writeln!(text, "  reason: {}", neutralize(reason));
             }
             if let Some(tail) = &doc.log_tail {
-                let _ = writeln!(text, "  log tail of {} (non-authoritative):", neutralize(&tail.job));
+                let _ = writeln!(
+                    text,
+                    "  log tail of {} (non-authoritative):",
+                    neutralize(&tail.job)
+                );
                 for line in tail.text.lines() {
                     let _ = writeln!(text, "    | {}", neutralize(line));
                 }
@@ -479,7 +513,11 @@ fn report_github(
         text.push_str("  no pull request\n");
     }
     for (number, draft, head) in pulls {
-        let _ = writeln!(text, "  pull request #{number} from {} (draft: {draft})", neutralize(&head));
+        let _ = writeln!(
+            text,
+            "  pull request #{number} from {} (draft: {draft})",
+            neutralize(&head)
+        );
     }
     for (name, head, conclusion) in github.check_runs() {
         let _ = writeln!(
@@ -509,7 +547,13 @@ fn summarize(lines: &[String]) -> String {
     }
     parts
         .iter()
-        .map(|(line, count)| if *count > 1 { format!("{line} (x{count})") } else { line.clone() })
+        .map(|(line, count)| {
+            if *count > 1 {
+                format!("{line} (x{count})")
+            } else {
+                line.clone()
+            }
+        })
         .collect::<Vec<_>>()
         .join(", ")
 }

@@ -108,7 +108,8 @@ fn run(cli: &Cli) -> u8 {
 
 /// The static build, in the target directory this executable was built in.
 fn build() -> Result<PathBuf, String> {
-    let exe = std::env::current_exe().map_err(|e| format!("cannot locate local-run itself: {e}"))?;
+    let exe =
+        std::env::current_exe().map_err(|e| format!("cannot locate local-run itself: {e}"))?;
     // target/<profile>/local-run: the target directory is two levels up.
     let target_dir = exe
         .parent()

@@ -23,7 +23,9 @@ fn stage_binaries() -> &'static Path {
         let target = dir.parent().unwrap();
         let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
         let status = Command::new(cargo)
-            .args(["build", "--locked", "-q", "-p", "guard", "-p", "gate", "-p", "report"])
+            .args([
+                "build", "--locked", "-q", "-p", "guard", "-p", "gate", "-p", "report",
+            ])
             .arg("--target-dir")
             .arg(target)
             .env_remove("CARGO_TARGET_DIR")
@@ -73,7 +75,10 @@ fn contains_all(stdout: &str, needles: &[&str]) {
 
 fn contains_none(stdout: &str, needles: &[&str]) {
     for needle in needles {
-        assert!(!stdout.contains(needle), "unexpected {needle:?} in\n{stdout}");
+        assert!(
+            !stdout.contains(needle),
+            "unexpected {needle:?} in\n{stdout}"
+        );
     }
 }
 
@@ -335,11 +340,14 @@ fn a_branch_holding_someone_elses_commit_is_a_typed_refusal_with_nothing_written
     let out = local_run(&["--scenario", "branch-elsewhere"], &[]);
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
-    let other = value_after(&stdout, "scenario branch-elsewhere: agent-team/local-accept already exists at")
-        .split(',')
-        .next()
-        .unwrap()
-        .to_owned();
+    let other = value_after(
+        &stdout,
+        "scenario branch-elsewhere: agent-team/local-accept already exists at",
+    )
+    .split(',')
+    .next()
+    .unwrap()
+    .to_owned();
     contains_all(
         &stdout,
         &[

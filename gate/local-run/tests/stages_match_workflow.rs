@@ -12,7 +12,9 @@ use local_run::stage::{STAGES, StageSpec, WORKFLOW};
 use serde_json::Value;
 
 fn workflow_text() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(WORKFLOW);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(WORKFLOW);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -139,7 +141,7 @@ fn check_stage(workflow: &Value, spec: &StageSpec) -> Result<(), String> {
             spec.program, spec.subcommand
         ));
     }
-    if found.iter().any(|flags| *flags == want) {
+    if found.contains(&want) {
         Ok(())
     } else {
         Err(format!(
@@ -172,7 +174,10 @@ fn every_stage_is_the_workflow_step_of_that_name_with_the_same_flags() {
         .keys()
         .map(String::as_str)
         .collect();
-    assert_eq!(jobs, declared, "a job of the workflow that local-run does not play");
+    assert_eq!(
+        jobs, declared,
+        "a job of the workflow that local-run does not play"
+    );
     for job in jobs {
         assert!(
             STAGES
@@ -191,10 +196,20 @@ fn the_reader_sees_flags_behind_continuations_equals_signs_and_arrays() {
                   /opt/agent-team/bin/gate verify-dispatch \\\n  --repository=\"$R\" --ref=\"$F\" || exit 1\n\
                   sudo env X=1 /opt/agent-team/bin/guard run --repo w -- bash -c \"--not-a-flag\"\n\
                   gate publish-plan \"${scope_args[@]}\" --out p\n";
-    let set = |flags: &[&str]| flags.iter().map(|f| (*f).to_owned()).collect::<BTreeSet<_>>();
+    let set = |flags: &[&str]| {
+        flags
+            .iter()
+            .map(|f| (*f).to_owned())
+            .collect::<BTreeSet<_>>()
+    };
     assert_eq!(
         invocations(script, "report", "build-test"),
-        vec![set(&["--run", "--tree-before", "--tree-after", "--verdict"])]
+        vec![set(&[
+            "--run",
+            "--tree-before",
+            "--tree-after",
+            "--verdict"
+        ])]
     );
     assert_eq!(
         invocations(script, "gate", "verify-dispatch"),
@@ -226,11 +241,23 @@ fn a_workflow_that_drifts_from_the_table_fails() {
             "Decide from the upstream job results",
         ),
         // A flag renamed, behind `=`.
-        ("--mac=\"$DISPATCH_MAC\"", "--tag=\"$DISPATCH_MAC\"", "Verify the dispatcher's signature"),
+        (
+            "--mac=\"$DISPATCH_MAC\"",
+            "--tag=\"$DISPATCH_MAC\"",
+            "Verify the dispatcher's signature",
+        ),
         // A flag renamed inside the array the command expands.
-        ("scope_args+=(\"--scope=$glob\")", "scope_args+=(\"--glob=$glob\")", "Plan the publication"),
+        (
+            "scope_args+=(\"--scope=$glob\")",
+            "scope_args+=(\"--glob=$glob\")",
+            "Plan the publication",
+        ),
         // A flag removed from guard run's continuation lines.
-        (" --max-output 8388608", "", "Build and test the patched tree, then check what it wrote"),
+        (
+            " --max-output 8388608",
+            "",
+            "Build and test the patched tree, then check what it wrote",
+        ),
         // The step renamed.
         (
             "- name: Verify the dispatcher's signature",
@@ -238,12 +265,24 @@ fn a_workflow_that_drifts_from_the_table_fails() {
             "Verify the dispatcher's signature",
         ),
         // Another subcommand.
-        ("/opt/agent-team/bin/gate publish --plan", "/opt/agent-team/bin/gate upload --plan", "Publish, prove the tree"),
+        (
+            "/opt/agent-team/bin/gate publish --plan",
+            "/opt/agent-team/bin/gate upload --plan",
+            "Publish, prove the tree",
+        ),
         // Another program.
-        ("\"$bin/guard\" check --diff", "\"$bin/report\" check --diff", "Validate the diff as data"),
+        (
+            "\"$bin/guard\" check --diff",
+            "\"$bin/report\" check --diff",
+            "Validate the diff as data",
+        ),
     ];
     for (from, to, step) in mutations {
-        assert_eq!(text.matches(from).count(), 1, "mutation anchor {from:?} is not unique");
+        assert_eq!(
+            text.matches(from).count(),
+            1,
+            "mutation anchor {from:?} is not unique"
+        );
         let mutated = text.replacen(from, to, 1);
         let errors = check_all(&parse(&mutated));
         assert!(
@@ -261,22 +300,44 @@ fn a_table_that_drifts_from_the_workflow_fails() {
         let mut extra: Vec<&'static str> = spec.flags.to_vec();
         extra.push("--extra");
         let leaked: &'static [&'static str] = Box::leak(extra.into_boxed_slice());
-        let with_extra = StageSpec { flags: leaked, ..*spec };
-        assert!(check_stage(&workflow, &with_extra).is_err(), "{spec:?} + --extra");
+        let with_extra = StageSpec {
+            flags: leaked,
+            ..*spec
+        };
+        assert!(
+            check_stage(&workflow, &with_extra).is_err(),
+            "{spec:?} + --extra"
+        );
         if let Some((_, fewer)) = spec.flags.split_last() {
-            let without_last = StageSpec { flags: fewer, ..*spec };
-            assert!(check_stage(&workflow, &without_last).is_err(), "{spec:?} - last flag");
+            let without_last = StageSpec {
+                flags: fewer,
+                ..*spec
+            };
+            assert!(
+                check_stage(&workflow, &without_last).is_err(),
+                "{spec:?} - last flag"
+            );
         }
         let other_job = StageSpec {
-            job: if spec.job == "guard" { "publish" } else { "guard" },
+            job: if spec.job == "guard" {
+                "publish"
+            } else {
+                "guard"
+            },
             ..*spec
         };
         if other_job.step != local_run::stage::VALIDATE_INPUTS
             && other_job.step != "Decide again from the upstream job results"
         {
-            assert!(check_stage(&workflow, &other_job).is_err(), "{spec:?} in another job");
+            assert!(
+                check_stage(&workflow, &other_job).is_err(),
+                "{spec:?} in another job"
+            );
         }
-        let other_subcommand = StageSpec { subcommand: "version", ..*spec };
+        let other_subcommand = StageSpec {
+            subcommand: "version",
+            ..*spec
+        };
         assert!(check_stage(&workflow, &other_subcommand).is_err());
     }
 }

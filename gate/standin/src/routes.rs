@@ -454,7 +454,11 @@ pub fn complete_run(state: &mut State, run_id: u64, outcome: Outcome) -> bool {
 }
 
 /// See [`crate::StandIn::finish_run_with_jobs`].
-pub fn finish_run_with_jobs(state: &mut State, run_id: u64, reports: Vec<crate::JobReport>) -> bool {
+pub fn finish_run_with_jobs(
+    state: &mut State,
+    run_id: u64,
+    reports: Vec<crate::JobReport>,
+) -> bool {
     let Some(index) = state.runs.iter().position(|r| r.id == run_id) else {
         return false;
     };

@@ -25,7 +25,10 @@ const BUILD_TIMEOUT_SECONDS: &str = "600";
 /// `guard run --max-output`, as the workflow passes it.
 const MAX_OUTPUT: &str = "8388608";
 
-pub fn play(runner: &mut Runner<'_>, ctx: &Context) -> Result<(JobResult, JobReport), LocalRunError> {
+pub fn play(
+    runner: &mut Runner<'_>,
+    ctx: &Context,
+) -> Result<(JobResult, JobReport), LocalRunError> {
     let mut job = Job::start(
         runner,
         "build-test",
@@ -34,14 +37,21 @@ pub fn play(runner: &mut Runner<'_>, ctx: &Context) -> Result<(JobResult, JobRep
     if !validate_inputs(runner, &mut job, BUILD_TEST_INPUTS)? {
         return job.finish(runner);
     }
-    let trusted = check_out(runner, &mut job, ctx, "Check out the dispatched commit (trusted)", "trusted")?;
+    let trusted = check_out(
+        runner,
+        &mut job,
+        ctx,
+        "Check out the dispatched commit (trusted)",
+        "trusted",
+    )?;
     let work = check_out(runner, &mut job, ctx, "Check out the base commit", "work")?;
     let policy = read_policy(runner, &mut job, &trusted)?;
     let Some(diff) = fetch_diff(runner, &mut job, ctx)? else {
         return job.finish(runner);
     };
     let report_dir = job.dir.join("report");
-    std::fs::create_dir_all(&report_dir).map_err(io_error(format!("create {}", report_dir.display())))?;
+    std::fs::create_dir_all(&report_dir)
+        .map_err(io_error(format!("create {}", report_dir.display())))?;
     let verdict = report_dir.join("verdict.json");
     let baseline = job.dir.join("tree-baseline.json");
     let tree_after_apply = report_dir.join("tree-after-apply.json");
@@ -81,7 +91,8 @@ pub fn play(runner: &mut Runner<'_>, ctx: &Context) -> Result<(JobResult, JobRep
         print_tree_doc(runner, doc.as_ref())?;
         applied = end.ok();
         if applied {
-            let bytes = std::fs::read(&baseline).map_err(io_error(format!("read {}", baseline.display())))?;
+            let bytes = std::fs::read(&baseline)
+                .map_err(io_error(format!("read {}", baseline.display())))?;
             // The workflow pins it in a step output, which the build cannot rewrite.
             baseline_sha256 = hash::sha256_hex(&bytes);
             runner.say(&format!("    baseline_sha256={baseline_sha256}\n"))?;
@@ -173,5 +184,6 @@ fn toolchain_bin_dir() -> PathBuf {
 fn isolation_unavailable(end: &StepEnd, output: &Output, report: &Path) -> bool {
     *end == StepEnd::Error("exit 2 (an error, not a verdict)".to_owned())
         && !report.exists()
-        && String::from_utf8_lossy(&output.stderr).contains("network isolation could not be established")
+        && String::from_utf8_lossy(&output.stderr)
+            .contains("network isolation could not be established")
 }

@@ -22,15 +22,25 @@ pub fn play(
     guard: &JobResult,
     build_test: &JobResult,
 ) -> Result<Decided, LocalRunError> {
-    let mut job = Job::start(runner, "decide", "no environment, no secret; if: !cancelled()")?;
+    let mut job = Job::start(
+        runner,
+        "decide",
+        "no environment, no secret; if: !cancelled()",
+    )?;
     if !validate_inputs(runner, &mut job, DECIDE_INPUTS)? {
         let (result, report) = job.finish(runner)?;
-        return Ok(Decided { result, report, passed: false, reasons: String::new() });
+        return Ok(Decided {
+            result,
+            report,
+            passed: false,
+            reasons: String::new(),
+        });
     }
     let needs = needs_json(&[("guard", guard, &[]), ("build-test", build_test, &[])]);
     show_needs(runner, &needs)?;
     let github_output = job.dir.join("github_output");
-    std::fs::write(&github_output, b"").map_err(crate::io_error("create the GITHUB_OUTPUT file"))?;
+    std::fs::write(&github_output, b"")
+        .map_err(crate::io_error("create the GITHUB_OUTPUT file"))?;
     let (end, _) = runner.stage(
         Invocation::new(GATE_DECIDE)
             .flag("--needs", &needs)
@@ -49,5 +59,10 @@ pub fn play(
         require_pass(runner, &mut job, passed)?;
     }
     let (result, report) = job.finish(runner)?;
-    Ok(Decided { result, report, passed, reasons })
+    Ok(Decided {
+        result,
+        report,
+        passed,
+        reasons,
+    })
 }

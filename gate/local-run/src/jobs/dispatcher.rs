@@ -82,8 +82,10 @@ impl Dispatcher {
             runner.command_line("gate", &argv),
             runner.show(&stdout)
         ))?;
-        let out = std::fs::File::create(&stdout).map_err(io_error(format!("create {}", stdout.display())))?;
-        let err = std::fs::File::create(&stderr).map_err(io_error(format!("create {}", stderr.display())))?;
+        let out = std::fs::File::create(&stdout)
+            .map_err(io_error(format!("create {}", stdout.display())))?;
+        let err = std::fs::File::create(&stderr)
+            .map_err(io_error(format!("create {}", stderr.display())))?;
         let mut cmd = Command::new(runner.bin_dir.join("gate"));
         cmd.args(&argv).env_clear();
         if let Some(path) = std::env::var_os("PATH") {
@@ -112,7 +114,10 @@ impl Dispatcher {
 
     /// Waits for it to end and reads what it printed.
     pub fn finish(mut self) -> Result<DispatchEnd, LocalRunError> {
-        let status = self.child.wait().map_err(io_error("wait for gate dispatch"))?;
+        let status = self
+            .child
+            .wait()
+            .map_err(io_error("wait for gate dispatch"))?;
         let doc = std::fs::read(&self.stdout)
             .ok()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok());

@@ -8,12 +8,17 @@ use contract::verdict::VerdictDoc;
 use gate::decide::JobResult;
 use github_standin::JobReport;
 
-use super::{Context, Job, check_out, fetch_diff, read_json, read_policy, validate_inputs, verdict_evidence};
+use super::{
+    Context, Job, check_out, fetch_diff, read_json, read_policy, validate_inputs, verdict_evidence,
+};
 use crate::LocalRunError;
 use crate::samples::{BASE_BRANCH, REPOSITORY};
 use crate::stage::{GUARD_CHECK, GUARD_INPUTS, GUARD_READINESS, Invocation, Runner};
 
-pub fn play(runner: &mut Runner<'_>, ctx: &Context) -> Result<(JobResult, JobReport), LocalRunError> {
+pub fn play(
+    runner: &mut Runner<'_>,
+    ctx: &Context,
+) -> Result<(JobResult, JobReport), LocalRunError> {
     let mut job = Job::start(
         runner,
         "guard",
@@ -22,7 +27,13 @@ pub fn play(runner: &mut Runner<'_>, ctx: &Context) -> Result<(JobResult, JobRep
     if !validate_inputs(runner, &mut job, GUARD_INPUTS)? {
         return job.finish(runner);
     }
-    let trusted = check_out(runner, &mut job, ctx, "Check out the dispatched commit (trusted)", "trusted")?;
+    let trusted = check_out(
+        runner,
+        &mut job,
+        ctx,
+        "Check out the dispatched commit (trusted)",
+        "trusted",
+    )?;
     let base = check_out(runner, &mut job, ctx, "Check out the base commit", "base")?;
     let policy = read_policy(runner, &mut job, &trusted)?;
     let Some(diff) = fetch_diff(runner, &mut job, ctx)? else {

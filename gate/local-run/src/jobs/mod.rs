@@ -21,13 +21,13 @@ pub mod publish;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use ::guard::hash;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use contract::tree::VerifyTreeDoc;
 use contract::verdict::VerdictDoc;
 use gate::decide::JobResult;
 use github_standin::JobReport;
-use ::guard::hash;
 
 use crate::github::Dispatched;
 use crate::samples::DEFAULT_POLICY;
@@ -194,7 +194,10 @@ pub fn read_policy(
         (DEFAULT_POLICY.as_bytes().to_vec(), "the embedded default")
     };
     std::fs::write(&path, bytes).map_err(io_error(format!("write {}", path.display())))?;
-    runner.say(&format!("  - {STEP}\n    {}: {source}\n", runner.show(&path)))?;
+    runner.say(&format!(
+        "  - {STEP}\n    {}: {source}\n",
+        runner.show(&path)
+    ))?;
     job.step(STEP, true);
     Ok(path)
 }
@@ -287,7 +290,10 @@ pub fn print_tree_doc(
 
 /// `toJSON(needs)` as GitHub renders it: two-space indentation, keys in `needs:` order, each
 /// job's `result` and `outputs`.
-pub fn needs_json(jobs: &[(&str, &JobResult, &[(&str, &str)])]) -> String {
+/// One entry of `needs`: the job, its result, its outputs (name, value).
+pub type Need<'a> = (&'a str, &'a JobResult, &'a [(&'a str, &'a str)]);
+
+pub fn needs_json(jobs: &[Need<'_>]) -> String {
     let mut out = String::from("{\n");
     for (i, (job, result, outputs)) in jobs.iter().enumerate() {
         let comma = if i + 1 < jobs.len() { "," } else { "" };
@@ -313,7 +319,8 @@ pub fn needs_json(jobs: &[(&str, &JobResult, &[(&str, &str)])]) -> String {
 /// Shows `toJSON(needs)` and aliases it in command lines as the workflow passes it.
 pub fn show_needs(runner: &mut Runner<'_>, needs: &str) -> Result<(), LocalRunError> {
     runner.alias(needs, "\"$NEEDS_JSON\"");
-    let mut shown = String::from("  - NEEDS_JSON = toJSON(needs), from the jobs' real conclusions:\n");
+    let mut shown =
+        String::from("  - NEEDS_JSON = toJSON(needs), from the jobs' real conclusions:\n");
     for line in needs.lines() {
         let _ = writeln!(shown, "      {line}");
     }
@@ -330,8 +337,8 @@ pub fn decision_output(
     if let StepEnd::Error(what) = end {
         return Err(LocalRunError::Stage(format!("gate decide failed: {what}")));
     }
-    let text = std::fs::read_to_string(github_output)
-        .map_err(io_error("read the GITHUB_OUTPUT file"))?;
+    let text =
+        std::fs::read_to_string(github_output).map_err(io_error("read the GITHUB_OUTPUT file"))?;
     let entries = contract::github_output::parse(&text)
         .map_err(|e| LocalRunError::Stage(format!("gate decide's GITHUB_OUTPUT: {e}")))?;
     let word = contract::github_output::last(&entries, "gate")
@@ -363,7 +370,11 @@ pub fn decision_output(
 }
 
 /// "Require a pass decision": the step output, checked a second time.
-pub fn require_pass(runner: &mut Runner<'_>, job: &mut Job, passed: bool) -> Result<bool, LocalRunError> {
+pub fn require_pass(
+    runner: &mut Runner<'_>,
+    job: &mut Job,
+    passed: bool,
+) -> Result<bool, LocalRunError> {
     const STEP: &str = "Require a pass decision";
     if passed {
         runner.say(&format!("  - {STEP}: gate is 'pass'\n"))?;

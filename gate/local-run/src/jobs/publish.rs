@@ -51,7 +51,13 @@ pub fn play(
         };
     }
     stop_unless!(validate_inputs(runner, &mut job, PUBLISH_INPUTS)?);
-    let trusted = check_out(runner, &mut job, ctx, "Check out the dispatched commit (trusted)", "trusted")?;
+    let trusted = check_out(
+        runner,
+        &mut job,
+        ctx,
+        "Check out the dispatched commit (trusted)",
+        "trusted",
+    )?;
     let policy = read_policy(runner, &mut job, &trusted)?;
 
     // Its own decision, from the jobs' results (decide's included).
@@ -62,7 +68,8 @@ pub fn play(
     ]);
     show_needs(runner, &needs)?;
     let github_output = job.dir.join("github_output");
-    std::fs::write(&github_output, b"").map_err(crate::io_error("create the GITHUB_OUTPUT file"))?;
+    std::fs::write(&github_output, b"")
+        .map_err(crate::io_error("create the GITHUB_OUTPUT file"))?;
     let decision = job.dir.join("decision.json");
     let (end, _) = runner.stage(
         Invocation::new(GATE_REDECIDE)
@@ -99,7 +106,11 @@ pub fn play(
     let scope = Scope::parse(&ctx.dispatched.input("declared_scope")).map_err(|errors| {
         LocalRunError::Stage(format!(
             "declared_scope: {}",
-            errors.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
         ))
     })?;
     let plan = job.dir.join("plan.json");
@@ -119,7 +130,11 @@ pub fn play(
     for glob in scope.globs() {
         invocation = invocation.flag("--scope", glob);
     }
-    let (end, _) = runner.stage(invocation.flag("--out", &plan).flag("--verdict-out", &verdict))?;
+    let (end, _) = runner.stage(
+        invocation
+            .flag("--out", &plan)
+            .flag("--verdict-out", &verdict),
+    )?;
     stop_unless!(job.step(GATE_PUBLISH_PLAN.step, end.ok()));
     let plan_doc: Option<PublishPlanDoc> = read_json(&plan);
     if let Some(doc) = &plan_doc {
@@ -144,7 +159,10 @@ pub fn play(
             .flag("--verdict", &verdict)
             .flag(
                 "--details-url",
-                format!("https://github.com/{REPOSITORY}/actions/runs/{}", ctx.run_id()),
+                format!(
+                    "https://github.com/{REPOSITORY}/actions/runs/{}",
+                    ctx.run_id()
+                ),
             )
             .flag("--out", &result)
             .env("GH_TOKEN", &ctx.token)
@@ -180,7 +198,11 @@ fn print_plan(runner: &mut Runner<'_>, plan: &PublishPlanDoc) -> Result<(), Loca
     use std::fmt::Write as _;
     let input = &plan.input;
     let mut text = format!("    PUBLICATION PLAN ({})\n", plan.schema);
-    let _ = writeln!(text, "      branch:          {}", neutralize(&input.branch.branch_name));
+    let _ = writeln!(
+        text,
+        "      branch:          {}",
+        neutralize(&input.branch.branch_name)
+    );
     let _ = writeln!(text, "      expectedHeadOid: {}", input.expected_head_oid);
     let _ = writeln!(text, "      method:          {}", plan.method.name());
     let _ = writeln!(text, "      tree (git's):    {}", plan.tree);
@@ -190,7 +212,15 @@ fn print_plan(runner: &mut Runner<'_>, plan: &PublishPlanDoc) -> Result<(), Loca
     for deletion in &input.file_changes.deletions {
         let _ = writeln!(text, "      delete     {}", neutralize(&deletion.path));
     }
-    let _ = writeln!(text, "      commit headline: {}", neutralize(&input.message.headline));
-    let _ = writeln!(text, "      pull request:    {}", neutralize(&plan.pull_request.title));
+    let _ = writeln!(
+        text,
+        "      commit headline: {}",
+        neutralize(&input.message.headline)
+    );
+    let _ = writeln!(
+        text,
+        "      pull request:    {}",
+        neutralize(&plan.pull_request.title)
+    );
     runner.say(&text)
 }
