@@ -27,7 +27,7 @@ pub const STAGE_BINARIES: [&str; 3] = ["guard", "gate", "report"];
 pub const TARGET: &str = "x86_64-unknown-linux-gnu";
 /// The static build, as `.ci/run` runs it.
 pub const BUILD_COMMAND_LINE: &str = "RUSTFLAGS=\"-C target-feature=+crt-static\" cargo build \
-     --release --locked --target x86_64-unknown-linux-gnu --bin guard --bin gate --bin report";
+     --release --locked --workspace --target x86_64-unknown-linux-gnu --bin guard --bin gate --bin report";
 
 /// How an ELF executable is linked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,7 +134,7 @@ pub fn build_static(workspace: &Path, target_dir: &Path) -> Result<PathBuf, Loca
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(&cargo);
-    cmd.args(["build", "--release", "--locked", "--target", TARGET])
+    cmd.args(["build", "--release", "--locked", "--workspace", "--target", TARGET])
         .args(STAGE_BINARIES.iter().flat_map(|b| ["--bin", b]))
         .arg("--target-dir")
         .arg(target_dir)
