@@ -134,16 +134,24 @@ pub fn build_static(workspace: &Path, target_dir: &Path) -> Result<PathBuf, Loca
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(&cargo);
-    cmd.args(["build", "--release", "--locked", "--workspace", "--target", TARGET])
-        .args(STAGE_BINARIES.iter().flat_map(|b| ["--bin", b]))
-        .arg("--target-dir")
-        .arg(target_dir)
-        .env("RUSTFLAGS", "-C target-feature=+crt-static")
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("CARGO_TARGET_DIR")
-        .env_remove("CARGO_BUILD_TARGET")
-        .current_dir(workspace)
-        .stdin(Stdio::null());
+    cmd.args([
+        "build",
+        "--quiet",
+        "--release",
+        "--locked",
+        "--workspace",
+        "--target",
+        TARGET,
+    ])
+    .args(STAGE_BINARIES.iter().flat_map(|b| ["--bin", b]))
+    .arg("--target-dir")
+    .arg(target_dir)
+    .env("RUSTFLAGS", "-C target-feature=+crt-static")
+    .env_remove("CARGO_ENCODED_RUSTFLAGS")
+    .env_remove("CARGO_TARGET_DIR")
+    .env_remove("CARGO_BUILD_TARGET")
+    .current_dir(workspace)
+    .stdin(Stdio::null());
     let status = cmd
         .status()
         .map_err(io_error(format!("run {}", PathBuf::from(&cargo).display())))?;
