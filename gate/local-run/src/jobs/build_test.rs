@@ -10,8 +10,7 @@ use github_standin::JobReport;
 use guard::hash;
 
 use super::{
-    Context, Job, check_out, fetch_diff, print_tree_doc, read_json, read_policy, tree_evidence,
-    validate_inputs, verdict_evidence,
+    Context, Job, open_with_diff, print_tree_doc, read_json, tree_evidence, verdict_evidence,
 };
 use crate::samples::BUILD_COMMAND;
 use crate::stage::{
@@ -34,21 +33,10 @@ pub fn play(
         "build-test",
         "contents: read, no secrets; the only job that applies and runs the patch",
     )?;
-    if !validate_inputs(runner, &mut job, BUILD_TEST_INPUTS)? {
-        return job.finish(runner);
-    }
-    let trusted = check_out(
-        runner,
-        &mut job,
-        ctx,
-        "Check out the dispatched commit (trusted)",
-        "trusted",
-    )?;
-    let work = check_out(runner, &mut job, ctx, "Check out the base commit", "work")?;
-    let policy = read_policy(runner, &mut job, &trusted)?;
-    let Some(diff) = fetch_diff(runner, &mut job, ctx)? else {
+    let Some(opened) = open_with_diff(runner, &mut job, ctx, BUILD_TEST_INPUTS, "work")? else {
         return job.finish(runner);
     };
+    let (work, policy) = (opened.checkout.clone(), opened.policy.clone());
     let report_dir = job.dir.join("report");
     std::fs::create_dir_all(&report_dir)
         .map_err(io_error(format!("create {}", report_dir.display())))?;
@@ -60,13 +48,8 @@ pub fn play(
 
     // Step `apply`: guard apply, then the tree check that writes the baseline.
     let (end, _) = runner.stage(
-        Invocation::new(GUARD_APPLY)
-            .flag("--diff", &diff)
-            .flag("--expected-sha256", ctx.expected())
-            .flag("--declared-scope", ctx.dispatched.input("declared_scope"))
-            .flag("--policy", &policy)
-            .flag("--repo", &work)
-            .flag("--base", ctx.base())
+        opened
+            .diff_flags(Invocation::new(GUARD_APPLY), ctx)
             .flag("--verdict-out", &verdict),
     )?;
     runner.evidence(

@@ -8,9 +8,7 @@ use contract::verdict::VerdictDoc;
 use gate::decide::JobResult;
 use github_standin::JobReport;
 
-use super::{
-    Context, Job, check_out, fetch_diff, read_json, read_policy, validate_inputs, verdict_evidence,
-};
+use super::{Context, Job, open_with_diff, read_json, verdict_evidence};
 use crate::LocalRunError;
 use crate::samples::{BASE_BRANCH, REPOSITORY};
 use crate::stage::{GUARD_CHECK, GUARD_INPUTS, GUARD_READINESS, Invocation, Runner};
@@ -24,31 +22,13 @@ pub fn play(
         "guard",
         "contents: read; validates the diff as data, never applies it",
     )?;
-    if !validate_inputs(runner, &mut job, GUARD_INPUTS)? {
-        return job.finish(runner);
-    }
-    let trusted = check_out(
-        runner,
-        &mut job,
-        ctx,
-        "Check out the dispatched commit (trusted)",
-        "trusted",
-    )?;
-    let base = check_out(runner, &mut job, ctx, "Check out the base commit", "base")?;
-    let policy = read_policy(runner, &mut job, &trusted)?;
-    let Some(diff) = fetch_diff(runner, &mut job, ctx)? else {
+    let Some(opened) = open_with_diff(runner, &mut job, ctx, GUARD_INPUTS, "base")? else {
         return job.finish(runner);
     };
-
     let verdict = job.dir.join("verdict.json");
     let (end, _) = runner.stage(
-        Invocation::new(GUARD_CHECK)
-            .flag("--diff", &diff)
-            .flag("--expected-sha256", ctx.expected())
-            .flag("--declared-scope", ctx.dispatched.input("declared_scope"))
-            .flag("--policy", &policy)
-            .flag("--repo", &base)
-            .flag("--base", ctx.base())
+        opened
+            .diff_flags(Invocation::new(GUARD_CHECK), ctx)
             .flag("--format", "json")
             .stdout_to(&verdict),
     )?;
@@ -83,12 +63,12 @@ pub fn play(
     let readiness = job.dir.join("readiness.json");
     let (end, _) = runner.stage(
         Invocation::new(GUARD_READINESS)
-            .flag("--repo", &base)
+            .flag("--repo", &opened.checkout)
             .flag("--base", ctx.base())
             .flag("--branch", format!("agent-team/{}", ctx.task_id()))
             .flag("--base-branch", BASE_BRANCH)
             .flag("--repository", REPOSITORY)
-            .flag("--policy", &policy)
+            .flag("--policy", &opened.policy)
             .flag("--format", "json")
             .stdout_to(&readiness),
     )?;

@@ -31,7 +31,7 @@ use github_standin::JobReport;
 
 use crate::github::Dispatched;
 use crate::samples::DEFAULT_POLICY;
-use crate::stage::{Evidence, Runner, StageSpec, StepEnd, checkout};
+use crate::stage::{Evidence, Invocation, Runner, StageSpec, StepEnd, checkout};
 use crate::{LocalRunError, io_error};
 
 /// What every job reads: the dispatch as GitHub received it, and where the repository is.
@@ -231,6 +231,56 @@ pub fn fetch_diff(
     ))?;
     job.step(STEP, ok);
     Ok(ok.then_some(path))
+}
+
+/// What the steps that open `guard` and `build-test` leave: the checkout of the base, the policy,
+/// the re-hashed diff.
+pub struct Opened {
+    pub checkout: PathBuf,
+    pub policy: PathBuf,
+    pub diff: PathBuf,
+}
+
+impl Opened {
+    /// `--diff --expected-sha256 --declared-scope --policy --repo --base`: what `guard check`
+    /// and `guard apply` are given.
+    pub fn diff_flags(&self, invocation: Invocation, ctx: &Context) -> Invocation {
+        invocation
+            .flag("--diff", &self.diff)
+            .flag("--expected-sha256", ctx.expected())
+            .flag("--declared-scope", ctx.dispatched.input("declared_scope"))
+            .flag("--policy", &self.policy)
+            .flag("--repo", &self.checkout)
+            .flag("--base", ctx.base())
+    }
+}
+
+/// `guard inputs`, the trusted checkout, the checkout of the base at `path`, the policy and the
+/// diff; `None` when a step failed (the job's later steps do not run).
+pub fn open_with_diff(
+    runner: &mut Runner<'_>,
+    job: &mut Job,
+    ctx: &Context,
+    inputs: StageSpec,
+    path: &str,
+) -> Result<Option<Opened>, LocalRunError> {
+    if !validate_inputs(runner, job, inputs)? {
+        return Ok(None);
+    }
+    let trusted = check_out(
+        runner,
+        job,
+        ctx,
+        "Check out the dispatched commit (trusted)",
+        "trusted",
+    )?;
+    let checkout = check_out(runner, job, ctx, "Check out the base commit", path)?;
+    let policy = read_policy(runner, job, &trusted)?;
+    Ok(fetch_diff(runner, job, ctx)?.map(|diff| Opened {
+        checkout,
+        policy,
+        diff,
+    }))
 }
 
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {
