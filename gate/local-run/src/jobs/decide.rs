@@ -4,9 +4,9 @@
 use gate::decide::JobResult;
 use github_standin::JobReport;
 
-use super::{Context, Job, decision_output, needs_json, require_pass, show_needs, validate_inputs};
+use super::{Context, Job, require_pass, run_decide, validate_inputs};
 use crate::LocalRunError;
-use crate::stage::{DECIDE_INPUTS, GATE_DECIDE, Invocation, Runner};
+use crate::stage::{DECIDE_INPUTS, GATE_DECIDE, Runner};
 
 /// The job's conclusion, its report, whether it passed (its `gate` output) and the reasons.
 pub struct Decided {
@@ -36,22 +36,13 @@ pub fn play(
             reasons: String::new(),
         });
     }
-    let needs = needs_json(&[("guard", guard, &[]), ("build-test", build_test, &[])]);
-    show_needs(runner, &needs)?;
-    let github_output = job.dir.join("github_output");
-    std::fs::write(&github_output, b"")
-        .map_err(crate::io_error("create the GITHUB_OUTPUT file"))?;
-    let (end, _) = runner.stage(
-        Invocation::new(GATE_DECIDE)
-            .flag("--needs", &needs)
-            .flag("--require", "guard,build-test")
-            .flag("--run-id", ctx.run_id())
-            .flag("--diff-sha256", ctx.expected())
-            .flag("--github-output", &github_output)
-            .flag("--format", "json")
-            .stdout_to(&job.dir.join("decision.json")),
+    let (end, passed, reasons) = run_decide(
+        runner,
+        &job,
+        ctx,
+        GATE_DECIDE,
+        &[("guard", guard, &[]), ("build-test", build_test, &[])],
     )?;
-    let (passed, reasons) = decision_output(runner, &end, &github_output)?;
     job.step(GATE_DECIDE.step, end.ok());
     if job.failed() {
         job.step("Require a pass decision", false);

@@ -377,6 +377,35 @@ pub fn show_needs(runner: &mut Runner<'_>, needs: &str) -> Result<(), LocalRunEr
     runner.say(&shown)
 }
 
+/// A decide step: `toJSON(needs)` of `needs`, `gate decide --require <the needs' jobs>` with a
+/// fresh GITHUB_OUTPUT, the decision document in the job's `decision.json`. Returns the stage's
+/// end, whether it passed and its reasons (an exit that disagrees with its output is an error).
+pub fn run_decide(
+    runner: &mut Runner<'_>,
+    job: &Job,
+    ctx: &Context,
+    spec: StageSpec,
+    needs: &[Need<'_>],
+) -> Result<(StepEnd, bool, String), LocalRunError> {
+    let text = needs_json(needs);
+    show_needs(runner, &text)?;
+    let github_output = job.dir.join("github_output");
+    std::fs::write(&github_output, b"").map_err(io_error("create the GITHUB_OUTPUT file"))?;
+    let require: Vec<&str> = needs.iter().map(|(name, _, _)| *name).collect();
+    let (end, _) = runner.stage(
+        Invocation::new(spec)
+            .flag("--needs", &text)
+            .flag("--require", require.join(","))
+            .flag("--run-id", ctx.run_id())
+            .flag("--diff-sha256", ctx.expected())
+            .flag("--github-output", &github_output)
+            .flag("--format", "json")
+            .stdout_to(&job.dir.join("decision.json")),
+    )?;
+    let (passed, reasons) = decision_output(runner, &end, &github_output)?;
+    Ok((end, passed, reasons))
+}
+
 /// `gate decide`'s GITHUB_OUTPUT (`gate`, `reasons`), read with the shared reader; an exit that
 /// disagrees with the output is an error.
 pub fn decision_output(

@@ -12,8 +12,8 @@ use guard::escape::neutralize;
 use guard::inputs::Scope;
 
 use super::{
-    Context, Job, check_out, decision_output, fetch_diff, needs_json, read_json, read_policy,
-    require_pass, show_needs, validate_inputs,
+    Context, Job, check_out, fetch_diff, read_json, read_policy, require_pass, run_decide,
+    validate_inputs,
 };
 use crate::LocalRunError;
 use crate::samples::{BASE_BRANCH, REPOSITORY};
@@ -61,27 +61,18 @@ pub fn play(
     let policy = read_policy(runner, &mut job, &trusted)?;
 
     // Its own decision, from the jobs' results (decide's included).
-    let needs = needs_json(&[
-        ("guard", guard, &[]),
-        ("build-test", build_test, &[]),
-        ("decide", decide, &[("gate", "pass")]),
-    ]);
-    show_needs(runner, &needs)?;
-    let github_output = job.dir.join("github_output");
-    std::fs::write(&github_output, b"")
-        .map_err(crate::io_error("create the GITHUB_OUTPUT file"))?;
-    let decision = job.dir.join("decision.json");
-    let (end, _) = runner.stage(
-        Invocation::new(GATE_REDECIDE)
-            .flag("--needs", &needs)
-            .flag("--require", "guard,build-test,decide")
-            .flag("--run-id", ctx.run_id())
-            .flag("--diff-sha256", ctx.expected())
-            .flag("--github-output", &github_output)
-            .flag("--format", "json")
-            .stdout_to(&decision),
+    let (end, passed, _) = run_decide(
+        runner,
+        &job,
+        ctx,
+        GATE_REDECIDE,
+        &[
+            ("guard", guard, &[]),
+            ("build-test", build_test, &[]),
+            ("decide", decide, &[("gate", "pass")]),
+        ],
     )?;
-    let (passed, _) = decision_output(runner, &end, &github_output)?;
+    let decision = job.dir.join("decision.json");
     stop_unless!(job.step(GATE_REDECIDE.step, end.ok()));
     stop_unless!(require_pass(runner, &mut job, passed)?);
 
