@@ -647,3 +647,110 @@ pub fn checkout(origin: &Path, dest: &Path, sha: &str) -> Result<(), LocalRunErr
     git_text(dest, &["checkout", "-q", "--detach", sha])?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    #[test]
+    fn an_invocation_must_pass_exactly_the_tables_flags() {
+        let full = || {
+            GUARD_VERIFY_TREE
+                .flags
+                .iter()
+                .fold(Invocation::new(GUARD_VERIFY_TREE), |inv, f| {
+                    inv.flag(f, "x")
+                })
+        };
+        assert!(full().check().is_ok());
+        // Repeating a flag is the same set.
+        assert!(full().flag("--repo", "y").check().is_ok());
+        let err = full().flag("--extra", "x").check().unwrap_err().to_string();
+        assert!(
+            err.contains("--extra") && err.contains("verify-tree"),
+            "{err}"
+        );
+        let missing = GUARD_VERIFY_TREE.flags[1..]
+            .iter()
+            .fold(Invocation::new(GUARD_VERIFY_TREE), |inv, f| {
+                inv.flag(f, "x")
+            });
+        assert!(missing.check().is_err());
+        // The one deviation is passed before the flags and does not count as one of them.
+        let args = full().deviation("--no-isolation-because", "why").args();
+        assert_eq!(args[..3], ["verify-tree", "--no-isolation-because", "why"]);
+        assert!(
+            full()
+                .deviation("--no-isolation-because", "why")
+                .check()
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn every_stage_of_the_table_is_unique_and_runs_an_installed_binary() {
+        let mut seen = BTreeSet::new();
+        for spec in STAGES {
+            assert!(
+                ["guard", "gate", "report"].contains(&spec.program),
+                "{spec:?}"
+            );
+            assert!(
+                seen.insert((spec.job, spec.step, spec.subcommand)),
+                "{spec:?} twice"
+            );
+            let flags: BTreeSet<&str> = spec.flags.iter().copied().collect();
+            assert_eq!(flags.len(), spec.flags.len(), "{spec:?} repeats a flag");
+            assert!(spec.flags.iter().all(|f| f.starts_with("--")), "{spec:?}");
+        }
+    }
+
+    #[test]
+    fn secrets_and_the_root_never_reach_the_output_or_a_job_log() {
+        let root = PathBuf::from("/tmp/agent-team-local-run-XYZ");
+        let mut out = Vec::new();
+        {
+            let mut runner = Runner::new(&mut out, root.clone(), root.join("bin"));
+            runner.secret("s3cr3t-token");
+            runner
+                .say("token s3cr3t-token in /tmp/agent-team-local-run-XYZ/guard\n")
+                .unwrap();
+            let line = runner.command_line(
+                "gate",
+                &[
+                    "publish".into(),
+                    "--token=s3cr3t-token".into(),
+                    "a\u{1b}[2Jb".into(),
+                ],
+            );
+            assert!(!line.contains("s3cr3t-token"), "{line}");
+            assert!(!line.contains('\u{1b}'), "{line}");
+            runner.records.push(StageRecord {
+                job: "publish",
+                step: "Publish",
+                command_line: line,
+                end: StepEnd::Exit(1),
+                evidence: vec![Evidence {
+                    rule: "r".into(),
+                    detail: "s3cr3t-token at /tmp/agent-team-local-run-XYZ/x".into(),
+                }],
+            });
+            let log = runner.job_log("publish");
+            assert!(
+                !log.contains("s3cr3t-token") && !log.contains("local-run-XYZ"),
+                "{log}"
+            );
+            assert!(log.contains("Publish: exit 1"), "{log}");
+            runner
+                .say_verbatim("root /tmp/agent-team-local-run-XYZ s3cr3t-token\n")
+                .unwrap();
+        }
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text,
+            "token *** in $RUN/guard\nroot /tmp/agent-team-local-run-XYZ ***\n"
+        );
+    }
+}
