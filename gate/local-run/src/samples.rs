@@ -1,7 +1,7 @@
 //! The bundled samples: the base tree of a small Rust crate and three candidate diffs, embedded so
 //! that local-run works from any directory.
 
-/// The declared scope of both samples.
+/// The declared scope of every sample.
 pub const SCOPE: &[&str] = &["src/**", "docs/**", "build.rs"];
 /// The caller's `build-command`, which build-test runs under `guard run` as
 /// `bash -euo pipefail -c <command>`: the sample crate has no dependencies, and nothing can be
