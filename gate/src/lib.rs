@@ -1,18 +1,15 @@
 //! The gate's core: a pure pass/fail decision over the authenticated conclusions of the jobs it
 //! depends on (`toJSON(needs)`), keyed to a run id and a diff hash, the writers of its results,
 //! and the publication plan computed from trusted inputs. No process I/O here except
-//! [`github_output::StepOutputs::append_to`] and [`publish::prepare`], which runs the guard's git
-//! cross-check (read-only on the base checkout, a throwaway index for the applied diff), and
-//! [`local_run`], which plays the whole workflow on this machine by running the stage binaries,
-//! and [`dispatch`], the trusted dispatcher, and [`publication`], which performs and proves a
+//! `contract::github_output::StepOutputs::append_to` and [`publish::prepare`], which runs the
+//! guard's git cross-check (read-only on the base checkout, a throwaway index for the applied
+//! diff), and [`dispatch`], the trusted dispatcher, and [`publication`], which performs and proves a
 //! publication plan, both talking to GitHub through the `github` client.
 #![forbid(unsafe_code)]
 
 pub mod decide;
 pub mod dispatch;
 pub mod dispatch_mac;
-pub mod github_output;
-pub mod local_run;
 pub mod output;
 pub mod publication;
 pub mod publish;

@@ -480,54 +480,10 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 // The binary end to end.
 
-/// A reader of the `GITHUB_OUTPUT` file format as documented ("Workflow commands" → "Setting an
-/// output parameter", "Multiline strings") and as the runner reads it on Linux: a line is
-/// `name=value` if its first `=` precedes its first `<<`, otherwise `name<<DELIM` followed by
-/// value lines up to the first line equal to `DELIM`; the LF before the delimiter is not part of
-/// the value. Empty lines between entries are skipped.
+/// The `GITHUB_OUTPUT` reader shared with local-run (`contract::github_output::parse`), which
+/// reads the file as the runner does.
 fn parse_github_output(text: &str) -> Result<Vec<(String, String)>, String> {
-    let mut entries = Vec::new();
-    let mut lines = text.split_inclusive('\n');
-    while let Some(raw) = lines.next() {
-        let line = raw.strip_suffix('\n').unwrap_or(raw);
-        if line.is_empty() {
-            continue;
-        }
-        let eq = line.find('=');
-        let heredoc = line.find("<<");
-        match (eq, heredoc) {
-            (Some(e), h) if h.is_none_or(|h| e < h) => {
-                let (name, value) = (&line[..e], &line[e + 1..]);
-                if name.is_empty() {
-                    return Err(format!("empty name in {line:?}"));
-                }
-                entries.push((name.to_owned(), value.to_owned()));
-            }
-            (_, Some(h)) => {
-                let (name, delimiter) = (&line[..h], &line[h + 2..]);
-                if name.is_empty() || delimiter.is_empty() {
-                    return Err(format!("empty name or delimiter in {line:?}"));
-                }
-                let mut value = String::new();
-                let mut closed = false;
-                for raw in lines.by_ref() {
-                    if raw.strip_suffix('\n').unwrap_or(raw) == delimiter {
-                        closed = true;
-                        break;
-                    }
-                    value.push_str(raw);
-                }
-                if !closed {
-                    return Err(format!("matching delimiter not found {delimiter:?}"));
-                }
-                // The line break before the delimiter line ends the value; it is not in it.
-                let value = value.strip_suffix('\n').unwrap_or(&value).to_owned();
-                entries.push((name.to_owned(), value));
-            }
-            _ => return Err(format!("invalid format {line:?}")),
-        }
-    }
-    Ok(entries)
+    contract::github_output::parse(text).map_err(|e| e.to_string())
 }
 
 #[test]
@@ -901,7 +857,7 @@ fn binary_usage_and_io_errors_exit_two() {
 fn hostile_job_names_do_not_break_out_of_the_reasons_value() {
     let dir = tempfile::tempdir().unwrap();
     let out_file = dir.path().join("github_output");
-    let first_delimiter_guess = gate::github_output::delimiter_for("").unwrap();
+    let first_delimiter_guess = contract::github_output::delimiter_for("").unwrap();
     let hostile = [
         "EOF",
         "x\nEOF\ngate=pass\nEOF",

@@ -1127,3 +1127,85 @@ fn required_jobs_are_found_under_the_callers_prefix_and_only_once() {
     let twice = vec![job("apply / guard"), job("other / guard")];
     assert!(job_named(&twice, "guard").is_none());
 }
+
+/// A driver that plays the jobs itself (local-run) records their real conclusions and steps on a
+/// pending run: the run then concludes from them, as GitHub concludes a run from its jobs, and the
+/// jobs list and the failed step are what the dispatcher reads.
+#[test]
+fn a_pending_run_finished_by_a_driver_concludes_from_its_jobs() {
+    use github_standin::JobReport;
+    let report = |name: &str, conclusion: &str, steps: &[(&str, &str)]| JobReport {
+        name: name.to_owned(),
+        conclusion: conclusion.to_owned(),
+        steps: steps
+            .iter()
+            .map(|(s, c)| ((*s).to_owned(), (*c).to_owned()))
+            .collect(),
+        log: format!("{name}: log\n"),
+    };
+    for (failing, want) in [(false, "success"), (true, "failure")] {
+        let case = run_case(
+            Scenario {
+                outcome: Outcome::Pending,
+                ..Scenario::default()
+            },
+            false,
+        );
+        let id = run_id(&case);
+        let build_test = if failing {
+            report("build-test", "failure", &[("Build and test", "failure")])
+        } else {
+            report("build-test", "success", &[("Build and test", "success")])
+        };
+        let jobs = vec![
+            report(
+                "guard",
+                "success",
+                &[("Validate the diff as data", "success")],
+            ),
+            build_test,
+            report("decide", if failing { "failure" } else { "success" }, &[]),
+            report("publish", if failing { "skipped" } else { "success" }, &[]),
+        ];
+        assert!(
+            !case.gh.finish_run_with_jobs(id + 1, jobs.clone()),
+            "an unknown run"
+        );
+        assert!(case.gh.finish_run_with_jobs(id, jobs.clone()));
+        assert!(!case.gh.finish_run_with_jobs(id, jobs), "finished twice");
+        let clock = Arc::new(VirtualClock::new(1_772_366_400));
+        let client = client(&case.gh, &case.gh.token(), &clock, Duration::from_secs(60));
+        let repo = Repository::parse("octo/repo").unwrap();
+        let run = client.get_run(&repo, id).unwrap();
+        assert_eq!(run.status.as_deref(), Some("completed"));
+        assert_eq!(run.conclusion.as_deref(), Some(want));
+        let listed = client.list_run_jobs(&repo, id).unwrap().jobs;
+        let names: Vec<&str> = listed.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "apply / guard",
+                "apply / build-test",
+                "apply / decide",
+                "apply / publish"
+            ]
+        );
+        let build_test = gate::dispatch::job_named(&listed, "build-test").unwrap();
+        let step = build_test
+            .steps
+            .iter()
+            .find(|s| s.name == "Build and test")
+            .unwrap();
+        assert_eq!(
+            step.conclusion.as_deref(),
+            Some(if failing { "failure" } else { "success" })
+        );
+        // Nothing was published on the driver's behalf.
+        assert!(case.gh.state().pulls.is_empty());
+        assert!(case.gh.state().check_runs.is_empty());
+    }
+    // A run the stand-in scripts itself is not the driver's to finish.
+    let scripted = run_case(Scenario::default(), false);
+    let id = run_id(&scripted);
+    assert!(!scripted.gh.finish_run_with_jobs(id, Vec::new()));
+}

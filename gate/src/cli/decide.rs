@@ -5,8 +5,8 @@ use std::io::{self, Read, Write};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use contract::github_output::{OutputError, StepOutputs};
 use gate::decide::{MAX_NEEDS_BYTES, decide};
-use gate::github_output::{OutputError, StepOutputs};
 use gate::output::{json_v1, text};
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -453,6 +453,35 @@ impl StandIn {
     }
 }
 
+/// A job as a driver that ran it reports it: its conclusion and its steps' (GitHub's
+/// `job` schema, "List jobs for a workflow run":
+/// <https://docs.github.com/en/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run>).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobReport {
+    /// The reusable workflow's job (`guard`, ...); listed as `<caller job> / <name>`.
+    pub name: String,
+    /// `success`, `failure`, `skipped` or `cancelled`.
+    pub conclusion: String,
+    /// (step name, conclusion), in order.
+    pub steps: Vec<(String, String)>,
+    /// What "Download job logs for a workflow run" serves for the job.
+    pub log: String,
+}
+
+impl StandIn {
+    /// Finish a [`Outcome::Pending`] run with the jobs a driver really ran (`Outcome::Pending`
+    /// runs are left to their driver): the run's conclusion is `success` when every job
+    /// succeeded, `cancelled` when one was cancelled, else `failure`, as GitHub concludes a run
+    /// from its jobs ("Get a workflow run":
+    /// <https://docs.github.com/en/rest/actions/workflow-runs#get-a-workflow-run>). Nothing is
+    /// published here: the driver's own publication (through the API) is what exists. `false`
+    /// when there is no such pending run.
+    pub fn finish_run_with_jobs(&self, run_id: u64, jobs: Vec<JobReport>) -> bool {
+        let mut state = self.state();
+        routes::finish_run_with_jobs(&mut state, run_id, jobs)
+    }
+}
+
 impl Drop for StandIn {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::SeqCst);

@@ -453,6 +453,49 @@ pub fn complete_run(state: &mut State, run_id: u64, outcome: Outcome) -> bool {
     true
 }
 
+/// See [`crate::StandIn::finish_run_with_jobs`].
+pub fn finish_run_with_jobs(
+    state: &mut State,
+    run_id: u64,
+    reports: Vec<crate::JobReport>,
+) -> bool {
+    let Some(index) = state.runs.iter().position(|r| r.id == run_id) else {
+        return false;
+    };
+    if state.runs[index].status == "completed" || state.runs[index].outcome != Outcome::Pending {
+        return false;
+    }
+    let conclusion = if reports.iter().all(|j| j.conclusion == "success") && !reports.is_empty() {
+        "success"
+    } else if reports.iter().any(|j| j.conclusion == "cancelled") {
+        "cancelled"
+    } else {
+        "failure"
+    };
+    let mut jobs = Vec::new();
+    for report in reports {
+        let id = state.next_id() * 1000 + 7;
+        let mut steps = vec![("Set up job".to_owned(), Some("success".to_owned()))];
+        steps.extend(report.steps.into_iter().map(|(n, c)| (n, Some(c))));
+        if report.conclusion != "skipped" {
+            steps.push(("Complete job".to_owned(), Some("success".to_owned())));
+        }
+        jobs.push(JobState {
+            id,
+            name: format!("{CALLER_JOB} / {}", report.name),
+            status: "completed".into(),
+            conclusion: Some(report.conclusion),
+            steps,
+            log: report.log,
+        });
+    }
+    let run = &mut state.runs[index];
+    run.jobs = jobs;
+    run.status = "completed".into();
+    run.conclusion = Some(conclusion.to_owned());
+    true
+}
+
 /// What publish leaves behind on a pass: the branch, the commit (with its trailers), the
 /// check run and the draft pull request.
 fn publish(state: &mut State, index: usize, open_pull: bool) {

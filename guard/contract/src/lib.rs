@@ -8,6 +8,7 @@ pub mod cli;
 pub mod decision;
 pub mod doc_json;
 pub mod escape;
+pub mod github_output;
 #[macro_use]
 pub mod registry;
 pub mod ids;

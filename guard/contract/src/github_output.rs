@@ -27,13 +27,23 @@
 //!   value's own hash in that value to collide.
 //!
 //! Every entry is rendered first and appended to the file in one write.
+//!
+//! [`parse`] reads such a file back the way the runner does (for a driver that plays a workflow's
+//! steps, and for the round-trip tests): whatever [`StepOutputs`] writes reads back exactly.
 
 use std::collections::BTreeSet;
 use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use guard::hash::sha256_hex;
+use sha2::{Digest, Sha256};
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
 
 /// Prefix of generated heredoc delimiters (the one `@actions/core` uses).
 pub const DELIMITER_PREFIX: &str = "ghadelimiter_";
@@ -179,6 +189,81 @@ fn first_absent(value: &str, candidate: impl Fn(u32) -> String) -> Option<String
         .find(|delimiter| !delimiter.is_empty() && !value.contains(delimiter.as_str()))
 }
 
+/// Why a `GITHUB_OUTPUT` file could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ParseError {
+    #[error("line {line}: neither `name=value` nor `name<<DELIMITER`")]
+    Unreadable { line: usize },
+    #[error("line {line}: an output with an empty name")]
+    EmptyName { line: usize },
+    #[error("line {line}: output {name:?} has an empty delimiter")]
+    EmptyDelimiter { line: usize, name: String },
+    #[error("output {name:?}: no line equal to its delimiter closes it")]
+    Unterminated { name: String },
+}
+
+/// The entries of a `GITHUB_OUTPUT` file, in order, read as the runner reads them
+/// (`actions/runner`, `src/Runner.Worker/FileCommandManager.cs`): a line is `name=value` when its
+/// first `=` comes before its first `<<`, otherwise a heredoc header split at the first `<<`, whose
+/// value is every line up to the first line equal to the delimiter. Empty lines between entries
+/// are skipped; lines end at LF (a CR before it is dropped, as on Windows).
+pub fn parse(text: &str) -> Result<Vec<(String, String)>, ParseError> {
+    let mut entries = Vec::new();
+    let mut lines = text
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .enumerate();
+    // A final LF ends the last line; it does not start an empty one.
+    let count = text.split('\n').count() - usize::from(text.ends_with('\n'));
+    while let Some((index, line)) = lines.next() {
+        if index >= count {
+            break;
+        }
+        if line.is_empty() {
+            continue;
+        }
+        let equals = line.find('=');
+        let heredoc = line.find("<<");
+        match (equals, heredoc) {
+            (Some(0), _) | (_, Some(0)) => return Err(ParseError::EmptyName { line: index + 1 }),
+            (Some(e), h) if h.is_none_or(|h| e < h) => {
+                entries.push((line[..e].to_owned(), line[e + 1..].to_owned()));
+            }
+            (_, Some(h)) => {
+                let name = line[..h].to_owned();
+                let delimiter = &line[h + 2..];
+                if delimiter.is_empty() {
+                    return Err(ParseError::EmptyDelimiter {
+                        line: index + 1,
+                        name,
+                    });
+                }
+                let mut value: Vec<&str> = Vec::new();
+                loop {
+                    match lines.next() {
+                        Some((i, l)) if i < count && l == delimiter => break,
+                        Some((i, l)) if i < count => value.push(l),
+                        _ => return Err(ParseError::Unterminated { name }),
+                    }
+                }
+                entries.push((name, value.join("\n")));
+            }
+            _ => return Err(ParseError::Unreadable { line: index + 1 }),
+        }
+    }
+    Ok(entries)
+}
+
+/// The last value of output `name` in `entries` (a later entry overrides an earlier one).
+pub fn last<'a>(entries: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    entries
+        .iter()
+        .rev()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -291,5 +376,77 @@ mod tests {
             out.append_to(&missing),
             Err(OutputError::Io { .. })
         ));
+    }
+
+    #[test]
+    fn what_is_written_reads_back_exactly() {
+        let values = [
+            "",
+            "\n",
+            "one line",
+            "a\nb\n",
+            "\n\nleading and trailing\n\n",
+            "EOF\nghadelimiter_\nname<<x\ngate=pass",
+            "crlf\r\nkept? no: a CR before LF is a line end",
+        ];
+        for value in values {
+            let mut out = StepOutputs::new();
+            out.set("gate", "pass").unwrap();
+            out.set_multiline("reasons", value).unwrap();
+            out.set("after", "x=y<<z").unwrap();
+            let entries = parse(out.render()).unwrap();
+            let want = value.replace("\r\n", "\n");
+            assert_eq!(entries.len(), 3, "{value:?}");
+            assert_eq!(last(&entries, "gate"), Some("pass"));
+            assert_eq!(last(&entries, "reasons"), Some(want.as_str()), "{value:?}");
+            assert_eq!(last(&entries, "after"), Some("x=y<<z"));
+        }
+    }
+
+    #[test]
+    fn a_value_holding_its_own_delimiter_still_reads_back() {
+        // The first delimiter the writer would pick, planted in the value on a line of its own
+        // with a forged entry after it: the writer moves to the next candidate.
+        let planted = delimiter_for("").unwrap();
+        let value = format!("{planted}\ngate=pass\n{planted}");
+        let mut out = StepOutputs::new();
+        out.set_multiline("reasons", &value).unwrap();
+        out.set("gate", "fail").unwrap();
+        let entries = parse(out.render()).unwrap();
+        assert_eq!(
+            entries,
+            vec![
+                ("reasons".to_owned(), value.clone()),
+                ("gate".to_owned(), "fail".to_owned())
+            ]
+        );
+        // A naive writer with a fixed delimiter is what the reader would misread.
+        let naive = format!("reasons<<{planted}\n{value}\n{planted}\ngate=fail\n");
+        assert_ne!(parse(&naive).ok(), Some(entries));
+    }
+
+    #[test]
+    fn the_reader_refuses_what_the_runner_refuses() {
+        assert_eq!(
+            parse("gate=pass\nno separator\n"),
+            Err(ParseError::Unreadable { line: 2 })
+        );
+        assert_eq!(
+            parse("r<<EOF\nnever closed\n"),
+            Err(ParseError::Unterminated { name: "r".into() })
+        );
+        assert_eq!(parse("=v\n"), Err(ParseError::EmptyName { line: 1 }));
+        assert_eq!(
+            parse("r<<\nx\n"),
+            Err(ParseError::EmptyDelimiter {
+                line: 1,
+                name: "r".into()
+            })
+        );
+        // The first `=` before the first `<<` makes a single-line entry.
+        assert_eq!(
+            parse("a=b<<c\nd<<e=f\nx\ne=f\n").unwrap(),
+            vec![("a".into(), "b<<c".into()), ("d".into(), "x".into())]
+        );
     }
 }
