@@ -185,10 +185,31 @@ pub fn resolved_spelling(path: &str) -> String {
         .map(|c| {
             let stripped = strip_hfs_ignorable(c);
             let name = stripped.split(':').next().unwrap_or_default();
-            name.trim_end_matches(['.', ' ']).to_owned()
+            name.trim_end_matches(['.', ' '])
+                .chars()
+                .map(|ch| ascii_case_twin(ch).unwrap_or(ch))
+                .collect::<String>()
         })
         .collect::<Vec<_>>()
         .join("/")
+}
+
+/// The ASCII letter a case-insensitive file system takes `ch` for, when `ch` is not ASCII: its
+/// one-character lower or upper case is an ASCII letter. APFS folds the Kelvin sign `K` to `k`
+/// and the long s `ſ` to `s` (Unicode case folding); NTFS compares upper cases, where `ſ` is `S`
+/// and the dotless `ı` is `I`. So `.huſky/`, `.vſcode/` and `.gıthub/` are `.husky/`, `.vscode/`
+/// and `.github/` on a Windows or macOS checkout, and the denylist must see them so.
+pub fn ascii_case_twin(ch: char) -> Option<char> {
+    if ch.is_ascii() {
+        return None;
+    }
+    let mut lower = ch.to_lowercase();
+    let mut upper = ch.to_uppercase();
+    let single = |first: Option<char>, rest: Option<char>| match (first, rest) {
+        (Some(c), None) if c.is_ascii_alphabetic() => Some(c.to_ascii_lowercase()),
+        _ => None,
+    };
+    single(lower.next(), lower.next()).or_else(|| single(upper.next(), upper.next()))
 }
 
 /// The key under which a case- and normalization-insensitive file system (macOS, Windows) finds
@@ -199,6 +220,7 @@ pub fn collision_key(path: &[u8]) -> String {
     String::from_utf8_lossy(path)
         .nfd()
         .filter(|&c| !is_hfs_ignorable(c))
+        .map(|c| ascii_case_twin(c).unwrap_or(c))
         .flat_map(char::to_lowercase)
         .collect()
 }
@@ -392,6 +414,7 @@ pub fn fold_component(component: &[u8]) -> String {
     let mut folded: String = String::from_utf8_lossy(component)
         .nfd()
         .filter(|&c| !is_hfs_ignorable(c))
+        .map(|c| ascii_case_twin(c).unwrap_or(c))
         .flat_map(char::to_lowercase)
         .collect();
     let kept = folded.trim_end_matches(['.', ' ']).len();
@@ -569,6 +592,41 @@ mod tests {
             collision_key("cafe\u{301}.txt".as_bytes())
         );
         assert_ne!(collision_key(b"a.txt"), collision_key(b"b.txt"));
+    }
+
+    /// Every non-ASCII character whose one-character lower or upper case is an ASCII letter is
+    /// that letter on a case-insensitive file system; the list is derived from the Unicode tables
+    /// (not written by hand), and no other character is folded.
+    #[test]
+    fn ascii_case_twins_are_exactly_the_unicode_ones() {
+        let mut twins = Vec::new();
+        for ch in (0x80..=0x10FFFF).filter_map(char::from_u32) {
+            if let Some(ascii) = ascii_case_twin(ch) {
+                twins.push((ch, ascii));
+            }
+        }
+        assert_eq!(
+            twins,
+            vec![('\u{131}', 'i'), ('\u{17f}', 's'), ('\u{212a}', 'k')],
+            "dotless i, long s, Kelvin sign"
+        );
+        assert_eq!(
+            resolved_spelling(".hu\u{17f}ky/pre-commit"),
+            ".husky/pre-commit"
+        );
+        assert_eq!(
+            resolved_spelling(".g\u{131}thub/workflows/x.yml"),
+            ".github/workflows/x.yml"
+        );
+        assert_eq!(resolved_spelling("lefthoo\u{212a}.yml"), "lefthook.yml");
+        assert_eq!(
+            resolved_spelling("docs/\u{130}stanbul.md"),
+            "docs/\u{130}stanbul.md"
+        );
+        assert_eq!(
+            collision_key("\u{17f}rc/a".as_bytes()),
+            collision_key(b"SRC/a")
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ crate::registry! {
         MalformedDiff => "malformed-diff": "The diff is not in the canonical form `git diff` emits.",
         AmbiguousDiff => "ambiguous-diff": "Headers of one file patch name different files, or git could read the bytes differently.",
         EmptyDiff => "empty-diff": "The diff patches no file.",
-        DeniedPath => "denied-path": "A path on either side of a file patch is in the denied trust-control surface: as spelled, as macOS and Windows resolve it (ignorable code points, trailing dots, streams, 8.3 short names), or as the target of a denied symbolic link of the base.",
+        DeniedPath => "denied-path": "A path on either side of a file patch is in the denied trust-control surface: as spelled, as macOS and Windows resolve it (ignorable code points, trailing dots, streams, 8.3 short names, the letters they take for ASCII ones: ſ, ı, K), or as the target of a denied symbolic link of the base.",
         ProtectedPath => "protected-path": "A path on either side of a file patch is in the protected list: listed for a human's review (`protected: review`, the default, which does not reject), rejected (`block`) or ignored (`allow`).",
         NoScope => "no-scope": "No declared scope was given; a scope is required.",
         OutOfScope => "out-of-scope": "A path on either side of a file patch matches no declared scope glob.",
