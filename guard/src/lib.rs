@@ -11,6 +11,7 @@ pub mod apply;
 pub mod check;
 pub mod diff;
 pub mod folded;
+pub mod glob;
 pub mod git;
 pub mod hash;
 pub mod inputs;
