@@ -56,7 +56,7 @@ fn class_item() -> impl Strategy<Value = String> {
             &[
                 "a-z", "A-Z", "0-9", "z-a", "-", "]", "/", ".-0", "!-~", "+-/", "/-9", "a-", "--a",
                 "a-b-c", "é-ü", "a-é", "ÿ-Ā", "[:alpha:]", "[:upper:]", "[:punct:]", "[:space:]",
-                "[:foo:]", "[:toolongname:]", "[:", "[:ALPHA:]", "\\", "^", "!", "k", "K",
+                "[:foo:]", "[:toolongname:]", "[:abcdefgh:]", "[:abcdefghi:]", "[:", "[:ALPHA:]", "\\", "^", "!", "k", "K",
                 "\u{212A}", "[", "a-[:alpha:]",
             ][..]
         )
@@ -387,6 +387,11 @@ const TABLE: &[(&str, &str, bool, bool)] = &[
     ("[!a]", "/", false, false),
     ("[.-0]", "/", false, false),
     ("[.-0]", "0", false, true),
+    ("[.-0]", ".", false, true),
+    ("[+-/]", ".", false, true),
+    ("[+-/]", "/", false, false),
+    ("[/-9]", "0", false, true),
+    ("[/-9]", "/", false, false),
     ("[é]", "é", false, false),
     ("[é][é]", "é", false, true),
     // Classes: `]` and `-` first, `-` last, negation, POSIX names.
@@ -400,6 +405,10 @@ const TABLE: &[(&str, &str, bool, bool)] = &[
     ("[[:digit:]]", "7", false, true),
     ("[[:digit:]]", "x", false, false),
     ("[[:foo:]]", "[", false, true),
+    ("[[:abcdefgh:]]", "[", false, true),
+    ("[[:abcdefgh:]]", "b]", false, false),
+    ("[[:abcdefghi:]]", "b]", false, true),
+    ("[[:Alpha:]]", "A]", false, true),
     // Alternatives: empty ones dropped, an empty group matches nothing.
     ("src/*.{rs,toml}", "src/a.rs", false, true),
     ("src/*.{rs,toml}", "src/b.toml", false, true),
