@@ -61,6 +61,13 @@ pub enum GlobError {
 pub struct Glob {
     states: Vec<State>,
     start: usize,
+    /// For an automaton of at most 64 states: per state, the consuming step as (bytes, the
+    /// closure of its target as a bit mask); the closure of `start` is `small_start`.
+    small: Option<(Vec<Option<(ByteSet, u64)>>, u64)>,
+    /// The pattern is `**/` followed by tokens that never match `/`: the automaton is of those
+    /// tokens alone and matches the path's last component (everything after its last `/`), which
+    /// is exactly when `(?:/?|.*/)` followed by them matches the whole path.
+    basename_only: bool,
 }
 
 impl Glob {
@@ -70,20 +77,62 @@ impl Glob {
             return Err(GlobError::TooLong);
         }
         let tokens = Parser::new(pattern).parse()?;
-        let mut compiler = Compiler {
+        let compiler = || Compiler {
             states: vec![State::Match],
             case_insensitive,
         };
+        if let [Token::RecursivePrefix, rest @ ..] = tokens.as_slice()
+            && !rest.is_empty()
+        {
+            let mut tail = compiler();
+            let start = tail.tokens(rest, 0);
+            let slash_free = tail.states.iter().all(|s| match s {
+                State::Byte { set, .. } => !set.contains(b'/'),
+                _ => true,
+            });
+            if slash_free {
+                return Ok(Glob::finish(tail.states, start, true));
+            }
+        }
+        let mut whole = compiler();
         let start = if tokens.len() == 1 && tokens.first() == Some(&Token::RecursivePrefix) {
             // globset's special case: `**` alone matches everything.
-            compiler.star(ByteSet::ALL, 0)
+            whole.star(ByteSet::ALL, 0)
         } else {
-            compiler.tokens(&tokens, 0)
+            whole.tokens(&tokens, 0)
         };
-        Ok(Glob {
-            states: compiler.states,
+        Ok(Glob::finish(whole.states, start, false))
+    }
+
+    fn finish(states: Vec<State>, start: usize, basename_only: bool) -> Glob {
+        let mut glob = Glob {
+            states,
             start,
-        })
+            small: None,
+            basename_only,
+        };
+        if glob.states.len() <= 64 {
+            let mask = |glob: &Glob, from: usize| {
+                let mut set = StateSet::new(glob.states.len());
+                glob.close(&mut set, &mut Vec::new(), from);
+                set.dense.iter().fold(0u64, |m, &s| m | 1u64 << s)
+            };
+            let steps = glob
+                .states
+                .iter()
+                .map(|s| match s {
+                    State::Byte { set, next } => Some((*set, mask(&glob, *next))),
+                    _ => None,
+                })
+                .collect();
+            glob.small = Some((steps, mask(&glob, start)));
+        }
+        glob
+    }
+
+    /// The number of automaton states (linear in the pattern's length).
+    pub fn automaton_size(&self) -> usize {
+        self.states.len()
     }
 
     /// Whether the whole of `path` matches.
@@ -93,6 +142,52 @@ impl Glob {
 
     /// Whether the whole of `path` matches.
     pub fn is_match_bytes(&self, path: &[u8]) -> bool {
+        let path = self.subject(path);
+        match &self.small {
+            Some((steps, start)) => Glob::simulate_mask(steps, *start, path),
+            None => self.simulate(path),
+        }
+    }
+
+    /// [`Glob::is_match`] by the general state-set simulation even when the automaton is small,
+    /// so tests can hold both simulations to the same answers.
+    #[doc(hidden)]
+    pub fn is_match_by_state_set(&self, path: &str) -> bool {
+        self.simulate(self.subject(path.as_bytes()))
+    }
+
+    /// What the automaton runs on: the whole path, or its last component.
+    fn subject<'p>(&self, path: &'p [u8]) -> &'p [u8] {
+        match (self.basename_only, memchr::memrchr(b'/', path)) {
+            (true, Some(slash)) => path.get(slash + 1..).unwrap_or_default(),
+            _ => path,
+        }
+    }
+
+    /// The simulation for automata of at most 64 states: the set of states is a bit mask.
+    fn simulate_mask(steps: &[Option<(ByteSet, u64)>], start: u64, path: &[u8]) -> bool {
+        let mut current = start;
+        for &byte in path {
+            let mut next = 0u64;
+            let mut rest = current;
+            while rest != 0 {
+                let s = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                if let Some(Some((set, to))) = steps.get(s)
+                    && set.contains(byte)
+                {
+                    next |= to;
+                }
+            }
+            if next == 0 {
+                return false;
+            }
+            current = next;
+        }
+        current & 1 == 1
+    }
+
+    fn simulate(&self, path: &[u8]) -> bool {
         let n = self.states.len();
         let mut current = StateSet::new(n);
         let mut next = StateSet::new(n);
@@ -234,7 +329,10 @@ impl ByteSet {
 #[derive(Debug, Clone)]
 enum State {
     /// Consume one byte of `set`, then go to `next`.
-    Byte { set: ByteSet, next: usize },
+    Byte {
+        set: ByteSet,
+        next: usize,
+    },
     /// Go to both, consuming nothing.
     Split(usize, usize),
     Match,
@@ -533,7 +631,8 @@ impl<'a> Parser<'a> {
             }
             return Ok(());
         }
-        if prev != Some('/') && (self.branches.len() <= 1 || (prev != Some(',') && prev != Some('{')))
+        if prev != Some('/')
+            && (self.branches.len() <= 1 || (prev != Some(',') && prev != Some('{')))
         {
             self.push_token(Token::ZeroOrMore)?;
             return self.push_token(Token::ZeroOrMore);
@@ -713,12 +812,27 @@ mod tests {
     #[test]
     fn errors() {
         assert_eq!(Glob::new("a[", false).err(), Some(GlobError::UnclosedClass));
-        assert_eq!(Glob::new("[z-a]", false).err(), Some(GlobError::InvalidRange('z', 'a')));
-        assert_eq!(Glob::new("a}", false).err(), Some(GlobError::UnopenedAlternates));
-        assert_eq!(Glob::new("{a", false).err(), Some(GlobError::UnclosedAlternates));
-        assert_eq!(Glob::new("a\\", false).err(), Some(GlobError::DanglingEscape));
+        assert_eq!(
+            Glob::new("[z-a]", false).err(),
+            Some(GlobError::InvalidRange('z', 'a'))
+        );
+        assert_eq!(
+            Glob::new("a}", false).err(),
+            Some(GlobError::UnopenedAlternates)
+        );
+        assert_eq!(
+            Glob::new("{a", false).err(),
+            Some(GlobError::UnclosedAlternates)
+        );
+        assert_eq!(
+            Glob::new("a\\", false).err(),
+            Some(GlobError::DanglingEscape)
+        );
         let deep = "{".repeat(101);
-        assert_eq!(Glob::new(&deep, false).err(), Some(GlobError::TooManyNestedAlternates));
+        assert_eq!(
+            Glob::new(&deep, false).err(),
+            Some(GlobError::TooManyNestedAlternates)
+        );
         let long = "a".repeat(MAX_GLOB_BYTES + 1);
         assert_eq!(Glob::new(&long, false).err(), Some(GlobError::TooLong));
     }

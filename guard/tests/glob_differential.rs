@@ -37,7 +37,15 @@ const SPECIALS: &[&str] = &[
 ];
 
 const WORDS: &[&str] = &[
-    ".github", "CODEOWNERS", "src", "lib.rs", "a.tf", "main", "x.y", "Workflows", "action.yml",
+    ".github",
+    "CODEOWNERS",
+    "src",
+    "lib.rs",
+    "a.tf",
+    "main",
+    "x.y",
+    "Workflows",
+    "action.yml",
 ];
 
 fn literal() -> impl Strategy<Value = String> {
@@ -45,19 +53,55 @@ fn literal() -> impl Strategy<Value = String> {
         proptest::sample::select(SPECIALS).prop_map(str::to_owned),
         proptest::sample::select(WORDS).prop_map(str::to_owned),
         any::<char>().prop_map(String::from),
-        proptest::sample::select(&[",", ":", "!", "^", "]", "[", "}", "{"][..]).prop_map(str::to_owned),
+        proptest::sample::select(&[",", ":", "!", "^", "]", "[", "}", "{"][..])
+            .prop_map(str::to_owned),
     ]
 }
 
 fn class_item() -> impl Strategy<Value = String> {
     prop_oneof![
-        proptest::sample::select(SPECIALS).prop_map(|s| s.chars().next().unwrap_or('a').to_string()),
+        proptest::sample::select(SPECIALS).prop_map(|s| s
+            .chars()
+            .next()
+            .unwrap_or('a')
+            .to_string()),
         proptest::sample::select(
             &[
-                "a-z", "A-Z", "0-9", "z-a", "-", "]", "/", ".-0", "!-~", "+-/", "/-9", "a-", "--a",
-                "a-b-c", "é-ü", "a-é", "ÿ-Ā", "[:alpha:]", "[:upper:]", "[:punct:]", "[:space:]",
-                "[:foo:]", "[:toolongname:]", "[:abcdefgh:]", "[:abcdefghi:]", "[:", "[:ALPHA:]", "\\", "^", "!", "k", "K",
-                "\u{212A}", "[", "a-[:alpha:]",
+                "a-z",
+                "A-Z",
+                "0-9",
+                "z-a",
+                "-",
+                "]",
+                "/",
+                ".-0",
+                "!-~",
+                "+-/",
+                "/-9",
+                "a-",
+                "--a",
+                "a-b-c",
+                "é-ü",
+                "a-é",
+                "ÿ-Ā",
+                "[:alpha:]",
+                "[:upper:]",
+                "[:punct:]",
+                "[:space:]",
+                "[:foo:]",
+                "[:toolongname:]",
+                "[:abcdefgh:]",
+                "[:abcdefghi:]",
+                "[:",
+                "[:ALPHA:]",
+                "\\",
+                "^",
+                "!",
+                "k",
+                "K",
+                "\u{212A}",
+                "[",
+                "a-[:alpha:]",
             ][..]
         )
         .prop_map(str::to_owned),
@@ -127,7 +171,9 @@ fn instantiate(pattern: &str, dice: &[u8]) -> String {
                     i += 1;
                 }
             }
-            '*' => out.push_str(["", "a", "x.y", "é", "/", "a/b", "K", "//"][usize::from(next() % 8)]),
+            '*' => {
+                out.push_str(["", "a", "x.y", "é", "/", "a/b", "K", "//"][usize::from(next() % 8)])
+            }
             '?' => out.push_str(["a", "é", "/", "-", "Z"][usize::from(next() % 5)]),
             '[' => {
                 let start = i;
@@ -135,7 +181,10 @@ fn instantiate(pattern: &str, dice: &[u8]) -> String {
                 while chars.get(end).is_some_and(|&c| c != ']') {
                     end += 1;
                 }
-                let inside: Vec<char> = chars.get(start..end.min(chars.len())).unwrap_or(&[]).to_vec();
+                let inside: Vec<char> = chars
+                    .get(start..end.min(chars.len()))
+                    .unwrap_or(&[])
+                    .to_vec();
                 if inside.is_empty() || next() % 4 == 0 {
                     out.push_str(["a", "/", "-", "]"][usize::from(next() % 4)]);
                 } else {
@@ -235,6 +284,8 @@ fn case() -> impl Strategy<Value = (String, Vec<String>)> {
 struct Counts {
     patterns: u64,
     compiled: u64,
+    /// Compiled to more than 64 states (matched by the general simulation, not the bit mask).
+    large: u64,
     refused: [u64; 6],
     checks: u64,
     matched: [u64; 2],
@@ -260,9 +311,17 @@ fn compare(pattern: &str, paths: &[String], counts: &mut Counts) -> Result<(), T
             (Ok(ours), Some(theirs)) => {
                 if ci_index == 0 {
                     counts.compiled += 1;
+                    counts.large += u64::from(ours.automaton_size() > 64);
                 }
                 for path in paths {
                     let got = ours.is_match(path);
+                    prop_assert_eq!(
+                        got,
+                        ours.is_match_by_state_set(path),
+                        "{:?} {:?}",
+                        pattern,
+                        path
+                    );
                     prop_assert_eq!(
                         got,
                         theirs.is_match(path),
@@ -326,13 +385,26 @@ fn generated_patterns_agree_with_globset() {
     // for this configuration occurs, and a fair share of paths match.
     let n = u64::from(cases);
     assert!(c.patterns >= n, "{c:?}");
-    assert!(c.compiled * 5 >= c.patterns * 2, "too few patterns compiled: {c:?}");
+    assert!(
+        c.compiled * 5 >= c.patterns * 2,
+        "too few patterns compiled: {c:?}"
+    );
     for kind in 0..4 {
-        assert!(c.refused[kind] * 200 >= n, "refusal kind {kind} too rare: {c:?}");
+        assert!(
+            c.refused[kind] * 200 >= n,
+            "refusal kind {kind} too rare: {c:?}"
+        );
     }
     assert!(c.refused[5] * 400 >= n, "dangling escapes too rare: {c:?}");
-    assert!(c.matched[0] * 10 >= c.checks / 2, "too few case-sensitive matches: {c:?}");
-    assert!(c.matched[1] > c.matched[0], "case folding never mattered: {c:?}");
+    assert!(c.large * 200 >= c.compiled, "too few large automata: {c:?}");
+    assert!(
+        c.matched[0] * 10 >= c.checks / 2,
+        "too few case-sensitive matches: {c:?}"
+    );
+    assert!(
+        c.matched[1] > c.matched[0],
+        "case folding never mattered: {c:?}"
+    );
     assert!(c.matched[0] * 3 <= c.checks, "too many matches: {c:?}");
 }
 
@@ -341,8 +413,17 @@ fn nesting_limit_agrees_with_globset() {
     for depth in [99, 100, 101] {
         let pattern = format!("{}a{}", "{".repeat(depth), "}".repeat(depth));
         let ours = Glob::new(&pattern, false);
-        assert_eq!(ours.is_ok(), oracle(&pattern, false).is_some(), "depth {depth}");
-        assert_eq!(ours.is_ok(), depth <= 100, "depth {depth}: {:?}", ours.err());
+        assert_eq!(
+            ours.is_ok(),
+            oracle(&pattern, false).is_some(),
+            "depth {depth}"
+        );
+        assert_eq!(
+            ours.is_ok(),
+            depth <= 100,
+            "depth {depth}: {:?}",
+            ours.err()
+        );
     }
 }
 
@@ -512,5 +593,9 @@ fn default_policy_patterns_agree() {
         assert_eq!(first, set.matches(path).into_iter().min(), "{path:?}");
         denied += u64::from(first.is_some());
     }
-    assert!(denied * 5 >= all_paths.len() as u64, "{denied} of {}", all_paths.len());
+    assert!(
+        denied * 5 >= all_paths.len() as u64,
+        "{denied} of {}",
+        all_paths.len()
+    );
 }
