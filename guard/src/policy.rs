@@ -59,7 +59,8 @@
 //! `?` matches one character other than `/`, `[abc]`/`[!abc]` a character class, `{a,b}`
 //! alternatives. A backslash may only escape a punctuation character other than `/` and `\`.
 //!
-//! **Deny** patterns match case-insensitively (`.GitHub/Workflows/x.yml` is denied by `.github/**`),
+//! **Deny** patterns match case-insensitively (`.GitHub/Workflows/x.yml` is denied by `.github/**`;
+//! ASCII letters fold, other characters match exactly, as in globset),
 //! because the same tree may be checked out on a case-insensitive file system; and a deny pattern
 //! ending in `/**` also denies the directory path itself (`.github/**` denies a file named
 //! `.github`), so that the surface cannot be occupied or shadowed by a file. **Scope** and
