@@ -196,40 +196,17 @@ fn instantiate(pattern: &str, dice: &[u8]) -> String {
                 depth += 1;
                 if next() % 2 == 1 {
                     // Take the second alternative: skip the first.
-                    let mut level = 0usize;
-                    while let Some(&c) = chars.get(i) {
-                        i += 1;
-                        match c {
-                            '\\' => i += 1,
-                            '{' => level += 1,
-                            '}' if level == 0 => {
-                                depth -= 1;
-                                break;
-                            }
-                            '}' => level -= 1,
-                            ',' if level == 0 => break,
-                            _ => {}
-                        }
-                    }
+                    let closed;
+                    (i, closed) = skip_alternative(&chars, i, true);
+                    depth -= usize::from(closed);
                 }
             }
             '}' => depth = depth.saturating_sub(1),
             ',' if depth > 0 => {
                 // The alternative taken ends: skip to the group's end.
-                let mut level = 0usize;
-                while let Some(&c) = chars.get(i) {
-                    i += 1;
-                    match c {
-                        '\\' => i += 1,
-                        '{' => level += 1,
-                        '}' if level == 0 => {
-                            depth -= 1;
-                            break;
-                        }
-                        '}' => level -= 1,
-                        _ => {}
-                    }
-                }
+                let closed;
+                (i, closed) = skip_alternative(&chars, i, false);
+                depth -= usize::from(closed);
             }
             c => out.push(c),
         }
@@ -251,6 +228,24 @@ fn instantiate(pattern: &str, dice: &[u8]) -> String {
             }
         })
         .collect()
+}
+
+/// From `i` inside a group: the index after the group's closing `}` (true), or with `at_comma`
+/// after the next `,` of this group (false), or the end.
+fn skip_alternative(chars: &[char], mut i: usize, at_comma: bool) -> (usize, bool) {
+    let mut level = 0usize;
+    while let Some(&c) = chars.get(i) {
+        i += 1;
+        match c {
+            '\\' => i += 1,
+            '{' => level += 1,
+            '}' if level == 0 => return (i, true),
+            '}' => level -= 1,
+            ',' if level == 0 && at_comma => return (i, false),
+            _ => {}
+        }
+    }
+    (i, false)
 }
 
 fn random_path() -> impl Strategy<Value = String> {
