@@ -28,7 +28,9 @@
 //! A pattern compiles to a Thompson automaton whose size is linear in the pattern (no alternative
 //! is expanded), refused above [`MAX_GLOB_BYTES`]; a path is matched by simulating the automaton
 //! with a set of states, in time proportional to the path's length times the automaton's size,
-//! whatever the pattern (no backtracking).
+//! whatever the pattern (no backtracking). An automaton of at most 64 states keeps its set in a
+//! bit mask with precomputed closures; a `**/` pattern whose rest never matches `/` runs on the
+//! path's last component only.
 
 /// Longest pattern compiled, in bytes. The policy's own limit is far lower.
 pub const MAX_GLOB_BYTES: usize = 64 * 1024;
@@ -61,8 +63,8 @@ pub enum GlobError {
 pub struct Glob {
     states: Vec<State>,
     start: usize,
-    /// For an automaton of at most 64 states: per state, the consuming step as (bytes, the
-    /// closure of its target as a bit mask); the closure of `start` is `small_start`.
+    /// For an automaton of at most 64 states: per state, its consuming step as (bytes, the
+    /// closure of its target as a bit mask); and the closure of `start`.
     small: Option<(Vec<Option<(ByteSet, u64)>>, u64)>,
     /// The pattern is `**/` followed by tokens that never match `/`: the automaton is of those
     /// tokens alone and matches the path's last component (everything after its last `/`), which
