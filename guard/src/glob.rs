@@ -58,6 +58,10 @@ pub enum GlobError {
     TooLong,
 }
 
+/// A state's consuming step in the bit-mask simulation: the bytes it takes and the closure of
+/// its target; None for a state that consumes nothing.
+type MaskStep = Option<(ByteSet, u64)>;
+
 /// A compiled glob.
 #[derive(Debug, Clone)]
 pub struct Glob {
@@ -65,7 +69,7 @@ pub struct Glob {
     start: usize,
     /// For an automaton of at most 64 states: per state, its consuming step as (bytes, the
     /// closure of its target as a bit mask); and the closure of `start`.
-    small: Option<(Vec<Option<(ByteSet, u64)>>, u64)>,
+    small: Option<(Vec<MaskStep>, u64)>,
     /// The pattern is `**/` followed by tokens that never match `/`: the automaton is of those
     /// tokens alone and matches the path's last component (everything after its last `/`), which
     /// is exactly when `(?:/?|.*/)` followed by them matches the whole path.
@@ -167,7 +171,7 @@ impl Glob {
     }
 
     /// The simulation for automata of at most 64 states: the set of states is a bit mask.
-    fn simulate_mask(steps: &[Option<(ByteSet, u64)>], start: u64, path: &[u8]) -> bool {
+    fn simulate_mask(steps: &[MaskStep], start: u64, path: &[u8]) -> bool {
         let mut current = start;
         for &byte in path {
             let mut next = 0u64;
@@ -441,9 +445,7 @@ impl Compiler {
     fn class(&self, negated: bool, ranges: &[(char, char)]) -> ByteSet {
         let mut set = ByteSet::EMPTY;
         for &(lo, hi) in ranges {
-            if negated {
-                add_char_range(&mut set, lo, hi);
-            } else if lo > '/' || hi < '/' {
+            if negated || lo > '/' || hi < '/' {
                 add_char_range(&mut set, lo, hi);
             } else {
                 // A non-negated range holding `/` loses it, as in globset.
