@@ -12,6 +12,7 @@ pub mod check;
 pub mod diff;
 pub mod folded;
 pub mod git;
+pub mod glob;
 pub mod hash;
 pub mod inputs;
 pub mod output;

@@ -43,8 +43,8 @@
 //!
 //! # Glob semantics
 //!
-//! All patterns (deny, build output, scope) are globset globs built with `literal_separator(true)`
-//! and `backslash_escape(true)`, matched against the whole repository-relative path (`/`-separated,
+//! All patterns (deny, build output, scope) are globs of [`crate::glob`]: globset 0.4's language
+//! with `literal_separator(true)` and `backslash_escape(true)`, matched against the whole repository-relative path (`/`-separated,
 //! no leading `/`):
 //!
 //! | glob | matches | does not match |
@@ -59,7 +59,8 @@
 //! `?` matches one character other than `/`, `[abc]`/`[!abc]` a character class, `{a,b}`
 //! alternatives. A backslash may only escape a punctuation character other than `/` and `\`.
 //!
-//! **Deny** patterns match case-insensitively (`.GitHub/Workflows/x.yml` is denied by `.github/**`),
+//! **Deny** patterns match case-insensitively (`.GitHub/Workflows/x.yml` is denied by `.github/**`;
+//! ASCII letters fold, other characters match exactly, as in globset),
 //! because the same tree may be checked out on a case-insensitive file system; and a deny pattern
 //! ending in `/**` also denies the directory path itself (`.github/**` denies a file named
 //! `.github`), so that the surface cannot be occupied or shadowed by a file. **Scope** and
@@ -73,9 +74,7 @@
 //! The deny check wins over build outputs: a consumer must check [`Policy::denied`] before
 //! exempting a path with [`Policy::is_build_output`].
 
-use std::sync::OnceLock;
-
-use globset::{GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
+use crate::glob::Glob;
 use serde::Deserialize;
 
 /// The default policy file, embedded.
@@ -132,9 +131,9 @@ enum PatternKind {
 #[derive(Debug, Clone)]
 pub struct PatternEntry {
     pattern: String,
-    matcher: GlobMatcher,
+    matcher: Glob,
     /// For a deny pattern `X/**`: the matcher of `X`, so the directory path itself is denied.
-    itself: Option<GlobMatcher>,
+    itself: Option<Glob>,
 }
 
 impl PatternEntry {
@@ -170,18 +169,12 @@ impl PatternEntry {
     }
 }
 
-fn compile(entry: &str, pattern: &str, case_insensitive: bool) -> Result<GlobMatcher, PolicyError> {
-    GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .case_insensitive(case_insensitive)
-        .build()
-        .map(|glob| glob.compile_matcher())
-        .map_err(|e| PolicyError::InvalidGlob {
-            entry: entry.to_owned(),
-            pattern: pattern.to_owned(),
-            reason: e.kind().to_string(),
-        })
+fn compile(entry: &str, pattern: &str, case_insensitive: bool) -> Result<Glob, PolicyError> {
+    Glob::new(pattern, case_insensitive).map_err(|e| PolicyError::InvalidGlob {
+        entry: entry.to_owned(),
+        pattern: pattern.to_owned(),
+        reason: e.to_string(),
+    })
 }
 
 /// Rejects patterns that are valid globs but can never match a safe path, or that suggest a
@@ -309,27 +302,12 @@ pub struct Policy {
     /// would run on the published branch with secrets and no environment, instead of failing.
     pub allow_unprotected_secret_jobs: bool,
     pub limits: Limits,
-    /// All deny matchers compiled into one set, built on first use (the denylist is matched
-    /// against every path of a diff that may touch thousands of files).
-    deny_set: OnceLock<DenySet>,
-}
-
-/// The deny matchers as one [`GlobSet`]; `owner[i]` is the index in `deny` of glob `i`.
-#[derive(Debug, Clone)]
-struct DenySet {
-    /// `None` when the set could not be built; matching then goes entry by entry.
-    set: Option<GlobSet>,
-    owner: Vec<usize>,
-    /// How many deny entries the set was built from; a policy whose `deny` changed since falls
-    /// back to matching entry by entry.
-    entries: usize,
 }
 
 impl Policy {
     /// The embedded default policy (`default-policy.yml`).
     pub fn embedded_default() -> Result<Policy, PolicyError> {
         let base = Policy {
-            deny_set: OnceLock::new(),
             deny: Vec::new(),
             protect: Vec::new(),
             protected: Protected::Review,
@@ -366,18 +344,7 @@ impl Policy {
 
     /// The first deny pattern matching `path` (case-insensitively), or None.
     pub fn denied(&self, path: &str) -> Option<&str> {
-        let index = self.deny_set.get_or_init(|| DenySet::build(&self.deny));
-        match index.set.as_ref() {
-            Some(set) if index.entries == self.deny.len() => {
-                let first = set
-                    .matches(path)
-                    .into_iter()
-                    .map(|i| index.owner[i])
-                    .min()?;
-                self.deny.get(first).map(PatternEntry::pattern)
-            }
-            _ => first_match(&self.deny, path),
-        }
+        first_match(&self.deny, path)
     }
 
     /// Every literal component of the deny and protect patterns (one without a glob character),
@@ -479,26 +446,6 @@ impl Policy {
             &mut l.max_path_components,
         )?;
         Ok(self)
-    }
-}
-
-impl DenySet {
-    fn build(deny: &[PatternEntry]) -> DenySet {
-        let mut builder = GlobSetBuilder::new();
-        let mut owner = Vec::new();
-        for (i, entry) in deny.iter().enumerate() {
-            for glob in std::iter::once(entry.matcher.glob())
-                .chain(entry.itself.as_ref().map(GlobMatcher::glob))
-            {
-                builder.add(glob.clone());
-                owner.push(i);
-            }
-        }
-        DenySet {
-            set: builder.build().ok(),
-            owner,
-            entries: deny.len(),
-        }
     }
 }
 
