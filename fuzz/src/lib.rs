@@ -20,7 +20,9 @@ pub fn status_names_problem(p: &FilePatch) -> Option<&'static str> {
         (ChangeKind::Modified, Some(old), Some(new)) if old == new => None,
         (ChangeKind::Modified, ..) => Some("modified file must have equal old and new names"),
         (ChangeKind::Renamed | ChangeKind::Copied, Some(old), Some(new)) if old != new => None,
-        (ChangeKind::Renamed | ChangeKind::Copied, ..) => Some("rename/copy must have two different names"),
+        (ChangeKind::Renamed | ChangeKind::Copied, ..) => {
+            Some("rename/copy must have two different names")
+        }
     }
 }
 
