@@ -214,6 +214,17 @@ fn is_space(b: u8) -> bool {
 pub struct Scope(Vec<String>);
 
 impl Scope {
+    /// [`Scope::parse`], its errors as one message (`; `-separated), for a command's error line.
+    pub fn parse_described(value: &str) -> Result<Self, String> {
+        Self::parse(value).map_err(|errors| {
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+    }
+
     /// Parse the `declared_scope` input: split ([`split_scope`]), trim, skip empty entries.
     /// Every bad entry is reported (numbered from 1 among the non-empty ones).
     pub fn parse(value: &str) -> Result<Self, Vec<InputError>> {

@@ -75,13 +75,7 @@ enum Outcome {
 }
 
 fn fields(args: &VerifyDispatchArgs) -> Result<SignedFields, String> {
-    let scope = Scope::parse(&args.declared_scope).map_err(|errors| {
-        errors
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join("; ")
-    })?;
+    let scope = Scope::parse_described(&args.declared_scope)?;
     Ok(SignedFields {
         repository: RepositoryName::parse(&args.repository).map_err(|e| e.to_string())?,
         git_ref: FullRef::parse(&args.git_ref).map_err(|e| e.to_string())?,

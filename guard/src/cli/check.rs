@@ -53,12 +53,9 @@ pub struct CheckArgs {
 pub fn scope_globs(scope: &[String], declared: Option<&str>) -> Result<Vec<String>, String> {
     match declared {
         None => Ok(scope.to_vec()),
-        Some(text) => guard::inputs::Scope::parse(text)
+        Some(text) => guard::inputs::Scope::parse_described(text)
             .map(|s| s.globs().to_vec())
-            .map_err(|errors| {
-                let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
-                format!("--declared-scope: {}", messages.join("; "))
-            }),
+            .map_err(|message| format!("--declared-scope: {message}")),
     }
 }
 

@@ -94,16 +94,8 @@ pub fn play(
         return Ok((result, report, published));
     };
     // The scope split as the workflow's SPLIT_SCOPE does it: guard's own rule.
-    let scope = Scope::parse(&ctx.dispatched.input("declared_scope")).map_err(|errors| {
-        LocalRunError::Stage(format!(
-            "declared_scope: {}",
-            errors
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; ")
-        ))
-    })?;
+    let scope = Scope::parse_described(&ctx.dispatched.input("declared_scope"))
+        .map_err(|message| LocalRunError::Stage(format!("declared_scope: {message}")))?;
     let plan = job.dir.join("plan.json");
     let verdict = job.dir.join("verdict.json");
     let branch = format!("agent-team/{}", ctx.task_id());
