@@ -202,11 +202,7 @@ fn expected_sum(sums: &str, name: &str) -> Result<String, LocalRunError> {
                 "SHA256SUMS: improperly formatted line {line:?}"
             )));
         };
-        let hex = hash.len() == 64
-            && hash
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        if !hex {
+        if contract::ids::Sha256Hex::parse(hash).is_err() {
             return Err(LocalRunError::Setup(format!(
                 "SHA256SUMS: improperly formatted line {line:?}"
             )));

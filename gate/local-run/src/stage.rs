@@ -570,16 +570,8 @@ impl<'a> Runner<'a> {
 /// git for local-run's own plumbing (the repository, checkouts): fixed identity and dates, no
 /// ambient configuration.
 pub fn git(dir: &Path, args: &[&OsStr], stdin: Option<&[u8]>) -> Result<Vec<u8>, LocalRunError> {
-    let mut cmd = Command::new("git");
-    cmd.env_clear();
-    if let Some(path) = std::env::var_os("PATH") {
-        cmd.env("PATH", path);
-    }
-    cmd.env("HOME", "/nonexistent")
-        .env("LC_ALL", "C")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "agent-team local-run")
+    let mut cmd = guard::git::command(dir);
+    cmd.env("GIT_AUTHOR_NAME", "agent-team local-run")
         .env("GIT_AUTHOR_EMAIL", "local-run@agent-team.invalid")
         .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
         .env("GIT_COMMITTER_NAME", "agent-team local-run")
@@ -591,15 +583,10 @@ pub fn git(dir: &Path, args: &[&OsStr], stdin: Option<&[u8]>) -> Result<Vec<u8>,
             "-c",
             "core.hooksPath=/dev/null",
         ])
-        .args(args)
-        .current_dir(dir)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .args(args);
+    if stdin.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
     let shown = || {
         args.iter()
             .map(|a| a.to_string_lossy().into_owned())
