@@ -36,6 +36,13 @@ enum Command {
     /// Verify the dispatcher's signature (dispatch_mac) with the key from the environment, before
     /// anything is published.
     VerifyDispatch(cli::verify_dispatch::VerifyDispatchArgs),
+    /// Exit 0 only when the base commit is on the default branch (token from GH_TOKEN; the API
+    /// from GITHUB_API_URL).
+    RequireBase(cli::repo_steps::RequireBaseArgs),
+    /// Fetch `<task id>.patch` from the dispatcher's diff branch (token from GH_TOKEN).
+    FetchDiff(cli::repo_steps::FetchDiffArgs),
+    /// Revoke the installation token in GH_TOKEN.
+    RevokeToken(cli::repo_steps::RevokeTokenArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +57,9 @@ fn main() -> ExitCode {
         Command::Publish(args) => cli::publish::run(*args),
         Command::Dispatch(args) => cli::dispatch::run_cli(args),
         Command::VerifyDispatch(args) => cli::verify_dispatch::run(args),
+        Command::RequireBase(args) => cli::repo_steps::require_base(args),
+        Command::FetchDiff(args) => cli::repo_steps::fetch_diff(args),
+        Command::RevokeToken(args) => cli::repo_steps::revoke_token(args),
     };
     ExitCode::from(code)
 }

@@ -59,26 +59,42 @@ pub enum DocsBaseError {
 }
 
 impl DocsBase {
-    /// The base the workflow's own environment names: the README of the commit the running
-    /// workflow came from (`$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/blob/$GITHUB_SHA/`), whose
-    /// workspace holds this project. `None` when a variable is missing or the URL is refused.
-    pub fn from_github_env(get: impl Fn(&str) -> Option<String>) -> Option<Self> {
-        let server = get("GITHUB_SERVER_URL")?;
-        let repository = get("GITHUB_REPOSITORY")?;
-        let sha = get("GITHUB_SHA")?;
+    /// The README of this project at the release the workflow runs: from
+    /// `AGENT_TEAM_RELEASE_URL` (`<server>/<owner>/<repo>/releases/download/<tag>`, written by
+    /// `.ci/pin-release.sh`), `<server>/<owner>/<repo>/blob/<tag>/`. Never the running
+    /// repository's (`GITHUB_REPOSITORY` and `GITHUB_SHA` are the caller's in a called
+    /// workflow, whose README is not this one). `None` when the variable is missing or not of
+    /// that shape: no links rather than wrong ones.
+    pub fn from_release_env(get: impl Fn(&str) -> Option<String>) -> Option<Self> {
+        Self::from_release_url(&get("AGENT_TEAM_RELEASE_URL")?)
+    }
+
+    /// See [`DocsBase::from_release_env`].
+    pub fn from_release_url(url: &str) -> Option<Self> {
+        let (repo_url, tag) = url
+            .trim_end_matches('/')
+            .rsplit_once("/releases/download/")?;
         let well_formed = |s: &str| {
             !s.is_empty()
                 && s.bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b"-._/".contains(&b))
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b))
         };
-        if !well_formed(&repository) || contract::ids::CommitId::parse(&sha).is_err() {
+        let rest = repo_url.strip_prefix("https://")?;
+        let mut parts = rest.split('/');
+        let (host, owner, repo) = (parts.next()?, parts.next()?, parts.next()?);
+        let host_ok = !host.is_empty()
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-.:".contains(&b));
+        if parts.next().is_some()
+            || !host_ok
+            || !well_formed(owner)
+            || !well_formed(repo)
+            || !well_formed(tag)
+        {
             return None;
         }
-        DocsBase::parse(&format!(
-            "{}/{repository}/blob/{sha}/",
-            server.trim_end_matches('/')
-        ))
-        .ok()
+        DocsBase::parse(&format!("https://{host}/{owner}/{repo}/blob/{tag}/")).ok()
     }
 
     /// Accept an `https://` URL ending in `/` made only of URI characters that are also safe in a
@@ -110,8 +126,10 @@ impl DocsBase {
 mod tests {
     use super::*;
 
+    /// The links go to this project's README at the pinned release, whatever repository the
+    /// workflow runs in (a called workflow's GITHUB_REPOSITORY is the adopter's).
     #[test]
-    fn docs_base_from_the_workflow_environment() {
+    fn docs_base_is_this_project_at_the_pinned_release() {
         let env = |pairs: &'static [(&'static str, &'static str)]| {
             move |k: &str| {
                 pairs
@@ -120,35 +138,50 @@ mod tests {
                     .map(|(_, v)| (*v).to_string())
             }
         };
-        let base = DocsBase::from_github_env(env(&[
+        let base = DocsBase::from_release_env(env(&[
+            (
+                "AGENT_TEAM_RELEASE_URL",
+                "https://github.com/agent-team/agent-team-apply/releases/download/v0.2.0",
+            ),
             ("GITHUB_SERVER_URL", "https://github.com"),
-            ("GITHUB_REPOSITORY", "o/r"),
+            ("GITHUB_REPOSITORY", "adopter/app"),
             ("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567"),
         ]));
         assert_eq!(
             base.map(|b| b.readme_url()),
             Some(
-                "https://github.com/o/r/blob/0123456789abcdef0123456789abcdef01234567/README.md"
+                "https://github.com/agent-team/agent-team-apply/blob/v0.2.0/README.md".to_string()
+            )
+        );
+        let ghes = DocsBase::from_release_url(
+            "https://ghe.example.com:8443/tools/agent-team-apply/releases/download/v1.0.0",
+        );
+        assert_eq!(
+            ghes.map(|b| b.readme_url()),
+            Some(
+                "https://ghe.example.com:8443/tools/agent-team-apply/blob/v1.0.0/README.md"
                     .to_string()
             )
         );
-        assert!(DocsBase::from_github_env(env(&[("GITHUB_REPOSITORY", "o/r")])).is_none());
+        // The caller's repository alone gives no link at all.
         assert!(
-            DocsBase::from_github_env(env(&[
-                ("GITHUB_SERVER_URL", "http://x"),
-                ("GITHUB_REPOSITORY", "o/r"),
-                ("GITHUB_SHA", "ab"),
-            ]))
-            .is_none()
-        );
-        assert!(
-            DocsBase::from_github_env(env(&[
+            DocsBase::from_release_env(env(&[
                 ("GITHUB_SERVER_URL", "https://github.com"),
-                ("GITHUB_REPOSITORY", "o/r)](x"),
-                ("GITHUB_SHA", "ab"),
+                ("GITHUB_REPOSITORY", "adopter/app"),
+                ("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567"),
             ]))
             .is_none()
         );
+        for bad in [
+            "http://github.com/o/r/releases/download/v1",
+            "https://github.com/o/r/releases/v1",
+            "https://github.com/o/r/x/releases/download/v1",
+            "https://github.com/o)](x/r/releases/download/v1",
+            "https://github.com/o/r/releases/download/v1 x",
+            "https://github.com/o/r/releases/download/",
+        ] {
+            assert!(DocsBase::from_release_url(bad).is_none(), "{bad}");
+        }
     }
 
     #[test]

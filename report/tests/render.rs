@@ -427,3 +427,47 @@ fn protected_paths_come_first_in_every_sink() {
         .unwrap();
     assert_eq!(rule["defaultConfiguration"]["level"], "note");
 }
+
+/// In a called workflow GITHUB_REPOSITORY and GITHUB_SHA are the adopter's: the rule links go to
+/// this project's README at the pinned release (AGENT_TEAM_RELEASE_URL), or nowhere.
+#[test]
+fn rule_links_point_at_this_project_at_the_pinned_release_not_the_caller() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("verdict.json");
+    std::fs::write(&path, hostile_verdict().to_json().unwrap()).unwrap();
+    let sarif = |release: Option<&str>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_report"));
+        cmd.args(["render", "--format", "sarif", "--verdict"])
+            .arg(&path)
+            .env_remove("AGENT_TEAM_RELEASE_URL")
+            .env("GITHUB_SERVER_URL", "https://github.com")
+            .env("GITHUB_REPOSITORY", "adopter/app")
+            .env("GITHUB_SHA", "0123456789abcdef0123456789abcdef01234567");
+        if let Some(url) = release {
+            cmd.env("AGENT_TEAM_RELEASE_URL", url);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr(&out));
+        let log: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        log["runs"][0]["tool"]["driver"]["rules"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r.get("helpUri").and_then(Value::as_str).map(str::to_owned))
+            .collect::<Vec<_>>()
+    };
+    let pinned = sarif(Some(
+        "https://github.com/agent-team/agent-team-apply/releases/download/v0.3.1",
+    ));
+    assert!(!pinned.is_empty());
+    for uri in &pinned {
+        let uri = uri.as_deref().unwrap();
+        assert!(
+            uri.starts_with(
+                "https://github.com/agent-team/agent-team-apply/blob/v0.3.1/README.md#rule-"
+            ),
+            "{uri}"
+        );
+    }
+    assert!(sarif(None).iter().all(Option::is_none));
+}

@@ -63,6 +63,8 @@ pub struct ApiUrl {
     base: String,
     https: bool,
     host: String,
+    /// `GITHUB_GRAPHQL_URL` when the runner names one (same scheme and host as the REST API).
+    graphql: Option<String>,
 }
 
 impl ApiUrl {
@@ -105,20 +107,38 @@ impl ApiUrl {
             ),
             https,
             host,
+            graphql: None,
         })
     }
 
-    /// `--api-url`, else `GITHUB_API_URL`, else `https://api.github.com`.
+    /// `--api-url`, else `GITHUB_API_URL`, else `https://api.github.com`. The GraphQL endpoint
+    /// is `GITHUB_GRAPHQL_URL` when the runner sets it and no `--api-url` was given (a runner
+    /// sets both, for github.com and for GitHub Enterprise Server alike); it must have the REST
+    /// API's scheme and host, since the same token goes to both.
     pub fn resolve(
         flag: Option<&str>,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, ConfigError> {
+        let from_env = |name: &str| env(name).filter(|v| !v.is_empty());
         match flag {
             Some(url) => ApiUrl::parse(url),
-            None => match env("GITHUB_API_URL").filter(|v| !v.is_empty()) {
-                Some(url) => ApiUrl::parse(&url),
-                None => ApiUrl::parse(DEFAULT_API_URL),
-            },
+            None => {
+                let mut api = match from_env("GITHUB_API_URL") {
+                    Some(url) => ApiUrl::parse(&url)?,
+                    None => ApiUrl::parse(DEFAULT_API_URL)?,
+                };
+                if let Some(graphql) = from_env("GITHUB_GRAPHQL_URL") {
+                    let parsed = ApiUrl::parse(&graphql)?;
+                    if parsed.https != api.https || parsed.host != api.host {
+                        return Err(ConfigError::ApiUrl {
+                            found: graphql,
+                            reason: "GITHUB_GRAPHQL_URL is not on the REST API's scheme and host (the token goes to both)",
+                        });
+                    }
+                    api.graphql = Some(parsed.base);
+                }
+                Ok(api)
+            }
         }
     }
 
@@ -133,6 +153,9 @@ impl ApiUrl {
     /// <https://docs.github.com/en/graphql/guides/forming-calls-with-graphql#the-graphql-endpoint>
     /// and the same page for Enterprise Server).
     pub fn graphql_url(&self) -> String {
+        if let Some(url) = &self.graphql {
+            return url.clone();
+        }
         match self.base.strip_suffix("/api/v3") {
             Some(host) => format!("{host}/api/graphql"),
             None => format!("{}/graphql", self.base),

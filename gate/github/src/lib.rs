@@ -12,6 +12,7 @@
 //! | [`checks`] | check runs |
 //! | [`graphql`] | the GraphQL API: `createCommitOnBranch` |
 //! | [`issues`] | labels on a pull request |
+//! | [`repos`] | comparing commits, a file's raw contents, revoking the installation token |
 #![forbid(unsafe_code)]
 
 pub mod actions;
@@ -22,6 +23,7 @@ pub mod git;
 pub mod graphql;
 pub mod issues;
 pub mod pulls;
+pub mod repos;
 pub mod roots;
 
 pub use client::{

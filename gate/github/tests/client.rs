@@ -433,6 +433,47 @@ fn graphql_goes_to_the_graphql_endpoint_of_the_api_url() {
     }
 }
 
+/// A runner names both endpoints (`GITHUB_API_URL`, `GITHUB_GRAPHQL_URL`); GraphQL goes where it
+/// says, unless `--api-url` was given, and never to another host than the REST API's.
+#[test]
+fn graphql_goes_to_github_graphql_url_when_the_runner_sets_it() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    };
+    let ghes = env(&[
+        ("GITHUB_API_URL", "https://ghe.example.com/api/v3"),
+        (
+            "GITHUB_GRAPHQL_URL",
+            "https://ghe.example.com/custom/graphql",
+        ),
+    ]);
+    assert_eq!(
+        ApiUrl::resolve(None, &ghes).unwrap().graphql_url(),
+        "https://ghe.example.com/custom/graphql"
+    );
+    let flag = ApiUrl::resolve(Some("http://127.0.0.1:9/api/v3"), &ghes).unwrap();
+    assert_eq!(flag.graphql_url(), "http://127.0.0.1:9/api/graphql");
+    let elsewhere = env(&[
+        ("GITHUB_API_URL", "https://ghe.example.com/api/v3"),
+        ("GITHUB_GRAPHQL_URL", "https://evil.example.net/api/graphql"),
+    ]);
+    let err = ApiUrl::resolve(None, &elsewhere).unwrap_err().to_string();
+    assert!(
+        err.contains("GITHUB_GRAPHQL_URL is not on the REST API's scheme and host"),
+        "{err}"
+    );
+    let unset = env(&[("GITHUB_API_URL", "https://api.github.com")]);
+    assert_eq!(
+        ApiUrl::resolve(None, &unset).unwrap().graphql_url(),
+        "https://api.github.com/graphql"
+    );
+}
+
 /// `createCommitOnBranch` is sent once with `{query, variables: {input}}`; an answer with
 /// `errors` (even with `data`), without a commit, or with a malformed id is an error, never a
 /// commit; a 5xx is not retried.

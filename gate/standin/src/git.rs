@@ -116,6 +116,24 @@ impl Store {
         Some(id)
     }
 
+    /// Whether `ancestor` is `commit` or reachable from it through parents.
+    pub fn is_ancestor(&self, ancestor: &str, commit: &str) -> bool {
+        let mut seen = std::collections::HashSet::new();
+        let mut todo = vec![commit.to_owned()];
+        while let Some(id) = todo.pop() {
+            if id == ancestor {
+                return true;
+            }
+            if !seen.insert(id.clone()) {
+                continue;
+            }
+            if let Some(Object::Commit { parents, .. }) = self.objects.get(&id) {
+                todo.extend(parents.iter().cloned());
+            }
+        }
+        false
+    }
+
     /// The tree of `commit`.
     pub fn commit_tree(&self, commit: &str) -> Option<&str> {
         match self.objects.get(commit)? {

@@ -343,6 +343,8 @@ pub struct State {
     /// Commits created through the API during the run (`POST git/commits`,
     /// `createCommitOnBranch`).
     pub created_commits: std::collections::BTreeSet<String>,
+    /// `DELETE /installation/token` was called: the token is refused from then on.
+    pub revoked_token: bool,
     /// How many requests each fault (by index) has let through.
     fault_passes: Vec<u32>,
     next_id: u64,
@@ -361,6 +363,7 @@ impl State {
             pulls: Vec::new(),
             check_runs: Vec::new(),
             created_commits: std::collections::BTreeSet::new(),
+            revoked_token: false,
             fault_passes: Vec::new(),
             next_id: 100,
         };

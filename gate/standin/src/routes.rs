@@ -112,7 +112,7 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
         });
     }
     let expected = format!("Bearer {}", state.scenario.token);
-    if req.header("authorization") != Some(expected.as_str()) {
+    if state.revoked_token || req.header("authorization") != Some(expected.as_str()) {
         return Some(error(401, "Bad credentials"));
     }
     let segments: Vec<String> = req
@@ -130,6 +130,7 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
     };
     Some(match segments {
         ["graphql"] if req.method == "POST" => graphql(state, req),
+        ["installation", "token"] if req.method == "DELETE" => revoke_token(state),
         ["repos", owner, repo, rest @ ..]
             if owner.eq_ignore_ascii_case(&state.scenario.owner)
                 && repo.eq_ignore_ascii_case(&state.scenario.repo) =>
@@ -186,6 +187,7 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         ("GET", ["commits", sha, "check-runs"]) => list_check_runs(state, req, sha),
         ("POST", ["check-runs"]) => create_check_run(state, req),
         ("GET", ["contents", path @ ..]) => get_contents(state, req, &path.join("/")),
+        ("GET", ["compare", basehead]) => compare(state, basehead),
         _ => not_found(),
     }
 }
@@ -1000,6 +1002,61 @@ fn create_check_run(state: &mut State, req: &Recorded) -> Reply {
     let value = check_run_json(&run);
     state.check_runs.push(run);
     Reply::json(201, &value)
+}
+
+/// "Revoke an installation access token" (`DELETE /installation/token`,
+/// <https://docs.github.com/en/rest/apps/installations#revoke-an-installation-access-token>):
+/// `204`, and the token is refused from then on (`401`).
+fn revoke_token(state: &mut State) -> Reply {
+    state.revoked_token = true;
+    Reply {
+        status: 204,
+        headers: Vec::new(),
+        body: Vec::new(),
+    }
+}
+
+/// A branch name or a commit id, as the stand-in's Git database resolves it.
+fn resolve_commit(state: &State, name: &str) -> Option<String> {
+    if let Some(id) = state.git.refs.get(&format!("refs/heads/{name}")) {
+        return Some(id.clone());
+    }
+    matches!(
+        state.git.objects.get(name),
+        Some(crate::git::Object::Commit { .. })
+    )
+    .then(|| name.to_owned())
+}
+
+/// "Compare two commits" (`GET /repos/{owner}/{repo}/compare/{base}...{head}`,
+/// <https://docs.github.com/en/rest/commits/commits#compare-two-commits>): `status` is
+/// `identical`, `ahead` (head has commits base lacks), `behind` or `diverged`; `404` when either
+/// side is unknown. Only `status` and the two commits' ids are served.
+fn compare(state: &State, basehead: &str) -> Reply {
+    let Some((base, head)) = basehead.split_once("...") else {
+        return not_found();
+    };
+    let (Some(base), Some(head)) = (resolve_commit(state, base), resolve_commit(state, head))
+    else {
+        return not_found();
+    };
+    let status = if base == head {
+        "identical"
+    } else if state.git.is_ancestor(&base, &head) {
+        "ahead"
+    } else if state.git.is_ancestor(&head, &base) {
+        "behind"
+    } else {
+        "diverged"
+    };
+    Reply::json(
+        200,
+        &json!({
+            "status": status,
+            "base_commit": {"sha": base},
+            "commits": [],
+        }),
+    )
 }
 
 /// "Get repository content" with `ref`; the raw media type answers the bytes.

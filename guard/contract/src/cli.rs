@@ -109,6 +109,11 @@ pub fn read_bounded(source: &str, limit: u64, what: &str) -> Result<Vec<u8>, Str
 
 /// Write `bytes` to `path` atomically: a temporary file in the same directory, synced, then
 /// renamed over `path`. A reader sees the old file or the whole new one, never a part.
+///
+/// The documents written this way are reports and plans, not secrets, and the job's later steps
+/// read them as the runner user: the file is `0644`, and when root writes it into a directory
+/// another user owns (a `sudo` step writing into the runner's `RUNNER_TEMP`), it is given to
+/// that directory's owner and group, as a file that user wrote there would be.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let shown = crate::escape::display_bytes(path.as_os_str().as_encoded_bytes());
     let dir = match path.parent() {
@@ -120,10 +125,24 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .tempfile_in(dir)
         .map_err(|e| format!("cannot write {shown}: {e}"))?;
     file.write_all(bytes)
+        .and_then(|()| give_to_directory_owner(file.as_file(), dir))
         .and_then(|()| file.as_file().sync_all())
         .map_err(|e| format!("cannot write {shown}: {e}"))?;
     file.persist(path)
         .map_err(|e| format!("cannot write {shown}: {}", e.error))?;
+    Ok(())
+}
+
+/// `0644`; and when the file is root's (it was created by root) and `dir` is another user's,
+/// that user's and group's.
+fn give_to_directory_owner(file: &std::fs::File, dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    file.set_permissions(std::fs::Permissions::from_mode(0o644))?;
+    let created = file.metadata()?;
+    let parent = std::fs::metadata(dir)?;
+    if created.uid() == 0 && parent.uid() != 0 {
+        std::os::unix::fs::fchown(file, Some(parent.uid()), Some(parent.gid()))?;
+    }
     Ok(())
 }
 
@@ -165,5 +184,31 @@ mod tests {
         let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(leftovers.len(), 1, "no temporary file is left behind");
         assert!(write_atomic(&dir.path().join("missing/doc.json"), b"x").is_err());
+    }
+
+    /// A `sudo` step's document in the runner's directory is the runner's to read (a hosted
+    /// runner's later steps run as `runner`, uid 1001, group `docker`, 121).
+    #[test]
+    fn a_document_root_writes_into_another_users_directory_is_theirs_and_readable() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::metadata(dir.path()).unwrap().uid() == 0;
+        if root {
+            std::os::unix::fs::chown(dir.path(), Some(1001), Some(121)).unwrap();
+        }
+        let path = dir.path().join("build-test.json");
+        write_atomic(&path, b"{}").unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o7777, 0o644);
+        if root {
+            assert_eq!((meta.uid(), meta.gid()), (1001, 121));
+        }
+        // Root's own directory keeps root's file.
+        let own = tempfile::tempdir().unwrap();
+        let path = own.path().join("doc.json");
+        write_atomic(&path, b"{}").unwrap();
+        let meta = std::fs::metadata(&path).unwrap();
+        assert_eq!(meta.uid(), std::fs::metadata(own.path()).unwrap().uid());
+        assert_eq!(meta.permissions().mode() & 0o7777, 0o644);
     }
 }

@@ -12,9 +12,9 @@ pub struct RenderArgs {
     #[arg(long, value_enum)]
     format: Format,
     /// Absolute https:// base URL, ending in `/`, that rule anchors (`README.md#rule-<id>`) are
-    /// resolved against. Default: the workflow's own commit, from GITHUB_SERVER_URL,
-    /// GITHUB_REPOSITORY and GITHUB_SHA when all are set; without any, rule ids are not linked and
-    /// SARIF has no `helpUri`.
+    /// resolved against. Default: this project's README at the release the workflow pins, from
+    /// AGENT_TEAM_RELEASE_URL (never the running repository's, which in a called workflow is the
+    /// adopter's); without it, rule ids are not linked and SARIF has no `helpUri`.
     #[arg(long, value_name = "URL")]
     docs_base_url: Option<String>,
     /// The name of the diff file, the location of SARIF results that concern the diff as a whole
@@ -42,7 +42,7 @@ pub fn run(args: RenderArgs) -> u8 {
         .transpose()
     {
         Ok(Some(docs)) => Some(docs),
-        Ok(None) => DocsBase::from_github_env(|k| std::env::var(k).ok()),
+        Ok(None) => DocsBase::from_release_env(|k| std::env::var(k).ok()),
         Err(e) => return super::fail(&e.to_string()),
     };
     let json = match super::read_input(&args.verdict) {

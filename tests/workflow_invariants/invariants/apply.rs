@@ -47,11 +47,12 @@ pub(crate) const REQUIRED_DISPATCH_INPUTS: [&str; 4] = [
 ];
 
 /// The reusable workflow's own inputs (the caller's configuration) and the secrets it takes.
-pub(crate) const CALL_INPUTS: [&str; 7] = [
+pub(crate) const CALL_INPUTS: [&str; 8] = [
     "build-command",
     "fetch-command",
     "policy",
     "egress-allow",
+    "toolchain-paths",
     "runner",
     "build-timeout-minutes",
     "timeout-minutes",
@@ -168,11 +169,12 @@ pub(crate) fn call_interface(wf: &Workflow) -> Result<(), String> {
     if names != expected {
         return Err(format!("secrets are {names:?}, expected {expected:?}"));
     }
-    if secrets
-        .values()
-        .any(|s| as_bool(s.get("required")) != Some(false))
-    {
-        return Err("a secret is required: the caller passes them by name only".into());
+    // The App key and the dispatch key must be passed by name (GitHub fails a call without
+    // them before any job starts, naming the secret); the previous dispatch key is optional.
+    if secrets.iter().any(|(name, s)| {
+        as_bool(s.get("required")) != Some(name != "AGENT_TEAM_DISPATCH_KEY_PREVIOUS")
+    }) {
+        return Err("the App key and the dispatch key are not both required, or the previous dispatch key is".into());
     }
     Ok(())
 }
@@ -1071,7 +1073,7 @@ pub(crate) fn publication_from_plan(wf: &Workflow) -> Result<(), String> {
             continue;
         };
         let revocation =
-            at == steps.len() - 1 && joined(script) == "gh api --method DELETE /installation/token";
+            at == steps.len() - 1 && joined(script) == "/opt/agent-team/bin/gate revoke-token";
         if revocation {
             continue;
         }
@@ -1079,6 +1081,9 @@ pub(crate) fn publication_from_plan(wf: &Workflow) -> Result<(), String> {
             // Before the token exists, the install step downloads the release (hash-checked).
             if at > mint && (line.contains("curl") || line.contains("wget")) {
                 return Err(format!("publish calls out with `{}`", line.trim()));
+            }
+            if line.contains("gate revoke-token") {
+                return Err("a step other than the last revokes the App token".to_owned());
             }
             if !line.contains("gh api") || line.contains("--method GET") {
                 continue;
@@ -1249,7 +1254,7 @@ pub(crate) fn app_token_revoked(wf: &Workflow) -> Result<(), String> {
     let token_env = last.pointer("/env/GH_TOKEN").and_then(Value::as_str);
     let expected_env = format!("${{{{ steps.{id}.outputs.token }}}}");
     if !cond.starts_with("always()")
-        || !run_contains(last, "--method DELETE /installation/token")
+        || run_of(last).map(joined).as_deref() != Some("/opt/agent-team/bin/gate revoke-token")
         || token_env != Some(expected_env.as_str())
     {
         return Err(

@@ -40,13 +40,13 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
         },
     },
     Mutation {
-        description: "require a secret the caller may not hold",
+        description: "let a caller forget the dispatch key's mapping",
         breaks: &["call-interface"],
         apply: |t| {
             replace_once(
                 t,
-                "      AGENT_TEAM_DISPATCH_KEY:\n        required: false\n",
                 "      AGENT_TEAM_DISPATCH_KEY:\n        required: true\n",
+                "      AGENT_TEAM_DISPATCH_KEY:\n        required: false\n",
             )
         },
     },
