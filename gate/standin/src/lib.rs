@@ -212,6 +212,12 @@ pub struct PriorRun {
 pub struct Scenario {
     /// The token every request must carry as `Authorization: Bearer <token>`.
     pub token: String,
+    /// Further tokens accepted like `token` (an App's installation token beside the
+    /// dispatcher's), each until it is revoked.
+    pub installation_tokens: Vec<String>,
+    /// The App's JSON web token: with it, `POST /app/installations/{id}/access_tokens` mints a
+    /// fresh installation token (accepted like `token` until revoked). `None`: no App.
+    pub app_jwt: Option<String>,
     pub owner: String,
     pub repo: String,
     pub workflow_file: String,
@@ -253,6 +259,8 @@ impl Default for Scenario {
     fn default() -> Self {
         Scenario {
             token: "ghs_standinTOKENstandinTOKEN0123456789".into(),
+            installation_tokens: Vec::new(),
+            app_jwt: None,
             owner: "octo".into(),
             repo: "repo".into(),
             workflow_file: "agent-team-apply.yml".into(),
@@ -343,8 +351,8 @@ pub struct State {
     /// Commits created through the API during the run (`POST git/commits`,
     /// `createCommitOnBranch`).
     pub created_commits: std::collections::BTreeSet<String>,
-    /// `DELETE /installation/token` was called: the token is refused from then on.
-    pub revoked_token: bool,
+    /// Tokens revoked by `DELETE /installation/token`: refused from then on.
+    pub revoked_tokens: std::collections::BTreeSet<String>,
     /// How many requests each fault (by index) has let through.
     fault_passes: Vec<u32>,
     next_id: u64,
@@ -363,7 +371,7 @@ impl State {
             pulls: Vec::new(),
             check_runs: Vec::new(),
             created_commits: std::collections::BTreeSet::new(),
-            revoked_token: false,
+            revoked_tokens: std::collections::BTreeSet::new(),
             fault_passes: Vec::new(),
             next_id: 100,
         };

@@ -111,8 +111,25 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
             None => not_found(),
         });
     }
-    let expected = format!("Bearer {}", state.scenario.token);
-    if state.revoked_token || req.header("authorization") != Some(expected.as_str()) {
+    if let ["app", "installations", _, "access_tokens"] = req
+        .path
+        .trim_start_matches('/')
+        .trim_start_matches("api/v3/")
+        .split('/')
+        .collect::<Vec<_>>()
+        .as_slice()
+        && req.method == "POST"
+    {
+        return Some(mint_installation_token(state, req));
+    }
+    let presented = req
+        .header("authorization")
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .unwrap_or("")
+        .to_owned();
+    let known = presented == state.scenario.token
+        || state.scenario.installation_tokens.contains(&presented);
+    if !known || state.revoked_tokens.contains(&presented) {
         return Some(error(401, "Bad credentials"));
     }
     let segments: Vec<String> = req
@@ -130,7 +147,7 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
     };
     Some(match segments {
         ["graphql"] if req.method == "POST" => graphql(state, req),
-        ["installation", "token"] if req.method == "DELETE" => revoke_token(state),
+        ["installation", "token"] if req.method == "DELETE" => revoke_token(state, &presented),
         ["repos", owner, repo, rest @ ..]
             if owner.eq_ignore_ascii_case(&state.scenario.owner)
                 && repo.eq_ignore_ascii_case(&state.scenario.repo) =>
@@ -1006,14 +1023,42 @@ fn create_check_run(state: &mut State, req: &Recorded) -> Reply {
 
 /// "Revoke an installation access token" (`DELETE /installation/token`,
 /// <https://docs.github.com/en/rest/apps/installations#revoke-an-installation-access-token>):
-/// `204`, and the token is refused from then on (`401`).
-fn revoke_token(state: &mut State) -> Reply {
-    state.revoked_token = true;
+/// `204`, and the token it was called with is refused from then on (`401`).
+fn revoke_token(state: &mut State, token: &str) -> Reply {
+    state.revoked_tokens.insert(token.to_owned());
     Reply {
         status: 204,
         headers: Vec::new(),
         body: Vec::new(),
     }
+}
+
+/// "Create an installation access token for an App" (`POST
+/// /app/installations/{installation_id}/access_tokens`,
+/// <https://docs.github.com/en/rest/apps/apps#create-an-installation-access-token-for-an-app>),
+/// authenticated with the App's JSON web token: `201` with `token` and `expires_at`; each call
+/// mints another token.
+fn mint_installation_token(state: &mut State, req: &Recorded) -> Reply {
+    let jwt = req
+        .header("authorization")
+        .and_then(|h| h.strip_prefix("Bearer "));
+    if state.scenario.app_jwt.is_none() || jwt != state.scenario.app_jwt.as_deref() {
+        return error(401, "A JSON web token could not be decoded");
+    }
+    let token = format!(
+        "ghs_standinInstallation{:016}",
+        state.scenario.installation_tokens.len() + 1
+    );
+    state.scenario.installation_tokens.push(token.clone());
+    Reply::json(
+        201,
+        &json!({
+            "token": token,
+            "expires_at": "2026-01-01T01:00:00Z",
+            "permissions": {"contents": "write", "pull_requests": "write", "checks": "write"},
+            "repository_selection": "selected",
+        }),
+    )
 }
 
 /// A branch name or a commit id, as the stand-in's Git database resolves it.

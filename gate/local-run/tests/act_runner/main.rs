@@ -1,0 +1,427 @@
+//! The committed workflow files, executed by an independent Actions runner (nektos/act, host
+//! mode) as a hosted runner's non-root user with sudo: the whole loop, dispatcher to draft pull
+//! request, per scenario. `tests/act/README.md` describes the harness and where act differs
+//! from GitHub.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod harness;
+
+use harness::{Scenario, ScenarioRun, assert_no_secret_leaked, play, project};
+use local_run::samples::BASE_FILES;
+
+fn read(rel: &str) -> Vec<u8> {
+    std::fs::read(project().join(rel)).unwrap()
+}
+
+/// The sample crate, with this project's own policy file beside the caller that names it.
+fn sample_files() -> Vec<(String, Vec<u8>)> {
+    let mut files: Vec<(String, Vec<u8>)> = BASE_FILES
+        .iter()
+        .map(|(p, b)| ((*p).to_owned(), b.to_vec()))
+        .collect();
+    files.push((
+        ".github/agent-team-policy.yml".to_owned(),
+        read(".github/agent-team-policy.yml"),
+    ));
+    files
+}
+
+fn own_caller() -> (String, Vec<u8>) {
+    (
+        "agent-team-apply.yml".to_owned(),
+        read(".github/workflows/agent-team-apply.yml"),
+    )
+}
+
+fn sample_scope() -> Vec<String> {
+    ["src/**", "docs/**", "build.rs"]
+        .map(str::to_owned)
+        .to_vec()
+}
+
+fn conclusions(run: &ScenarioRun) -> Vec<(String, String)> {
+    run.conclusions("apply")
+}
+
+fn expect(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs
+        .iter()
+        .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+        .collect()
+}
+
+#[test]
+fn the_accepted_sample_becomes_a_proven_draft_pull_request_as_the_runner_user() {
+    let run = play(Scenario {
+        name: "accepted-sample",
+        files: sample_files(),
+        caller: own_caller(),
+        local_reusable: true,
+        diff: read("fixtures/sample/accept.diff"),
+        scope: sample_scope(),
+        task_id: "accept-1",
+        rust_toolchain: true,
+        attempts: 1,
+    });
+    let summary = run.summary();
+    assert_eq!(
+        conclusions(&run),
+        expect(&[
+            ("guard", "success"),
+            ("build-test", "success"),
+            ("decide", "success"),
+            ("publish", "success"),
+        ]),
+        "{summary}\n{}",
+        run.act_log
+    );
+    assert_eq!(
+        run.dispatch_exit,
+        Some(0),
+        "{summary}\n{}",
+        run.dispatch_stderr
+    );
+    assert_eq!(run.dispatch_doc["decision"], "pass", "{}", run.dispatch_doc);
+    let head = run
+        .refs
+        .get("refs/heads/agent-team/accept-1")
+        .expect("the branch");
+    assert_ne!(head, &run.base);
+    assert_eq!(run.pulls.len(), 1, "{summary}");
+    assert!(run.pulls[0].1, "the pull request is a draft");
+    assert!(
+        run.check_runs
+            .iter()
+            .any(|(_, sha, c)| sha == head && c.as_deref() == Some("success")),
+        "{summary}"
+    );
+    // The build-test report reached its artifact, read as the runner user.
+    let (name, files) = run
+        .artifacts
+        .iter()
+        .find(|(n, _)| n.starts_with("build-test-report-non-authoritative-"))
+        .expect("the report artifact");
+    assert!(name.ends_with("-attempt-1"), "{name}");
+    assert!(files.contains(&"build-test.json".to_owned()), "{files:?}");
+    assert_no_secret_leaked(&run);
+}
+
+/// Every job of the caller as the dispatcher's result lists them, for messages.
+fn failing_reasons(run: &ScenarioRun) -> String {
+    format!("{}\n{}", run.dispatch_doc, run.dispatch_stderr)
+}
+
+#[test]
+fn a_build_hook_attack_fails_build_test_and_nothing_is_published() {
+    let run = play(Scenario {
+        name: "hook-attack",
+        files: sample_files(),
+        caller: own_caller(),
+        local_reusable: true,
+        diff: read("fixtures/sample/hook-attack.diff"),
+        scope: sample_scope(),
+        task_id: "hook-1",
+        rust_toolchain: true,
+        attempts: 1,
+    });
+    let summary = run.summary();
+    assert_eq!(
+        conclusions(&run),
+        expect(&[
+            ("guard", "success"),
+            ("build-test", "failure"),
+            ("decide", "failure"),
+        ]),
+        "{summary}"
+    );
+    let build = run.job("apply", "build-test");
+    assert_eq!(
+        run.step(
+            build,
+            "Build and test the patched tree, then check what it wrote"
+        ),
+        Some("failure"),
+        "{summary}"
+    );
+    assert!(build.log.contains("build-wrote"), "{}", run.errors(build));
+    assert_eq!(run.dispatch_exit, Some(1), "{}", failing_reasons(&run));
+    assert_eq!(run.dispatch_doc["decision"], "fail", "{}", run.dispatch_doc);
+    assert!(
+        !run.refs.keys().any(|r| r.contains("agent-team/")),
+        "{:?}",
+        run.refs
+    );
+    assert!(
+        run.pulls.is_empty() && run.check_runs.is_empty(),
+        "{summary}"
+    );
+    assert_no_secret_leaked(&run);
+}
+
+#[test]
+fn a_denied_path_fails_the_guard_job_and_the_dispatcher_names_the_rule() {
+    let files = sample_files();
+    let diff = harness::git_diff(
+        &files,
+        &[(
+            ".github/workflows/exfiltrate.yml",
+            Some(b"on: push\njobs: {}\n"),
+        )],
+    );
+    let run = play(Scenario {
+        name: "denied-path",
+        files,
+        caller: own_caller(),
+        local_reusable: true,
+        diff,
+        scope: ["src/**", ".github/**"].map(str::to_owned).to_vec(),
+        task_id: "denied-1",
+        rust_toolchain: true,
+        attempts: 1,
+    });
+    let summary = run.summary();
+    assert_eq!(
+        conclusions(&run),
+        expect(&[("guard", "failure"), ("decide", "failure")]),
+        "{summary}"
+    );
+    let guard = run.job("apply", "guard");
+    assert_eq!(
+        run.step(guard, "Validate the diff as data"),
+        Some("failure"),
+        "{summary}"
+    );
+    assert_eq!(run.dispatch_exit, Some(1), "{}", failing_reasons(&run));
+    assert!(
+        failing_reasons(&run).contains("denied-path"),
+        "the dispatcher's result names the rule: {}",
+        failing_reasons(&run)
+    );
+    assert!(
+        run.pulls.is_empty() && run.check_runs.is_empty(),
+        "{summary}"
+    );
+    assert_no_secret_leaked(&run);
+}
+
+#[test]
+fn a_caller_calling_the_reusable_workflow_twice_in_one_run_publishes_once_with_two_reports() {
+    let caller = r#"name: agent-team-apply
+run-name: "agent-team-apply ${{ inputs.task_id }}"
+on:
+  workflow_dispatch:
+    inputs:
+      task_id: { type: string, required: true }
+      base_sha: { type: string, required: true }
+      expected_diff_sha256: { type: string, required: true }
+      declared_scope: { type: string, required: true }
+      diff_b64: { type: string, default: "" }
+      diff_ref: { type: string, default: "" }
+      dispatch_mac: { type: string, default: "" }
+permissions: {}
+jobs:
+  unit:
+    uses: ./.github/workflows/agent-team-apply-verify.yml
+    permissions: { contents: read }
+    secrets:
+      AGENT_TEAM_APP_PRIVATE_KEY: ${{ secrets.AGENT_TEAM_APP_PRIVATE_KEY }}
+      AGENT_TEAM_DISPATCH_KEY: ${{ secrets.AGENT_TEAM_DISPATCH_KEY }}
+    with:
+      build-command: cargo test --locked --offline --lib
+  docs:
+    uses: ./.github/workflows/agent-team-apply-verify.yml
+    permissions: { contents: read }
+    secrets:
+      AGENT_TEAM_APP_PRIVATE_KEY: ${{ secrets.AGENT_TEAM_APP_PRIVATE_KEY }}
+      AGENT_TEAM_DISPATCH_KEY: ${{ secrets.AGENT_TEAM_DISPATCH_KEY }}
+    with:
+      build-command: cargo test --locked --offline --doc
+"#;
+    let run = play(Scenario {
+        name: "two-calls",
+        files: sample_files(),
+        caller: (
+            "agent-team-apply.yml".to_owned(),
+            caller.as_bytes().to_vec(),
+        ),
+        local_reusable: true,
+        diff: read("fixtures/sample/accept.diff"),
+        scope: sample_scope(),
+        task_id: "two-1",
+        rust_toolchain: true,
+        attempts: 1,
+    });
+    let summary = run.summary();
+    for caller in ["unit", "docs"] {
+        assert_eq!(
+            run.conclusions(caller),
+            expect(&[
+                ("guard", "success"),
+                ("build-test", "success"),
+                ("decide", "success"),
+                ("publish", "success"),
+            ]),
+            "{caller}: {summary}"
+        );
+    }
+    let reports: Vec<&String> = run
+        .artifacts
+        .keys()
+        .filter(|n| n.starts_with("build-test-report-non-authoritative-"))
+        .collect();
+    assert_eq!(reports.len(), 2, "one report per call: {summary}");
+    assert_eq!(run.pulls.len(), 1, "one draft pull request: {summary}");
+    assert_no_secret_leaked(&run);
+}
+
+#[test]
+fn a_re_run_of_a_failed_build_test_uploads_its_report_again() {
+    let files = sample_files();
+    let lib = String::from_utf8(read("fixtures/sample/base/src/lib.rs")).unwrap()
+        + "\n#[test]\nfn fails_until_fixed() {\n    assert_eq!(1 + 1, 3);\n}\n";
+    let diff = harness::git_diff(&files, &[("src/lib.rs", Some(lib.as_bytes()))]);
+    let run = play(Scenario {
+        name: "re-run",
+        files,
+        caller: own_caller(),
+        local_reusable: true,
+        diff,
+        scope: sample_scope(),
+        task_id: "rerun-1",
+        rust_toolchain: true,
+        attempts: 2,
+    });
+    let summary = run.summary();
+    for (n, jobs) in run.attempts.iter().enumerate() {
+        let build = jobs
+            .iter()
+            .find(|j| j.name == "build-test")
+            .unwrap_or_else(|| panic!("attempt {}: no build-test: {summary}", n + 1));
+        assert_eq!(build.conclusion, "failure", "{summary}");
+        assert_eq!(
+            build
+                .steps
+                .iter()
+                .find(|(s, _)| s == "Build and test the patched tree, then check what it wrote")
+                .map(|(_, c)| c.as_str()),
+            Some("failure"),
+            "{summary}"
+        );
+        assert_eq!(
+            build
+                .steps
+                .iter()
+                .find(|(s, _)| s == "Upload the non-authoritative build-test report")
+                .map(|(_, c)| c.as_str()),
+            Some("success"),
+            "attempt {}'s upload: {summary}",
+            n + 1
+        );
+    }
+    let names: Vec<&String> = run.artifacts.keys().collect();
+    assert!(
+        names.iter().any(|n| n.ends_with("-attempt-1"))
+            && names.iter().any(|n| n.ends_with("-attempt-2")),
+        "{names:?}"
+    );
+    assert_eq!(run.dispatch_exit, Some(1), "{}", failing_reasons(&run));
+    assert!(run.pulls.is_empty(), "{summary}");
+    assert_no_secret_leaked(&run);
+}
+
+#[test]
+fn an_image_without_rust_builds_a_python_project_with_the_example_caller() {
+    let requirements = "\
+pytest==8.3.4 --hash=sha256:50e16d954148559c9a74109af1eaf0c945ba2d8f30f0a3d3335edde19788b6f6
+iniconfig==2.3.1 --hash=sha256:9121e2c1fdb355232495be3194c8dfe87ccc2d5dee45947b78e68f499790d7a7
+packaging==26.4 --hash=sha256:81383611a09c1bc0b08b76e0fd5829d7c6824c65b27a6aee339da133f4233ea2
+pluggy==1.7.0 --hash=sha256:7dd7b0d8832ba3cb632c306926ded123429211b83641b35dc5c41ad2d34f9bec
+";
+    let files: Vec<(String, Vec<u8>)> = vec![
+        ("requirements.txt".into(), requirements.as_bytes().to_vec()),
+        (
+            "greeting.py".into(),
+            b"def greeting(name):\n    return f\"Hello {name}\"\n".to_vec(),
+        ),
+        (
+            "tests/test_greeting.py".into(),
+            b"from greeting import greeting\n\n\ndef test_greets():\n    assert greeting(\"Ada\") == \"Hello Ada\"\n".to_vec(),
+        ),
+        ("pytest.ini".into(), b"[pytest]\npythonpath = .\n".to_vec()),
+        (
+            ".github/agent-team-policy.yml".into(),
+            read("examples/policy/python.yml"),
+        ),
+    ];
+    let test = b"from greeting import greeting\n\n\ndef test_greets():\n    assert greeting(\"Ada\") == \"Hello Ada\"\n\n\ndef test_greets_everyone():\n    assert greeting(\"world\") == \"Hello world\"\n";
+    let diff = harness::git_diff(&files, &[("tests/test_greeting.py", Some(test))]);
+    let run = play(Scenario {
+        name: "python-without-rust",
+        files,
+        caller: (
+            "agent-team-apply.yml".to_owned(),
+            read("examples/python.yml"),
+        ),
+        local_reusable: false,
+        diff,
+        scope: ["tests/**", "*.py"].map(str::to_owned).to_vec(),
+        task_id: "py-1",
+        rust_toolchain: false,
+        attempts: 1,
+    });
+    let summary = run.summary();
+    assert_eq!(
+        conclusions(&run),
+        expect(&[
+            ("guard", "success"),
+            ("build-test", "success"),
+            ("decide", "success"),
+            ("publish", "success"),
+        ]),
+        "{summary}\n{}",
+        run.act_log
+    );
+    assert!(run.act_log.contains("2 passed"), "pytest ran both tests");
+    assert_eq!(run.dispatch_exit, Some(0), "{}", failing_reasons(&run));
+    assert_eq!(run.pulls.len(), 1, "{summary}");
+    assert_no_secret_leaked(&run);
+}
+
+#[test]
+fn a_base_whose_own_workflow_would_run_the_agents_code_with_secrets_fails_readiness() {
+    let mut files = sample_files();
+    files.push((
+        ".github/workflows/ci.yml".to_owned(),
+        b"name: ci\non: [push, pull_request]\njobs:\n  test:\n    runs-on: ubuntu-24.04\n    steps:\n      - uses: actions/checkout@v4\n      - run: cargo test\n        env:\n          DEPLOY_TOKEN: ${{ secrets.DEPLOY_TOKEN }}\n"
+            .to_vec(),
+    ));
+    let run = play(Scenario {
+        name: "readiness",
+        files,
+        caller: own_caller(),
+        local_reusable: true,
+        diff: read("fixtures/sample/accept.diff"),
+        scope: sample_scope(),
+        task_id: "ready-1",
+        rust_toolchain: true,
+        attempts: 1,
+    });
+    let summary = run.summary();
+    assert_eq!(
+        conclusions(&run),
+        expect(&[("guard", "failure"), ("decide", "failure")]),
+        "{summary}"
+    );
+    let guard = run.job("apply", "guard");
+    assert_eq!(
+        run.step(
+            guard,
+            "Check the repository's own workflows (the second execution)"
+        ),
+        Some("failure"),
+        "{summary}"
+    );
+    assert_eq!(run.dispatch_exit, Some(1), "{}", failing_reasons(&run));
+    assert!(run.pulls.is_empty(), "{summary}");
+    assert_no_secret_leaked(&run);
+}
