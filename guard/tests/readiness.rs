@@ -3,7 +3,12 @@
 //! of every modelled event × {the branch's code, the default branch's} × {with, without
 //! credentials}, generated in memory; GitHub's filter patterns and expressions, table-tested; the
 //! policy's `readiness:` section; and `guard readiness` on a real repository (both workflow sets).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::type_complexity)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::type_complexity
+)]
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
