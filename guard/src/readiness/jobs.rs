@@ -206,36 +206,48 @@ fn runner_credentials(job: &Map<String, Value>) -> Result<Vec<Credential>, Strin
     Ok(out)
 }
 
-/// The labels a `runs-on` entry can be: itself, or for exactly `${{ matrix.KEY }}` the literal
-/// values of that matrix key (`None` for one not known).
+/// The labels a `runs-on` entry can be: itself, or for exactly `${{ matrix.KEY }}` (or
+/// `matrix.KEY.FIELD...` over a list of objects) the literal values of that matrix entry,
+/// `include` entries too (`None` for one not known).
 fn resolve_label(label: &str, job: &Map<String, Value>) -> Vec<Option<String>> {
     if !label.contains("${{") {
         return vec![Some(label.to_owned())];
     }
-    let trimmed = label.trim();
-    let key = trimmed
+    let path: Option<Vec<&str>> = label
+        .trim()
         .strip_prefix("${{")
         .and_then(|r| r.strip_suffix("}}"))
         .map(str::trim)
         .and_then(|body| body.strip_prefix("matrix."))
-        .filter(|k| {
-            k.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        .map(|rest| rest.split('.').collect::<Vec<_>>())
+        .filter(|keys| {
+            keys.iter().all(|k| {
+                !k.is_empty()
+                    && k.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+            })
         });
     let matrix = job
         .get("strategy")
         .and_then(|s| s.get("matrix"))
         .and_then(Value::as_object);
-    let (Some(key), Some(matrix)) = (key, matrix) else {
+    let (Some(path), Some(matrix)) = (path, matrix) else {
         return vec![None];
     };
-    let mut values = Vec::new();
-    match matrix.get(key) {
-        Some(Value::Array(items)) => {
-            for item in items {
-                values.push(item.as_str().map(str::to_owned));
-            }
+    let Some((first, rest)) = path.split_first() else {
+        return vec![None];
+    };
+    // The value at `rest` below one matrix value; `None` when it is not a literal string.
+    let below = |value: &Value| -> Option<String> {
+        let mut at = value;
+        for key in rest {
+            at = at.get(*key)?;
         }
+        at.as_str().map(str::to_owned)
+    };
+    let mut values = Vec::new();
+    match matrix.get(*first) {
+        Some(Value::Array(items)) => values.extend(items.iter().map(below)),
         Some(_) => values.push(None),
         None => {}
     }
@@ -243,10 +255,8 @@ fn resolve_label(label: &str, job: &Map<String, Value>) -> Vec<Option<String>> {
         None => {}
         Some(Value::Array(entries)) => {
             for entry in entries {
-                match entry.get(key) {
-                    Some(Value::String(s)) => values.push(Some(s.clone())),
-                    Some(_) => values.push(None),
-                    None => {}
+                if let Some(value) = entry.get(*first) {
+                    values.push(below(value));
                 }
             }
         }
