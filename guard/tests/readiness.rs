@@ -211,6 +211,10 @@ const CASES: &[(&str, Expect)] = &[
     ),
     // -- the false alarms, and the safe shapes ---------------------------------------------
     ("deploy-guard.yml", Expect::Jobs(&[])),
+    (
+        "bot-and-merged.yml",
+        Expect::Jobs(&[(USJ, "not-dependabot", &[PR], &["secret E2E_KEY"])]),
+    ),
     ("workflow-run-safe.yml", Expect::Jobs(&[])),
     ("issue-comment-safe.yml", Expect::Jobs(&[])),
     ("pull-request-target.yml", Expect::Jobs(&[])),
@@ -903,6 +907,11 @@ fn the_event_contexts_follow_githubs_tables() {
             Some(true),
         ),
         (Event::Deployment, "github.ref == 'refs/heads/main'", None),
+        (PR, "github.actor == 'dependabot[bot]'", Some(false)),
+        (PR, "github.actor != 'Dependabot[bot]'", Some(true)),
+        (PR, "github.actor == 'octocat'", None),
+        (PR, "github.event.pull_request.merged", Some(false)),
+        (Push, "github.ref_type == 'tag'", Some(false)),
     ] {
         assert_eq!(eval(event, condition), truthy, "{event}: {condition}");
     }

@@ -115,6 +115,17 @@ pub fn github_context(event: Option<Event>, target: &Target) -> Val {
         )
     };
     let branch_ref = Val::Str(format!("refs/heads/{}", t.branch));
+    // Who fires these runs: the publishing App, or a person acting on the draft; never a
+    // dependency bot (they act on their own pull requests only), and never `github-actions[bot]`
+    // (events made with a run's GITHUB_TOKEN start no workflow run).
+    let actor = || {
+        Val::Except(
+            ["dependabot[bot]", "renovate[bot]", "github-actions[bot]"]
+                .iter()
+                .map(|s| (*s).to_owned())
+                .collect(),
+        )
+    };
     let default_ref = Val::Str(format!("refs/heads/{}", t.base_branch));
     // The pull request: a draft from this repository into the default branch. A person can mark
     // it ready for review, so `draft` is not known.
@@ -122,6 +133,10 @@ pub fn github_context(event: Option<Event>, target: &Target) -> Val {
         Val::obj(
             [
                 ("draft", Val::UNKNOWN),
+                // A merged pull request was decided: a run on `closed` with `merged` true comes
+                // after that decision.
+                ("merged", Val::Bool(false)),
+                ("user", Val::obj([("login", actor())], true)),
                 (
                     "head",
                     Val::obj(
@@ -253,6 +268,7 @@ pub fn github_context(event: Option<Event>, target: &Target) -> Val {
             ),
         };
     let mut payload = payload;
+    payload.push(("sender", Val::obj([("login", actor())], true)));
     payload.push(("repository", {
         let mut r = repo();
         if let Val::Obj { fields, .. } = &mut r {
@@ -263,6 +279,16 @@ pub fn github_context(event: Option<Event>, target: &Target) -> Val {
     Val::obj(
         [
             ("event_name", Val::str(event.name())),
+            (
+                "ref_type",
+                if matches!(event, Event::Deployment | Event::DeploymentStatus) {
+                    Val::UNKNOWN
+                } else {
+                    Val::str("branch")
+                },
+            ),
+            ("actor", actor()),
+            ("triggering_actor", actor()),
             ("ref", reference),
             ("ref_name", ref_name),
             ("head_ref", head_ref),

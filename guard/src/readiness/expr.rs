@@ -47,6 +47,9 @@ pub enum Val {
         digits: bool,
         suffix: String,
     },
+    /// A non-empty string known to be none of these (stored lower-case): the actor of a run the
+    /// publication or a person fires is never `dependabot[bot]`.
+    Except(Vec<String>),
 }
 
 impl Val {
@@ -90,6 +93,7 @@ impl Val {
                 digits,
                 suffix,
             } => (*digits || !prefix.is_empty() || !suffix.is_empty()).then_some(true),
+            Val::Except(_) => Some(true),
         }
     }
 
@@ -114,7 +118,7 @@ impl Val {
             Val::Num(n) => Some(*n),
             Val::Str(s) => Some(parse_number(s.trim()).unwrap_or(f64::NAN)),
             Val::Obj { .. } => Some(f64::NAN),
-            Val::Unknown { .. } | Val::Shape { .. } => None,
+            Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_) => None,
         }
     }
 
@@ -130,7 +134,7 @@ impl Val {
             }),
             Val::Str(s) => Some(s.clone()),
             Val::Obj { .. } => Some("Object".to_owned()),
-            Val::Unknown { .. } | Val::Shape { .. } => None,
+            Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_) => None,
         }
     }
 }
@@ -685,10 +689,14 @@ fn binary(op: &str, l: Val, r: Val) -> Val {
         "==" | "!="
             if matches!(
                 (&l, &r),
-                (Val::Shape { .. }, Val::Str(_)) | (Val::Str(_), Val::Shape { .. })
+                (Val::Shape { .. } | Val::Except(_), Val::Str(_))
+                    | (Val::Str(_), Val::Shape { .. } | Val::Except(_))
             ) =>
         {
             let could = match (&l, &r) {
+                (Val::Except(not), Val::Str(text)) | (Val::Str(text), Val::Except(not)) => {
+                    Some(!not.contains(&text.to_lowercase()))
+                }
                 (shape @ Val::Shape { .. }, Val::Str(text))
                 | (Val::Str(text), shape @ Val::Shape { .. }) => shape.shape_could_be(text),
                 _ => None,
@@ -722,8 +730,8 @@ fn binary(op: &str, l: Val, r: Val) -> Val {
 /// `None` when unknown; `Some(None)` when the two are unordered (NaN, two objects).
 fn compare(l: &Val, r: &Val) -> Option<Option<std::cmp::Ordering>> {
     match (l, r) {
-        (Val::Unknown { .. } | Val::Shape { .. }, _)
-        | (_, Val::Unknown { .. } | Val::Shape { .. }) => None,
+        (Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_), _)
+        | (_, Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_)) => None,
         (Val::Str(a), Val::Str(b)) => Some(Some(a.to_lowercase().cmp(&b.to_lowercase()))),
         (Val::Null, Val::Null) => Some(Some(std::cmp::Ordering::Equal)),
         (Val::Bool(a), Val::Bool(b)) => Some(Some(a.cmp(b))),
