@@ -293,7 +293,7 @@ pub fn assess(
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
     for file in files {
-        match assess_file(file, target, settings, reads) {
+        match assess_file(file, files, target, settings, reads) {
             Ok(mut found) => findings.append(&mut found),
             Err(reason) => findings.push(Finding::unreadable(&file.path, reason)),
         }
@@ -362,6 +362,7 @@ struct Exposure {
 
 fn assess_file(
     file: &WorkflowFile,
+    all: &[WorkflowFile],
     target: &Target,
     settings: &Settings,
     reads: Reads,
@@ -408,8 +409,14 @@ fn assess_file(
             .get(*id)
             .and_then(Value::as_object)
             .ok_or_else(|| format!("job `{id}` is not a mapping"))?;
-        let credentials = jobs::credentials(top, job, &top_secrets, settings.default_token)
+        let mut credentials = jobs::credentials(top, job, &top_secrets, settings.default_token)
             .map_err(|e| format!("job `{id}`: {e}"))?;
+        if let Some(called) = job.get("uses").and_then(Value::as_str) {
+            credentials
+                .extend(called_runners(called, all).map_err(|e| format!("job `{id}`: {e}"))?);
+            credentials.sort();
+            credentials.dedup();
+        }
         let gated = jobs::literal_environment(job.get("environment")).is_some_and(|env| {
             settings
                 .protected_environments
@@ -497,6 +504,36 @@ fn assess_file(
             })
         })
         .collect())
+}
+
+/// The runners of a reusable workflow of this repository (`uses: ./.github/workflows/x.yml`): its
+/// jobs run on their own `runs-on`, so a self-hosted runner there is the calling job's
+/// credential. A called file that is not among the files read makes GitHub refuse the run (no
+/// job of it runs); a workflow of another repository runs on runners its jobs name, which this
+/// reader cannot see, and is not counted.
+fn called_runners(called: &str, all: &[WorkflowFile]) -> Result<Vec<Credential>, String> {
+    let Some(path) = called.strip_prefix("./") else {
+        return Ok(Vec::new());
+    };
+    let Some(file) = all.iter().find(|f| f.path == path) else {
+        return Ok(Vec::new());
+    };
+    let doc = parse_workflow(&file.bytes).map_err(|e| format!("`{called}`: {e}"))?;
+    let mut out = Vec::new();
+    if let Some(jobs) = doc.get("jobs").and_then(Value::as_object) {
+        for job in jobs.values().filter_map(Value::as_object) {
+            if job.get("uses").is_none() {
+                let runners = jobs::credentials(&Map::new(), job, &[], DefaultToken::Read)
+                    .map_err(|e| format!("`{called}`: {e}"))?;
+                out.extend(
+                    runners
+                        .into_iter()
+                        .filter(|c| matches!(c, Credential::Runner(_))),
+                );
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Whether the event's configuration (its filters) starts the workflow for the target.

@@ -130,6 +130,18 @@ const CASES: &[(&str, Expect)] = &[
         )]),
     ),
     (
+        "issue-comment-api-head.yml",
+        Expect::Jobs(&[
+            (
+                PRIV,
+                "slash-bench",
+                &[Event::IssueComment],
+                &["secret BENCH_KEY"],
+            ),
+            (PRIV, "fetch-pull", &[Event::IssueComment], &["secret KEY"]),
+        ]),
+    ),
+    (
         "check-suite-head.yml",
         Expect::Jobs(&[(PRIV, "rerun", &[Event::CheckSuite], &["secret KEY"])]),
     ),
@@ -219,6 +231,7 @@ const CASES: &[(&str, Expect)] = &[
     ("issue-comment-safe.yml", Expect::Jobs(&[])),
     ("pull-request-target.yml", Expect::Jobs(&[])),
     ("safe-events.yml", Expect::Jobs(&[])),
+    ("reusable-self-hosted.yml", Expect::Jobs(&[])),
     ("github-token-only.yml", Expect::Jobs(&[])),
     (
         "accepted.yml",
@@ -435,6 +448,25 @@ fn messages_say_which_event_job_and_credential_and_the_fix() {
     );
     let f = run(&[load("unknown-event.yml")]).remove(0);
     assert!(f.message().contains("a_future_event"), "{}", f.message());
+}
+
+#[test]
+fn a_called_workflow_of_the_repository_lends_its_runners_to_the_caller() {
+    let caller = WorkflowFile {
+        path: ".github/workflows/ci.yml".into(),
+        bytes: b"on: pull_request\npermissions: {}\njobs:\n  call:\n    uses: ./.github/workflows/reusable-self-hosted.yml\n  remote:\n    uses: octo/other/.github/workflows/x.yml@v1\n".to_vec(),
+    };
+    let findings = run(&[caller, load("reusable-self-hosted.yml")]);
+    let got: Vec<_> = findings.iter().map(summary).collect();
+    assert_eq!(
+        got,
+        [(
+            USJ,
+            "call".to_owned(),
+            vec![PR],
+            vec!["runner linux".to_owned(), "runner self-hosted".to_owned()]
+        )]
+    );
 }
 
 #[test]

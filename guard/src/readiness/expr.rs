@@ -622,6 +622,48 @@ fn collect_secrets(expr: &Expr, names: &mut Vec<String>) {
     }
 }
 
+/// Every context path an expression reads, lower-case and dotted (`steps.pr.outputs.sha`; an
+/// index by a literal string reads as a property, any other index ends the path).
+pub fn contexts_read(expr: &Expr, visit: &mut dyn FnMut(&str)) {
+    fn path(expr: &Expr) -> Option<String> {
+        match expr {
+            Expr::Context(name) => Some(name.to_ascii_lowercase()),
+            Expr::Property(inner, name) => {
+                path(inner).map(|p| format!("{p}.{}", name.to_ascii_lowercase()))
+            }
+            Expr::Index(inner, index) => match index.as_ref() {
+                Expr::Lit(Val::Str(name)) => {
+                    path(inner).map(|p| format!("{p}.{}", name.to_ascii_lowercase()))
+                }
+                _ => path(inner),
+            },
+            Expr::Wildcard(inner) => path(inner),
+            _ => None,
+        }
+    }
+    match expr {
+        Expr::Lit(_) => {}
+        Expr::Context(_) | Expr::Property(..) | Expr::Wildcard(_) => {
+            if let Some(p) = path(expr) {
+                visit(&p);
+            }
+        }
+        Expr::Index(inner, index) => {
+            match path(expr) {
+                Some(p) => visit(&p),
+                None => contexts_read(inner, visit),
+            }
+            contexts_read(index, visit);
+        }
+        Expr::Not(inner) => contexts_read(inner, visit),
+        Expr::Binary(_, a, b) => {
+            contexts_read(a, visit);
+            contexts_read(b, visit);
+        }
+        Expr::Call(_, args) => args.iter().for_each(|a| contexts_read(a, visit)),
+    }
+}
+
 fn walk(expr: &Expr, visit: &mut dyn FnMut(&Expr)) {
     visit(expr);
     match expr {

@@ -367,7 +367,7 @@ pub fn branch_exposure(job: &Map<String, Value>) -> Option<String> {
         if uses.starts_with("actions/checkout@") || uses == "actions/checkout" {
             for name in ["ref", "repository"] {
                 if let Some(value) = input(name)
-                    && let Some(why) = branch_controlled(&value)
+                    && let Some(why) = branch_controlled(&value).or_else(|| chosen_ref(&value))
                 {
                     return Some(format!("actions/checkout `{name}: {value}` ({why})"));
                 }
@@ -404,6 +404,14 @@ pub fn branch_exposure(job: &Map<String, Value>) -> Option<String> {
             }
             if FETCH_WORDS.iter().any(|w| lower.contains(w)) {
                 runs_fetch = true;
+                // `git fetch origin pull/$PR/head`
+                if lower.contains("pull/") && (lower.contains("/head") || lower.contains("/merge"))
+                {
+                    return Some("a `run` step fetching a pull request's `pull/<n>/head`".into());
+                }
+                if let Some(why) = chosen_ref(run) {
+                    return Some(format!("a `run` step fetching or switching to {why}"));
+                }
             }
             branch_values.push(run.to_owned());
         }
@@ -443,6 +451,50 @@ fn branch_controlled(text: &str) -> Option<String> {
             .to_ascii_lowercase();
         if let Some(context) = BRANCH_CONTEXTS.iter().find(|c| compact.contains(*c)) {
             return Some(format!("`{context}`"));
+        }
+    }
+    None
+}
+
+/// Contexts that name the default branch's side in a privileged run: a ref built only from these
+/// is not the branch's.
+const DEFAULT_SIDE: &[&str] = &[
+    "github.sha",
+    "github.ref",
+    "github.ref_name",
+    "github.base_ref",
+    "github.repository",
+    "github.workspace",
+    "github.server_url",
+    "github.event.repository.default_branch",
+    "github.event.repository.full_name",
+    "github.event.pull_request.base.",
+    "github.event.workflow_run.repository.",
+    "secrets.",
+    "github.token",
+];
+
+/// Why a ref given to a checkout or a fetch may be the branch's: an expression reading something
+/// other than the default branch's side (a previous step's output, `needs`, `env`, the payload),
+/// which a slash-command job typically fills with the pull request's head.
+fn chosen_ref(text: &str) -> Option<String> {
+    let bodies = expr::embedded(text).ok()?;
+    for body in bodies {
+        let Ok(parsed) = expr::parse(body) else {
+            return Some(format!("`{}`, which this reader cannot parse", body.trim()));
+        };
+        let mut outside = None;
+        expr::contexts_read(&parsed, &mut |path| {
+            if outside.is_none()
+                && !DEFAULT_SIDE
+                    .iter()
+                    .any(|d| path == d.trim_end_matches('.') || path.starts_with(d))
+            {
+                outside = Some(path.to_owned());
+            }
+        });
+        if let Some(path) = outside {
+            return Some(format!("`{path}`, a ref chosen at run time"));
         }
     }
     None
