@@ -183,12 +183,27 @@ pub fn github_context(event: Option<Event>, target: &Target) -> Val {
                     ("ref_type", Val::str("branch")),
                 ],
             ),
-            Event::PullRequest | Event::PullRequestReview | Event::PullRequestReviewComment => (
+            Event::PullRequest | Event::PullRequestReviewComment => (
                 Val::shape("refs/pull/", true, "/merge"),
                 Val::shape("", true, "/merge"),
                 Val::str(&t.branch),
                 Val::str(&t.base_branch),
                 vec![("pull_request", pull_request())],
+            ),
+            // An approving review is a person's decision: the runs before one see a review
+            // whose state is `commented`, `changes_requested` or `dismissed`.
+            Event::PullRequestReview => (
+                Val::shape("refs/pull/", true, "/merge"),
+                Val::shape("", true, "/merge"),
+                Val::str(&t.branch),
+                Val::str(&t.base_branch),
+                vec![
+                    ("pull_request", pull_request()),
+                    (
+                        "review",
+                        Val::obj([("state", Val::Except(vec!["approved".into()]))], true),
+                    ),
+                ],
             ),
             Event::PullRequestTarget => (
                 default_ref,
