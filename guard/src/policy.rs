@@ -33,6 +33,13 @@
 //! build:
 //!   output: ["target/**"]             # appended to the default build outputs
 //!   env: ["CARGO_HOME"]               # appended to the default env allowlist
+//! readiness:                          # guard readiness (the second execution)
+//!   default-token: write              # the repository's default GITHUB_TOKEN: read | write
+//!   protected-environments: [production]  # appended; environments whose rules were checked
+//!   accept:                           # appended; one job each, shown with its reason
+//!     - workflow: .github/workflows/ci.yml
+//!       job: test
+//!       reason: "its token only reads a public mirror"
 //! ```
 //!
 //! Every key is optional except `version`. Reading is strict and two-phase: the YAML is deserialized
@@ -301,6 +308,8 @@ pub struct Policy {
     /// Whether `guard readiness` only reports the jobs of the repository's own workflows that
     /// would run on the published branch with secrets and no environment, instead of failing.
     pub allow_unprotected_secret_jobs: bool,
+    /// What `guard readiness` assumes of the repository and accepts (`readiness:`).
+    pub readiness: crate::readiness::Settings,
     pub limits: Limits,
 }
 
@@ -317,6 +326,7 @@ impl Policy {
             allow_mode_change: false,
             portable_paths: false,
             allow_unprotected_secret_jobs: false,
+            readiness: crate::readiness::Settings::default(),
             limits: Limits::UNBOUNDED,
         };
         let raw = parse(DEFAULT_POLICY_YAML)?;
@@ -428,6 +438,7 @@ impl Policy {
         if let Some(PlainBool(yes)) = raw.allow.unprotected_secret_jobs {
             self.allow_unprotected_secret_jobs = yes;
         }
+        self.apply_readiness(raw.readiness)?;
         let (l, r) = (&mut self.limits, &raw.limits);
         if let Some(v) = lower("limits.diff-bytes", r.diff_bytes, l.max_diff_bytes)? {
             l.max_diff_bytes = v;
@@ -447,6 +458,72 @@ impl Policy {
         )?;
         Ok(self)
     }
+}
+
+impl Policy {
+    /// `readiness:`: the default token replaced, environments and acceptances appended.
+    fn apply_readiness(&mut self, raw: RawReadiness) -> Result<(), PolicyError> {
+        use crate::readiness::{Acceptance, DefaultToken};
+        let settings = &mut self.readiness;
+        if let Some(token) = raw.default_token {
+            settings.default_token = match token.as_str() {
+                "read" => DefaultToken::Read,
+                "write" => DefaultToken::Write,
+                other => {
+                    return Err(PolicyError::InvalidValue {
+                        key: "readiness.default-token",
+                        value: other.to_owned(),
+                        expected: "read or write",
+                    });
+                }
+            };
+        }
+        for (i, name) in raw.protected_environments.into_iter().enumerate() {
+            check_readiness_text(&name).map_err(|reason| PolicyError::InvalidReadiness {
+                entry: format!("readiness.protected-environments[{i}]"),
+                reason,
+            })?;
+            settings.protected_environments.push(name);
+        }
+        for (i, accept) in raw.accept.into_iter().enumerate() {
+            for (key, value) in [
+                ("workflow", &accept.workflow),
+                ("job", &accept.job),
+                ("reason", &accept.reason),
+            ] {
+                check_readiness_text(value).map_err(|reason| PolicyError::InvalidReadiness {
+                    entry: format!("readiness.accept[{i}].{key}"),
+                    reason,
+                })?;
+            }
+            if !accept.workflow.starts_with(".github/workflows/") {
+                return Err(PolicyError::InvalidReadiness {
+                    entry: format!("readiness.accept[{i}].workflow"),
+                    reason: "must be a path under .github/workflows/".into(),
+                });
+            }
+            settings.accept.push(Acceptance {
+                workflow: accept.workflow,
+                job: accept.job,
+                reason: accept.reason,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// A name or reason of `readiness:`: not blank, no control character, bounded.
+fn check_readiness_text(text: &str) -> Result<(), String> {
+    if text.trim().is_empty() {
+        return Err("must not be empty".into());
+    }
+    if text.chars().any(char::is_control) {
+        return Err("contains a control character".into());
+    }
+    if text.len() > MAX_PATTERN_BYTES {
+        return Err(format!("longer than {MAX_PATTERN_BYTES} bytes"));
+    }
+    Ok(())
 }
 
 fn literal_components(patterns: &[PatternEntry]) -> Vec<&str> {
@@ -651,6 +728,8 @@ pub enum PolicyError {
         value: String,
         expected: &'static str,
     },
+    #[error("{entry}: {reason}")]
+    InvalidReadiness { entry: String, reason: String },
     #[error("{entry}: environment variable {name:?} refused: {reason}")]
     InvalidEnvName {
         entry: String,
@@ -685,6 +764,27 @@ struct RawPolicy {
     #[serde(default)]
     protect: RawDeny,
     protected: Option<String>,
+    #[serde(default)]
+    readiness: RawReadiness,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawReadiness {
+    default_token: Option<String>,
+    #[serde(default)]
+    protected_environments: Vec<String>,
+    #[serde(default)]
+    accept: Vec<RawAccept>,
+}
+
+/// One `readiness.accept` entry: every key required.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAccept {
+    workflow: String,
+    job: String,
+    reason: String,
 }
 
 #[derive(Debug, Default, Deserialize)]

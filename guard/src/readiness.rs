@@ -1,46 +1,60 @@
 //! The second execution. Once the draft pull request exists, its branch `agent-team/<task_id>`
-//! runs the repository's own `push` and `pull_request` workflows with the agent's code, and a
-//! branch of the same repository gets the repository's secrets. The apply/verify workflow's
-//! isolation does not reach those runs. This module reads the workflows of the base commit (the
-//! diff may not touch `.github/**`, so they are the ones that will run) and lists every job that
-//! would run on that branch, reads secrets, and names no environment.
+//! runs the repository's own workflows: on the publication itself (`push`, `create`,
+//! `pull_request`, the gate's `check_run`, ...) and on every person's action on the draft (a
+//! label, a review, a comment, marking it ready). A branch of the same repository gets the
+//! repository's secrets and its default token there, and the apply/verify workflow's isolation
+//! does not reach those runs. This module lists every job that would run the agent's code with
+//! credentials before a person has decided.
 //!
-//! What counts, and why:
-//!
-//! - **Triggers**: `push` to the branch (`branches`/`branches-ignore` matched against it with
-//!   GitHub's filter syntax, see [`filter`]; a `push` filtered by tags alone does not run for a
-//!   branch) and `pull_request` into the default branch (its `branches` filters match the base
-//!   branch). Every activity type counts (a label or a review request runs the same code), and
-//!   `paths` filters are not evaluated (the job may run).
-//! - **The job's condition**: `if:` is evaluated with what is known of the run (the event, `ref`,
-//!   `head_ref`, the pull request's branches, that it is a draft from this repository, `inputs`
-//!   empty); everything else (`needs`, `vars`, the actor, ...) is unknown. Only a condition that
-//!   is false whatever the unknowns are excludes the job; a job whose needed job is excluded is
-//!   excluded too unless its condition calls `always()`, `failure()` or `cancelled()`.
-//! - **Secrets**: any `secrets.*` read anywhere in the job or in the workflow's top-level `env`
-//!   (`secrets.GITHUB_TOKEN`, the run's own token, is not counted), `toJSON(secrets)`, and a
-//!   reusable workflow called with `secrets: inherit`. A step's own `if:` does not protect: the
-//!   job's secrets reach the runner with the job, and code that ran earlier in the same job can
-//!   read the runner's memory (hosted runners grant sudo).
-//! - **Environment**: a job with a literal `environment` is left to that environment's protection
-//!   rules (required reviewers, deployment branches), which this reader cannot see; an environment
-//!   chosen by an expression could be empty, so it does not count.
+//! - **Events** ([`events`]): each event a workflow names is classed by the code and workflow
+//!   files its run uses, following GitHub's "Events that trigger workflows": the branch's own
+//!   commit (`push`, `create`, deployments: the base commit's workflows, as the diff cannot touch
+//!   `.github/**`), the merge into the default branch (`pull_request` and its review events,
+//!   `merge_group`: the default branch head's workflows), the default branch's code with data
+//!   about the branch (privileged: `pull_request_target`, `workflow_run`, `issue_comment`,
+//!   `check_*`, `status`), or safe (a documented allow-list). A name outside the model is judged
+//!   like a branch event (`unmodelled-event`).
+//! - **Filters**: `branches`/`branches-ignore` with GitHub's filter syntax ([`filter`]) where
+//!   GitHub applies them (the pushed branch, a pull request's or merge group's base, the head
+//!   branch of a `workflow_run`); a tag-only `push` does not run for a branch. `paths` and
+//!   `types` are not evaluated: every activity type is a person's action on the draft.
+//! - **Conditions** ([`expr`]): a job's `if:` is evaluated in three values with what is known of
+//!   the run (`github.event_name`, `ref` — `refs/pull/<n>/merge` on a pull request —, `ref_name`,
+//!   `head_ref`, `base_ref`, the payload's branches); GitHub's implicit `success() &&` is added
+//!   only when the condition calls none of `success()`, `failure()`, `always()`, `cancelled()`.
+//!   Only a condition false whatever the unknowns are excludes the job.
+//! - **Credentials** ([`jobs`]): secrets (also `secrets: inherit`), a `GITHUB_TOKEN` with any
+//!   write grant (the policy declares the repository's default), `id-token: write`, a runner not
+//!   hosted by GitHub. A step's own `if:` does not protect: the job's credentials reach the
+//!   runner with the job.
+//! - **Privileged triggers** are findings only when a job with credentials checks out a ref the
+//!   branch controls (`github.event.pull_request.head.sha`, `workflow_run.head_sha`,
+//!   `refs/pull/<n>/head`, `github.head_ref`, ...) or downloads another run's artifacts.
+//! - **Environments**: only an environment the policy lists in
+//!   `readiness.protected-environments` gates a job (GitHub creates a missing environment
+//!   unprotected on first use); `readiness.accept` accepts one job with a reason, and the finding
+//!   stays in the report.
 //!
 //! A workflow file this reader cannot read (not UTF-8, not YAML, over the size limit, not a
 //! workflow, a filter or condition it cannot parse) is a finding too: it cannot be shown safe.
 
+pub mod events;
 pub mod expr;
 pub mod filter;
+pub mod jobs;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use contract::ids::CommitId;
 use contract::readiness::{
     FindingDoc, ReadinessDoc, ReadinessMode, ReadinessResult, ReadinessSchema,
 };
 pub use contract::readiness::{ReadinessEvent as Event, ReadinessRule as Rule};
 
+use events::Class;
 use expr::{Scope, Val};
 use filter::Pattern;
+pub use jobs::{Credential, DefaultToken};
 
 /// Largest workflow file read.
 pub const MAX_WORKFLOW_BYTES: usize = 1024 * 1024;
@@ -56,7 +70,7 @@ pub struct Target {
     pub repository: String,
 }
 
-/// One workflow file of the base tree.
+/// One workflow file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkflowFile {
     /// Its path in the repository (`.github/workflows/ci.yml`).
@@ -64,124 +78,234 @@ pub struct WorkflowFile {
     pub bytes: Vec<u8>,
 }
 
+/// One job the policy accepts (`readiness.accept`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Acceptance {
+    pub workflow: String,
+    pub job: String,
+    pub reason: String,
+}
+
+/// What the policy says about the second execution (`readiness:`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    /// The repository's default `GITHUB_TOKEN` grant.
+    pub default_token: DefaultToken,
+    /// Environments whose protection rules an administrator has checked (required reviewers, or
+    /// deployment branches that exclude `agent-team/**`); compared case-insensitively, as GitHub
+    /// names environments.
+    pub protected_environments: Vec<String>,
+    pub accept: Vec<Acceptance>,
+}
+
+impl Default for Settings {
+    /// Fail closed: a write default token, no protected environment, nothing accepted.
+    fn default() -> Settings {
+        Settings {
+            default_token: DefaultToken::Write,
+            protected_environments: Vec::new(),
+            accept: Vec::new(),
+        }
+    }
+}
+
+/// Which events a set of workflow files is judged for: the base commit's run for the branch's
+/// own commit, the default branch head's for the merge and the privileged triggers. A name not
+/// in the model is judged in both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reads {
+    /// The base commit's files, which are also the default branch head's.
+    Both,
+    /// The base commit's files (`push`, `create`, deployments).
+    Base,
+    /// The default branch head's files (pull request events, `merge_group`, privileged).
+    DefaultHead,
+}
+
+impl Reads {
+    fn judges(self, class: Class) -> bool {
+        match (self, class) {
+            (_, Class::Safe) => false,
+            (Reads::Both, _) | (_, Class::Unknown) => true,
+            (Reads::Base, Class::Branch) => true,
+            (Reads::DefaultHead, Class::Merge | Class::Privileged) => true,
+            _ => false,
+        }
+    }
+}
+
 /// What the readiness check found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Finding {
-    UnprotectedSecretJob {
-        workflow: String,
-        job: String,
-        /// The job's `name:`, when it has a literal one.
-        name: Option<String>,
-        events: Vec<Event>,
-        /// Secret names read (upper case), `*` for the whole context, `inherit` for `secrets:
-        /// inherit`.
-        secrets: Vec<String>,
-    },
-    UnreadableWorkflow {
-        workflow: String,
-        reason: String,
-    },
+pub struct Finding {
+    pub rule: Rule,
+    pub workflow: String,
+    /// The job id (every rule but `unreadable-workflow`).
+    pub job: Option<String>,
+    /// The job's `name:`, when it has a literal one.
+    pub name: Option<String>,
+    pub events: Vec<Event>,
+    pub credentials: Vec<Credential>,
+    /// How a privileged job runs the branch's code; the event names not modelled; why a file is
+    /// unreadable.
+    pub detail: Option<String>,
+    /// The policy's reason when it accepts the job.
+    pub accepted: Option<String>,
 }
 
 impl Finding {
-    pub fn rule(&self) -> Rule {
-        match self {
-            Finding::UnprotectedSecretJob { .. } => Rule::UnprotectedSecretJob,
-            Finding::UnreadableWorkflow { .. } => Rule::UnreadableWorkflow,
+    /// A file that cannot be read.
+    pub fn unreadable(workflow: &str, reason: String) -> Finding {
+        Finding {
+            rule: Rule::UnreadableWorkflow,
+            workflow: workflow.to_owned(),
+            job: None,
+            name: None,
+            events: Vec::new(),
+            credentials: Vec::new(),
+            detail: Some(reason),
+            accepted: None,
         }
+    }
+
+    pub fn rule(&self) -> Rule {
+        self.rule
     }
 
     pub fn workflow(&self) -> &str {
-        match self {
-            Finding::UnprotectedSecretJob { workflow, .. }
-            | Finding::UnreadableWorkflow { workflow, .. } => workflow,
-        }
+        &self.workflow
     }
 
-    /// One line for a human (not escaped: the caller escapes for its sink).
+    /// The secret names among the credentials.
+    pub fn secrets(&self) -> Vec<String> {
+        self.credentials
+            .iter()
+            .filter_map(|c| match c {
+                Credential::Secret(name) => Some(name.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// One line for a human (not escaped: the caller escapes for its sink): which event, which
+    /// job, which credential.
     pub fn message(&self) -> String {
-        match self {
-            Finding::UnprotectedSecretJob {
-                job,
-                events,
-                secrets,
-                ..
-            } => {
-                let events: Vec<&str> = events.iter().map(|e| e.name()).collect();
-                format!(
-                    "job `{job}` would run on {} of the published branch with secrets ({}) and no environment",
-                    events.join(" and "),
-                    secrets.join(", ")
-                )
-            }
-            Finding::UnreadableWorkflow { reason, .. } => {
-                format!("cannot be read, so cannot be shown safe: {reason}")
-            }
-        }
-    }
-}
-
-impl Finding {
-    /// The finding as the readiness document carries it.
-    pub fn to_doc(&self) -> FindingDoc {
-        let (job, job_name, events, secrets) = match self {
-            Finding::UnprotectedSecretJob {
-                job,
-                name,
-                events,
-                secrets,
-                ..
-            } => (
-                Some(job.clone()),
-                name.clone(),
-                events.clone(),
-                secrets.clone(),
+        let job = self.job.as_deref().unwrap_or_default();
+        let events: Vec<&str> = self.events.iter().map(|e| e.name()).collect();
+        let credentials: Vec<String> = self.credentials.iter().map(Credential::phrase).collect();
+        let detail = self.detail.as_deref().unwrap_or_default();
+        match self.rule {
+            Rule::UnprotectedSecretJob => format!(
+                "job `{job}` would run the published branch's code on {} with {} and no protected environment",
+                events.join(", "),
+                credentials.join(", ")
             ),
-            Finding::UnreadableWorkflow { .. } => (None, None, Vec::new(), Vec::new()),
-        };
+            Rule::PrivilegedCheckout => format!(
+                "job `{job}` runs on {} (the default branch's workflow) with {}, and runs the branch's code through {detail}",
+                events.join(", "),
+                credentials.join(", ")
+            ),
+            Rule::UnmodelledEvent => format!(
+                "job `{job}` runs on {detail}, which this check does not know to be safe, with {}",
+                credentials.join(", ")
+            ),
+            Rule::UnreadableWorkflow => {
+                format!("cannot be read, so cannot be shown safe: {detail}")
+            }
+        }
+    }
+
+    /// The one-line fix.
+    pub fn fix(&self) -> String {
+        let only_default_token = !self.credentials.is_empty()
+            && self.credentials.iter().all(|c| {
+                matches!(c, Credential::Token(grant) if grant.starts_with("with the repository's default"))
+            });
+        match self.rule {
+            Rule::UnprotectedSecretJob if only_default_token => "declare `permissions: contents: read` on the workflow or the job (or, once the repository's default token is read-only, set the policy's `readiness.default-token: read`)".to_owned(),
+            Rule::UnprotectedSecretJob => "skip the job for agent branches (`if: ${{ !startsWith(github.head_ref || github.ref_name, 'agent-team/') }}`), drop the credential, or gate it with an environment listed in the policy's `readiness.protected-environments`".to_owned(),
+            Rule::PrivilegedCheckout => "do not check out or download the branch's code in a job that holds credentials: build it in a `pull_request` job with `permissions: {}` and no secrets".to_owned(),
+            Rule::UnmodelledEvent => "remove the trigger, or drop the job's credentials (or accept the job in the policy's `readiness.accept` with a reason)".to_owned(),
+            Rule::UnreadableWorkflow => "make the file a workflow GitHub can read (valid UTF-8 YAML with `on` and `jobs`), or remove it".to_owned(),
+        }
+    }
+
+    /// The finding as the readiness document carries it.
+    pub fn to_doc(&self, commit: &CommitId) -> FindingDoc {
         FindingDoc {
-            rule: self.rule(),
-            workflow: self.workflow().to_owned(),
-            job,
-            job_name,
-            events,
-            secrets,
+            rule: self.rule,
+            workflow: self.workflow.clone(),
+            commit: commit.clone(),
+            job: self.job.clone(),
+            job_name: self.name.clone(),
+            events: self.events.clone(),
+            secrets: self.secrets(),
+            credentials: self.credentials.iter().map(Credential::phrase).collect(),
+            detail: self.detail.clone(),
+            accepted: self.accepted.clone(),
             message: self.message(),
+            fix: self.fix(),
         }
     }
 }
 
-/// The readiness document of `findings` over the `workflows` read at `base_commit`.
+/// The commits read and the files found at each.
+#[derive(Debug, Clone)]
+pub struct Commits {
+    pub base: CommitId,
+    pub base_workflows: Vec<String>,
+    pub default_head: CommitId,
+    pub default_head_workflows: Vec<String>,
+}
+
+/// The readiness document of `findings` (each with the commit its file was read at).
 pub fn document(
     target: &Target,
-    base_commit: contract::ids::CommitId,
-    workflows: Vec<String>,
-    findings: &[Finding],
+    commits: Commits,
+    findings: &[(CommitId, Finding)],
     mode: ReadinessMode,
 ) -> ReadinessDoc {
+    let open = findings
+        .iter()
+        .filter(|(_, f)| f.accepted.is_none())
+        .count();
     ReadinessDoc {
         schema: ReadinessSchema,
-        result: ReadinessResult::of(findings.len(), mode),
+        result: ReadinessResult::of(open, mode),
         mode,
-        base_commit,
+        base_commit: commits.base,
+        default_head: commits.default_head,
         branch: target.branch.clone(),
         base_branch: target.base_branch.clone(),
         repository: target.repository.clone(),
-        workflows,
-        findings: findings.iter().map(Finding::to_doc).collect(),
+        workflows: commits.base_workflows,
+        default_head_workflows: commits.default_head_workflows,
+        findings: findings.iter().map(|(c, f)| f.to_doc(c)).collect(),
     }
 }
 
-/// The findings over a set of workflow files, in file then job order.
-pub fn assess(files: &[WorkflowFile], target: &Target) -> Vec<Finding> {
+/// The findings over a set of workflow files, in file then job order, judged for the events
+/// `reads` selects; the policy's acceptances applied.
+pub fn assess(
+    files: &[WorkflowFile],
+    target: &Target,
+    settings: &Settings,
+    reads: Reads,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     for file in files {
-        match assess_file(file, target) {
+        match assess_file(file, files, target, settings, reads) {
             Ok(mut found) => findings.append(&mut found),
-            Err(reason) => findings.push(Finding::UnreadableWorkflow {
-                workflow: file.path.clone(),
-                reason,
-            }),
+            Err(reason) => findings.push(Finding::unreadable(&file.path, reason)),
+        }
+    }
+    for finding in &mut findings {
+        if let Some(job) = &finding.job
+            && let Some(accept) = settings
+                .accept
+                .iter()
+                .find(|a| a.workflow == finding.workflow && &a.job == job)
+        {
+            finding.accepted = Some(accept.reason.clone());
         }
     }
     findings
@@ -213,95 +337,217 @@ pub fn parse_workflow(bytes: &[u8]) -> Result<Value, String> {
         .map_err(|e| format!("not YAML: {}", e.without_snippet()))
 }
 
-fn assess_file(file: &WorkflowFile, target: &Target) -> Result<Vec<Finding>, String> {
+/// The events a workflow's `on` names, each with its configuration (`null` when bare).
+fn named_events(on: &Value) -> Result<Vec<(String, Value)>, String> {
+    match on {
+        Value::String(s) => Ok(vec![(s.clone(), Value::Null)]),
+        Value::Array(items) => items
+            .iter()
+            .map(|i| {
+                i.as_str()
+                    .map(|s| (s.to_owned(), Value::Null))
+                    .ok_or_else(|| "`on` holds a non-string".to_owned())
+            })
+            .collect(),
+        Value::Object(map) => Ok(map.iter().map(|(k, v)| (k.clone(), v.clone())).collect()),
+        _ => Err("`on` is not a string, a list or a mapping".into()),
+    }
+}
+
+/// One job's judgement for one event.
+struct Exposure {
+    rule: Rule,
+    detail: Option<String>,
+}
+
+fn assess_file(
+    file: &WorkflowFile,
+    all: &[WorkflowFile],
+    target: &Target,
+    settings: &Settings,
+    reads: Reads,
+) -> Result<Vec<Finding>, String> {
     let doc = parse_workflow(&file.bytes)?;
     let top = doc.as_object().ok_or("not a mapping")?;
+    // YAML 1.1 readers take a bare `on` for `true`; serde-saphyr keeps the key as written.
     let on = top.get("on").ok_or("no `on`")?;
     let jobs = top
         .get("jobs")
         .and_then(Value::as_object)
         .ok_or("no `jobs` mapping")?;
-    let mut events = Vec::new();
-    for &event in Event::ALL {
-        if triggered(on, event, target)? {
-            events.push(event);
+
+    // (event, or None for a name outside the model; the name as written)
+    let mut fired: Vec<(Option<Event>, String)> = Vec::new();
+    for (name, config) in named_events(on)? {
+        let event = Event::from_name(&name);
+        let class = event.map_or(Class::Unknown, events::class);
+        if !reads.judges(class) {
+            continue;
         }
+        if let Some(event) = event
+            && !triggered(event, &config, target)?
+        {
+            continue;
+        }
+        fired.push((event, name));
     }
-    if events.is_empty() {
+    if fired.is_empty() {
         return Ok(Vec::new());
     }
+
     // Secrets read at the top level (env, defaults, ...) reach every job.
     let mut top_secrets = Vec::new();
     for (key, value) in top {
         if key != "jobs" && key != "on" {
-            secrets_in(value, &mut top_secrets);
+            jobs::secrets_in(value, &mut top_secrets);
         }
+    }
+    let ids: Vec<&String> = jobs.keys().collect();
+    let mut per_job: Vec<(Vec<Credential>, bool)> = Vec::new();
+    for id in &ids {
+        let job = jobs
+            .get(*id)
+            .and_then(Value::as_object)
+            .ok_or_else(|| format!("job `{id}` is not a mapping"))?;
+        let mut credentials = jobs::credentials(top, job, &top_secrets, settings.default_token)
+            .map_err(|e| format!("job `{id}`: {e}"))?;
+        if let Some(called) = job.get("uses").and_then(Value::as_str) {
+            credentials
+                .extend(called_runners(called, all).map_err(|e| format!("job `{id}`: {e}"))?);
+            credentials.sort();
+            credentials.dedup();
+        }
+        let gated = jobs::literal_environment(job.get("environment")).is_some_and(|env| {
+            settings
+                .protected_environments
+                .iter()
+                .any(|p| p.eq_ignore_ascii_case(env))
+        });
+        per_job.push((credentials, gated));
     }
 
-    let mut findings = Vec::new();
-    let mut skipped: Vec<Vec<bool>> = Vec::new();
-    for &event in &events {
-        skipped.push(excluded_jobs(jobs, event, target)?);
+    // (job index, rule, detail) -> events
+    let mut grouped: Vec<(usize, Rule, Option<String>, Vec<Event>)> = Vec::new();
+    for (event, name) in &fired {
+        let excluded = excluded_jobs(jobs, *event, target)?;
+        for (index, id) in ids.iter().enumerate() {
+            let (Some((credentials, gated)), Some(job)) =
+                (per_job.get(index), jobs.get(*id).and_then(Value::as_object))
+            else {
+                continue;
+            };
+            if *gated || credentials.is_empty() || excluded.get(index).copied().unwrap_or(false) {
+                continue;
+            }
+            let exposure = match event.map_or(Class::Unknown, events::class) {
+                Class::Branch | Class::Merge => Some(Exposure {
+                    rule: Rule::UnprotectedSecretJob,
+                    detail: None,
+                }),
+                Class::Privileged => jobs::branch_exposure(job).map(|how| Exposure {
+                    rule: Rule::PrivilegedCheckout,
+                    detail: Some(how),
+                }),
+                Class::Unknown => Some(Exposure {
+                    rule: Rule::UnmodelledEvent,
+                    detail: Some(format!("`{name}`")),
+                }),
+                Class::Safe => None,
+            };
+            let Some(exposure) = exposure else {
+                continue;
+            };
+            match grouped.iter_mut().find(|(i, r, d, _)| {
+                *i == index
+                    && *r == exposure.rule
+                    && (*r != Rule::UnmodelledEvent || *d == exposure.detail)
+            }) {
+                Some((_, _, detail, events)) => {
+                    if let Some(event) = event
+                        && !events.contains(event)
+                    {
+                        events.push(*event);
+                    }
+                    if detail.is_none() {
+                        *detail = exposure.detail;
+                    }
+                }
+                None => grouped.push((
+                    index,
+                    exposure.rule,
+                    exposure.detail,
+                    event.iter().copied().collect(),
+                )),
+            }
+        }
     }
-    for (index, (id, job)) in jobs.iter().enumerate() {
-        let job_map = job
-            .as_object()
-            .ok_or_else(|| format!("job `{id}` is not a mapping"))?;
-        if has_literal_environment(job_map.get("environment")) {
-            continue;
-        }
-        let mut secrets = top_secrets.clone();
-        secrets_in(job, &mut secrets);
-        if job_map.get("secrets").and_then(Value::as_str) == Some("inherit") {
-            secrets.push("inherit".to_owned());
-        }
-        secrets.sort();
-        secrets.dedup();
-        if secrets.is_empty() {
-            continue;
-        }
-        let runs_on: Vec<Event> = events
-            .iter()
-            .zip(&skipped)
-            .filter(|(_, excluded)| !excluded.get(index).copied().unwrap_or(false))
-            .map(|(event, _)| *event)
-            .collect();
-        if runs_on.is_empty() {
-            continue;
-        }
-        findings.push(Finding::UnprotectedSecretJob {
-            workflow: file.path.clone(),
-            job: id.clone(),
-            name: job_map
-                .get("name")
-                .and_then(Value::as_str)
-                .filter(|n| !n.contains("${{"))
-                .map(str::to_owned),
-            events: runs_on,
-            secrets,
-        });
-    }
-    Ok(findings)
+    grouped.sort_by_key(|(index, rule, _, _)| (*index, *rule));
+    Ok(grouped
+        .into_iter()
+        .filter_map(|(index, rule, detail, events)| {
+            let id = ids.get(index)?;
+            let job = jobs.get(*id)?;
+            let (credentials, _) = per_job.get(index)?;
+            Some(Finding {
+                rule,
+                workflow: file.path.clone(),
+                job: Some((*id).clone()),
+                name: job
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .filter(|n| !n.contains("${{"))
+                    .map(str::to_owned),
+                events,
+                credentials: credentials.clone(),
+                detail,
+                accepted: None,
+            })
+        })
+        .collect())
 }
 
-/// Whether `on` starts the workflow for `event` on the target.
-fn triggered(on: &Value, event: Event, target: &Target) -> Result<bool, String> {
-    let name = event.name();
-    let config = match on {
-        Value::String(s) => return Ok(s == name),
-        Value::Array(items) => {
-            return Ok(items.iter().any(|i| i.as_str() == Some(name)));
-        }
-        Value::Object(map) => match map.get(name) {
-            None => return Ok(false),
-            Some(config) => config,
-        },
-        _ => return Err("`on` is not a string, a list or a mapping".into()),
+/// The runners of a reusable workflow of this repository (`uses: ./.github/workflows/x.yml`): its
+/// jobs run on their own `runs-on`, so a self-hosted runner there is the calling job's
+/// credential. A called file that is not among the files read makes GitHub refuse the run (no
+/// job of it runs); a workflow of another repository runs on runners its jobs name, which this
+/// reader cannot see, and is not counted.
+fn called_runners(called: &str, all: &[WorkflowFile]) -> Result<Vec<Credential>, String> {
+    let Some(path) = called.strip_prefix("./") else {
+        return Ok(Vec::new());
     };
+    let Some(file) = all.iter().find(|f| f.path == path) else {
+        return Ok(Vec::new());
+    };
+    let doc = parse_workflow(&file.bytes).map_err(|e| format!("`{called}`: {e}"))?;
+    let mut out = Vec::new();
+    if let Some(jobs) = doc.get("jobs").and_then(Value::as_object) {
+        for job in jobs.values().filter_map(Value::as_object) {
+            if job.get("uses").is_none() {
+                let runners = jobs::credentials(&Map::new(), job, &[], DefaultToken::Read)
+                    .map_err(|e| format!("`{called}`: {e}"))?;
+                out.extend(
+                    runners
+                        .into_iter()
+                        .filter(|c| matches!(c, Credential::Runner(_))),
+                );
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the event's configuration (its filters) starts the workflow for the target.
+fn triggered(event: Event, config: &Value, target: &Target) -> Result<bool, String> {
+    let name = event.name();
     let filters = match config {
         Value::Null => return Ok(true),
         Value::Object(filters) => filters,
+        // `schedule` is a list; other shapes GitHub would refuse: fail closed, it runs.
+        Value::Array(_) => return Ok(true),
         _ => return Err(format!("`on.{name}` is not a mapping")),
+    };
+    let Some(branch) = events::filtered_branch(event, target) else {
+        return Ok(true);
     };
     let list = |key: &str| -> Result<Option<Vec<Pattern>>, String> {
         let Some(value) = filters.get(key) else {
@@ -326,11 +572,6 @@ fn triggered(on: &Value, event: Event, target: &Target) -> Result<bool, String> 
     };
     let branches = list("branches")?;
     let ignored = list("branches-ignore")?;
-    // A pull request's branch filters name its base branch; a push's the pushed branch.
-    let branch = match event {
-        Event::Push => &target.branch,
-        Event::PullRequest => &target.base_branch,
-    };
     match (branches, ignored) {
         (Some(_), Some(_)) => Err(format!(
             "`on.{name}` has both `branches` and `branches-ignore`"
@@ -345,238 +586,138 @@ fn triggered(on: &Value, event: Event, target: &Target) -> Result<bool, String> 
     }
 }
 
-fn has_literal_environment(value: Option<&Value>) -> bool {
-    let name = match value {
-        Some(Value::String(s)) => Some(s.as_str()),
-        Some(Value::Object(map)) => map.get("name").and_then(Value::as_str),
-        _ => None,
-    };
-    name.is_some_and(|n| !n.trim().is_empty() && !n.contains("${{"))
-}
-
-/// Every secret read in the expressions of a value (strings' `${{ }}` and `if:` conditions).
-/// An expression this reader cannot parse counts as reading every secret when it mentions
-/// `secrets` at all.
-fn secrets_in(value: &Value, out: &mut Vec<String>) {
-    match value {
-        Value::String(s) => {
-            let bodies = expr::embedded(s).unwrap_or_else(|_| vec![s.as_str()]);
-            for body in bodies {
-                scan_expression(body, out);
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|i| secrets_in(i, out)),
-        Value::Object(map) => {
-            for (key, v) in map {
-                if key == "if"
-                    && let Value::String(condition) = v
-                    && !condition.contains("${{")
-                {
-                    scan_expression(condition, out);
-                    continue;
-                }
-                secrets_in(v, out);
-            }
-        }
-        _ => {}
-    }
-}
-
-fn scan_expression(text: &str, out: &mut Vec<String>) {
-    match expr::parse(text) {
-        Ok(parsed) => out.extend(expr::secrets_read(&parsed)),
-        Err(_) if text.to_ascii_lowercase().contains("secrets") => out.push("*".to_owned()),
-        Err(_) => {}
-    }
-}
-
 /// For each job (in `jobs` order): whether it is certainly not run for `event`.
 fn excluded_jobs(
-    jobs: &serde_json::Map<String, Value>,
-    event: Event,
+    jobs: &Map<String, Value>,
+    event: Option<Event>,
     target: &Target,
 ) -> Result<Vec<bool>, String> {
     let ids: Vec<&String> = jobs.keys().collect();
+    let github = events::github_context(event, target);
     let mut state: Vec<Option<bool>> = vec![None; ids.len()];
     for index in 0..ids.len() {
         let mut visiting = vec![false; ids.len()];
-        excluded(index, jobs, &ids, event, target, &mut state, &mut visiting)?;
+        let run = Run {
+            jobs,
+            ids: &ids,
+            github: &github,
+        };
+        run.excluded(index, &mut state, &mut visiting)?;
     }
     Ok(state.into_iter().map(|s| s.unwrap_or(false)).collect())
 }
 
-fn excluded(
-    index: usize,
-    jobs: &serde_json::Map<String, Value>,
-    ids: &[&String],
-    event: Event,
-    target: &Target,
-    state: &mut [Option<bool>],
-    visiting: &mut [bool],
-) -> Result<bool, String> {
-    if let Some(Some(known)) = state.get(index) {
-        return Ok(*known);
-    }
-    let (Some(id), Some(job)) = (ids.get(index), ids.get(index).and_then(|id| jobs.get(*id)))
-    else {
-        return Ok(false);
-    };
-    if visiting.get(index).copied().unwrap_or(false) {
-        return Err(format!("job `{id}` needs itself (a cycle)"));
-    }
-    if let Some(v) = visiting.get_mut(index) {
-        *v = true;
-    }
-    let needs: Vec<&str> = match job.get("needs") {
-        None => Vec::new(),
-        Some(Value::String(s)) => vec![s.as_str()],
-        Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
-        Some(_) => return Err(format!("job `{id}`: `needs` is not a list")),
-    };
-    let mut need_excluded = false;
-    for need in needs {
-        let Some(at) = ids.iter().position(|i| i.as_str() == need) else {
-            return Err(format!("job `{id}` needs `{need}`, which does not exist"));
-        };
-        if excluded(at, jobs, ids, event, target, state, visiting)? {
-            need_excluded = true;
+struct Run<'a> {
+    jobs: &'a Map<String, Value>,
+    ids: &'a [&'a String],
+    github: &'a Val,
+}
+
+impl Run<'_> {
+    fn excluded(
+        &self,
+        index: usize,
+        state: &mut [Option<bool>],
+        visiting: &mut [bool],
+    ) -> Result<bool, String> {
+        if let Some(Some(known)) = state.get(index) {
+            return Ok(*known);
         }
-    }
-    let scope = RunScope {
-        event,
-        target,
-        need_excluded,
-    };
-    let result = match job.get("if") {
-        None => need_excluded,
-        Some(Value::Bool(b)) => need_excluded || !b,
-        Some(Value::Number(n)) => need_excluded || n.as_f64().is_some_and(|n| n == 0.0),
-        Some(Value::String(text)) => {
-            let overrides = expr::embedded(text)
-                .ok()
-                .map(|bodies| {
-                    let whole = if bodies.is_empty() {
-                        vec![text.as_str()]
-                    } else {
-                        bodies
-                    };
-                    whole
-                        .iter()
-                        .filter_map(|b| expr::parse(b).ok())
-                        .any(|e| expr::overrides_status(&e))
+        let (Some(id), Some(job)) = (
+            self.ids.get(index),
+            self.ids.get(index).and_then(|id| self.jobs.get(*id)),
+        ) else {
+            return Ok(false);
+        };
+        if visiting.get(index).copied().unwrap_or(false) {
+            return Err(format!("job `{id}` needs itself (a cycle)"));
+        }
+        if let Some(v) = visiting.get_mut(index) {
+            *v = true;
+        }
+        let needs: Vec<&str> = match job.get("needs") {
+            None => Vec::new(),
+            Some(Value::String(s)) => vec![s.as_str()],
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|i| {
+                    i.as_str()
+                        .ok_or_else(|| format!("job `{id}`: `needs` holds a non-string"))
                 })
-                .unwrap_or(false);
-            let value = expr::condition(text, &scope)
-                .map_err(|e| format!("job `{id}`: cannot read its `if`: {e}"))?;
-            let certainly_false = value.truthy() == Some(false);
-            if overrides {
-                certainly_false
-            } else {
-                need_excluded || certainly_false
+                .collect::<Result<_, _>>()?,
+            Some(_) => return Err(format!("job `{id}`: `needs` is not a list")),
+        };
+        let mut need_excluded = false;
+        for need in &needs {
+            let Some(at) = self.ids.iter().position(|i| i.as_str() == *need) else {
+                return Err(format!("job `{id}` needs `{need}`, which does not exist"));
+            };
+            if self.excluded(at, state, visiting)? {
+                need_excluded = true;
             }
         }
-        Some(_) => return Err(format!("job `{id}`: `if` is not a string or a boolean")),
+        let scope = RunScope {
+            github: self.github,
+            has_needs: !needs.is_empty(),
+            need_excluded,
+        };
+        let result = match job.get("if") {
+            // The implicit `success()`: false when a needed job is skipped.
+            None => need_excluded,
+            Some(Value::Bool(b)) => need_excluded || !b,
+            Some(Value::Number(n)) => need_excluded || n.as_f64().is_some_and(|n| n == 0.0),
+            Some(Value::String(text)) => {
+                let calls_status = condition_calls_status(text);
+                let value = expr::condition(text, &scope)
+                    .map_err(|e| format!("job `{id}`: cannot read its `if`: {e}"))?;
+                let certainly_false = value.truthy() == Some(false);
+                if calls_status {
+                    certainly_false
+                } else {
+                    need_excluded || certainly_false
+                }
+            }
+            Some(_) => return Err(format!("job `{id}`: `if` is not a string or a boolean")),
+        };
+        if let Some(v) = visiting.get_mut(index) {
+            *v = false;
+        }
+        if let Some(s) = state.get_mut(index) {
+            *s = Some(result);
+        }
+        Ok(result)
+    }
+}
+
+/// Whether an `if:` calls a status function anywhere (then GitHub adds no `success() &&`).
+fn condition_calls_status(text: &str) -> bool {
+    let Ok(bodies) = expr::embedded(text) else {
+        return false;
     };
-    if let Some(v) = visiting.get_mut(index) {
-        *v = false;
-    }
-    if let Some(s) = state.get_mut(index) {
-        *s = Some(result);
-    }
-    Ok(result)
+    let whole = if bodies.is_empty() {
+        vec![text]
+    } else {
+        bodies
+    };
+    whole
+        .iter()
+        .filter_map(|b| expr::parse(b).ok())
+        .any(|e| expr::calls_status(&e))
 }
 
 /// What an `if:` of the second execution can know.
 struct RunScope<'a> {
-    event: Event,
-    target: &'a Target,
+    github: &'a Val,
+    has_needs: bool,
     need_excluded: bool,
 }
 
 impl Scope for RunScope<'_> {
     fn context(&self, name: &str) -> Option<Val> {
-        let t = self.target;
         let open = || Val::obj([], true);
         Some(match name {
-            "github" => {
-                let owner = t.repository.split('/').next().unwrap_or_default();
-                let repo = || {
-                    Val::obj(
-                        [
-                            ("full_name", Val::str(&t.repository)),
-                            ("fork", Val::Bool(false)),
-                        ],
-                        true,
-                    )
-                };
-                let (reference, ref_name, head_ref, base_ref, pull_request) = match self.event {
-                    Event::Push => (
-                        Val::Str(format!("refs/heads/{}", t.branch)),
-                        Val::str(&t.branch),
-                        Val::str(""),
-                        Val::str(""),
-                        Val::Null,
-                    ),
-                    Event::PullRequest => (
-                        // refs/pull/<number>/merge: the number is not known yet.
-                        Val::Unknown { truthy: Some(true) },
-                        Val::Unknown { truthy: Some(true) },
-                        Val::str(&t.branch),
-                        Val::str(&t.base_branch),
-                        Val::obj(
-                            [
-                                ("draft", Val::Bool(true)),
-                                (
-                                    "head",
-                                    Val::obj(
-                                        [("ref", Val::str(&t.branch)), ("repo", repo())],
-                                        true,
-                                    ),
-                                ),
-                                (
-                                    "base",
-                                    Val::obj(
-                                        [("ref", Val::str(&t.base_branch)), ("repo", repo())],
-                                        true,
-                                    ),
-                                ),
-                            ],
-                            true,
-                        ),
-                    ),
-                };
-                let event = Val::obj(
-                    [
-                        ("pull_request", pull_request),
-                        (
-                            "repository",
-                            Val::obj(
-                                [
-                                    ("full_name", Val::str(&t.repository)),
-                                    ("fork", Val::Bool(false)),
-                                ],
-                                true,
-                            ),
-                        ),
-                    ],
-                    true,
-                );
-                Val::obj(
-                    [
-                        ("event_name", Val::str(self.event.name())),
-                        ("ref", reference),
-                        ("ref_name", ref_name),
-                        ("ref_type", Val::str("branch")),
-                        ("head_ref", head_ref),
-                        ("base_ref", base_ref),
-                        ("repository", Val::str(&t.repository)),
-                        ("repository_owner", Val::str(owner)),
-                        ("event", event),
-                    ],
-                    true,
-                )
-            }
-            // A push or pull_request run has no inputs: every `inputs.x` is null.
+            "github" => self.github.clone(),
+            // None of the modelled events has inputs: every `inputs.x` is null.
             "inputs" => Val::obj([], false),
             "secrets" | "vars" | "env" | "needs" | "matrix" | "strategy" | "job" | "jobs"
             | "steps" | "runner" => open(),
@@ -584,10 +725,15 @@ impl Scope for RunScope<'_> {
         })
     }
 
+    /// Job-level status functions ("Status check functions"): `always()` is true; `success()`
+    /// is true with no needed job and false when a needed job is skipped; `failure()` is false
+    /// with no needed job; `cancelled()` (a person can cancel the run) is unknown.
     fn status(&self, function: &str) -> Val {
         match function {
             "always" => Val::Bool(true),
             "success" if self.need_excluded => Val::Bool(false),
+            "success" if !self.has_needs => Val::Bool(true),
+            "failure" if !self.has_needs => Val::Bool(false),
             _ => Val::UNKNOWN,
         }
     }

@@ -1,16 +1,26 @@
 //! The readiness check (the second execution): workflow fixtures in `fixtures/readiness/`, each with
-//! the exact findings it must give for the published branch `agent-team/T-1` into `main`; GitHub's
-//! filter patterns and expressions, table-tested; and `guard readiness` on a real repository.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! the exact findings it must give for the published branch `agent-team/T-1` into `main`; a table
+//! of every modelled event × {the branch's code, the default branch's} × {with, without
+//! credentials}, generated in memory; GitHub's filter patterns and expressions, table-tested; the
+//! policy's `readiness:` section; and `guard readiness` on a real repository (both workflow sets).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::type_complexity
+)]
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use contract::readiness::{ReadinessDoc, ReadinessEvent, ReadinessMode, ReadinessResult};
+use guard::policy::Policy;
 use guard::readiness::expr::{self, Scope, Val};
 use guard::readiness::filter::{Pattern, included};
-use guard::readiness::{Event, Finding, Rule, Target, WorkflowFile, assess};
+use guard::readiness::{
+    Acceptance, DefaultToken, Event, Finding, Reads, Rule, Settings, Target, WorkflowFile, assess,
+};
 
 fn target() -> Target {
     Target {
@@ -34,79 +44,307 @@ fn load(name: &str) -> WorkflowFile {
     }
 }
 
-/// What a fixture must give: exposed jobs as (job, events, secrets), or unreadable.
+fn run(files: &[WorkflowFile]) -> Vec<Finding> {
+    assess(files, &target(), &Settings::default(), Reads::Both)
+}
+
+/// The credential of a job without `permissions:` under the default policy.
+const DEFAULT: &str =
+    "GITHUB_TOKEN with the repository's default grant (policy readiness.default-token: write)";
+
+/// One expected finding: rule, job, events, credentials.
+type Want = (
+    Rule,
+    &'static str,
+    &'static [Event],
+    &'static [&'static str],
+);
+
+/// What a fixture must give: its findings, or one unreadable-workflow finding.
 enum Expect {
-    Jobs(&'static [(&'static str, &'static [Event], &'static [&'static str])]),
+    Jobs(&'static [Want]),
     Unreadable(&'static str),
 }
 
 use Event::{PullRequest as PR, Push};
+use Rule::{
+    PrivilegedCheckout as PRIV, UnmodelledEvent as UNMODELLED, UnprotectedSecretJob as USJ,
+};
 
 #[path = "../../tests/support/git.rs"]
 mod git_support;
 
 const CASES: &[(&str, Expect)] = &[
+    // -- the shapes readiness used to miss -------------------------------------------------
+    (
+        "pr-review.yml",
+        Expect::Jobs(&[(USJ, "e2e", &[Event::PullRequestReview], &["secret E2E_KEY"])]),
+    ),
+    (
+        "pr-review-comment.yml",
+        Expect::Jobs(&[(
+            USJ,
+            "bench",
+            &[Event::PullRequestReviewComment],
+            &["secret BENCH_TOKEN"],
+        )]),
+    ),
+    (
+        "create.yml",
+        Expect::Jobs(&[(USJ, "announce", &[Event::Create], &["secret SLACK_HOOK"])]),
+    ),
+    (
+        "prt-head-checkout.yml",
+        Expect::Jobs(&[(
+            PRIV,
+            "preview",
+            &[Event::PullRequestTarget],
+            &["secret PREVIEW_TOKEN"],
+        )]),
+    ),
+    (
+        "workflow-run-artifacts.yml",
+        Expect::Jobs(&[(
+            PRIV,
+            "upload-coverage",
+            &[Event::WorkflowRun],
+            &["secret CODECOV_TOKEN"],
+        )]),
+    ),
+    (
+        "workflow-run-head.yml",
+        Expect::Jobs(&[(
+            PRIV,
+            "docs",
+            &[Event::WorkflowRun],
+            &["GITHUB_TOKEN contents: write"],
+        )]),
+    ),
+    (
+        "issue-comment-pr-head.yml",
+        Expect::Jobs(&[(
+            PRIV,
+            "slash-test",
+            &[Event::IssueComment],
+            &["secret INTEGRATION_KEY"],
+        )]),
+    ),
+    (
+        "issue-comment-api-head.yml",
+        Expect::Jobs(&[
+            (
+                PRIV,
+                "slash-bench",
+                &[Event::IssueComment],
+                &["secret BENCH_KEY"],
+            ),
+            (PRIV, "fetch-pull", &[Event::IssueComment], &["secret KEY"]),
+        ]),
+    ),
+    (
+        "check-suite-head.yml",
+        Expect::Jobs(&[(PRIV, "rerun", &[Event::CheckSuite], &["secret KEY"])]),
+    ),
+    (
+        "id-token.yml",
+        Expect::Jobs(&[(USJ, "plan", &[PR], &["id-token: write"])]),
+    ),
+    (
+        "write-token.yml",
+        Expect::Jobs(&[
+            (
+                USJ,
+                "lint",
+                &[Push, PR],
+                &["GITHUB_TOKEN write-all", "id-token: write"],
+            ),
+            (
+                USJ,
+                "comment",
+                &[Push, PR],
+                &["GITHUB_TOKEN pull-requests: write"],
+            ),
+        ]),
+    ),
+    (
+        "default-token.yml",
+        Expect::Jobs(&[(USJ, "test", &[PR], &[DEFAULT])]),
+    ),
+    (
+        "self-hosted.yml",
+        Expect::Jobs(&[
+            (
+                USJ,
+                "gpu",
+                &[PR],
+                &["runner gpu", "runner linux", "runner self-hosted"],
+            ),
+            (USJ, "custom-label", &[PR], &["runner big-runner-4core"]),
+            (USJ, "group", &[PR], &["runner group ubuntu-runners"]),
+            (
+                USJ,
+                "unknown-matrix",
+                &[PR],
+                &["runner chosen by `${{ matrix.os }}`"],
+            ),
+        ]),
+    ),
+    (
+        "success-or.yml",
+        Expect::Jobs(&[(USJ, "publish", &[Push], &["secret PUBLISH_TOKEN"])]),
+    ),
+    (
+        "literal-environment.yml",
+        Expect::Jobs(&[
+            (USJ, "staging", &[PR], &["secret STAGING_KEY"]),
+            (USJ, "production", &[PR], &["secret PROD_KEY"]),
+        ]),
+    ),
+    (
+        "merge-group.yml",
+        Expect::Jobs(&[(USJ, "e2e", &[Event::MergeGroup], &["secret E2E_KEY"])]),
+    ),
+    (
+        "deployment.yml",
+        Expect::Jobs(&[(
+            USJ,
+            "smoke",
+            &[Event::Deployment, Event::DeploymentStatus],
+            &["secret SMOKE_KEY"],
+        )]),
+    ),
+    (
+        "unknown-event.yml",
+        Expect::Jobs(&[(UNMODELLED, "job", &[], &["secret KEY"])]),
+    ),
+    (
+        "draft-skipped.yml",
+        Expect::Jobs(&[(USJ, "expensive", &[PR], &["secret E2E_KEY", DEFAULT])]),
+    ),
+    // -- the false alarms, and the safe shapes ---------------------------------------------
+    ("deploy-guard.yml", Expect::Jobs(&[])),
+    (
+        "bot-and-merged.yml",
+        Expect::Jobs(&[(USJ, "not-dependabot", &[PR], &["secret E2E_KEY"])]),
+    ),
+    ("workflow-run-safe.yml", Expect::Jobs(&[])),
+    ("issue-comment-safe.yml", Expect::Jobs(&[])),
+    ("pull-request-target.yml", Expect::Jobs(&[])),
+    ("safe-events.yml", Expect::Jobs(&[])),
+    ("reusable-self-hosted.yml", Expect::Jobs(&[])),
+    ("github-token-only.yml", Expect::Jobs(&[])),
+    (
+        "accepted.yml",
+        Expect::Jobs(&[
+            (USJ, "test", &[PR], &["secret READ_ONLY_TOKEN"]),
+            (USJ, "other", &[PR], &["secret OTHER_TOKEN"]),
+        ]),
+    ),
+    // -- triggers and filters --------------------------------------------------------------
     (
         "push-any-branch.yml",
-        Expect::Jobs(&[("release", &[Push], &["NPM_TOKEN"])]),
+        Expect::Jobs(&[(USJ, "release", &[Push], &["secret NPM_TOKEN", DEFAULT])]),
     ),
     ("push-main-only.yml", Expect::Jobs(&[])),
     ("push-branches-ignore-agent.yml", Expect::Jobs(&[])),
     ("push-tags-only.yml", Expect::Jobs(&[])),
     (
         "pr-into-main.yml",
-        Expect::Jobs(&[("test", &[PR], &["STAGING_DATABASE_URL"])]),
+        Expect::Jobs(&[(
+            USJ,
+            "test",
+            &[PR],
+            &["secret STAGING_DATABASE_URL", DEFAULT],
+        )]),
     ),
     ("pr-into-release-only.yml", Expect::Jobs(&[])),
     (
+        "negated-branches.yml",
+        Expect::Jobs(&[(USJ, "build", &[PR], &["secret KEY", DEFAULT])]),
+    ),
+    ("dispatch-only.yml", Expect::Jobs(&[])),
+    // -- conditions ------------------------------------------------------------------------
+    (
         "environments.yml",
-        Expect::Jobs(&[("chosen-by-expression", &[Push, PR], &["PROD_KEY"])]),
+        Expect::Jobs(&[
+            (
+                USJ,
+                "protected",
+                &[Push, PR],
+                &["secret STAGING_KEY", DEFAULT],
+            ),
+            (
+                USJ,
+                "protected-mapping",
+                &[Push, PR],
+                &["secret PROD_KEY", DEFAULT],
+            ),
+            (
+                USJ,
+                "chosen-by-expression",
+                &[Push, PR],
+                &["secret PROD_KEY", DEFAULT],
+            ),
+        ]),
     ),
     (
         "head-ref-condition.yml",
-        Expect::Jobs(&[("secrets-job", &[Push], &["TOKEN"])]),
+        Expect::Jobs(&[(USJ, "secrets-job", &[Push], &["secret TOKEN", DEFAULT])]),
     ),
     ("ref-condition.yml", Expect::Jobs(&[])),
     (
         "unknown-condition.yml",
-        Expect::Jobs(&[("secrets-job", &[PR], &["TOKEN"])]),
+        Expect::Jobs(&[(USJ, "secrets-job", &[PR], &["secret TOKEN", DEFAULT])]),
     ),
     (
         "needs-chain.yml",
-        Expect::Jobs(&[("cleanup", &[Push], &["CLEANUP_KEY"])]),
+        Expect::Jobs(&[(USJ, "cleanup", &[Push], &["secret CLEANUP_KEY", DEFAULT])]),
     ),
-    (
-        "secrets-inherit.yml",
-        Expect::Jobs(&[
-            ("call", &[PR], &["inherit"]),
-            ("call-mapped", &[PR], &["PUBLISH_TOKEN"]),
-        ]),
-    ),
-    ("github-token-only.yml", Expect::Jobs(&[])),
-    (
-        "whole-secrets-context.yml",
-        Expect::Jobs(&[("dump", &[Push], &["*"])]),
-    ),
-    (
-        "workflow-level-env.yml",
-        Expect::Jobs(&[("test", &[PR], &["SENTRY_TOKEN"])]),
-    ),
-    ("dispatch-only.yml", Expect::Jobs(&[])),
-    ("draft-skipped.yml", Expect::Jobs(&[])),
     (
         "template-condition.yml",
-        Expect::Jobs(&[("always-runs", &[Push], &["KEY"])]),
+        Expect::Jobs(&[(USJ, "always-runs", &[Push], &["secret KEY", DEFAULT])]),
     ),
     (
         "step-condition.yml",
-        Expect::Jobs(&[("build-and-deploy", &[Push], &["DEPLOY_KEY"])]),
+        Expect::Jobs(&[(
+            USJ,
+            "build-and-deploy",
+            &[Push],
+            &["secret DEPLOY_KEY", DEFAULT],
+        )]),
     ),
-    ("pull-request-target.yml", Expect::Jobs(&[])),
+    // -- credentials -----------------------------------------------------------------------
     (
-        "negated-branches.yml",
-        Expect::Jobs(&[("build", &[PR], &["KEY"])]),
+        "secrets-inherit.yml",
+        Expect::Jobs(&[
+            (USJ, "call", &[PR], &["secrets: inherit", DEFAULT]),
+            (
+                USJ,
+                "call-mapped",
+                &[PR],
+                &["secret PUBLISH_TOKEN", DEFAULT],
+            ),
+            (USJ, "call-without-secrets", &[PR], &[DEFAULT]),
+        ]),
     ),
-    ("no-secrets.yml", Expect::Jobs(&[])),
+    (
+        "whole-secrets-context.yml",
+        Expect::Jobs(&[(
+            USJ,
+            "dump",
+            &[Push],
+            &["every secret (the whole context)", DEFAULT],
+        )]),
+    ),
+    (
+        "workflow-level-env.yml",
+        Expect::Jobs(&[(USJ, "test", &[PR], &["secret SENTRY_TOKEN", DEFAULT])]),
+    ),
+    (
+        "no-secrets.yml",
+        Expect::Jobs(&[(USJ, "test", &[Push, PR], &[DEFAULT])]),
+    ),
+    // -- unreadable ------------------------------------------------------------------------
     ("not-yaml.yml", Expect::Unreadable("not YAML")),
     (
         "both-branch-filters.yml",
@@ -119,45 +357,47 @@ const CASES: &[(&str, Expect)] = &[
     ("duplicate-key.yml", Expect::Unreadable("not YAML")),
 ];
 
+fn summary(f: &Finding) -> (Rule, String, Vec<Event>, Vec<String>) {
+    (
+        f.rule,
+        f.job.clone().unwrap_or_default(),
+        f.events.clone(),
+        f.to_doc(&contract::ids::CommitId::parse(&"0".repeat(40)).unwrap())
+            .credentials,
+    )
+}
+
 #[test]
 fn every_fixture_gives_exactly_its_findings() {
     for (name, expect) in CASES {
-        let findings = assess(&[load(name)], &target());
+        let findings = run(&[load(name)]);
         match expect {
             Expect::Jobs(jobs) => {
-                let got: Vec<(String, Vec<Event>, Vec<String>)> = findings
+                let mut got: Vec<_> = findings.iter().map(summary).collect();
+                let mut want: Vec<_> = jobs
                     .iter()
-                    .map(|f| match f {
-                        Finding::UnprotectedSecretJob {
-                            job,
-                            events,
-                            secrets,
-                            ..
-                        } => (job.clone(), events.clone(), secrets.clone()),
-                        other => panic!("{name}: unexpected {other:?}"),
-                    })
-                    .collect();
-                let want: Vec<(String, Vec<Event>, Vec<String>)> = jobs
-                    .iter()
-                    .map(|(job, events, secrets)| {
+                    .map(|(rule, job, events, credentials)| {
                         (
+                            *rule,
                             (*job).to_owned(),
                             events.to_vec(),
-                            secrets.iter().map(|s| (*s).to_owned()).collect(),
+                            credentials
+                                .iter()
+                                .map(|s| (*s).to_owned())
+                                .collect::<Vec<_>>(),
                         )
                     })
                     .collect();
+                got.sort_by(|a, b| a.1.cmp(&b.1));
+                want.sort_by(|a, b| a.1.cmp(&b.1));
                 assert_eq!(got, want, "{name}");
             }
             Expect::Unreadable(reason) => match findings.as_slice() {
-                [
-                    Finding::UnreadableWorkflow {
-                        workflow,
-                        reason: r,
-                    },
-                ] => {
-                    assert_eq!(workflow, &format!(".github/workflows/{name}"));
-                    assert!(r.contains(reason), "{name}: {r}");
+                [f] => {
+                    assert_eq!(f.rule, Rule::UnreadableWorkflow, "{name}");
+                    assert_eq!(f.workflow, format!(".github/workflows/{name}"));
+                    let detail = f.detail.clone().unwrap_or_default();
+                    assert!(detail.contains(reason), "{name}: {detail}");
                 }
                 other => panic!("{name}: expected one unreadable finding, got {other:?}"),
             },
@@ -174,14 +414,145 @@ fn every_fixture_is_in_the_table() {
         .collect();
     let on_disk: BTreeSet<&str> = on_disk.iter().map(String::as_str).collect();
     assert_eq!(listed, on_disk);
-    // Both rules fire somewhere in the table.
+    // Every rule fires somewhere in the table.
     let mut fired = BTreeSet::new();
     for (name, _) in CASES {
-        for f in assess(&[load(name)], &target()) {
+        for f in run(&[load(name)]) {
             fired.insert(f.rule());
         }
     }
     assert_eq!(fired, Rule::ALL.iter().copied().collect());
+}
+
+#[test]
+fn messages_say_which_event_job_and_credential_and_the_fix() {
+    let f = run(&[load("pr-review.yml")]).remove(0);
+    let message = f.message();
+    assert!(message.contains("pull_request_review"), "{message}");
+    assert!(message.contains("job `e2e`"), "{message}");
+    assert!(message.contains("secret E2E_KEY"), "{message}");
+    assert!(f.fix().contains("agent-team/"), "{}", f.fix());
+    let f = run(&[load("prt-head-checkout.yml")]).remove(0);
+    let message = f.message();
+    assert!(
+        message.contains("pull_request_target")
+            && message.contains("github.event.pull_request.head")
+            && message.contains("secret PREVIEW_TOKEN"),
+        "{message}"
+    );
+    let f = run(&[load("default-token.yml")]).remove(0);
+    assert!(
+        f.fix().contains("permissions: contents: read"),
+        "{}",
+        f.fix()
+    );
+    let f = run(&[load("unknown-event.yml")]).remove(0);
+    assert!(f.message().contains("a_future_event"), "{}", f.message());
+}
+
+#[test]
+fn a_called_workflow_of_the_repository_lends_its_runners_to_the_caller() {
+    let caller = WorkflowFile {
+        path: ".github/workflows/ci.yml".into(),
+        bytes: b"on: pull_request\npermissions: {}\njobs:\n  call:\n    uses: ./.github/workflows/reusable-self-hosted.yml\n  remote:\n    uses: octo/other/.github/workflows/x.yml@v1\n".to_vec(),
+    };
+    let findings = run(&[caller, load("reusable-self-hosted.yml")]);
+    let got: Vec<_> = findings.iter().map(summary).collect();
+    assert_eq!(
+        got,
+        [(
+            USJ,
+            "call".to_owned(),
+            vec![PR],
+            vec!["runner linux".to_owned(), "runner self-hosted".to_owned()]
+        )]
+    );
+}
+
+#[test]
+fn only_a_listed_environment_gates_a_job() {
+    let settings = Settings {
+        protected_environments: vec!["production".into()],
+        ..Settings::default()
+    };
+    let findings = assess(
+        &[load("literal-environment.yml")],
+        &target(),
+        &settings,
+        Reads::Both,
+    );
+    // `Production` is listed (names compare case-insensitively); `staging` is not.
+    let jobs: Vec<&str> = findings.iter().filter_map(|f| f.job.as_deref()).collect();
+    assert_eq!(jobs, ["staging"]);
+}
+
+#[test]
+fn an_accepted_job_stays_in_the_findings_with_its_reason() {
+    let settings = Settings {
+        accept: vec![Acceptance {
+            workflow: ".github/workflows/accepted.yml".into(),
+            job: "test".into(),
+            reason: "the token reads a public mirror only".into(),
+        }],
+        ..Settings::default()
+    };
+    let findings = assess(&[load("accepted.yml")], &target(), &settings, Reads::Both);
+    let got: Vec<(&str, Option<&str>)> = findings
+        .iter()
+        .map(|f| (f.job.as_deref().unwrap(), f.accepted.as_deref()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("other", None),
+            ("test", Some("the token reads a public mirror only"))
+        ]
+    );
+}
+
+#[test]
+fn a_read_only_default_token_is_no_credential() {
+    let settings = Settings {
+        default_token: DefaultToken::Read,
+        ..Settings::default()
+    };
+    let findings = assess(
+        &[load("default-token.yml"), load("no-secrets.yml")],
+        &target(),
+        &settings,
+        Reads::Both,
+    );
+    assert!(findings.is_empty(), "{findings:?}");
+}
+
+#[test]
+fn each_workflow_set_is_judged_for_its_own_events() {
+    // push/create run the branch's commit (the base's workflows); pull request events and the
+    // privileged triggers run the default branch head's.
+    let files = [
+        load("push-any-branch.yml"),
+        load("pr-review.yml"),
+        load("prt-head-checkout.yml"),
+    ];
+    let rules = |reads| -> Vec<(Rule, Vec<Event>)> {
+        assess(&files, &target(), &Settings::default(), reads)
+            .iter()
+            .map(|f| (f.rule, f.events.clone()))
+            .collect()
+    };
+    assert_eq!(rules(Reads::Base), [(USJ, vec![Push])]);
+    assert_eq!(
+        rules(Reads::DefaultHead),
+        [
+            (USJ, vec![Event::PullRequestReview]),
+            (PRIV, vec![Event::PullRequestTarget])
+        ]
+    );
+    let unknown = [load("unknown-event.yml")];
+    for reads in [Reads::Base, Reads::DefaultHead] {
+        let found = assess(&unknown, &target(), &Settings::default(), reads);
+        assert_eq!(found.len(), 1, "{reads:?}");
+    }
 }
 
 #[test]
@@ -191,14 +562,27 @@ fn the_branch_decides_push_filters() {
         branch: "main".into(),
         ..target()
     };
-    assert_eq!(assess(std::slice::from_ref(&file), &on_main).len(), 1);
-    assert!(assess(&[file], &target()).is_empty());
+    let settings = Settings::default();
+    assert_eq!(
+        assess(
+            std::slice::from_ref(&file),
+            &on_main,
+            &settings,
+            Reads::Both
+        )
+        .len(),
+        1
+    );
+    assert!(run(&[file]).is_empty());
     let ignore = load("push-branches-ignore-agent.yml");
     let elsewhere = Target {
         branch: "agent-teamx/T-1".into(),
         ..target()
     };
-    assert_eq!(assess(&[ignore], &elsewhere).len(), 1);
+    assert_eq!(
+        assess(&[ignore], &elsewhere, &settings, Reads::Both).len(),
+        1
+    );
 }
 
 #[test]
@@ -208,8 +592,466 @@ fn the_default_branch_decides_pull_request_filters() {
         base_branch: "release/1.x".into(),
         ..target()
     };
-    assert_eq!(assess(std::slice::from_ref(&file), &into_release).len(), 1);
-    assert!(assess(&[file], &target()).is_empty());
+    assert_eq!(
+        assess(
+            std::slice::from_ref(&file),
+            &into_release,
+            &Settings::default(),
+            Reads::Both
+        )
+        .len(),
+        1
+    );
+    assert!(run(&[file]).is_empty());
+}
+
+// -- every event × {branch's code, default branch's} × {with, without credentials} ------------
+
+/// How an event's row is expected to judge the two jobs: the rule when the job runs the
+/// branch's code with a secret, and when it runs the default branch's code with a secret (None:
+/// no finding). Without credentials, neither gives one.
+struct EventRow {
+    on: &'static str,
+    event: Option<Event>,
+    branch_code: Option<Rule>,
+    default_code: Option<Rule>,
+}
+
+const EVENT_ROWS: &[EventRow] = &[
+    // The branch's own commit, or its merge: checked out by default; both jobs run it.
+    EventRow {
+        on: "push",
+        event: Some(Push),
+        branch_code: Some(USJ),
+        default_code: Some(USJ),
+    },
+    EventRow {
+        on: "create",
+        event: Some(Event::Create),
+        branch_code: Some(USJ),
+        default_code: Some(USJ),
+    },
+    EventRow {
+        on: "deployment",
+        event: Some(Event::Deployment),
+        branch_code: Some(USJ),
+        default_code: Some(USJ),
+    },
+    EventRow {
+        on: "deployment_status",
+        event: Some(Event::DeploymentStatus),
+        branch_code: Some(USJ),
+        default_code: Some(USJ),
+    },
+    EventRow {
+        on: "pull_request",
+        event: Some(PR),
+        branch_code: Some(USJ),
+        default_code: Some(USJ),
+    },
+    EventRow {
+        on: "{pull_request: {types: [labeled]}}",
+        event: Some(PR),
+        branch_code: Some(USJ),
+        default_code: Some(USJ),
+    },
+    EventRow {
+        on: "{pull_request: {types: [ready_for_review]}}",
+        event: Some(PR),
+        branch_code: Some(USJ),
+        default_code: Some(USJ),
+    },
+    EventRow {
+        on: "{pull_request: {types: [synchronize]}}",
+        event: Some(PR),
+        branch_code: Some(USJ),
+        default_code: Some(USJ),
+    },
+    EventRow {
+        on: "{pull_request: {types: [closed]}}",
+        event: Some(PR),
+        branch_code: Some(USJ),
+        default_code: Some(USJ),
+    },
+    EventRow {
+        on: "pull_request_review",
+        event: Some(Event::PullRequestReview),
+        branch_code: Some(USJ),
+        default_code: Some(USJ),
+    },
+    EventRow {
+        on: "pull_request_review_comment",
+        event: Some(Event::PullRequestReviewComment),
+        branch_code: Some(USJ),
+        default_code: Some(USJ),
+    },
+    EventRow {
+        on: "merge_group",
+        event: Some(Event::MergeGroup),
+        branch_code: Some(USJ),
+        default_code: Some(USJ),
+    },
+    // Privileged: the default branch's code unless the job fetches the branch's.
+    EventRow {
+        on: "pull_request_target",
+        event: Some(Event::PullRequestTarget),
+        branch_code: Some(PRIV),
+        default_code: None,
+    },
+    EventRow {
+        on: "workflow_run",
+        event: Some(Event::WorkflowRun),
+        branch_code: Some(PRIV),
+        default_code: None,
+    },
+    EventRow {
+        on: "issue_comment",
+        event: Some(Event::IssueComment),
+        branch_code: Some(PRIV),
+        default_code: None,
+    },
+    EventRow {
+        on: "check_run",
+        event: Some(Event::CheckRun),
+        branch_code: Some(PRIV),
+        default_code: None,
+    },
+    EventRow {
+        on: "check_suite",
+        event: Some(Event::CheckSuite),
+        branch_code: Some(PRIV),
+        default_code: None,
+    },
+    EventRow {
+        on: "status",
+        event: Some(Event::Status),
+        branch_code: Some(PRIV),
+        default_code: None,
+    },
+    // The allow-list: the default branch's code, or not fired by the publication or the draft.
+    EventRow {
+        on: "release",
+        event: None,
+        branch_code: None,
+        default_code: None,
+    },
+    EventRow {
+        on: "schedule",
+        event: None,
+        branch_code: None,
+        default_code: None,
+    },
+    EventRow {
+        on: "workflow_dispatch",
+        event: None,
+        branch_code: None,
+        default_code: None,
+    },
+    EventRow {
+        on: "repository_dispatch",
+        event: None,
+        branch_code: None,
+        default_code: None,
+    },
+    EventRow {
+        on: "issues",
+        event: None,
+        branch_code: None,
+        default_code: None,
+    },
+    EventRow {
+        on: "delete",
+        event: None,
+        branch_code: None,
+        default_code: None,
+    },
+    EventRow {
+        on: "label",
+        event: None,
+        branch_code: None,
+        default_code: None,
+    },
+    EventRow {
+        on: "workflow_call",
+        event: None,
+        branch_code: None,
+        default_code: None,
+    },
+    EventRow {
+        on: "discussion",
+        event: None,
+        branch_code: None,
+        default_code: None,
+    },
+    EventRow {
+        on: "watch",
+        event: None,
+        branch_code: None,
+        default_code: None,
+    },
+    // Not in the model: fail closed.
+    EventRow {
+        on: "project_card",
+        event: None,
+        branch_code: Some(UNMODELLED),
+        default_code: Some(UNMODELLED),
+    },
+];
+
+/// One workflow: a job running the branch's code (checking out the head where the event's
+/// default checkout is not the branch) or the default branch's, with or without a secret.
+fn event_workflow(on: &str, branch_code: bool, credentials: bool) -> WorkflowFile {
+    let checkout = if branch_code {
+        "      - uses: actions/checkout@v4\n        with:\n          ref: ${{ github.event.pull_request.head.sha || github.event.workflow_run.head_sha || github.event.check_suite.head_sha || github.event.sha }}\n"
+    } else {
+        "      - uses: actions/checkout@v4\n        with:\n          ref: ${{ github.event.repository.default_branch }}\n"
+    };
+    let env = if credentials {
+        "        env:\n          KEY: ${{ secrets.DEPLOY_KEY }}\n"
+    } else {
+        ""
+    };
+    let text = format!(
+        "on: {on}\npermissions:\n  contents: read\njobs:\n  job:\n    runs-on: ubuntu-latest\n    steps:\n{checkout}      - run: make test\n{env}"
+    );
+    WorkflowFile {
+        path: ".github/workflows/event.yml".into(),
+        bytes: text.into_bytes(),
+    }
+}
+
+#[test]
+fn every_event_by_code_and_credentials() {
+    let mut covered = BTreeSet::new();
+    for row in EVENT_ROWS {
+        for (branch_code, want) in [(true, row.branch_code), (false, row.default_code)] {
+            for credentials in [true, false] {
+                let file = event_workflow(row.on, branch_code, credentials);
+                let findings = run(std::slice::from_ref(&file));
+                let got: Vec<(Rule, Vec<Event>, Option<String>)> = findings
+                    .iter()
+                    .map(|f| (f.rule, f.events.clone(), f.job.clone()))
+                    .collect();
+                let want: Vec<(Rule, Vec<Event>, Option<String>)> = match want {
+                    Some(rule) if credentials => {
+                        vec![(rule, row.event.into_iter().collect(), Some("job".into()))]
+                    }
+                    _ => Vec::new(),
+                };
+                assert_eq!(
+                    got, want,
+                    "on: {} branch_code={branch_code} credentials={credentials}",
+                    row.on
+                );
+            }
+        }
+        if let Some(event) = row.event {
+            covered.insert(event);
+        } else if let Some(event) = Event::from_name(row.on) {
+            covered.insert(event);
+        }
+    }
+    // Every event GitHub names that the publication or the draft fires has a row.
+    for event in Event::ALL {
+        if guard::readiness::events::class(*event) != guard::readiness::events::Class::Safe {
+            assert!(covered.contains(event), "{event} has no row");
+        }
+    }
+}
+
+#[test]
+fn the_event_contexts_follow_githubs_tables() {
+    use guard::readiness::events::github_context;
+    struct Github(Val);
+    impl Scope for Github {
+        fn context(&self, name: &str) -> Option<Val> {
+            (name == "github").then(|| self.0.clone())
+        }
+        fn status(&self, _: &str) -> Val {
+            Val::UNKNOWN
+        }
+    }
+    let eval = |event: Event, condition: &str| {
+        expr::condition(condition, &Github(github_context(Some(event), &target())))
+            .unwrap()
+            .truthy()
+    };
+    for (event, condition, truthy) in [
+        (PR, "github.ref == 'refs/heads/main'", Some(false)),
+        (PR, "startsWith(github.ref, 'refs/tags/')", Some(false)),
+        (PR, "startsWith(github.ref, 'refs/pull/')", Some(true)),
+        (PR, "endsWith(github.ref, '/merge')", Some(true)),
+        (PR, "github.ref == 'refs/pull/12/merge'", None),
+        (PR, "github.ref == 'refs/pull/x/merge'", Some(false)),
+        (PR, "github.ref_name == 'main'", Some(false)),
+        (PR, "contains(github.ref, 'refs/tags')", Some(false)),
+        (PR, "contains(github.ref, '12/mer')", None),
+        (PR, "github.head_ref == 'agent-team/T-1'", Some(true)),
+        (PR, "github.base_ref == 'main'", Some(true)),
+        (PR, "github.event_name == 'pull_request'", Some(true)),
+        (PR, "github.event.pull_request.draft", None),
+        (PR, "github.event.pull_request.head.repo.fork", Some(false)),
+        (
+            Event::PullRequestReview,
+            "github.ref == 'refs/heads/main'",
+            Some(false),
+        ),
+        (
+            Event::PullRequestReviewComment,
+            "startsWith(github.ref, 'refs/tags/')",
+            Some(false),
+        ),
+        (
+            Push,
+            "github.ref == 'refs/heads/agent-team/T-1'",
+            Some(true),
+        ),
+        (Push, "github.ref_name == 'main'", Some(false)),
+        (Push, "github.head_ref", Some(false)),
+        (
+            Event::Create,
+            "github.event.ref_type == 'branch'",
+            Some(true),
+        ),
+        (
+            Event::MergeGroup,
+            "github.ref == 'refs/heads/main'",
+            Some(false),
+        ),
+        (
+            Event::MergeGroup,
+            "startsWith(github.ref, 'refs/heads/gh-readonly-queue/main/')",
+            Some(true),
+        ),
+        (
+            Event::PullRequestTarget,
+            "github.ref == 'refs/heads/main'",
+            Some(true),
+        ),
+        (
+            Event::WorkflowRun,
+            "github.event.workflow_run.head_branch == 'agent-team/T-1'",
+            Some(true),
+        ),
+        (
+            Event::IssueComment,
+            "github.event.issue.pull_request",
+            Some(true),
+        ),
+        (Event::Deployment, "github.ref == 'refs/heads/main'", None),
+        (PR, "github.actor == 'dependabot[bot]'", Some(false)),
+        (PR, "github.actor != 'Dependabot[bot]'", Some(true)),
+        (PR, "github.actor == 'octocat'", None),
+        (PR, "github.event.pull_request.merged", Some(false)),
+        (Push, "github.ref_type == 'tag'", Some(false)),
+    ] {
+        assert_eq!(eval(event, condition), truthy, "{event}: {condition}");
+    }
+}
+
+#[test]
+fn status_functions_drop_the_implicit_success() {
+    let workflow = |condition: &str| {
+        WorkflowFile {
+        path: ".github/workflows/s.yml".into(),
+        bytes: format!(
+            "on: push\npermissions: {{}}\njobs:\n  gate:\n    if: github.ref == 'refs/heads/main'\n    runs-on: ubuntu-latest\n    steps: [{{run: 'true'}}]\n  job:\n    needs: gate\n    if: {condition}\n    runs-on: ubuntu-latest\n    steps:\n      - run: x\n        env:\n          K: ${{{{ secrets.K }}}}\n"
+        )
+        .into_bytes(),
+    }
+    };
+    // The needed job is skipped (its condition is false on the branch).
+    for (condition, runs) in [
+        ("github.event_name == 'push'", false),
+        ("success()", false),
+        ("success() && github.event_name == 'push'", false),
+        ("success() || github.event_name == 'push'", true),
+        ("always()", true),
+        ("failure()", true),
+        ("cancelled()", true),
+        ("!cancelled()", true),
+        ("always() && github.ref == 'refs/heads/main'", false),
+        ("${{ failure() || success() }}", true),
+    ] {
+        let found = run(&[workflow(condition)]);
+        assert_eq!(!found.is_empty(), runs, "if: {condition}: {found:?}");
+    }
+}
+
+#[test]
+fn runner_labels_hosted_by_github() {
+    use guard::readiness::jobs::github_hosted;
+    for label in [
+        "ubuntu-latest",
+        "ubuntu-24.04",
+        "ubuntu-22.04-arm",
+        "windows-2022",
+        "windows-latest",
+        "windows-11-arm",
+        "macos-14",
+        "macos-latest-large",
+        "macos-15-xlarge",
+        "macos-13",
+    ] {
+        assert!(github_hosted(label), "{label}");
+    }
+    for label in [
+        "self-hosted",
+        "linux",
+        "ubuntu",
+        "ubuntu-latest-4core",
+        "my-ubuntu-latest",
+        "macos",
+        "windows-server",
+        "",
+    ] {
+        assert!(!github_hosted(label), "{label}");
+    }
+}
+
+#[test]
+fn the_policy_readiness_section_is_strict() {
+    let policy = Policy::from_yaml(
+        "version: 1\nreadiness:\n  default-token: read\n  protected-environments: [production]\n  accept:\n    - workflow: .github/workflows/ci.yml\n      job: test\n      reason: reads a public mirror\n",
+    )
+    .unwrap();
+    assert_eq!(policy.readiness.default_token, DefaultToken::Read);
+    assert_eq!(policy.readiness.protected_environments, ["production"]);
+    assert_eq!(policy.readiness.accept.len(), 1);
+    let default = Policy::embedded_default().unwrap();
+    assert_eq!(default.readiness, Settings::default());
+    for (bad, says) in [
+        (
+            "readiness:\n  default-token: maybe\n",
+            "readiness.default-token",
+        ),
+        ("readiness:\n  unknown: 1\n", "unknown"),
+        (
+            "readiness:\n  accept:\n    - {workflow: .github/workflows/a.yml, job: a}\n",
+            "reason",
+        ),
+        (
+            "readiness:\n  accept:\n    - {workflow: .github/workflows/a.yml, job: a, reason: ' '}\n",
+            "readiness.accept[0].reason",
+        ),
+        (
+            "readiness:\n  accept:\n    - {workflow: .github/workflows/a.yml, job: a, reason: r, extra: 1}\n",
+            "extra",
+        ),
+        (
+            "readiness:\n  accept:\n    - {workflow: ci.yml, job: a, reason: r}\n",
+            "readiness.accept[0].workflow",
+        ),
+        (
+            "readiness:\n  protected-environments: ['']\n",
+            "readiness.protected-environments[0]",
+        ),
+    ] {
+        let err = Policy::from_yaml(&format!("version: 1\n{bad}"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(says), "{bad}: {err}");
+    }
 }
 
 #[test]
@@ -370,12 +1212,12 @@ fn a_workflow_file_over_the_limit_or_not_utf8_is_unreadable() {
         path: ".github/workflows/latin1.yml".into(),
         bytes: b"on: push\n# caf\xe9\njobs: {}\n".to_vec(),
     };
-    let findings = assess(&[big, latin1], &target());
+    let findings = run(&[big, latin1]);
     let reasons: Vec<String> = findings
         .iter()
-        .map(|f| match f {
-            Finding::UnreadableWorkflow { reason, .. } => reason.clone(),
-            other => panic!("{other:?}"),
+        .map(|f| {
+            assert_eq!(f.rule, Rule::UnreadableWorkflow);
+            f.detail.clone().unwrap()
         })
         .collect();
     assert!(reasons[0].contains("larger than"), "{reasons:?}");
@@ -394,12 +1236,15 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 fn guard_readiness(repo: &Path, policy: Option<&Path>) -> (i32, ReadinessDoc) {
+    guard_readiness_with(repo, policy, &["--base", "HEAD"])
+}
+
+/// `extra` names the base (`--base REV`) and any further flags.
+fn guard_readiness_with(repo: &Path, policy: Option<&Path>, extra: &[&str]) -> (i32, ReadinessDoc) {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_guard"));
     cmd.args(["readiness", "--repo"])
         .arg(repo)
         .args([
-            "--base",
-            "HEAD",
             "--branch",
             "agent-team/T-1",
             "--base-branch",
@@ -414,6 +1259,7 @@ fn guard_readiness(repo: &Path, policy: Option<&Path>) -> (i32, ReadinessDoc) {
     if let Some(policy) = policy {
         cmd.arg("--policy").arg(policy);
     }
+    cmd.args(extra);
     let out = cmd.output().unwrap();
     let doc = ReadinessDoc::parse(&String::from_utf8(out.stdout).unwrap())
         .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
@@ -431,7 +1277,11 @@ fn the_subcommand_reads_the_base_commit_and_fails_only_when_strict() {
         workflows.join("release.yml"),
     )
     .unwrap();
-    std::fs::copy(fixtures().join("no-secrets.yml"), workflows.join("ci.yaml")).unwrap();
+    std::fs::copy(
+        fixtures().join("github-token-only.yml"),
+        workflows.join("ci.yaml"),
+    )
+    .unwrap();
     // Not a workflow file (wrong extension, or in a subdirectory): GitHub does not read them.
     std::fs::write(workflows.join("notes.md"), "on: push\n").unwrap();
     std::fs::create_dir_all(workflows.join("sub")).unwrap();
@@ -477,6 +1327,8 @@ fn the_subcommand_reads_the_base_commit_and_fails_only_when_strict() {
     );
     assert_eq!(doc.findings[1].events, [ReadinessEvent::Push]);
     assert_eq!(doc.findings[1].secrets, ["NPM_TOKEN"]);
+    assert_eq!(doc.default_head, doc.base_commit);
+    assert_eq!(doc.default_head_workflows, doc.workflows);
 
     let policy = tmp.path().join("policy.yml");
     std::fs::write(
@@ -489,6 +1341,144 @@ fn the_subcommand_reads_the_base_commit_and_fails_only_when_strict() {
     assert_eq!(doc.result, ReadinessResult::Reported);
     assert_eq!(doc.mode, ReadinessMode::Report);
     assert_eq!(doc.findings.len(), 2);
+}
+
+#[test]
+fn the_subcommand_reads_the_default_head_for_pull_request_events_and_applies_the_policy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    let workflows = repo.join(".github/workflows");
+    std::fs::create_dir_all(&workflows).unwrap();
+    // The base: a push workflow only.
+    std::fs::copy(fixtures().join("create.yml"), workflows.join("create.yml")).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    git(&repo, &["tag", "base"]);
+    // The default branch moved on: a review workflow, and the create workflow is gone.
+    std::fs::remove_file(workflows.join("create.yml")).unwrap();
+    std::fs::copy(
+        fixtures().join("pr-review.yml"),
+        workflows.join("review.yml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixtures().join("accepted.yml"),
+        workflows.join("accepted.yml"),
+    )
+    .unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "later"]);
+
+    // Without --default-head the base's files are read for every event: the review workflow,
+    // which a pull request event would run, is missed.
+    let (code, doc) = guard_readiness_with(&repo, None, &["--base", "base"]);
+    assert_eq!(code, 1);
+    let found: Vec<(&str, &str)> = doc
+        .findings
+        .iter()
+        .map(|f| (f.rule.name(), f.job.as_deref().unwrap()))
+        .collect();
+    assert_eq!(found, [("unprotected-secret-job", "announce")]);
+
+    let policy = tmp.path().join("policy.yml");
+    std::fs::write(
+        &policy,
+        "version: 1\nreadiness:\n  accept:\n    - workflow: .github/workflows/accepted.yml\n      job: test\n      reason: reads a public mirror only\n",
+    )
+    .unwrap();
+    let (code, doc) = guard_readiness_with(
+        &repo,
+        Some(&policy),
+        &["--base", "base", "--default-head", "main"],
+    );
+    assert_eq!(code, 1);
+    assert_ne!(doc.default_head, doc.base_commit);
+    assert_eq!(doc.workflows, [".github/workflows/create.yml"]);
+    assert_eq!(
+        doc.default_head_workflows,
+        [
+            ".github/workflows/accepted.yml",
+            ".github/workflows/review.yml"
+        ]
+    );
+    let found: Vec<(&str, &str, &str, Vec<ReadinessEvent>, Option<&str>)> = doc
+        .findings
+        .iter()
+        .map(|f| {
+            (
+                f.rule.name(),
+                f.workflow.as_str(),
+                f.job.as_deref().unwrap(),
+                f.events.clone(),
+                f.accepted.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                "unprotected-secret-job",
+                ".github/workflows/create.yml",
+                "announce",
+                vec![ReadinessEvent::Create],
+                None
+            ),
+            (
+                "unprotected-secret-job",
+                ".github/workflows/accepted.yml",
+                "other",
+                vec![ReadinessEvent::PullRequest],
+                None
+            ),
+            (
+                "unprotected-secret-job",
+                ".github/workflows/accepted.yml",
+                "test",
+                vec![ReadinessEvent::PullRequest],
+                Some("reads a public mirror only")
+            ),
+            (
+                "unprotected-secret-job",
+                ".github/workflows/review.yml",
+                "e2e",
+                vec![ReadinessEvent::PullRequestReview],
+                None
+            ),
+        ]
+    );
+    assert_eq!(doc.findings[0].commit, doc.base_commit);
+    assert_eq!(doc.findings[3].commit, doc.default_head);
+    assert_eq!(doc.open_findings(), 3);
+}
+
+#[test]
+fn the_subcommand_passes_when_every_finding_is_accepted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".github/workflows")).unwrap();
+    std::fs::copy(
+        fixtures().join("pr-review.yml"),
+        repo.join(".github/workflows/review.yml"),
+    )
+    .unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let policy = tmp.path().join("policy.yml");
+    std::fs::write(
+        &policy,
+        "version: 1\nreadiness:\n  accept:\n    - {workflow: .github/workflows/review.yml, job: e2e, reason: e2e key is a sandbox key}\n",
+    )
+    .unwrap();
+    let (code, doc) = guard_readiness(&repo, Some(&policy));
+    assert_eq!((code, doc.result), (0, ReadinessResult::Pass));
+    assert_eq!(doc.findings.len(), 1);
+    assert_eq!(
+        doc.findings[0].accepted.as_deref(),
+        Some("e2e key is a sandbox key")
+    );
 }
 
 #[test]

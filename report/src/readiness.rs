@@ -8,66 +8,91 @@ use crate::escape::{
     escape_markdown, escape_workflow_data, escape_workflow_property, neutralize, table_code_span,
 };
 
-/// A markdown section: the result, then one table row per finding.
+/// A markdown section: the result, then one table row per finding (accepted ones with the
+/// policy's reason), then the fix of each rule found.
 pub fn markdown(doc: &ReadinessDoc) -> String {
     let mut out = String::from("### Before publishing: the second execution\n\n");
     let branch = escape_markdown(&doc.branch);
     let base = escape_markdown(&doc.base_branch);
-    match doc.result {
-        ReadinessResult::Pass => out.push_str(&format!(
-            "No job of the {} workflow file(s) of the base commit would run on {branch} (push, pull request into {base}) with secrets and no environment.\n",
-            doc.workflows.len()
-        )),
-        result => {
-            let consequence = if result == ReadinessResult::Fail {
-                "**The run stops here** (strict; the policy's `allow.unprotected-secret-jobs` would report them only)"
-            } else {
-                "Reported only (the policy sets `allow.unprotected-secret-jobs`)"
-            };
-            out.push_str(&format!(
-                "Once published, {branch} (push, pull request into {base}) runs the agent's code in these jobs, which read secrets and name no environment. {consequence}. Protect each job with an environment that has required reviewers, or a condition that excludes `agent-team/` branches (ADOPTING.md, \"The second execution\").\n\n| rule | workflow | job | events | secrets |\n|---|---|---|---|---|\n"
-            ));
-            for f in &doc.findings {
-                // Names a reader copies are code spans; the job's display name is prose.
-                let job = match (&f.job, &f.job_name) {
-                    (Some(id), Some(name)) => {
-                        format!("{} ({})", table_code_span(id), escape_markdown(name))
-                    }
-                    (Some(id), None) => table_code_span(id),
-                    (None, _) => escape_markdown(&f.message),
-                };
-                let events: Vec<&str> = f.events.iter().map(|e| e.name()).collect();
-                let secrets: Vec<String> = f.secrets.iter().map(|s| table_code_span(s)).collect();
-                out.push_str(&format!(
-                    "| {} | {} | {} | {} | {} |\n",
-                    f.rule.name(),
-                    table_code_span(&f.workflow),
-                    job,
-                    events.join(", "),
-                    secrets.join(", ")
-                ));
-            }
+    let read = format!(
+        "{} workflow file(s) of the base commit and {} of the default branch head",
+        doc.workflows.len(),
+        doc.default_head_workflows.len()
+    );
+    if doc.findings.is_empty() {
+        out.push_str(&format!(
+            "No job of the {read} would run the code of {branch} (its push and creation, the pull request into {base} and every action on it) with credentials before a person decided.\n"
+        ));
+        return out;
+    }
+    let consequence = match doc.result {
+        ReadinessResult::Fail => {
+            "**The run stops here** (strict; the policy's `allow.unprotected-secret-jobs` would report them only)"
         }
+        ReadinessResult::Reported => {
+            "Reported only (the policy sets `allow.unprotected-secret-jobs`)"
+        }
+        ReadinessResult::Pass => "Every one is accepted by the policy's `readiness.accept`",
+    };
+    out.push_str(&format!(
+        "Once published, {branch} (its push and creation, the pull request into {base} and every action on it) runs the agent's code in these jobs of the {read}, which hold credentials. {consequence}. ADOPTING.md, \"The second execution\", says how to protect each.\n\n| rule | workflow | job | events | credentials | detail | accepted |\n|---|---|---|---|---|---|---|\n"
+    ));
+    for f in &doc.findings {
+        // Names a reader copies are code spans; the job's display name is prose.
+        let job = match (&f.job, &f.job_name) {
+            (Some(id), Some(name)) => {
+                format!("{} ({})", table_code_span(id), escape_markdown(name))
+            }
+            (Some(id), None) => table_code_span(id),
+            (None, _) => escape_markdown(&f.message),
+        };
+        let events: Vec<&str> = f.events.iter().map(|e| e.name()).collect();
+        let credentials: Vec<String> = f.credentials.iter().map(|s| table_code_span(s)).collect();
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            f.rule.name(),
+            table_code_span(&f.workflow),
+            job,
+            events.join(", "),
+            credentials.join(", "),
+            f.detail.as_deref().map(escape_markdown).unwrap_or_default(),
+            f.accepted
+                .as_deref()
+                .map(|r| format!("yes: {}", escape_markdown(r)))
+                .unwrap_or_else(|| "no".to_owned()),
+        ));
+    }
+    let mut rules: Vec<_> = doc.findings.iter().map(|f| (f.rule, &f.fix)).collect();
+    rules.sort();
+    rules.dedup();
+    out.push('\n');
+    for (rule, fix) in rules {
+        out.push_str(&format!("- `{}`: {}\n", rule.name(), escape_markdown(fix)));
     }
     out
 }
 
-/// One `::error` (strict) or `::warning` (reported) line per finding, attached to its file.
+/// One `::error` (strict) or `::warning` (reported; accepted) line per finding, attached to its
+/// file, with the fix.
 pub fn annotations(doc: &ReadinessDoc) -> String {
-    let level = if doc.result == ReadinessResult::Fail {
-        "error"
-    } else {
-        "warning"
-    };
     doc.findings
         .iter()
         .map(|f| {
+            let level = if doc.result == ReadinessResult::Fail && f.accepted.is_none() {
+                "error"
+            } else {
+                "warning"
+            };
             let title = format!("readiness: {}", f.rule.name());
+            let mut text = format!("{} (fix: {})", f.message, f.fix);
+            if let Some(reason) = &f.accepted {
+                text.push_str(&format!(" [accepted by the policy: {reason}]"));
+            }
             format!(
                 "::{level} file={},title={}::{}\n",
                 escape_workflow_property(&neutralize(&f.workflow)),
                 escape_workflow_property(&title),
-                escape_workflow_data(&neutralize(&f.message))
+                escape_workflow_data(&neutralize(&text))
             )
         })
         .collect()

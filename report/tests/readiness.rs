@@ -13,10 +13,12 @@ fn doc(result: &str, mode: &str, findings: Vec<Value>) -> Value {
         "result": result,
         "mode": mode,
         "base_commit": "0123456789abcdef0123456789abcdef01234567",
+        "default_head": "89abcdef0123456789abcdef0123456789abcdef",
         "branch": "agent-team/T-1",
         "base_branch": "main",
         "repository": "octo/repo",
         "workflows": [".github/workflows/ci.yml"],
+        "default_head_workflows": [".github/workflows/ci.yml"],
         "findings": findings,
     })
 }
@@ -25,12 +27,23 @@ fn hostile() -> Value {
     json!({
         "rule": "unprotected-secret-job",
         "workflow": ".github/workflows/a|b\n::add-mask::x.yml",
+        "commit": "0123456789abcdef0123456789abcdef01234567",
         "job": "dep<img>loy",
         "job_name": "@team `name`",
         "events": ["push", "pull_request"],
         "secrets": ["NPM_TOKEN"],
+        "credentials": ["secret NPM_TOKEN"],
+        "detail": null,
+        "accepted": null,
         "message": "job `dep<img>loy` would run\n::stop-commands::x",
+        "fix": "drop\n::stop-commands::y",
     })
+}
+
+fn accepted() -> Value {
+    let mut f = hostile();
+    f["accepted"] = json!("read-only <b>token</b>");
+    f
 }
 
 fn render(doc: &Value, format: &str) -> (i32, String) {
@@ -62,9 +75,9 @@ fn markdown_lists_every_finding_escaped() {
         .collect();
     assert_eq!(rows.len(), 1, "{md}");
     let row = rows[0];
-    // Five cells: the pipe in the path is escaped inside its code span, the names are code spans,
+    // Seven cells: the pipe in the path is escaped inside its code span, the names are code spans,
     // the display name is escaped prose (no tag, no raw backtick, no mention).
-    assert_eq!(row.matches(" | ").count(), 4, "{row}");
+    assert_eq!(row.matches(" | ").count(), 6, "{row}");
     assert!(
         row.contains("`.github/workflows/a\\|b\\u{a}::add-mask::x.yml`"),
         "{row}"
@@ -72,9 +85,10 @@ fn markdown_lists_every_finding_escaped() {
     assert!(row.contains("`dep<img>loy`"), "{row}");
     assert!(!row.contains("(@team") && !row.contains(" `name`"), "{row}");
     assert!(
-        row.contains("`NPM_TOKEN`") && row.contains("| push, pull_request |"),
+        row.contains("`secret NPM_TOKEN`") && row.contains("| push, pull_request |"),
         "{row}"
     );
+    assert!(row.ends_with("| no |"), "{row}");
     assert!(!md.contains("\n::add-mask::"), "{md}");
 }
 
@@ -104,7 +118,7 @@ fn annotations_are_one_command_per_finding_at_the_level_of_the_mode() {
             "{line}"
         );
         assert!(
-            line.ends_with("would run\\u{a}::stop-commands::x"),
+            line.ends_with("would run\\u{a}::stop-commands::x (fix: drop\\u{a}::stop-commands::y)"),
             "{line}"
         );
     }
@@ -115,12 +129,38 @@ fn annotations_are_one_command_per_finding_at_the_level_of_the_mode() {
 }
 
 #[test]
+fn accepted_findings_are_shown_with_their_reason_and_do_not_fail() {
+    let (code, md) = render(&doc("pass", "strict", vec![accepted()]), "markdown");
+    assert_eq!(code, 0);
+    assert!(md.contains("accepted by the policy"), "{md}");
+    let row = md.lines().find(|l| l.starts_with("| unprotected")).unwrap();
+    assert!(
+        row.contains("| yes: read-only &lt;b&gt;token&lt;/b&gt; |")
+            || row.contains("| yes: read-only"),
+        "{row}"
+    );
+    assert!(!row.contains("<b>"), "{row}");
+    let (_, text) = render(
+        &doc("fail", "strict", vec![accepted(), hostile()]),
+        "annotations",
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[0].starts_with("::warning ") && lines[0].contains("accepted by the policy"),
+        "{text}"
+    );
+    assert!(lines[1].starts_with("::error "), "{text}");
+}
+
+#[test]
 fn inconsistent_documents_are_refused() {
     for bad in [
         doc("pass", "strict", vec![hostile()]),
         doc("fail", "report", vec![hostile()]),
         doc("reported", "strict", vec![hostile()]),
         doc("fail", "strict", vec![]),
+        doc("fail", "strict", vec![accepted()]),
+        doc("pass", "strict", vec![accepted(), hostile()]),
         doc("ok", "strict", vec![]),
         doc("pass", "lenient", vec![]),
         {

@@ -64,20 +64,29 @@ pub const GUARD_CHECK: StageSpec = StageSpec {
         "--format",
     ],
 };
+const READINESS_FLAGS: &[&str] = &[
+    "--repo",
+    "--base",
+    "--branch",
+    "--default-head",
+    "--base-branch",
+    "--repository",
+    "--policy",
+    "--format",
+];
 pub const GUARD_READINESS: StageSpec = StageSpec {
     job: "guard",
     step: "Check the repository's own workflows (the second execution)",
     program: "guard",
     subcommand: "readiness",
-    flags: &[
-        "--repo",
-        "--base",
-        "--branch",
-        "--base-branch",
-        "--repository",
-        "--policy",
-        "--format",
-    ],
+    flags: READINESS_FLAGS,
+};
+pub const PUBLISH_READINESS: StageSpec = StageSpec {
+    job: "publish",
+    step: "Check the repository's own workflows again, before the publication",
+    program: "guard",
+    subcommand: "readiness",
+    flags: READINESS_FLAGS,
 };
 pub const BUILD_TEST_INPUTS: StageSpec = inputs("build-test");
 const APPLY_STEP: &str = "Apply the diff and verify the tree";
@@ -223,6 +232,7 @@ pub const STAGES: &[StageSpec] = &[
     GATE_REDECIDE,
     GATE_VERIFY_DISPATCH,
     GATE_PUBLISH_PLAN,
+    PUBLISH_READINESS,
     GATE_PUBLISH,
 ];
 

@@ -1,8 +1,11 @@
-//! `guard readiness`: the jobs of the base commit's own workflows that would run on the published
-//! branch's push or pull request with secrets and no environment (see [`guard::readiness`]).
+//! `guard readiness`: the jobs of the repository's own workflows that would run the published
+//! branch's code with credentials before a person decided (see [`guard::readiness`]): the base
+//! commit's workflows for the branch's own commit, the default branch head's (`--default-head`)
+//! for the pull request's merge commit and the privileged triggers.
 //!
-//! Exit 0 when there is none, or when the policy's `allow.unprotected-secret-jobs` lets them be
-//! reported only; 1 when there are (strict, the default); 2 when the check could not run.
+//! Exit 0 when there is none (or every one is accepted by the policy's `readiness.accept`), or
+//! when the policy's `allow.unprotected-secret-jobs` lets them be reported only; 1 when there are
+//! (strict, the default); 2 when the check could not run.
 
 use std::path::PathBuf;
 
@@ -12,7 +15,7 @@ use contract::cli::Exit;
 use contract::escape::neutralize;
 use contract::readiness::{ReadinessDoc, ReadinessMode, ReadinessResult};
 use guard::git::GitRepo;
-use guard::readiness::{Finding, Target, WorkflowFile, assess, document};
+use guard::readiness::{Commits, Finding, Reads, Target, WorkflowFile, assess, document};
 
 use super::check::load_policy;
 
@@ -30,6 +33,10 @@ pub struct ReadinessArgs {
     /// The base commit whose `.github/workflows/` are read (from git's objects, not the work tree).
     #[arg(long, value_name = "REV")]
     base: String,
+    /// The default branch's head now: its workflows run for the pull request's merge commit and
+    /// for the privileged triggers. Without it, the base commit's are read for every event.
+    #[arg(long, value_name = "REV")]
+    default_head: Option<String>,
     /// The branch the publication pushes, `agent-team/<task_id>`.
     #[arg(long, value_name = "NAME")]
     branch: String,
@@ -77,32 +84,66 @@ fn run_inner(args: ReadinessArgs) -> Result<u8, String> {
     let base = repo.resolve_commit(&args.base).map_err(|e| e.to_string())?;
     let base_commit = contract::ids::CommitId::parse(&base)
         .map_err(|e| format!("the base commit id {base:?}: {e}"))?;
-    let entries = repo.workflow_files(&base).map_err(|e| e.to_string())?;
+    let default_head = match &args.default_head {
+        None => base.clone(),
+        Some(rev) => repo.resolve_commit(rev).map_err(|e| e.to_string())?,
+    };
+    let default_head_commit = contract::ids::CommitId::parse(&default_head)
+        .map_err(|e| format!("the default head commit id {default_head:?}: {e}"))?;
     let target = Target {
         branch: args.branch,
         base_branch: args.base_branch,
         repository: args.repository,
     };
+    let sets: Vec<(&str, &contract::ids::CommitId, Reads)> = if default_head == base {
+        vec![(base.as_str(), &base_commit, Reads::Both)]
+    } else {
+        vec![
+            (base.as_str(), &base_commit, Reads::Base),
+            (
+                default_head.as_str(),
+                &default_head_commit,
+                Reads::DefaultHead,
+            ),
+        ]
+    };
     let mut findings = Vec::new();
-    let mut files = Vec::new();
-    let mut names = Vec::new();
-    for (path, content) in entries {
-        names.push(path.clone());
-        match content {
-            Ok(bytes) => files.push(WorkflowFile { path, bytes }),
-            Err(reason) => findings.push(Finding::UnreadableWorkflow {
-                workflow: path,
-                reason,
-            }),
+    let mut names_at: Vec<Vec<String>> = Vec::new();
+    for (rev, commit, reads) in sets {
+        let entries = repo.workflow_files(rev).map_err(|e| e.to_string())?;
+        let mut files = Vec::new();
+        let mut names = Vec::new();
+        for (path, content) in entries {
+            names.push(path.clone());
+            match content {
+                Ok(bytes) => files.push(WorkflowFile { path, bytes }),
+                Err(reason) => {
+                    findings.push((commit.clone(), Finding::unreadable(&path, reason)));
+                }
+            }
         }
+        for finding in assess(&files, &target, &policy.readiness, reads) {
+            findings.push((commit.clone(), finding));
+        }
+        names_at.push(names);
     }
-    findings.extend(assess(&files, &target));
+    let base_workflows = names_at.first().cloned().unwrap_or_default();
+    let default_head_workflows = names_at
+        .get(1)
+        .cloned()
+        .unwrap_or_else(|| base_workflows.clone());
     let mode = if policy.allow_unprotected_secret_jobs {
         ReadinessMode::Report
     } else {
         ReadinessMode::Strict
     };
-    let doc = document(&target, base_commit, names, &findings, mode);
+    let commits = Commits {
+        base: base_commit.clone(),
+        base_workflows,
+        default_head: default_head_commit.clone(),
+        default_head_workflows,
+    };
+    let doc = document(&target, commits, &findings, mode);
     let text = match args.format {
         Format::Json => guard::doc_json::to_string_pretty(&doc)
             .map_err(|e| format!("cannot serialize the readiness document: {e}"))?,
@@ -114,26 +155,35 @@ fn run_inner(args: ReadinessArgs) -> Result<u8, String> {
 
 fn render_text(doc: &ReadinessDoc) -> String {
     let mut out = format!(
-        "readiness: {} ({} workflow file(s) of {} read for {} into {}, mode {})\n",
+        "readiness: {} ({} workflow file(s) of {} and {} of the default head {} read for {} into {}, mode {})\n",
         doc.result,
         doc.workflows.len(),
         doc.base_commit.as_str(),
+        doc.default_head_workflows.len(),
+        doc.default_head.as_str(),
         neutralize(&doc.branch),
         neutralize(&doc.base_branch),
         doc.mode
     );
     for finding in &doc.findings {
+        let level = match (&finding.accepted, doc.mode) {
+            (Some(_), _) => "accepted",
+            (None, ReadinessMode::Strict) => "error",
+            (None, ReadinessMode::Report) => "warning",
+        };
         out.push_str(&format!(
-            "  {}[{}]: {}: {}\n",
-            if doc.mode == ReadinessMode::Strict {
-                "error"
-            } else {
-                "warning"
-            },
+            "  {level}[{}]: {}: {}\n    fix: {}\n",
             finding.rule,
             neutralize(&finding.workflow),
-            neutralize(&finding.message)
+            neutralize(&finding.message),
+            neutralize(&finding.fix)
         ));
+        if let Some(reason) = &finding.accepted {
+            out.push_str(&format!(
+                "    accepted by the policy: {}\n",
+                neutralize(reason)
+            ));
+        }
     }
     out
 }

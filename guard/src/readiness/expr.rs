@@ -38,6 +38,18 @@ pub enum Val {
     Unknown {
         truthy: Option<bool>,
     },
+    /// A string of which only the shape is known: `prefix`, then one or more ASCII digits when
+    /// `digits` (any text otherwise), then `suffix`; both stored lower-case. `github.ref` on
+    /// `pull_request` is `refs/pull/<number>/merge` with the number not yet known, so
+    /// `github.ref == 'refs/heads/main'` is known to be false.
+    Shape {
+        prefix: String,
+        digits: bool,
+        suffix: String,
+    },
+    /// A non-empty string known to be none of these (stored lower-case): the actor of a run the
+    /// publication or a person fires is never `dependabot[bot]`.
+    Except(Vec<String>),
 }
 
 impl Val {
@@ -45,6 +57,15 @@ impl Val {
 
     pub fn str(s: &str) -> Val {
         Val::Str(s.to_owned())
+    }
+
+    /// A string known by its shape ([`Val::Shape`]).
+    pub fn shape(prefix: &str, digits: bool, suffix: &str) -> Val {
+        Val::Shape {
+            prefix: prefix.to_lowercase(),
+            digits,
+            suffix: suffix.to_lowercase(),
+        }
     }
 
     /// An object with these fields; `open` as in [`Val::Obj`].
@@ -67,6 +88,12 @@ impl Val {
             Val::Str(s) => Some(!s.is_empty()),
             Val::Obj { .. } => Some(true),
             Val::Unknown { truthy } => *truthy,
+            Val::Shape {
+                prefix,
+                digits,
+                suffix,
+            } => (*digits || !prefix.is_empty() || !suffix.is_empty()).then_some(true),
+            Val::Except(_) => Some(true),
         }
     }
 
@@ -91,7 +118,7 @@ impl Val {
             Val::Num(n) => Some(*n),
             Val::Str(s) => Some(parse_number(s.trim()).unwrap_or(f64::NAN)),
             Val::Obj { .. } => Some(f64::NAN),
-            Val::Unknown { .. } => None,
+            Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_) => None,
         }
     }
 
@@ -107,9 +134,129 @@ impl Val {
             }),
             Val::Str(s) => Some(s.clone()),
             Val::Obj { .. } => Some("Object".to_owned()),
-            Val::Unknown { .. } => None,
+            Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_) => None,
         }
     }
+}
+
+impl Val {
+    /// For a [`Val::Shape`]: whether some string of the shape equals `text` (case-insensitively).
+    fn shape_could_be(&self, text: &str) -> Option<bool> {
+        let Val::Shape {
+            prefix,
+            digits,
+            suffix,
+        } = self
+        else {
+            return None;
+        };
+        let text = text.to_lowercase();
+        let Some(middle) = text
+            .strip_prefix(prefix.as_str())
+            .and_then(|rest| rest.strip_suffix(suffix.as_str()))
+        else {
+            return Some(false);
+        };
+        if text.len() < prefix.len() + suffix.len() {
+            return Some(false);
+        }
+        Some(!*digits || (!middle.is_empty() && middle.bytes().all(|b| b.is_ascii_digit())))
+    }
+
+    /// For a [`Val::Shape`]: `startsWith`, `endsWith` or `contains` of `needle`, when known.
+    fn shape_function(&self, function: &str, needle: &str) -> Option<Val> {
+        let Val::Shape {
+            prefix,
+            digits,
+            suffix,
+        } = self
+        else {
+            return None;
+        };
+        let needle = needle.to_lowercase();
+        let known = |b: bool| Some(if b { Val::Bool(true) } else { Val::UNKNOWN });
+        match function {
+            "startswith" => {
+                if prefix.starts_with(&needle) {
+                    return Some(Val::Bool(true));
+                }
+                let Some(rest) = needle.strip_prefix(prefix.as_str()) else {
+                    return Some(Val::Bool(false));
+                };
+                if !*digits {
+                    return known(false);
+                }
+                // rest: digits, then the start of the suffix.
+                let tail = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+                let possible =
+                    tail.is_empty() || (tail.len() < rest.len() && suffix.starts_with(tail));
+                Some(if possible {
+                    Val::UNKNOWN
+                } else {
+                    Val::Bool(false)
+                })
+            }
+            "endswith" => {
+                if suffix.ends_with(&needle) {
+                    return Some(Val::Bool(true));
+                }
+                let Some(rest) = needle.strip_suffix(suffix.as_str()) else {
+                    return Some(Val::Bool(false));
+                };
+                if !*digits {
+                    return known(false);
+                }
+                let head = rest.trim_end_matches(|c: char| c.is_ascii_digit());
+                let possible =
+                    head.is_empty() || (head.len() < rest.len() && prefix.ends_with(head));
+                Some(if possible {
+                    Val::UNKNOWN
+                } else {
+                    Val::Bool(false)
+                })
+            }
+            _ => {
+                if prefix.contains(&needle) || suffix.contains(&needle) {
+                    return Some(Val::Bool(true));
+                }
+                if !*digits {
+                    return known(false);
+                }
+                Some(if shape_may_contain(prefix, suffix, &needle) {
+                    Val::UNKNOWN
+                } else {
+                    Val::Bool(false)
+                })
+            }
+        }
+    }
+}
+
+/// Whether `prefix`, one or more digits, `suffix` can contain `needle`: it is the end of the
+/// prefix, then digits, then the start of the suffix (the digits non-empty when it spans both).
+fn shape_may_contain(prefix: &str, suffix: &str, needle: &str) -> bool {
+    let chars: Vec<(usize, char)> = needle.char_indices().collect();
+    let bounds: Vec<usize> = chars
+        .iter()
+        .map(|(i, _)| *i)
+        .chain(std::iter::once(needle.len()))
+        .collect();
+    for (a, &i) in bounds.iter().enumerate() {
+        for &j in bounds.iter().skip(a) {
+            let (Some(p), Some(d), Some(s)) = (needle.get(..i), needle.get(i..j), needle.get(j..))
+            else {
+                continue;
+            };
+            if prefix.ends_with(p)
+                && d.bytes().all(|b| b.is_ascii_digit())
+                && suffix.starts_with(s)
+                && (!d.is_empty() || p.is_empty() || s.is_empty())
+            {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 fn parse_number(text: &str) -> Option<f64> {
@@ -422,13 +569,18 @@ const FUNCTIONS: [&str; 13] = [
     "case",
 ];
 
-/// Whether the expression calls one of the status functions other than `success()`, which let a
-/// job run although a job it needs did not succeed.
-pub fn overrides_status(expr: &Expr) -> bool {
+/// Whether the expression calls one of the four status functions (`success()`, `failure()`,
+/// `always()`, `cancelled()`). GitHub adds its implicit `success() &&` to a condition only when
+/// it calls none of them: `success() || x` runs when `x` is true although a needed job was
+/// skipped.
+pub fn calls_status(expr: &Expr) -> bool {
     let mut found = false;
     walk(expr, &mut |e| {
         if let Expr::Call(name, _) = e
-            && matches!(name.as_str(), "always" | "failure" | "cancelled")
+            && matches!(
+                name.as_str(),
+                "success" | "always" | "failure" | "cancelled"
+            )
         {
             found = true;
         }
@@ -467,6 +619,48 @@ fn collect_secrets(expr: &Expr, names: &mut Vec<String>) {
             collect_secrets(b, names);
         }
         Expr::Call(_, args) => args.iter().for_each(|a| collect_secrets(a, names)),
+    }
+}
+
+/// Every context path an expression reads, lower-case and dotted (`steps.pr.outputs.sha`; an
+/// index by a literal string reads as a property, any other index ends the path).
+pub fn contexts_read(expr: &Expr, visit: &mut dyn FnMut(&str)) {
+    fn path(expr: &Expr) -> Option<String> {
+        match expr {
+            Expr::Context(name) => Some(name.to_ascii_lowercase()),
+            Expr::Property(inner, name) => {
+                path(inner).map(|p| format!("{p}.{}", name.to_ascii_lowercase()))
+            }
+            Expr::Index(inner, index) => match index.as_ref() {
+                Expr::Lit(Val::Str(name)) => {
+                    path(inner).map(|p| format!("{p}.{}", name.to_ascii_lowercase()))
+                }
+                _ => path(inner),
+            },
+            Expr::Wildcard(inner) => path(inner),
+            _ => None,
+        }
+    }
+    match expr {
+        Expr::Lit(_) => {}
+        Expr::Context(_) | Expr::Property(..) | Expr::Wildcard(_) => {
+            if let Some(p) = path(expr) {
+                visit(&p);
+            }
+        }
+        Expr::Index(inner, index) => {
+            match path(expr) {
+                Some(p) => visit(&p),
+                None => contexts_read(inner, visit),
+            }
+            contexts_read(index, visit);
+        }
+        Expr::Not(inner) => contexts_read(inner, visit),
+        Expr::Binary(_, a, b) => {
+            contexts_read(a, visit);
+            contexts_read(b, visit);
+        }
+        Expr::Call(_, args) => args.iter().for_each(|a| contexts_read(a, visit)),
     }
 }
 
@@ -534,6 +728,26 @@ fn binary(op: &str, l: Val, r: Val) -> Val {
                 truthy: (r.truthy() == Some(true)).then_some(true),
             },
         },
+        "==" | "!="
+            if matches!(
+                (&l, &r),
+                (Val::Shape { .. } | Val::Except(_), Val::Str(_))
+                    | (Val::Str(_), Val::Shape { .. } | Val::Except(_))
+            ) =>
+        {
+            let could = match (&l, &r) {
+                (Val::Except(not), Val::Str(text)) | (Val::Str(text), Val::Except(not)) => {
+                    Some(!not.contains(&text.to_lowercase()))
+                }
+                (shape @ Val::Shape { .. }, Val::Str(text))
+                | (Val::Str(text), shape @ Val::Shape { .. }) => shape.shape_could_be(text),
+                _ => None,
+            };
+            match could {
+                Some(false) => Val::Bool(op == "!="),
+                _ => Val::UNKNOWN,
+            }
+        }
         _ => match compare(&l, &r) {
             None => Val::UNKNOWN,
             Some(ordering) => Val::Bool(match op {
@@ -558,7 +772,8 @@ fn binary(op: &str, l: Val, r: Val) -> Val {
 /// `None` when unknown; `Some(None)` when the two are unordered (NaN, two objects).
 fn compare(l: &Val, r: &Val) -> Option<Option<std::cmp::Ordering>> {
     match (l, r) {
-        (Val::Unknown { .. }, _) | (_, Val::Unknown { .. }) => None,
+        (Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_), _)
+        | (_, Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_)) => None,
         (Val::Str(a), Val::Str(b)) => Some(Some(a.to_lowercase().cmp(&b.to_lowercase()))),
         (Val::Null, Val::Null) => Some(Some(std::cmp::Ordering::Equal)),
         (Val::Bool(a), Val::Bool(b)) => Some(Some(a.cmp(b))),
@@ -589,6 +804,11 @@ fn call(name: &str, args: &[Expr], scope: &dyn Scope) -> Result<Val, ExprError> 
             if matches!(a, Val::Obj { .. }) {
                 // contains(array, item): arrays are not modelled.
                 return Ok(Val::UNKNOWN);
+            }
+            if let (Val::Shape { .. }, Some(needle)) = (a, b.string())
+                && let Some(known) = a.shape_function(name, &needle)
+            {
+                return Ok(known);
             }
             match (a.string(), b.string()) {
                 (Some(a), Some(b)) => {

@@ -581,25 +581,44 @@ pub(crate) fn policy_from_trusted_commit(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// guard checks the base commit's own workflows for the second execution: `guard readiness`
-/// over the published branch, with the policy, its exit status the step's, the step neither
-/// conditional nor allowed to fail; its document goes to the summary.
+/// guard checks the repository's own workflows for the second execution (the base's and the
+/// default branch head's), and publish checks them again before the App token is minted:
+/// `guard readiness` over the published branch, with the policy, its exit status the step's, the
+/// step neither conditional nor allowed to fail; its document goes to the summary.
 pub(crate) fn readiness_checked(wf: &Workflow) -> Result<(), String> {
-    let steps = wf.steps(GUARD)?;
+    readiness_step_checked(wf, GUARD, "base")?;
+    readiness_step_checked(wf, PUBLISH, "trusted")?;
+    let steps = wf.steps(PUBLISH)?;
+    let position = |pred: &dyn Fn(&Value) -> bool| steps.iter().position(pred);
+    let readiness = position(&|s| run_contains(s, "guard\" readiness "));
+    let mint = position(&|s| {
+        s.get("name").and_then(Value::as_str) == Some("Mint the App installation token")
+    });
+    match (readiness, mint) {
+        (Some(r), Some(m)) if r < m => Ok(()),
+        _ => Err("publish does not run guard readiness before minting the App token".into()),
+    }
+}
+
+fn readiness_step_checked(wf: &Workflow, job: &str, repo: &str) -> Result<(), String> {
+    let steps = wf.steps(job)?;
     let step = steps
         .iter()
         .find(|s| run_contains(s, "guard\" readiness "))
-        .ok_or("guard does not run guard readiness")?;
+        .ok_or_else(|| format!("{job} does not run guard readiness"))?;
     let script = run_of(step).unwrap_or_default();
     let flat = joined(script);
+    let head =
+        format!(" readiness --repo {repo} --base \"$BASE_SHA\" --branch \"agent-team/$TASK_ID\" ");
     for needed in [
-        " readiness --repo base --base \"$BASE_SHA\" --branch \"agent-team/$TASK_ID\" ",
+        head.as_str(),
+        " --default-head \"$default_head\" ",
         " --base-branch \"$DEFAULT_BRANCH\" --repository \"$GITHUB_REPOSITORY\" ",
         " --format json > \"$doc\" || status=$?",
         "\"$bin/report\" readiness --doc \"$doc\" --format markdown >> \"$GITHUB_STEP_SUMMARY\"",
     ] {
         if !flat.contains(needed) {
-            return Err(format!("guard readiness lacks `{}`", needed.trim()));
+            return Err(format!("{job}: guard readiness lacks `{}`", needed.trim()));
         }
     }
     if script.lines().last().map(str::trim) != Some("exit \"$status\"") {

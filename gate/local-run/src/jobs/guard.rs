@@ -66,6 +66,8 @@ pub fn play(
             .flag("--repo", &opened.checkout)
             .flag("--base", ctx.base())
             .flag("--branch", format!("agent-team/{}", ctx.task_id()))
+            // The simulated default branch has not moved since the base.
+            .flag("--default-head", ctx.base())
             .flag("--base-branch", BASE_BRANCH)
             .flag("--repository", REPOSITORY)
             .flag("--policy", &opened.policy)

@@ -10,7 +10,7 @@
 //! | `guard` | `guard inputs`; `guard check`; `guard readiness` |
 //! | `build-test` | `guard inputs`; `guard apply`, `guard verify-tree`; `guard run -- bash -euo pipefail -c "<build-command>"`; `report build-test` |
 //! | `decide` | `guard inputs`; `gate decide` (`--require guard,build-test`) |
-//! | `publish` (only when decide passed) | `guard inputs`; `gate decide` (`--require guard,build-test,decide`); `gate verify-dispatch`; `gate publish-plan`; `gate publish` |
+//! | `publish` (only when decide passed) | `guard inputs`; `gate decide` (`--require guard,build-test,decide`); `gate verify-dispatch`; `gate publish-plan`; `guard readiness`; `gate publish` |
 
 pub mod build_test;
 pub mod decide;

@@ -19,7 +19,7 @@ use crate::LocalRunError;
 use crate::samples::{BASE_BRANCH, REPOSITORY};
 use crate::stage::{
     GATE_PUBLISH, GATE_PUBLISH_PLAN, GATE_REDECIDE, GATE_VERIFY_DISPATCH, Invocation,
-    PUBLISH_INPUTS, Runner,
+    PUBLISH_INPUTS, PUBLISH_READINESS, Runner,
 };
 
 /// What the publication left: the plan's tree (git's) and `gate publish`'s result.
@@ -124,6 +124,23 @@ pub fn play(
         published.expected_tree = Some(doc.tree.to_string());
         print_plan(runner, doc)?;
     }
+
+    // The second execution again, before anything is written (the simulated default branch has
+    // not moved since the base).
+    let readiness = job.dir.join("readiness-publish.json");
+    let (end, _) = runner.stage(
+        Invocation::new(PUBLISH_READINESS)
+            .flag("--repo", &trusted)
+            .flag("--base", ctx.base())
+            .flag("--branch", &branch)
+            .flag("--default-head", ctx.base())
+            .flag("--base-branch", BASE_BRANCH)
+            .flag("--repository", REPOSITORY)
+            .flag("--policy", &policy)
+            .flag("--format", "json")
+            .stdout_to(&readiness),
+    )?;
+    stop_unless!(job.step(PUBLISH_READINESS.step, end.ok()));
 
     runner.say(
         "  - Mint the App installation token\n    the simulated GitHub's token (GH_TOKEN), never printed\n",
