@@ -36,6 +36,9 @@ enum Command {
     /// Verify the dispatcher's signature (dispatch_mac) with the key from the environment, before
     /// anything is published.
     VerifyDispatch(cli::verify_dispatch::VerifyDispatchArgs),
+    /// Read the repository's GitHub settings the gate depends on (token from GH_TOKEN, read-only
+    /// suffices) and report each as ok, missing or cannot read, with its fix.
+    Doctor(cli::doctor::DoctorArgs),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         Command::Publish(args) => cli::publish::run(*args),
         Command::Dispatch(args) => cli::dispatch::run_cli(args),
         Command::VerifyDispatch(args) => cli::verify_dispatch::run(args),
+        Command::Doctor(args) => cli::doctor::run_cli(args),
     };
     ExitCode::from(code)
 }

@@ -12,6 +12,7 @@
 //! | [`checks`] | check runs |
 //! | [`graphql`] | the GraphQL API: `createCommitOnBranch` |
 //! | [`issues`] | labels on a pull request |
+//! | [`settings`] | what `gate doctor` reads: the repository, the App, environments, rules, protection, Actions permissions, contents |
 #![forbid(unsafe_code)]
 
 pub mod actions;
@@ -23,6 +24,7 @@ pub mod graphql;
 pub mod issues;
 pub mod pulls;
 pub mod roots;
+pub mod settings;
 
 pub use client::{
     ApiUrl, Call, Client, ClientConfig, Clock, ConfigError, Endpoint, Error, Method, ProxySettings,

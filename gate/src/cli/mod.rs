@@ -2,6 +2,7 @@
 
 pub mod decide;
 pub mod dispatch;
+pub mod doctor;
 pub mod publish;
 pub mod publish_plan;
 pub mod verify_dispatch;

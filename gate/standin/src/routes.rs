@@ -136,7 +136,8 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
         {
             repo_route(state, req, rest, base)
         }
-        _ => not_found(),
+        // The settings `gate doctor` reads (crate::settings).
+        _ => crate::settings::global_route(state, req, segments).unwrap_or_else(not_found),
     })
 }
 
@@ -186,7 +187,8 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         ("GET", ["commits", sha, "check-runs"]) => list_check_runs(state, req, sha),
         ("POST", ["check-runs"]) => create_check_run(state, req),
         ("GET", ["contents", path @ ..]) => get_contents(state, req, &path.join("/")),
-        _ => not_found(),
+        // The settings `gate doctor` reads (crate::settings).
+        _ => crate::settings::repo_route(state, req, rest).unwrap_or_else(not_found),
     }
 }
 
