@@ -39,6 +39,9 @@ enum Command {
     /// Read the repository's GitHub settings the gate depends on (token from GH_TOKEN, read-only
     /// suffices) and report each as ok, missing or cannot read, with its fix.
     Doctor(cli::doctor::DoctorArgs),
+    /// Write the caller workflow and a starting policy for the repository's build system, the
+    /// App manifest and the rulesets to import, and print the remaining setup steps.
+    Init(cli::init::InitArgs),
 }
 
 fn main() -> ExitCode {
@@ -54,6 +57,7 @@ fn main() -> ExitCode {
         Command::Dispatch(args) => cli::dispatch::run_cli(args),
         Command::VerifyDispatch(args) => cli::verify_dispatch::run(args),
         Command::Doctor(args) => cli::doctor::run_cli(args),
+        Command::Init(args) => cli::init::run_cli(args),
     };
     ExitCode::from(code)
 }

@@ -3,6 +3,7 @@
 pub mod decide;
 pub mod dispatch;
 pub mod doctor;
+pub mod init;
 pub mod publish;
 pub mod publish_plan;
 pub mod verify_dispatch;
