@@ -407,11 +407,7 @@ fn refuse_links(dir: &Path, relative: &str) -> Result<(), InitError> {
 
 /// Write the plan's files under `dir`. Without `force`, nothing is written when any file exists
 /// with other contents (`Ok(Err(conflicts))`).
-pub fn write(
-    dir: &Path,
-    plan: &Plan,
-    force: bool,
-) -> Result<WriteOutcome, InitError> {
+pub fn write(dir: &Path, plan: &Plan, force: bool) -> Result<WriteOutcome, InitError> {
     let mut actions = Vec::new();
     let mut conflicts = Vec::new();
     for file in &plan.files {

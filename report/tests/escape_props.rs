@@ -268,6 +268,7 @@ proptest! {
             }],
             protected: vec![],
             unmatched_scope: vec![],
+            exclusions: vec![],
         };
         let out = report::annotations::render(&doc);
         prop_assert_eq!(out.matches('\n').count(), 1, "{:?}", out);

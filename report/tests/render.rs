@@ -19,6 +19,7 @@ const HOSTILE_MARKDOWN: &str = r#"## Guard verdict: reject
 - **Diff SHA-256:** `0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef`
 - **Mode:** parser-only
 - **Scope:** `src/**`, `docs/*|x`
+- **Policy exclusions:** deny ``**/*.tf`<img src=x>|`` (default entries the repository's policy removed)
 
 ### Files (2)
 

@@ -201,7 +201,9 @@ fn callers_written_by_gate_init_hold_every_invariant() {
         };
         let plan = gate::init::plan(&request).unwrap();
         assert_eq!(plan.build_system, system);
-        gate::init::write(repo.path(), &plan, false).unwrap().unwrap();
+        gate::init::write(repo.path(), &plan, false)
+            .unwrap()
+            .unwrap();
         let written = repo.path().join(OWN_CALLER);
         let wf = Workflow::parse(&std::fs::read_to_string(&written).unwrap()).unwrap();
         let mut failures = failing(&wf, CALLER_INVARIANTS);
