@@ -188,6 +188,31 @@ impl Setting {
         }
     }
 
+    /// What a fine-grained token needs to read it (GitHub's "Fine-grained access tokens" section
+    /// of each operation's page): the hint for `cannot read`.
+    pub fn reads_with(self) -> &'static str {
+        match self {
+            Setting::Repository => "Metadata: read",
+            Setting::App => "any token; a private App is shown to tokens of its owner",
+            Setting::AppInstallation => {
+                "an organisation owner's token (organization Administration: read)"
+            }
+            Setting::Environment | Setting::EnvironmentBranches | Setting::EnvironmentReviewers => {
+                "Actions: read"
+            }
+            Setting::EnvironmentSecrets => "Secrets: read",
+            Setting::EnvironmentVariables => "Environments: read",
+            Setting::DefaultBranchReview | Setting::DefaultBranchCheck => {
+                "Metadata: read for rulesets; Administration: read for classic branch protection"
+            }
+            Setting::AgentTeamBranches | Setting::AgentTeamDiffsBranches => {
+                "Metadata: read for the rules; Administration: read for a ruleset's bypass list"
+            }
+            Setting::WorkflowToken | Setting::AllowedActions => "Administration: read",
+            Setting::CallerPin | Setting::Policy => "Contents: read",
+        }
+    }
+
     /// The one-line fix.
     pub fn fix(self) -> &'static str {
         match self {
@@ -460,10 +485,11 @@ fn check_app(
             });
             Some(app)
         }
+        // GitHub answers 404 for a private App the token may not see, as for none at all.
         Read::NotFound(_) => {
             findings.push(found(
                 Setting::App,
-                Status::Missing,
+                Status::CannotRead,
                 format!(
                     "no App {:?} is visible to this token (a private App is visible to its owner)",
                     request.app

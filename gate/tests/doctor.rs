@@ -165,6 +165,7 @@ fn setting_ids_are_unique_kebab_case_and_every_one_is_reported() {
     assert_eq!(ids.len(), Setting::ALL.len());
     for s in Setting::ALL {
         assert!(!s.fix().is_empty() && !s.title().is_empty() && s.source().starts_with("GET "));
+        assert!(!s.reads_with().is_empty());
     }
 }
 
@@ -207,6 +208,18 @@ fn app() {
         Status::Missing,
         "checks: read (needs write)",
     );
+
+    // No App by that slug, or a private one hidden from this token: GitHub says 404 to both.
+    let mut s = configured();
+    s.settings.app = None;
+    let report = doctor(s);
+    let (st, detail) = status(&report, Setting::App);
+    assert_eq!(st, Status::CannotRead, "{detail}");
+    assert!(
+        detail.contains("no App \"octo-agent-team\" is visible"),
+        "{detail}"
+    );
+    assert_eq!(report.exit_code(), 1);
 
     // Unreadable: the App's page refused. The App's id is then unknown, so what compares with it
     // cannot read either.
@@ -732,6 +745,7 @@ fn cli_configured_exits_0_with_a_versioned_document() {
     assert_eq!(code, 0);
     assert!(text.contains("ok          workflow-token"), "{text}");
     assert!(text.contains("DOCTOR: ok"), "{text}");
+    assert!(!text.contains("read with:"), "{text}");
 }
 
 #[test]
@@ -746,6 +760,12 @@ fn cli_missing_exits_1_and_prints_the_fix() {
         text.contains("fix: Settings → Actions → General → Workflow permissions"),
         "{text}"
     );
+    // An unreadable setting says what the token lacks.
+    let refused = start_default(unreadable("/repos/octo/repo/actions/permissions/workflow"));
+    let (code, text, _) = cli(&refused, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("cannot read workflow-token"), "{text}");
+    assert!(text.contains("read with: Administration: read"), "{text}");
     let (code, json, _) = cli(&gh, &["--format=json"]);
     assert_eq!(code, 1);
     let doc: serde_json::Value = serde_json::from_str(&json).unwrap();

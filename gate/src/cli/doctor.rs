@@ -65,6 +65,12 @@ pub fn render_text(report: &Report) -> String {
             f.setting.id(),
             f.detail
         ));
+        if f.status == Status::CannotRead {
+            out.push_str(&format!(
+                "              read with: {}\n",
+                f.setting.reads_with()
+            ));
+        }
         if f.status != Status::Ok {
             out.push_str(&format!("              fix: {}\n", f.setting.fix()));
         }

@@ -33,6 +33,8 @@ pub struct SettingDoc {
     pub detail: String,
     /// The REST operations it is read from.
     pub source: String,
+    /// What a token needs to read it.
+    pub reads_with: String,
     /// The fix; `null` when ok.
     pub fix: Option<String>,
 }
@@ -61,6 +63,7 @@ pub fn document(report: &Report) -> DoctorDoc {
                 title: f.setting.title().to_owned(),
                 detail: f.detail.clone(),
                 source: f.setting.source().to_owned(),
+                reads_with: f.setting.reads_with().to_owned(),
                 fix: (f.status != Status::Ok).then(|| f.setting.fix().to_owned()),
             })
             .collect(),
