@@ -4,12 +4,16 @@
 //! `contract::github_output::StepOutputs::append_to` and [`publish::prepare`], which runs the
 //! guard's git cross-check (read-only on the base checkout, a throwaway index for the applied
 //! diff), and [`dispatch`], the trusted dispatcher, and [`publication`], which performs and proves a
-//! publication plan, both talking to GitHub through the `github` client.
+//! publication plan, and [`doctor`], which reads the repository's settings, all talking to
+//! GitHub through the `github` client; and [`init`], which writes an adopting repository's
+//! starting files.
 #![forbid(unsafe_code)]
 
 pub mod decide;
 pub mod dispatch;
 pub mod dispatch_mac;
+pub mod doctor;
+pub mod init;
 pub mod output;
 pub mod publication;
 pub mod publish;

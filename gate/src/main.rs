@@ -43,6 +43,12 @@ enum Command {
     FetchDiff(cli::repo_steps::FetchDiffArgs),
     /// Revoke the installation token in GH_TOKEN.
     RevokeToken(cli::repo_steps::RevokeTokenArgs),
+    /// Read the repository's GitHub settings the gate depends on (token from GH_TOKEN, read-only
+    /// suffices) and report each as ok, missing or cannot read, with its fix.
+    Doctor(cli::doctor::DoctorArgs),
+    /// Write the caller workflow and a starting policy for the repository's build system, the
+    /// App manifest and the rulesets to import, and print the remaining setup steps.
+    Init(cli::init::InitArgs),
 }
 
 fn main() -> ExitCode {
@@ -60,6 +66,8 @@ fn main() -> ExitCode {
         Command::RequireBase(args) => cli::repo_steps::require_base(args),
         Command::FetchDiff(args) => cli::repo_steps::fetch_diff(args),
         Command::RevokeToken(args) => cli::repo_steps::revoke_token(args),
+        Command::Doctor(args) => cli::doctor::run_cli(args),
+        Command::Init(args) => cli::init::run_cli(args),
     };
     ExitCode::from(code)
 }

@@ -105,6 +105,7 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
         scope: scope.globs(),
         unmatched_scope: Vec::new(),
         protected: Vec::new(),
+        exclusions: req.policy.exclusions.clone(),
     };
     let limits = &req.policy.limits;
     // Size is known without reading the content; integrity comes before any parsing.

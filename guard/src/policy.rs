@@ -15,6 +15,7 @@
 //! version: 1                          # required; only 1 exists
 //! deny:
 //!   add: ["gate/**", "guard/**"]      # appended to the default denylist
+//!   exclude: ["**/*.hcl"]             # default deny entries removed, written exactly
 //! allow:
 //!   executable-files: false           # true allows new files with mode 100755
 //!   mode-changes: false               # true allows old mode != new mode
@@ -22,6 +23,7 @@
 //! portable-paths: true                # false allows names Windows cannot check out
 //! protect:
 //!   add: ["migrations/**"]            # appended to the default protected list
+//!   exclude: ["**/Makefile"]          # default protected entries removed, written exactly
 //! protected: review                   # review (default) | block | allow
 //! limits:                             # each 1 ..= the default value
 //!   diff-bytes: 67108864
@@ -82,6 +84,7 @@
 //! exempting a path with [`Policy::is_build_output`].
 
 use crate::glob::Glob;
+use contract::verdict::{ExclusionDoc, ExclusionList};
 use serde::Deserialize;
 
 /// The default policy file, embedded.
@@ -92,6 +95,10 @@ pub const POLICY_VERSION: u64 = 1;
 
 /// Largest policy file accepted, in bytes.
 pub const MAX_POLICY_BYTES: usize = 1024 * 1024;
+
+/// Default deny entries no policy may exclude: the workflows and the rest of `.github/`, code
+/// owners, and submodule URLs.
+pub const CORE_DENY: [&str; 3] = [".github/**", "**/CODEOWNERS", "**/.gitmodules"];
 
 /// Longest glob pattern accepted, in bytes.
 pub const MAX_PATTERN_BYTES: usize = 4096;
@@ -311,6 +318,9 @@ pub struct Policy {
     /// What `guard readiness` assumes of the repository and accepts (`readiness:`).
     pub readiness: crate::readiness::Settings,
     pub limits: Limits,
+    /// Default deny and protect entries removed by `deny.exclude` / `protect.exclude`, in the
+    /// order written.
+    pub exclusions: Vec<contract::verdict::ExclusionDoc>,
 }
 
 impl Policy {
@@ -328,6 +338,7 @@ impl Policy {
             allow_unprotected_secret_jobs: false,
             readiness: crate::readiness::Settings::default(),
             limits: Limits::UNBOUNDED,
+            exclusions: Vec::new(),
         };
         let raw = parse(DEFAULT_POLICY_YAML)?;
         base.apply(raw)
@@ -387,6 +398,20 @@ impl Policy {
                 found: raw.version.0,
             });
         }
+        // Exclusions name entries of the list as it stands (the default's), before this file's
+        // additions, so an exclusion can never remove what the same file adds.
+        exclude(
+            &mut self.deny,
+            &raw.deny.exclude,
+            ExclusionList::Deny,
+            &mut self.exclusions,
+        )?;
+        exclude(
+            &mut self.protect,
+            &raw.protect.exclude,
+            ExclusionList::Protect,
+            &mut self.exclusions,
+        )?;
         for (i, pattern) in raw.deny.add.iter().enumerate() {
             let entry = format!("deny.add[{i}]");
             self.deny
@@ -522,6 +547,40 @@ fn check_readiness_text(text: &str) -> Result<(), String> {
     }
     if text.len() > MAX_PATTERN_BYTES {
         return Err(format!("longer than {MAX_PATTERN_BYTES} bytes"));
+/// Remove each pattern of `excluded` from `list`, where it must be written exactly as an entry;
+/// the core deny entries cannot be removed.
+fn exclude(
+    list: &mut Vec<PatternEntry>,
+    excluded: &[String],
+    kind: ExclusionList,
+    record: &mut Vec<ExclusionDoc>,
+) -> Result<(), PolicyError> {
+    for (i, pattern) in excluded.iter().enumerate() {
+        let entry = format!("{}.exclude[{i}]", kind.name());
+        if kind == ExclusionList::Deny && CORE_DENY.contains(&pattern.as_str()) {
+            return Err(PolicyError::CoreExclusion {
+                entry,
+                pattern: pattern.clone(),
+            });
+        }
+        if excluded[..i].contains(pattern) {
+            return Err(PolicyError::DuplicateExclusion {
+                entry,
+                pattern: pattern.clone(),
+            });
+        }
+        let Some(index) = list.iter().position(|p| p.pattern == *pattern) else {
+            return Err(PolicyError::UnknownExclusion {
+                entry,
+                pattern: pattern.clone(),
+                list: kind.name(),
+            });
+        };
+        list.remove(index);
+        record.push(ExclusionDoc {
+            list: kind,
+            pattern: pattern.clone(),
+        });
     }
     Ok(())
 }
@@ -730,6 +789,24 @@ pub enum PolicyError {
     },
     #[error("{entry}: {reason}")]
     InvalidReadiness { entry: String, reason: String },
+    /// `deny.exclude` / `protect.exclude` names a pattern that is no entry of the default list.
+    #[error(
+        "{entry}: `{}` is not an entry of the default {list} list; write it exactly as the default does",
+        crate::escape::neutralize(.pattern)
+    )]
+    UnknownExclusion {
+        entry: String,
+        pattern: String,
+        list: &'static str,
+    },
+    /// `deny.exclude` names an entry of [`CORE_DENY`].
+    #[error(
+        "{entry}: `{}` is the trust-control core (.github/**, **/CODEOWNERS, **/.gitmodules) and cannot be excluded",
+        crate::escape::neutralize(.pattern)
+    )]
+    CoreExclusion { entry: String, pattern: String },
+    #[error("{entry}: `{}` is excluded twice", crate::escape::neutralize(.pattern))]
+    DuplicateExclusion { entry: String, pattern: String },
     #[error("{entry}: environment variable {name:?} refused: {reason}")]
     InvalidEnvName {
         entry: String,
@@ -792,6 +869,8 @@ struct RawAccept {
 struct RawDeny {
     #[serde(default)]
     add: Vec<String>,
+    #[serde(default)]
+    exclude: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

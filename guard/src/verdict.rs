@@ -89,6 +89,8 @@ pub struct Verdict {
     /// Protected paths the diff touches, for a human to review (`protected: review`): findings of
     /// rule `protected-path` that do not reject. Under `protected: block` they are violations.
     pub protected: Vec<Violation>,
+    /// The default deny and protect entries the policy excluded.
+    pub exclusions: Vec<contract::verdict::ExclusionDoc>,
 }
 
 impl Verdict {

@@ -85,6 +85,7 @@ fn verdict_with(path: &[u8]) -> Verdict {
         scope: vec!["**".into()],
         unmatched_scope: Vec::new(),
         protected: Vec::new(),
+        exclusions: Vec::new(),
     }
 }
 

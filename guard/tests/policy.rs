@@ -2,6 +2,7 @@
 //! every strict-config error.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use guard::output::json_v1::ExclusionList;
 use guard::policy::{DEFAULT_POLICY_YAML, Limits, MAX_POLICY_BYTES, Policy, PolicyError, Scope};
 use std::collections::BTreeSet;
 
@@ -1434,4 +1435,184 @@ fn protected_mode_and_list_come_from_the_policy() {
         err("version: 1\nprotect:\n  remove: [\"x\"]\n"),
         PolicyError::Yaml { .. }
     ));
+}
+
+// ---- exclusions of default entries ----
+
+#[test]
+fn deny_exclude_removes_exactly_the_named_default_entry() {
+    let p =
+        Policy::from_yaml("version: 1\ndeny:\n  exclude: [\"**/*.hcl\", \"**/template.json\"]\n")
+            .unwrap();
+    assert_eq!(p.denied("infra/main.hcl"), None);
+    assert_eq!(p.denied("app/template.json"), None);
+    // Every other default entry stays, in order.
+    let default = default_policy();
+    let mut expected = patterns(&default);
+    expected.retain(|e| *e != "**/*.hcl" && *e != "**/template.json");
+    assert_eq!(patterns(&p), expected);
+    assert_eq!(p.denied("main.tf"), Some("**/*.tf"));
+    assert_eq!(p.denied(".github/workflows/ci.yml"), Some(".github/**"));
+    let shown: Vec<(ExclusionList, &str)> = p
+        .exclusions
+        .iter()
+        .map(|e| (e.list, e.pattern.as_str()))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            (ExclusionList::Deny, "**/*.hcl"),
+            (ExclusionList::Deny, "**/template.json")
+        ]
+    );
+    // Nothing excluded: nothing shown.
+    assert!(default_policy().exclusions.is_empty());
+    assert!(
+        Policy::from_yaml("version: 1\n")
+            .unwrap()
+            .exclusions
+            .is_empty()
+    );
+}
+
+#[test]
+fn protect_exclude_removes_a_default_protected_entry() {
+    let p =
+        Policy::from_yaml("version: 1\nprotect:\n  exclude: [\"**/CMakeLists.txt\"]\n").unwrap();
+    assert_eq!(p.protected_by("src/CMakeLists.txt"), None);
+    assert_eq!(p.protected_by("Cargo.toml"), Some("**/Cargo.toml"));
+    assert_eq!(p.protect.len(), default_policy().protect.len() - 1);
+    assert_eq!(
+        p.exclusions
+            .iter()
+            .map(|e| (e.list, e.pattern.as_str()))
+            .collect::<Vec<_>>(),
+        [(ExclusionList::Protect, "**/CMakeLists.txt")]
+    );
+    // An entry goes, not the paths it matched: another entry still matching them stays.
+    let p = Policy::from_yaml("version: 1\nprotect:\n  exclude: [\"**/Makefile\"]\n").unwrap();
+    assert_eq!(p.protected_by("Makefile"), Some("**/makefile"));
+}
+
+#[test]
+fn an_exclusion_must_name_a_default_entry_as_written() {
+    // A pattern the default does not have, one that only matches the same paths, another
+    // case, and one of the other list: each names nothing, so each is an error.
+    for (yaml, entry, pattern) in [
+        (
+            "deny:\n  exclude: [\"**/*.HCL\"]",
+            "deny.exclude[0]",
+            "**/*.HCL",
+        ),
+        ("deny:\n  exclude: [\"*.hcl\"]", "deny.exclude[0]", "*.hcl"),
+        (
+            "deny:\n  exclude: [\"**/*.tf\", \"src/**\"]",
+            "deny.exclude[1]",
+            "src/**",
+        ),
+        (
+            "deny:\n  exclude: [\"**/Makefile\"]",
+            "deny.exclude[0]",
+            "**/Makefile",
+        ),
+        (
+            "protect:\n  exclude: [\"**/*.tf\"]",
+            "protect.exclude[0]",
+            "**/*.tf",
+        ),
+    ] {
+        match err(&format!("version: 1\n{yaml}\n")) {
+            PolicyError::UnknownExclusion {
+                entry: e,
+                pattern: p,
+                ..
+            } => {
+                assert_eq!((e.as_str(), p.as_str()), (entry, pattern), "{yaml}");
+            }
+            other => panic!("{yaml}: {other:?}"),
+        }
+    }
+    // An entry this same file adds is not a default entry.
+    assert!(matches!(
+        err("version: 1\ndeny:\n  add: [\"gate/**\"]\n  exclude: [\"gate/**\"]\n"),
+        PolicyError::UnknownExclusion { .. }
+    ));
+    // Twice is a mistake, not a no-op.
+    assert!(matches!(
+        err("version: 1\ndeny:\n  exclude: [\"**/*.tf\", \"**/*.tf\"]\n"),
+        PolicyError::DuplicateExclusion { .. }
+    ));
+    // Not a list of strings.
+    assert!(matches!(
+        err("version: 1\ndeny:\n  exclude: \"**/*.tf\"\n"),
+        PolicyError::Yaml { .. }
+    ));
+}
+
+#[test]
+fn the_trust_control_core_cannot_be_excluded() {
+    for core in [".github/**", "**/CODEOWNERS", "**/.gitmodules"] {
+        let yaml = format!("version: 1\ndeny:\n  exclude: [\"{core}\"]\n");
+        match err(&yaml) {
+            PolicyError::CoreExclusion { entry, pattern } => {
+                assert_eq!(entry, "deny.exclude[0]");
+                assert_eq!(pattern, core);
+            }
+            other => panic!("{core}: {other:?}"),
+        }
+        assert!(default_policy().deny.iter().any(|p| p.pattern() == core));
+    }
+    assert_eq!(
+        guard::policy::CORE_DENY,
+        [".github/**", "**/CODEOWNERS", "**/.gitmodules"]
+    );
+}
+
+#[test]
+fn every_verdict_shows_the_exclusions_in_force() {
+    let diff = b"diff --git a/infra/main.hcl b/infra/main.hcl\nnew file mode 100644\n--- /dev/null\n+++ b/infra/main.hcl\n@@ -0,0 +1 @@\n+x = 1\n";
+    let sha = guard::hash::sha256_hex(diff);
+    let scope = vec!["infra/**".to_owned()];
+    let run = |policy: &Policy| {
+        let verdict = guard::check::check(&guard::check::CheckRequest {
+            diff,
+            expected_sha256: &sha,
+            scope: &scope,
+            policy,
+            repo: None,
+        })
+        .unwrap();
+        guard::output::json_v1::document(&verdict)
+    };
+    // The default denies it.
+    let doc = run(&default_policy());
+    assert_eq!(doc.verdict, guard::output::json_v1::VerdictWord::Reject);
+    assert_eq!(
+        doc.violations[0].policy_entry.as_deref(),
+        Some("deny: **/*.hcl")
+    );
+    assert!(doc.exclusions.is_empty());
+    // Excluded: accepted, and the verdict says why it could be.
+    let policy = Policy::from_yaml("version: 1\ndeny:\n  exclude: [\"**/*.hcl\"]\n").unwrap();
+    let doc = run(&policy);
+    assert_eq!(doc.verdict, guard::output::json_v1::VerdictWord::Accept);
+    let json: serde_json::Value = serde_json::from_str(&doc.to_json().unwrap()).unwrap();
+    assert_eq!(
+        json["exclusions"],
+        serde_json::json!([{ "list": "deny", "pattern": "**/*.hcl" }])
+    );
+    // The text rendering says so too.
+    let verdict = guard::check::check(&guard::check::CheckRequest {
+        diff,
+        expected_sha256: &sha,
+        scope: &scope,
+        policy: &policy,
+        repo: None,
+    })
+    .unwrap();
+    let text = guard::output::text::render(&verdict);
+    assert!(
+        text.contains("note: policy excludes the default deny entry `**/*.hcl`"),
+        "{text}"
+    );
 }

@@ -10,9 +10,11 @@
 //! (line breaks are escaped), so it cannot issue `::stop-commands::`, `::add-mask::` or any other
 //! command.
 //!
-//! No `line=` property is written: a violation's line is a line of the *diff*, not of the file
-//! named by `file=`, and GitHub would pin the annotation to that line of the file. The diff line
-//! is part of the message instead.
+//! Location: a violation's line is a line of the *diff*, not of the file it names, so a violation
+//! with a diff line is located in the diff file (`file=<diff name>,line=<diff line>`, the name
+//! `report render --diff-name` gives, as SARIF locates results about the diff) and its title names
+//! the patched path; one without a diff line is located at the path itself (`file=<path>`), and
+//! one with neither has no location.
 //!
 //! GitHub shows at most 10 error annotations per step; the step summary
 //! ([`crate::markdown`]) carries the full list.
@@ -22,24 +24,42 @@ use contract::verdict::{VerdictDoc, ViolationDoc};
 use crate::escape::{escape_workflow_data, escape_workflow_property, neutralize};
 
 /// One `::error` line per violation, then one `::warning` line per protected path (a change a
-/// human must review); empty when there is neither.
-pub fn render(doc: &VerdictDoc) -> String {
+/// human must review); empty when there is neither. `diff_name` is the diff file's name, where a
+/// finding with a diff line is located.
+pub fn render(doc: &VerdictDoc, diff_name: &str) -> String {
     doc.violations
         .iter()
-        .map(|v| command("error", v))
-        .chain(doc.protected.iter().map(|p| command("warning", p)))
+        .map(|v| command("error", v, diff_name))
+        .chain(
+            doc.protected
+                .iter()
+                .map(|p| command("warning", p, diff_name)),
+        )
         .collect()
 }
 
-fn command(level: &str, violation: &ViolationDoc) -> String {
+fn command(level: &str, violation: &ViolationDoc, diff_name: &str) -> String {
     let mut properties = Vec::new();
-    if let Some(file) = violation.path.as_ref().or(violation.old_path.as_ref()) {
-        properties.push(format!(
-            "file={}",
-            escape_workflow_property(&neutralize(&file.sink_text()))
-        ));
+    let path = violation
+        .path
+        .as_ref()
+        .or(violation.old_path.as_ref())
+        .map(|p| neutralize(&p.sink_text()));
+    let mut title = format!("guard: {}", violation.rule);
+    match (violation.line, &path) {
+        (Some(line), _) => {
+            properties.push(format!(
+                "file={}",
+                escape_workflow_property(&neutralize(diff_name))
+            ));
+            properties.push(format!("line={line}"));
+            if let Some(path) = &path {
+                title.push_str(&format!(": {path}"));
+            }
+        }
+        (None, Some(path)) => properties.push(format!("file={}", escape_workflow_property(path))),
+        (None, None) => {}
     }
-    let title = format!("guard: {}", violation.rule);
     properties.push(format!("title={}", escape_workflow_property(&title)));
 
     let message = crate::verdict::violation_message(violation);

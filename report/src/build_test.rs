@@ -37,7 +37,7 @@ use contract::run::{EnvDoc, ExitDoc, IsolationDoc, Network, RunReportDoc};
 use contract::tree::{Check, FindingDoc, TreeDocError, TreeResult, VerifyTreeDoc};
 use contract::verdict::{VerdictDoc, VerdictWord};
 
-use crate::escape::{escape_html, escape_markdown, table_code_span};
+use crate::escape::{code_block, code_span, escape_markdown, table_code_span};
 use crate::verdict::{DocsBase, VerdictError};
 
 contract::schema_marker!(
@@ -213,8 +213,9 @@ impl BuildTestReport {
 }
 
 /// The report as GitHub-flavoured markdown. Values the report validated or produced (hex hashes,
-/// numbers, the verdict and result words, registry rule ids and links) are written raw;
-/// everything else, the build output above all, goes through [`escape_markdown`].
+/// numbers, the verdict and result words, registry rule ids and links) are written raw; the
+/// command, interface names, paths and policy entries are code spans, the build output a code
+/// block, and prose goes through [`escape_markdown`].
 pub fn render_markdown(report: &BuildTestReport, docs: Option<&DocsBase>) -> String {
     let mut out = String::from("## Build-test report (not authoritative)\n\n");
     // The constant, not the document's copy: it is ours and must read the same in every report.
@@ -228,8 +229,10 @@ pub fn render_markdown(report: &BuildTestReport, docs: Option<&DocsBase>) -> Str
     out.push_str(&format!("- **Diff SHA-256:** `{}`\n", report.diff_sha256));
     out.push_str(&format!("- **Base commit:** `{}`\n", report.base_commit));
     out.push_str(&format!("- **Verdict:** {}\n", report.verdict));
-    let command: Vec<String> = b.command.iter().map(|a| escape_markdown(a)).collect();
-    out.push_str(&format!("- **Command:** {}\n", command.join(" ")));
+    out.push_str(&format!(
+        "- **Command:** {}\n",
+        code_span(&b.command.join(" "))
+    ));
     out.push_str(&format!("- **Exit:** {}\n", exit_text(b)));
     out.push_str(&format!("- **Duration:** {} ms\n", b.duration_ms));
     out.push_str(&format!("- **Network:** {}\n", network_text(&b.network)));
@@ -280,11 +283,7 @@ fn exit_text(b: &BuildDoc) -> String {
 fn network_text(n: &IsolationDoc) -> String {
     match (&n.proof, n.network) {
         (Some(proof), Network::Namespace) => {
-            let interfaces: Vec<String> = proof
-                .interfaces
-                .iter()
-                .map(|i| escape_markdown(i))
-                .collect();
+            let interfaces: Vec<String> = proof.interfaces.iter().map(|i| code_span(i)).collect();
             let via_lo = proof.routes.iter().all(|r| r.interface == "lo");
             format!(
                 "isolated by guard run in a network namespace; interfaces: {}; {} route(s){}; \
@@ -327,8 +326,8 @@ fn finding_row(f: &FindingDoc, docs: Option<&DocsBase>) -> String {
     )
 }
 
-/// The output tail in a `<pre>` block: an HTML block of this kind ends only at `</pre>`, which
-/// escaped text cannot contain (`<` is always a reference), and each line is escaped.
+/// The output tail in a fenced code block ([`code_block`]): test names (`gitignore::tests::cs4`),
+/// paths and messages copy exactly, and nothing in it is rendered.
 fn output_section(b: &BuildDoc) -> String {
     let lines: Vec<&str> = b.output_tail.lines().collect();
     let shown = &lines[lines.len().saturating_sub(MARKDOWN_TAIL_LINES)..];
@@ -345,12 +344,6 @@ fn output_section(b: &BuildDoc) -> String {
         out.push_str("No output.\n");
         return out;
     }
-    out.push_str("<pre>\n");
-    for line in shown {
-        // Inside `<pre>` markdown is not parsed: references, not backslash escapes.
-        out.push_str(&escape_html(line));
-        out.push('\n');
-    }
-    out.push_str("</pre>\n");
+    out.push_str(&code_block(shown));
     out
 }

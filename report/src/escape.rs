@@ -7,13 +7,6 @@
 
 pub use contract::escape::{is_hidden, neutralize};
 
-/// U+200D ZERO WIDTH JOINER, inserted after the few characters through which GitHub's post-render
-/// filters would turn text into a mention, an issue reference or a link: `@`, `#` before a digit,
-/// the `-` of `GH-123`, the `:` of `scheme://` and the `.` of `www.`. Only prose gets it; names
-/// people copy (paths, globs, policy entries) are written as code spans instead, which GitHub
-/// leaves alone.
-const ZWJ: char = '\u{200d}';
-
 /// ASCII punctuation that starts or ends inline markup in GitHub-flavoured markdown anywhere in a
 /// line: code (`` ` ``), emphasis and strikethrough (`*`, `_`, `~`), links and images (`[`, `]`,
 /// `!`), HTML and autolinks (`<`, `>`), table cells (`|`), math (`$`), entity and character
@@ -31,8 +24,11 @@ const INLINE_MARKUP: &[char] = &[
 ///   the text does. At the very start, `#`, `+`, `-`, `=` and the `.` or `)` after leading digits,
 ///   which would start a heading or a list there, are escaped too.
 /// - GitHub resolves mentions, issue references and autolinks on the *rendered* text, where an
-///   escape is gone; a [`ZWJ`] after `@`, after `#` before a digit, after the `-` of `GH-<digit>`,
-///   after the `:` of `://` and after the `.` of `www.` breaks them (`@org/team` notifies no one).
+///   escape is gone, but never inside code. A word (a run without white space) holding what
+///   GitHub could resolve (`@`, `#` before a digit, `GH-` before a digit, `://`, `www.`) is written
+///   as code spans instead ([`needs_code_span`]): `@org/team` notifies no one and copies exactly.
+///   A `|` in such a word is written `\|` between the spans, so the same text is safe in a table
+///   cell and outside one.
 /// - Newlines, tabs, other controls, bidi and zero-width characters become a visible `\u{..}`
 ///   (see [`neutralize`]), its backslash escaped.
 ///
@@ -42,36 +38,58 @@ pub fn escape_markdown(text: &str) -> String {
     let chars: Vec<char> = shown.chars().collect();
     let mut out = String::with_capacity(shown.len() * 2);
     let leading_digits = chars.iter().take_while(|c| c.is_ascii_digit()).count();
-    for (i, &c) in chars.iter().enumerate() {
-        let next = chars.get(i + 1).copied();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_whitespace() {
+            let end = chars[i..]
+                .iter()
+                .position(|c| c.is_whitespace())
+                .map_or(chars.len(), |n| i + n);
+            let word: String = chars[i..end].iter().collect();
+            if needs_code_span(&word) {
+                for (k, piece) in word.split('|').enumerate() {
+                    if k > 0 {
+                        out.push_str("\\|");
+                    }
+                    out.push_str(&fence(piece));
+                }
+                i = end;
+                continue;
+            }
+        }
+        let c = chars[i];
         let line_start = (i == 0 && matches!(c, '#' | '+' | '-' | '='))
             || (i == leading_digits && i > 0 && matches!(c, '.' | ')'));
         if INLINE_MARKUP.contains(&c) || line_start {
             out.push('\\');
         }
         out.push(c);
-        let before = |n: usize| i.checked_sub(n).and_then(|j| chars.get(j)).copied();
-        let breaks = match c {
+        i += 1;
+    }
+    out
+}
+
+/// Whether GitHub could turn something in `word` (no white space in it) into a mention (`@`), an
+/// issue or pull request reference (`#1`, `GH-1`) or a link (`scheme://`, `www.`) on the rendered
+/// page: such a word is written in code spans by [`escape_markdown`].
+pub fn needs_code_span(word: &str) -> bool {
+    let chars: Vec<char> = word.chars().collect();
+    chars.iter().enumerate().any(|(i, &c)| {
+        let next = chars.get(i + 1).copied();
+        match c {
             '@' => true,
             '#' => next.is_some_and(|n| n.is_ascii_digit()),
             '-' => {
                 next.is_some_and(|n| n.is_ascii_digit())
-                    && before(1).is_some_and(|b| b.eq_ignore_ascii_case(&'h'))
-                    && before(2).is_some_and(|b| b.eq_ignore_ascii_case(&'g'))
+                    && i >= 2
+                    && chars[i - 2].eq_ignore_ascii_case(&'g')
+                    && chars[i - 1].eq_ignore_ascii_case(&'h')
             }
             ':' => next == Some('/') && chars.get(i + 2) == Some(&'/'),
-            '.' => {
-                i >= 3
-                    && chars[i - 3..i].iter().all(|b| b.eq_ignore_ascii_case(&'w'))
-                    && (i == 3 || !chars[i - 4].is_alphanumeric())
-            }
+            '.' => i >= 3 && chars[i - 3..i].iter().all(|b| b.eq_ignore_ascii_case(&'w')),
             _ => false,
-        };
-        if breaks {
-            out.push(ZWJ);
         }
-    }
-    out
+    })
 }
 
 /// `text` as an inline code span, outside a table: copied from the rendered page it gives back
@@ -107,52 +125,29 @@ fn fence(content: &str) -> String {
     format!("{ticks}{pad}{content}{pad}{ticks}")
 }
 
-/// HTML numeric reference of U+200D ZERO WIDTH JOINER, for [`escape_html`].
-const ZWJ_REFERENCE: &str = "&#8205;";
-
-/// ASCII punctuation that stays raw in [`escape_html`].
-const HTML_SAFE_PUNCTUATION: &[char] = &['/', ',', ';', '?', '%', '\'', '"', '^', '{', '}'];
-
-/// Escape text inside a raw HTML block of a markdown document (`<pre>...</pre>`), where markdown
-/// is not parsed (a backslash escape would show) but character references are decoded.
-///
-/// - Every ASCII punctuation character except [`HTML_SAFE_PUNCTUATION`] becomes a decimal
-///   character reference (`<` → `&#60;`), so no tag (`</pre>` included), entity or markup
-///   survives, whichever way a renderer treats the block.
-/// - `@`, `#` and `:` (and `-` before a digit, for `GH-123`) are followed by a zero-width joiner
-///   reference: GitHub resolves mentions and references on the rendered text.
-/// - Newlines, tabs, other controls, bidi and zero-width characters become a visible `\u{..}`
-///   (see [`neutralize`]); the backslash of that form is itself a reference.
-///
-/// The output contains no raw `<`, `>`, `&` other than `&#DIGITS;`, `` ` ``, `@`, `\` or newline.
-pub fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() * 2);
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if is_hidden(c) {
-            out.push_str(&format!("&#92;u{{{:x}}}", c as u32));
-            continue;
-        }
-        match c {
-            '@' | '#' | ':' => {
-                push_reference(&mut out, c);
-                out.push_str(ZWJ_REFERENCE);
-            }
-            '-' if chars.peek().is_some_and(char::is_ascii_digit) => {
-                push_reference(&mut out, c);
-                out.push_str(ZWJ_REFERENCE);
-            }
-            c if c.is_ascii_punctuation() && !HTML_SAFE_PUNCTUATION.contains(&c) => {
-                push_reference(&mut out, c);
-            }
-            c => out.push(c),
+/// `lines` as a fenced code block: GitHub renders nothing inside one (no markup, HTML, mention,
+/// reference, emoji or link), so what a reader copies is exactly each line (after [`neutralize`],
+/// which also keeps a line from holding a line break). The fence is backticks, one more than the
+/// longest run of backticks in any line and at least three, so no line can close it.
+pub fn code_block(lines: &[&str]) -> String {
+    let shown: Vec<String> = lines.iter().map(|l| neutralize(l)).collect();
+    let mut longest = 0;
+    for line in &shown {
+        let mut run = 0;
+        for c in line.chars() {
+            run = if c == '`' { run + 1 } else { 0 };
+            longest = longest.max(run);
         }
     }
+    let fence = "`".repeat((longest + 1).max(3));
+    let mut out = format!("{fence}\n");
+    for line in &shown {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&fence);
+    out.push('\n');
     out
-}
-
-fn push_reference(out: &mut String, c: char) {
-    out.push_str(&format!("&#{};", c as u32));
 }
 
 /// Escape the data (message) part of a GitHub workflow command: [`contract::escape::workflow_data`]
@@ -228,22 +223,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn markdown_escapes_structure_mentions_and_references() {
-        let z = '\u{200d}';
+    fn markdown_escapes_structure_and_puts_mentions_and_references_in_code() {
         assert_eq!(escape_markdown("a|b"), "a\\|b");
-        assert_eq!(escape_markdown("@org/team"), format!("@{z}org/team"));
-        assert_eq!(escape_markdown("#12 x#y"), format!("\\#{z}12 x#y"));
-        assert_eq!(escape_markdown("GH-12 a-b"), format!("GH-{z}12 a-b"));
+        assert_eq!(escape_markdown("@org/team"), "`@org/team`");
+        assert_eq!(escape_markdown("#12 x#y"), "`#12` x#y");
+        assert_eq!(escape_markdown("GH-12 a-b"), "`GH-12` a-b");
         assert_eq!(escape_markdown("<b>"), "\\<b\\>");
         assert_eq!(escape_markdown("x\ny"), "x\\\\u{a}y");
         assert_eq!(escape_markdown("src/main.rs: 1.5"), "src/main.rs: 1.5");
         assert_eq!(escape_markdown("1. item"), "1\\. item");
         assert_eq!(
             escape_markdown("https://evil.example www.x.io"),
-            format!("https:{z}//evil.example www.{z}x.io")
+            "`https://evil.example` `www.x.io`"
         );
+        // Names with `::` are prose; nothing is inserted, they copy exactly.
+        assert_eq!(
+            escape_markdown("test gitignore::tests::cs4 failed"),
+            "test gitignore::tests::cs4 failed"
+        );
+        // A word in code spans keeps its pipes outside them, escaped.
+        assert_eq!(escape_markdown("a|@b|c"), "`a`\\|`@b`\\|`c`");
+        assert_eq!(escape_markdown("x@`y"), "``x@`y``");
         assert_eq!(escape_markdown("caf\u{e9}"), "caf\u{e9}");
         assert_eq!(escape_markdown("\u{202e}"), "\\\\u{202e}");
+    }
+
+    #[test]
+    fn code_blocks_fence_longer_than_any_backtick_run() {
+        assert_eq!(code_block(&["a::b", "<b>@x"]), "```\na::b\n<b>@x\n```\n");
+        assert_eq!(code_block(&["````"]), "`````\n````\n`````\n");
+        assert_eq!(code_block(&["a\rb"]), "```\na\\u{d}b\n```\n");
     }
 
     #[test]

@@ -28,6 +28,10 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
         out.push_str(&format!("- **Scope:** {}\n", scope.join(", ")));
     }
 
+    if let Some(line) = exclusions_line(doc) {
+        out.push_str(&line);
+    }
+
     if !doc.protected.is_empty() {
         out.push_str(&format!(
             "- **Protected files:** {} (a human must review them)\n",
@@ -94,6 +98,23 @@ fn violation_row(violation: &ViolationDoc, docs: Option<&DocsBase>) -> String {
 
 /// The protected paths the verdict lists, first and prominently: the change is allowed, but only
 /// with a human's explicit look.
+/// The default deny and protect entries the policy excluded, one list item (`None` without any):
+/// a loosening of the default is shown with every verdict.
+pub fn exclusions_line(doc: &VerdictDoc) -> Option<String> {
+    if doc.exclusions.is_empty() {
+        return None;
+    }
+    let items: Vec<String> = doc
+        .exclusions
+        .iter()
+        .map(|e| format!("{} {}", e.list, code_span(&e.pattern)))
+        .collect();
+    Some(format!(
+        "- **Policy exclusions:** {} (default entries the repository's policy removed)\n",
+        items.join(", ")
+    ))
+}
+
 pub fn protected_section(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
     let mut out = format!(
         "\n### \u{26a0}\u{fe0f} Protected files need review ({})\n\n\

@@ -97,6 +97,9 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
          submodules, binary patches, mode or type changes; UTF-8 text content; no duplicate or \
          conflicting paths; size limits. Protected paths, if any, are listed above for review.\n",
     );
+    if let Some(line) = crate::markdown::exclusions_line(verdict) {
+        out.push_str(&line);
+    }
     if verdict.scope.is_empty() {
         out.push_str("- **Declared scope**: none.\n");
     } else {
@@ -191,6 +194,7 @@ mod tests {
             violations: Vec::new(),
             protected: vec![],
             unmatched_scope: vec![],
+            exclusions: vec![],
         }
     }
 

@@ -164,31 +164,27 @@ fn markdown_escapes_the_build_output_and_findings() {
     assert!(md.contains("- **Outcome (as reported):** fail"));
     assert!(md.contains("- **Exit:** code 101"));
     assert!(md.contains("all through lo"));
-    // The only raw `<pre>`/`</pre>` are the renderer's own.
-    assert_eq!(md.matches("<pre>").count(), 1, "{md}");
-    assert_eq!(md.matches("</pre>").count(), 1, "{md}");
-    let inside = md
-        .split("<pre>\n")
-        .nth(1)
-        .unwrap()
-        .split("</pre>")
-        .next()
-        .unwrap();
+    // The output is one fenced code block, where GitHub renders nothing: each line is exactly
+    // the build's line (a test name like `gitignore::tests::cs4` copies as it is), neutralized.
+    let (before, rest) = md.split_once("\n```\n").unwrap();
+    let (inside, after) = rest.split_once("\n```\n").unwrap();
     assert_eq!(
         inside,
         "compiling\n\
-         &#60;/pre&#62;&#60;img src&#61;x onerror&#61;alert&#40;1&#41;&#62;\n\
-         &#64;&#8205;org/team &#35;&#8205;1 &#124; &#96;x&#96; &#91;l&#93;&#40;https&#58;&#8205;//evil&#46;example&#41;\n\
-         &#58;&#8205;&#58;&#8205;warning&#58;&#8205;&#58;&#8205;forged\n\
-         rtl&#92;u{202e}txt\n"
+         </pre><img src=x onerror=alert(1)>\n\
+         @org/team #1 | `x` [l](https://evil.example)\n\
+         ::warning::forged\n\
+         rtl\\u{202e}txt"
     );
-    // Paths are code spans, where GitHub resolves no markup, mention or link; outside them none
-    // of the hostile text survives.
-    let outside: String = md.split('`').step_by(2).collect();
+    assert!(!md.contains('\u{200d}'), "{md}");
+    assert!(after.is_empty(), "{after}");
+    // Paths are code spans, where GitHub resolves no markup, mention or link; outside them and
+    // the block none of the hostile text survives.
+    let outside: String = before.split('`').step_by(2).collect();
     for raw in ["<img", "@org", "](https", "\u{202e}", "javascript:"] {
         assert!(!outside.contains(raw), "raw {raw:?} in {md}");
     }
-    assert!(!md.contains("\u{202e}") && !md.contains("<img"), "{md}");
+    assert!(!md.contains("\u{202e}"), "{md}");
     assert!(
         md.contains("| `build-wrote` | `.github/workflows/x.yml\\|@org` | created |"),
         "{md}"
@@ -308,4 +304,34 @@ fn a_missing_input_is_an_error() {
     );
     assert_eq!(code(&out), 2);
     assert!(!Path::new("/nonexistent/run.json").exists());
+}
+
+/// Regression: the summary inserted U+200D after every `:` of the build output and wrote the rest
+/// as character references, so `gitignore::tests::cs4` could not be copied from it.
+#[test]
+fn test_names_and_paths_in_the_output_copy_exactly() {
+    let mut run = run_doc();
+    run["output_tail"] = json!(
+        "test gitignore::tests::cs4 ... FAILED\nthread 'main' panicked at src/lib.rs:12:5:\n"
+    );
+    run["command"] = json!(["cargo", "test", "--locked", "--", "gitignore::tests"]);
+    let out = build_test(
+        &run,
+        &tree_doc("after-apply", json!([])),
+        &tree_doc("after-build", json!([])),
+        "markdown",
+    );
+    assert_eq!(code(&out), 0, "{}", stderr(&out));
+    let md = stdout(&out);
+    assert!(!md.contains('\u{200d}') && !md.contains("&#"), "{md}");
+    assert!(
+        md.contains(
+            "\ntest gitignore::tests::cs4 ... FAILED\nthread 'main' panicked at src/lib.rs:12:5:\n"
+        ),
+        "{md}"
+    );
+    assert!(
+        md.contains("- **Command:** `cargo test --locked -- gitignore::tests`"),
+        "{md}"
+    );
 }

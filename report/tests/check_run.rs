@@ -85,7 +85,7 @@ fn failing_decision_body_escapes_reasons() {
     assert_eq!(
         body["output"]["text"],
         "### Reasons\n\n- job-not-successful: job \\`build-test\\` result: failure\n\
-         - job-not-successful: unexpected job \"x\\|y\" @\u{200d}org/team #\u{200d}1\\\\u{a}- \\[ \\] injected\n"
+         - job-not-successful: unexpected job \"x\\|y\" `@org/team` `#1\\u{a}-` \\[ \\] injected\n"
     );
 }
 

@@ -5,7 +5,7 @@
 use contract::verdict::{VerdictDoc, ViolationDoc};
 use proptest::prelude::*;
 use report::escape::{
-    code_span, escape_html, escape_markdown, escape_sarif_text, escape_workflow_data,
+    code_block, code_span, escape_markdown, escape_sarif_text, escape_workflow_data,
     escape_workflow_property, neutralize, percent_encode_path, table_code_span,
 };
 
@@ -69,23 +69,60 @@ fn hostile_string() -> impl Strategy<Value = String> {
     .prop_map(String::from_iter)
 }
 
-/// Decode `&#N;` references; the escaper emits no other `&`.
-fn decode_references(s: &str) -> Option<String> {
-    let mut out = String::new();
-    let mut rest = s;
-    while let Some(at) = rest.find('&') {
-        out.push_str(&rest[..at]);
-        let tail = rest[at..].strip_prefix("&#")?;
-        let end = tail.find(';')?;
-        let digits = &tail[..end];
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
+/// Inline text read as CommonMark reads it (escapes and code spans; the escaper writes no other
+/// markup): the rendered text, and the part of it that lies outside code spans (where GitHub
+/// resolves mentions, references and links). `None` for a stray backslash or an unclosed span.
+fn read_inline(s: &str) -> Option<(String, String)> {
+    let chars: Vec<char> = s.chars().collect();
+    let (mut rendered, mut outside) = (String::new(), String::new());
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => {
+                let next = *chars.get(i + 1).filter(|n| n.is_ascii_punctuation())?;
+                rendered.push(next);
+                outside.push(next);
+                i += 2;
+            }
+            '`' => {
+                let run = chars[i..].iter().take_while(|&&c| c == '`').count();
+                let start = i + run;
+                let mut j = start;
+                let end = loop {
+                    if j >= chars.len() {
+                        return None;
+                    }
+                    if chars[j] == '`' {
+                        let m = chars[j..].iter().take_while(|&&c| c == '`').count();
+                        if m == run {
+                            break j;
+                        }
+                        j += m;
+                    } else {
+                        j += 1;
+                    }
+                };
+                let content: String = chars[start..end].iter().collect();
+                let content = if content.len() >= 2
+                    && content.starts_with(' ')
+                    && content.ends_with(' ')
+                    && !content.chars().all(|c| c == ' ')
+                {
+                    content[1..content.len() - 1].to_owned()
+                } else {
+                    content
+                };
+                rendered.push_str(&content);
+                i = end + run;
+            }
+            c => {
+                rendered.push(c);
+                outside.push(c);
+                i += 1;
+            }
         }
-        out.push(char::from_u32(digits.parse().ok()?)?);
-        rest = &tail[end + 1..];
     }
-    out.push_str(rest);
-    Some(out)
+    Some((rendered, outside))
 }
 
 /// A parsed workflow command: name, properties in order, data.
@@ -123,80 +160,66 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
 
     #[test]
-    fn html_output_has_no_raw_markup(input in hostile_string()) {
-        let out = escape_html(&input);
-        for forbidden in ['|', '\n', '\r', '<', '>', '`', '@', '[', ']', '(', ')', '*', '_', '~', '!', '$', '\\', ':', '.', '-', '+', '='] {
-            prop_assert!(!out.contains(forbidden), "{forbidden:?} in {out:?}");
+    fn code_blocks_give_back_every_line_and_cannot_be_closed(lines in prop::collection::vec(hostile_string(), 0..6)) {
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let out = code_block(&refs);
+        let got: Vec<&str> = out.split('\n').collect();
+        // Fence, one line per input line, fence, and the final newline.
+        prop_assert_eq!(got.len(), lines.len() + 3, "{:?}", out);
+        let fence = got[0];
+        prop_assert!(fence.len() >= 3 && fence.chars().all(|c| c == '`'), "{:?}", out);
+        prop_assert_eq!(got[got.len() - 2], fence);
+        prop_assert_eq!(got[got.len() - 1], "");
+        for (line, input) in got[1..got.len() - 2].iter().zip(&lines) {
+            // Exactly the neutralized line: what a reader copies is the text itself.
+            prop_assert_eq!(*line, neutralize(input));
+            // No run of backticks as long as the fence: no line can close the block early.
+            prop_assert!(!line.contains(fence), "{:?}", out);
+            prop_assert!(!line.chars().any(|c| report::escape::is_hidden(c) || c == '\r'));
         }
-        prop_assert!(!out.chars().any(report::escape::is_hidden), "hidden character in {out:?}");
-        // Every `&` and `#` belongs to a well-formed decimal reference.
-        let decoded = decode_references(&out);
-        prop_assert!(decoded.is_some(), "malformed reference in {out:?}");
-        let stripped: String = out.split('&').skip(1).map(|part| part.split_once(';').map_or(part, |(_, r)| r)).collect();
-        prop_assert!(!stripped.contains('#') && !stripped.contains('&'), "{out:?}");
     }
 
     #[test]
-    fn html_round_trips_and_breaks_mentions(input in hostile_string()) {
-        let decoded = decode_references(&escape_html(&input)).unwrap();
-        // After decoding (what GitHub's mention/reference/emoji filters see), every `@`, `#` and
-        // `:` is followed by a zero-width joiner, and so is a `-` before a digit.
-        let chars: Vec<char> = decoded.chars().collect();
-        for (i, c) in chars.iter().enumerate() {
-            let next = chars.get(i + 1).copied();
-            if matches!(c, '@' | '#' | ':') {
-                prop_assert_eq!(next, Some('\u{200d}'), "{:?}", decoded);
-            }
-            if *c == '-' {
-                prop_assert!(!next.is_some_and(|n| n.is_ascii_digit()), "{:?}", decoded);
-            }
-        }
-        // Removing the joiners gives back exactly the neutralized input: nothing lost or added.
-        let without_joiners: String = decoded.chars().filter(|&c| c != '\u{200d}').collect();
-        prop_assert_eq!(without_joiners, neutralize(&input));
-    }
-
-    #[test]
-    fn markdown_prose_escapes_every_markup_character_and_breaks_mentions(input in hostile_string()) {
+    fn markdown_prose_copies_exactly_and_resolves_nothing(input in hostile_string()) {
         let out = escape_markdown(&input);
         prop_assert!(!out.contains(['\n', '\r']), "{out:?}");
-        prop_assert!(
-            !out.chars().any(|c| report::escape::is_hidden(c) && c != '\u{200d}'),
-            "hidden character in {out:?}"
-        );
-        // Read as CommonMark reads backslashes: every markup character must be escaped, and a
-        // backslash only ever escapes punctuation.
-        let markup = ['\\', '`', '*', '_', '~', '[', ']', '!', '<', '>', '|', '$', '&'];
-        let chars: Vec<char> = out.chars().collect();
-        let mut unescaped = String::new();
-        let mut i = 0;
-        while i < chars.len() {
-            let c = chars[i];
-            if c == '\\' {
-                let next = chars.get(i + 1).copied();
-                prop_assert!(next.is_some_and(|n| n.is_ascii_punctuation()), "stray backslash in {out:?}");
-                unescaped.extend(next);
-                i += 2;
+        // Nothing invisible is inserted: no joiner, no hidden character of the input.
+        prop_assert!(!out.chars().any(report::escape::is_hidden), "hidden character in {out:?}");
+        // Safe in a table cell: every pipe is escaped.
+        prop_assert!(!out.replace("\\|", "").contains('|'), "raw pipe in {out:?}");
+        let (rendered, outside) = read_inline(&out).ok_or_else(|| TestCaseError::fail(format!("not inline markdown: {out:?}")))?;
+        // The rendered text is exactly the neutralized input: copying gives it back.
+        prop_assert_eq!(rendered, neutralize(&input));
+        // Outside code spans, no markup character stands unescaped...
+        let markup = ['*', '_', '~', '[', ']', '!', '<', '>', '$', '&'];
+        let mut k = 0;
+        let raw: Vec<char> = out.chars().collect();
+        let mut in_span = 0usize;
+        while k < raw.len() {
+            let c = raw[k];
+            if c == '\\' && in_span == 0 {
+                k += 2;
                 continue;
             }
-            prop_assert!(!markup.contains(&c), "raw {c:?} in {out:?}");
-            unescaped.push(c);
-            i += 1;
-        }
-        // Mentions and references are broken on the rendered text.
-        let rendered: Vec<char> = unescaped.chars().collect();
-        for (i, c) in rendered.iter().enumerate() {
-            let next = rendered.get(i + 1).copied();
-            if *c == '@' {
-                prop_assert_eq!(next, Some('\u{200d}'), "{:?}", unescaped);
+            if c == '`' {
+                let run = raw[k..].iter().take_while(|&&b| b == '`').count();
+                in_span = if in_span == 0 { run } else if in_span == run { 0 } else { in_span };
+                k += run;
+                continue;
             }
-            if *c == '#' {
-                prop_assert!(!next.is_some_and(|n| n.is_ascii_digit()), "{:?}", unescaped);
-            }
+            prop_assert!(in_span > 0 || !markup.contains(&c), "raw {c:?} in {out:?}");
+            k += 1;
         }
-        // Without the joiners it is exactly the neutralized input: nothing lost or added.
-        let without: String = unescaped.chars().filter(|&c| c != '\u{200d}').collect();
-        prop_assert_eq!(without, neutralize(&input).replace('\u{200d}', ""));
+        // ... and nothing GitHub would resolve: no mention, reference or autolink.
+        let lower = outside.to_ascii_lowercase();
+        prop_assert!(!outside.contains('@'), "{out:?}");
+        prop_assert!(!lower.contains("://") && !lower.contains("www."), "{out:?}");
+        let chars: Vec<char> = lower.chars().collect();
+        for (i, c) in chars.iter().enumerate() {
+            let digit_next = chars.get(i + 1).is_some_and(char::is_ascii_digit);
+            prop_assert!(!(*c == '#' && digit_next), "{out:?}");
+            prop_assert!(!(*c == '-' && digit_next && i >= 2 && chars[i - 2] == 'g' && chars[i - 1] == 'h'), "{out:?}");
+        }
     }
 
     #[test]
@@ -268,16 +291,26 @@ proptest! {
             }],
             protected: vec![],
             unmatched_scope: vec![],
+            exclusions: vec![],
         };
-        let out = report::annotations::render(&doc);
+        let out = report::annotations::render(&doc, "changes/agent.diff");
         prop_assert_eq!(out.matches('\n').count(), 1, "{:?}", out);
         prop_assert!(!out.contains('\r'));
         let (command, properties, data) = runner_parse(out.trim_end_matches('\n')).unwrap();
         prop_assert_eq!(command, "error");
-        prop_assert_eq!(properties, vec![
-            ("file".to_string(), neutralize(&path)),
-            ("title".to_string(), format!("guard: {rule}")),
-        ]);
+        // Located in the diff at its line when the line is known, else at the path.
+        let want_properties = match line {
+            Some(l) => vec![
+                ("file".to_string(), "changes/agent.diff".to_string()),
+                ("line".to_string(), l.to_string()),
+                ("title".to_string(), format!("guard: {rule}: {}", neutralize(&path))),
+            ],
+            None => vec![
+                ("file".to_string(), neutralize(&path)),
+                ("title".to_string(), format!("guard: {rule}")),
+            ],
+        };
+        prop_assert_eq!(properties, want_properties);
         // The evidence follows the first line; further lines of the message stay lines.
         let suffix = line.map(|l| format!(" (diff line {l})")).unwrap_or_default();
         let mut lines = message.split('\n').map(neutralize);

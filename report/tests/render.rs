@@ -19,6 +19,7 @@ const HOSTILE_MARKDOWN: &str = r#"## Guard verdict: reject
 - **Diff SHA-256:** `0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef`
 - **Mode:** parser-only
 - **Scope:** `src/**`, `docs/*|x`
+- **Policy exclusions:** deny ``**/*.tf`<img src=x>|`` (default entries the repository's policy removed)
 
 ### Files (2)
 
@@ -137,10 +138,10 @@ fn markdown_of_accepting_verdict() {
 }
 
 const HOSTILE_ANNOTATIONS: &str = "\
-::error file=.github/workflows/x.yml\\u{a}%3A%3Astop-commands%3A%3Atok,title=guard%3A denied-path::path is in the denied surface (diff line 1) (policy: .github/**)
-::error file=a%250Ab%2Cc%3Ad%3A%3Ae|f`g`<script>alert(1)</script>,title=guard%3A out-of-scope::matches no scope glob (diff line 5)
-::error file=@org/team #123 [x](https%3A//evil.example) *b* _i_ ~s~,title=guard%3A mode-change::mode 100644 -> 100755 (old path: old,name:1) (diff line 9)
-::error file=red\\u{1b}[31m/rtl\\u{202e}txt.rs,title=guard%3A unsafe-path::control character in path (diff line 12)
+::error file=candidate.diff,line=1,title=guard%3A denied-path%3A .github/workflows/x.yml\\u{a}%3A%3Astop-commands%3A%3Atok::path is in the denied surface (diff line 1) (policy: .github/**)
+::error file=candidate.diff,line=5,title=guard%3A out-of-scope%3A a%250Ab%2Cc%3Ad%3A%3Ae|f`g`<script>alert(1)</script>::matches no scope glob (diff line 5)
+::error file=candidate.diff,line=9,title=guard%3A mode-change%3A @org/team #123 [x](https%3A//evil.example) *b* _i_ ~s~::mode 100644 -> 100755 (old path: old,name:1) (diff line 9)
+::error file=candidate.diff,line=12,title=guard%3A unsafe-path%3A red\\u{1b}[31m/rtl\\u{202e}txt.rs::control character in path (diff line 12)
 ::error title=guard%3A limit-exceeded::multi%0Aline\\u{d}%0Amessage 100%25 ::warning::x {0} [y](1)
 ::error title=guard%3A hash-mismatch::expected sha256 does not match
 ";
@@ -405,7 +406,7 @@ fn protected_paths_come_first_in_every_sink() {
     assert_eq!(annotations.lines().count(), 2, "{annotations}");
     assert!(
         annotations.starts_with(
-            "::warning file=Cargo.toml,title=guard%3A protected-path::new path is protected"
+            "::warning file=candidate.diff,line=1,title=guard%3A protected-path%3A Cargo.toml::new path is protected"
         ),
         "{annotations}"
     );
@@ -470,4 +471,28 @@ fn rule_links_point_at_this_project_at_the_pinned_release_not_the_caller() {
         );
     }
     assert!(sarif(None).iter().all(Option::is_none));
+}
+
+/// An annotation whose diff line is known is located in the diff at that line (`--diff-name`); one
+/// without is located at its path.
+#[test]
+fn annotations_carry_the_diff_line_in_the_diff_they_name() {
+    let mut doc = hostile_verdict();
+    doc.violations.truncate(1);
+    let with_line = stdout(&render(
+        "annotations",
+        &doc.to_json().unwrap(),
+        &["--diff-name", "agent-team-diffs/T-1.patch"],
+    ));
+    assert!(
+        with_line.starts_with("::error file=agent-team-diffs/T-1.patch,line=1,title="),
+        "{with_line}"
+    );
+    doc.violations[0].line = None;
+    let without = stdout(&render("annotations", &doc.to_json().unwrap(), &[]));
+    assert!(
+        without.starts_with("::error file=.github/workflows/x.yml"),
+        "{without}"
+    );
+    assert!(!without.contains("line="), "{without}");
 }

@@ -180,3 +180,34 @@ fn each_release_mutation_breaks_exactly_its_invariant() {
         RELEASE_MUTATIONS,
     );
 }
+
+/// `gate init` writes, for a Rust, a Node and a Python repository, a caller that holds every
+/// invariant an example caller holds (zizmor audits the examples it is made from).
+#[test]
+fn callers_written_by_gate_init_hold_every_invariant() {
+    for (marker, system) in [
+        ("Cargo.toml", gate::init::BuildSystem::Rust),
+        ("package.json", gate::init::BuildSystem::Node),
+        ("pyproject.toml", gate::init::BuildSystem::Python),
+    ] {
+        let repo = tempfile::tempdir().unwrap();
+        std::fs::write(repo.path().join(marker), "{}\n").unwrap();
+        let request = gate::init::InitRequest {
+            dir: repo.path().to_path_buf(),
+            build_system: None,
+            pin: Some("89abcdef0123456789abcdef0123456789abcdef".into()),
+            app_id: Some(4711),
+            repository: None,
+        };
+        let plan = gate::init::plan(&request).unwrap();
+        assert_eq!(plan.build_system, system);
+        gate::init::write(repo.path(), &plan, false)
+            .unwrap()
+            .unwrap();
+        let written = repo.path().join(OWN_CALLER);
+        let wf = Workflow::parse(&std::fs::read_to_string(&written).unwrap()).unwrap();
+        let mut failures = failing(&wf, CALLER_INVARIANTS);
+        failures.extend(failing(&wf, EXAMPLE_INVARIANTS));
+        assert!(failures.is_empty(), "{marker}: {failures:#?}");
+    }
+}

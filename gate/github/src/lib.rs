@@ -13,6 +13,7 @@
 //! | [`graphql`] | the GraphQL API: `createCommitOnBranch` |
 //! | [`issues`] | labels on a pull request |
 //! | [`repos`] | comparing commits, a file's raw contents, revoking the installation token |
+//! | [`settings`] | what `gate doctor` reads: the repository, the App, environments, rules, protection, Actions permissions, contents |
 #![forbid(unsafe_code)]
 
 pub mod actions;
@@ -25,6 +26,7 @@ pub mod issues;
 pub mod pulls;
 pub mod repos;
 pub mod roots;
+pub mod settings;
 
 pub use client::{
     ApiUrl, Call, Client, ClientConfig, Clock, ConfigError, Endpoint, Error, Method, ProxySettings,

@@ -2,6 +2,8 @@
 
 pub mod decide;
 pub mod dispatch;
+pub mod doctor;
+pub mod init;
 pub mod publish;
 pub mod publish_plan;
 pub mod repo_steps;

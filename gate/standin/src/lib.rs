@@ -35,6 +35,7 @@ pub mod git;
 mod http;
 mod load;
 mod routes;
+pub mod settings;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -253,6 +254,8 @@ pub struct Scenario {
     pub app_without_workflows_permission: bool,
     pub tamper: Option<Tamper>,
     pub ref_moves: Vec<RefMove>,
+    /// What the settings routes serve (`gate doctor`'s reads).
+    pub settings: settings::RepositorySettings,
 }
 
 impl Default for Scenario {
@@ -283,6 +286,7 @@ impl Default for Scenario {
             app_without_workflows_permission: false,
             tamper: None,
             ref_moves: Vec::new(),
+            settings: settings::RepositorySettings::default(),
         }
     }
 }

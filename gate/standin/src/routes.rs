@@ -154,7 +154,8 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
         {
             repo_route(state, req, rest, base)
         }
-        _ => not_found(),
+        // The settings `gate doctor` reads (crate::settings).
+        _ => crate::settings::global_route(state, req, segments).unwrap_or_else(not_found),
     })
 }
 
@@ -205,7 +206,8 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         ("POST", ["check-runs"]) => create_check_run(state, req),
         ("GET", ["contents", path @ ..]) => get_contents(state, req, &path.join("/")),
         ("GET", ["compare", basehead]) => compare(state, basehead),
-        _ => not_found(),
+        // The settings `gate doctor` reads (crate::settings).
+        _ => crate::settings::repo_route(state, req, rest).unwrap_or_else(not_found),
     }
 }
 

@@ -216,6 +216,42 @@ pub struct VerdictDoc {
     /// `crates/**`).
     #[serde(default)]
     pub unmatched_scope: Vec<String>,
+    /// Default deny or protect entries the policy excluded (`deny.exclude`, `protect.exclude`),
+    /// shown with every verdict so that a loosening is never silent.
+    #[serde(default)]
+    pub exclusions: Vec<ExclusionDoc>,
+}
+
+/// Which list of the default policy an exclusion removes an entry from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ExclusionList {
+    Deny,
+    Protect,
+}
+
+impl ExclusionList {
+    /// The policy key: `deny` or `protect`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ExclusionList::Deny => "deny",
+            ExclusionList::Protect => "protect",
+        }
+    }
+}
+
+impl fmt::Display for ExclusionList {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One excluded default entry: the list and the pattern exactly as the default writes it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExclusionDoc {
+    pub list: ExclusionList,
+    pub pattern: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

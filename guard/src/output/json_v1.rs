@@ -2,8 +2,8 @@
 //! [`Verdict`] to `agent-team-apply/guard-verdict/v1`.
 
 pub use contract::verdict::{
-    ChangeKind, CheckMode, FileDoc, FileMode, SCHEMA, VerdictDoc, VerdictError, VerdictSchema,
-    VerdictWord, ViolationDoc,
+    ChangeKind, CheckMode, ExclusionDoc, ExclusionList, FileDoc, FileMode, SCHEMA, VerdictDoc,
+    VerdictError, VerdictSchema, VerdictWord, ViolationDoc,
 };
 
 use crate::verdict::{Verdict, Violation};
@@ -36,6 +36,7 @@ pub fn document(verdict: &Verdict) -> VerdictDoc {
         violations: verdict.violations.iter().map(violation_doc).collect(),
         protected: verdict.protected.iter().map(violation_doc).collect(),
         unmatched_scope: verdict.unmatched_scope.clone(),
+        exclusions: verdict.exclusions.clone(),
     }
 }
 

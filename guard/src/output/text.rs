@@ -70,6 +70,13 @@ pub fn render(verdict: &Verdict) -> String {
         };
         out.push_str(&format!("  {} {}\n", f.status.letter(), paths));
     }
+    for exclusion in &verdict.exclusions {
+        out.push_str(&format!(
+            "note: policy excludes the default {} entry `{}`\n",
+            exclusion.list,
+            neutralize(&exclusion.pattern)
+        ));
+    }
     for glob in &verdict.unmatched_scope {
         let hint = if glob.contains(['*', '?', '[', '{']) {
             String::new()

@@ -17,8 +17,9 @@ pub struct RenderArgs {
     /// adopter's); without it, rule ids are not linked and SARIF has no `helpUri`.
     #[arg(long, value_name = "URL")]
     docs_base_url: Option<String>,
-    /// The name of the diff file, the location of SARIF results that concern the diff as a whole
-    /// (no path of their own): code scanning refuses a result without a location.
+    /// The name of the diff file: the location of SARIF results that concern the diff as a whole
+    /// (no path of their own; code scanning refuses a result without a location), and of every
+    /// annotation whose diff line is known (`file=<name>,line=<diff line>`).
     #[arg(long, value_name = "NAME", default_value = report::sarif::DEFAULT_DIFF_NAME)]
     diff_name: String,
 }
@@ -55,7 +56,7 @@ pub fn run(args: RenderArgs) -> u8 {
     };
     let output = match args.format {
         Format::Markdown => markdown::render(&doc, docs.as_ref()),
-        Format::Annotations => annotations::render(&doc),
+        Format::Annotations => annotations::render(&doc, &args.diff_name),
         Format::Sarif => match sarif::render(&doc, docs.as_ref(), &args.diff_name).to_json() {
             Ok(json) => json,
             Err(e) => return super::fail(&format!("cannot serialize SARIF: {e}")),

@@ -104,6 +104,10 @@ pub fn hostile_verdict() -> VerdictDoc {
         ],
         protected: vec![],
         unmatched_scope: vec![],
+        exclusions: vec![contract::verdict::ExclusionDoc {
+            list: contract::verdict::ExclusionList::Deny,
+            pattern: "**/*.tf`<img src=x>|".to_string(),
+        }],
     }
 }
 
@@ -153,6 +157,7 @@ pub fn accept_verdict() -> VerdictDoc {
         violations: vec![],
         protected: vec![],
         unmatched_scope: vec![],
+        exclusions: vec![],
     }
 }
 

@@ -1,0 +1,824 @@
+//! `gate doctor` against the stand-in for GitHub's API (`github-standin`'s settings routes,
+//! shapes cited in `github::settings`): for every setting, a configured repository reads `ok`, a
+//! repository without it reads `missing`, and a token GitHub refuses (`403`) reads `cannot read`;
+//! a required setting that is not ok fails the doctor (exit 1), advice does not. The CLI cases
+//! run the real binary.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gate::doctor::{DoctorRequest, Report, Setting, Status, caller_pin, run};
+use github::{ApiUrl, Client, ClientConfig, Repository, Token, VirtualClock};
+use github_standin::settings::{BranchPolicy, ClassicProtection, RepositorySettings, put_files};
+use github_standin::{Canned, Fault, Scenario, StandIn};
+
+const APP_ID: u64 = 4711;
+const SLUG: &str = "octo-agent-team";
+const PIN: &str = "0123456789abcdef0123456789abcdef01234567";
+
+fn caller(pin: &str) -> String {
+    include_str!("../../examples/rust.yml").replace("0000000000000000000000000000000000000000", pin)
+}
+
+const POLICY: &str = include_str!("../../examples/policy/node.yml");
+
+fn configured() -> Scenario {
+    Scenario {
+        settings: RepositorySettings::configured(APP_ID, SLUG, "main"),
+        ..Scenario::default()
+    }
+}
+
+fn start(scenario: Scenario, files: &[(&str, &[u8])]) -> StandIn {
+    let gh = StandIn::start(scenario).unwrap();
+    {
+        let mut state = gh.state();
+        put_files(&mut state, "main", files);
+    }
+    gh
+}
+
+fn client(gh: &StandIn) -> Client {
+    let token = gh.token();
+    let env = |name: &str| (name == "GH_TOKEN").then(|| token.clone());
+    let mut config = ClientConfig::new(
+        ApiUrl::parse(&gh.url()).unwrap(),
+        Token::from_env(&env).unwrap(),
+        Arc::new(VirtualClock::new(1_772_366_400)),
+    );
+    config.deadline = Some(Duration::from_secs(600));
+    Client::new(config).unwrap()
+}
+
+fn doctor_with(scenario: Scenario, files: &[(&str, &[u8])]) -> Report {
+    let gh = start(scenario, files);
+    let report = run(
+        &client(&gh),
+        &DoctorRequest {
+            repository: Repository::parse("octo/repo").unwrap(),
+            app: SLUG.into(),
+        },
+    )
+    .unwrap();
+    // Reads only.
+    assert!(gh.requests().iter().all(|r| r.method == "GET"));
+    report
+}
+
+fn default_files() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        (
+            ".github/workflows/agent-team-apply.yml",
+            caller(PIN).into_bytes(),
+        ),
+        (".github/agent-team-policy.yml", POLICY.as_bytes().to_vec()),
+        ("Cargo.toml", b"[package]\nname = \"x\"\n".to_vec()),
+    ]
+}
+
+fn doctor(scenario: Scenario) -> Report {
+    let files = default_files();
+    let refs: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    doctor_with(scenario, &refs)
+}
+
+fn status(report: &Report, setting: Setting) -> (Status, String) {
+    let f = report.finding(setting).unwrap();
+    (f.status, f.detail.clone())
+}
+
+/// Assert `setting` reads `want`, every other setting reads ok, and the exit code follows from
+/// whether `setting` is required.
+fn assert_only(report: &Report, setting: Setting, want: Status, detail_has: &str) {
+    let (got, detail) = status(report, setting);
+    assert_eq!(got, want, "{}: {detail}", setting.id());
+    assert!(
+        detail.contains(detail_has),
+        "{}: {detail:?} lacks {detail_has:?}",
+        setting.id()
+    );
+    for f in &report.findings {
+        if f.setting != setting {
+            assert_eq!(f.status, Status::Ok, "{}: {}", f.setting.id(), f.detail);
+        }
+    }
+    let expected = if setting.required() && want != Status::Ok {
+        1
+    } else {
+        0
+    };
+    assert_eq!(report.exit_code(), expected, "{}", setting.id());
+}
+
+fn forbidden(method_path: &str) -> Fault {
+    Fault::new(
+        "GET",
+        method_path,
+        vec![Canned::status(403, "Resource not accessible by personal access token"); 8],
+    )
+}
+
+fn unreadable(prefix: &str) -> Scenario {
+    Scenario {
+        faults: vec![forbidden(prefix)],
+        ..configured()
+    }
+}
+
+#[test]
+fn a_fully_configured_repository_is_ok_and_exits_0() {
+    let report = doctor(configured());
+    assert_eq!(report.findings.len(), Setting::ALL.len());
+    for f in &report.findings {
+        assert_eq!(f.status, Status::Ok, "{}: {}", f.setting.id(), f.detail);
+    }
+    assert_eq!(report.exit_code(), 0);
+    assert_eq!(report.default_branch.as_deref(), Some("main"));
+}
+
+#[test]
+fn an_unconfigured_repository_fails_every_required_setting() {
+    let report = doctor_with(Scenario::default(), &[]);
+    assert_eq!(report.exit_code(), 1);
+    for f in &report.findings {
+        if f.setting == Setting::Repository {
+            assert_eq!(f.status, Status::Ok);
+        } else {
+            assert_ne!(f.status, Status::Ok, "{}: {}", f.setting.id(), f.detail);
+        }
+    }
+}
+
+#[test]
+fn setting_ids_are_unique_kebab_case_and_every_one_is_reported() {
+    let mut ids: Vec<&str> = Setting::ALL.iter().map(|s| s.id()).collect();
+    for id in &ids {
+        assert!(
+            id.bytes().all(|b| b.is_ascii_lowercase() || b == b'-'),
+            "{id}"
+        );
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), Setting::ALL.len());
+    for s in Setting::ALL {
+        assert!(!s.fix().is_empty() && !s.title().is_empty() && s.source().starts_with("GET "));
+        assert!(!s.reads_with().is_empty());
+    }
+}
+
+#[test]
+fn repository() {
+    let report = doctor(configured());
+    assert_eq!(status(&report, Setting::Repository).0, Status::Ok);
+    // A repository the token cannot see: GitHub answers 404, the doctor cannot read anything.
+    let report = doctor(Scenario {
+        faults: vec![Fault::new(
+            "GET",
+            "/repos/octo/repo",
+            vec![Canned::status(404, "Not Found"); 64],
+        )],
+        ..configured()
+    });
+    assert_eq!(status(&report, Setting::Repository).0, Status::CannotRead);
+    assert_eq!(report.exit_code(), 1);
+}
+
+#[test]
+fn app() {
+    let mut s = configured();
+    let app = s.settings.app.as_mut().unwrap();
+    app.permissions.insert("workflows".into(), "write".into());
+    assert_only(
+        &doctor(s),
+        Setting::App,
+        Status::Missing,
+        "workflows: write (must be none)",
+    );
+
+    let mut s = configured();
+    let app = s.settings.app.as_mut().unwrap();
+    app.permissions.insert("checks".into(), "read".into());
+    // The installation carries the App's permissions as they were accepted: only the App is off.
+    assert_only(
+        &doctor(s),
+        Setting::App,
+        Status::Missing,
+        "checks: read (needs write)",
+    );
+
+    // No App by that slug, or a private one hidden from this token: GitHub says 404 to both.
+    let mut s = configured();
+    s.settings.app = None;
+    let report = doctor(s);
+    let (st, detail) = status(&report, Setting::App);
+    assert_eq!(st, Status::CannotRead, "{detail}");
+    assert!(
+        detail.contains("no App \"octo-agent-team\" is visible"),
+        "{detail}"
+    );
+    assert_eq!(report.exit_code(), 1);
+
+    // Unreadable: the App's page refused. The App's id is then unknown, so what compares with it
+    // cannot read either.
+    let report = doctor(unreadable("/apps/"));
+    assert_eq!(status(&report, Setting::App).0, Status::CannotRead);
+    assert_eq!(
+        status(&report, Setting::DefaultBranchCheck).0,
+        Status::CannotRead
+    );
+    assert_eq!(report.exit_code(), 1);
+}
+
+#[test]
+fn app_installation() {
+    let mut s = configured();
+    s.settings.app.as_mut().unwrap().installation_permissions = None;
+    assert_only(
+        &doctor(s),
+        Setting::AppInstallation,
+        Status::Missing,
+        "not installed",
+    );
+
+    let mut s = configured();
+    s.settings.app.as_mut().unwrap().repository_selection = "all".into();
+    assert_only(
+        &doctor(s),
+        Setting::AppInstallation,
+        Status::Missing,
+        "repository_selection: all",
+    );
+
+    assert_only(
+        &doctor(unreadable("/orgs/octo/installations")),
+        Setting::AppInstallation,
+        Status::CannotRead,
+        "organisation owner",
+    );
+    // A user's installations are the App's to see.
+    let mut s = configured();
+    s.settings.owner_type = "User".into();
+    assert_only(
+        &doctor(s),
+        Setting::AppInstallation,
+        Status::CannotRead,
+        "user account",
+    );
+}
+
+#[test]
+fn environment() {
+    let mut s = configured();
+    s.settings.environments.clear();
+    let report = doctor(s);
+    for setting in [
+        Setting::Environment,
+        Setting::EnvironmentBranches,
+        Setting::EnvironmentSecrets,
+        Setting::EnvironmentVariables,
+    ] {
+        assert_eq!(status(&report, setting).0, Status::Missing);
+    }
+    assert_eq!(report.exit_code(), 1);
+
+    let report = doctor(unreadable(
+        "/repos/octo/repo/environments/agent-team-publish",
+    ));
+    assert_eq!(status(&report, Setting::Environment).0, Status::CannotRead);
+    assert_eq!(report.exit_code(), 1);
+}
+
+#[test]
+fn environment_branches() {
+    for (policy, detail) in [
+        (BranchPolicy::Any, "any branch may deploy"),
+        (BranchPolicy::Protected, "every protected branch"),
+        (
+            BranchPolicy::Custom(vec!["main".into(), "agent-team/*".into()]),
+            "agent-team/*",
+        ),
+        (BranchPolicy::Custom(vec![]), "wanted only"),
+    ] {
+        let mut s = configured();
+        s.settings.environments[0].branch_policy = policy;
+        assert_only(
+            &doctor(s),
+            Setting::EnvironmentBranches,
+            Status::Missing,
+            detail,
+        );
+    }
+    assert_only(
+        &doctor(unreadable(
+            "/repos/octo/repo/environments/agent-team-publish/deployment-branch-policies",
+        )),
+        Setting::EnvironmentBranches,
+        Status::CannotRead,
+        "Resource not accessible",
+    );
+}
+
+#[test]
+fn environment_reviewers() {
+    let mut s = configured();
+    s.settings.environments[0].reviewers.clear();
+    assert_only(
+        &doctor(s),
+        Setting::EnvironmentReviewers,
+        Status::Missing,
+        "no required reviewers",
+    );
+    let report = doctor(configured());
+    assert!(
+        status(&report, Setting::EnvironmentReviewers)
+            .1
+            .contains("Team maintainers")
+    );
+}
+
+#[test]
+fn environment_secrets() {
+    let mut s = configured();
+    s.settings.environments[0]
+        .secrets
+        .retain(|n| n != "AGENT_TEAM_DISPATCH_KEY");
+    assert_only(
+        &doctor(s),
+        Setting::EnvironmentSecrets,
+        Status::Missing,
+        "no secret AGENT_TEAM_DISPATCH_KEY",
+    );
+    assert_only(
+        &doctor(unreadable(
+            "/repos/octo/repo/environments/agent-team-publish/secrets",
+        )),
+        Setting::EnvironmentSecrets,
+        Status::CannotRead,
+        "HTTP 403",
+    );
+}
+
+#[test]
+fn environment_variables() {
+    let mut s = configured();
+    s.settings.environments[0].variables.clear();
+    assert_only(
+        &doctor(s),
+        Setting::EnvironmentVariables,
+        Status::Missing,
+        "no variable AGENT_TEAM_APP_CLIENT_ID",
+    );
+    assert_only(
+        &doctor(unreadable(
+            "/repos/octo/repo/environments/agent-team-publish/variables",
+        )),
+        Setting::EnvironmentVariables,
+        Status::CannotRead,
+        "HTTP 403",
+    );
+}
+
+fn without_rule(s: &mut Scenario, ruleset: u64, kind: &str) {
+    let r = s
+        .settings
+        .rulesets
+        .iter_mut()
+        .find(|r| r.id == ruleset)
+        .unwrap();
+    r.rules.retain(|rule| rule["type"] != kind);
+}
+
+#[test]
+fn default_branch_review() {
+    let mut s = configured();
+    without_rule(&mut s, 1, "pull_request");
+    // No ruleset and no classic protection: GitHub says the branch is not protected.
+    assert_only(
+        &doctor(s),
+        Setting::DefaultBranchReview,
+        Status::Missing,
+        "no ruleset or branch protection",
+    );
+
+    // Classic protection instead of a ruleset: read with administration access.
+    let mut s = configured();
+    without_rule(&mut s, 1, "pull_request");
+    s.settings.classic_protection.insert(
+        "main".into(),
+        ClassicProtection {
+            required_approving_review_count: Some(2),
+            checks: Vec::new(),
+        },
+    );
+    assert_only(
+        &doctor(s),
+        Setting::DefaultBranchReview,
+        Status::Ok,
+        "branch protection requires 2",
+    );
+
+    // ... and without it: a read-only token cannot see the classic protection's reviews.
+    let mut s = configured();
+    without_rule(&mut s, 1, "pull_request");
+    s.faults = vec![forbidden("/repos/octo/repo/branches/main/protection")];
+    assert_only(
+        &doctor(s),
+        Setting::DefaultBranchReview,
+        Status::CannotRead,
+        "no ruleset requires a review",
+    );
+
+    // The rules themselves unreadable.
+    let report = doctor(unreadable("/repos/octo/repo/rules/branches/main"));
+    assert_eq!(
+        status(&report, Setting::DefaultBranchReview).0,
+        Status::CannotRead
+    );
+    assert_eq!(report.exit_code(), 1);
+}
+
+#[test]
+fn default_branch_check() {
+    let mut s = configured();
+    without_rule(&mut s, 1, "required_status_checks");
+    assert_only(
+        &doctor(s),
+        Setting::DefaultBranchCheck,
+        Status::Missing,
+        "does not require the check",
+    );
+
+    // The right name from any source: anyone with checks: write could satisfy it.
+    let mut s = configured();
+    let r = &mut s.settings.rulesets[0];
+    for rule in &mut r.rules {
+        if rule["type"] == "required_status_checks" {
+            rule["parameters"]["required_status_checks"][0]
+                .as_object_mut()
+                .unwrap()
+                .remove("integration_id");
+        }
+    }
+    assert_only(
+        &doctor(s),
+        Setting::DefaultBranchCheck,
+        Status::Missing,
+        "from any source, not from the App",
+    );
+
+    // Classic protection's check with the App as source counts too.
+    let mut s = configured();
+    without_rule(&mut s, 1, "required_status_checks");
+    s.settings.classic_protection.insert(
+        "main".into(),
+        ClassicProtection {
+            required_approving_review_count: None,
+            checks: vec![("agent-team-apply / gate".into(), Some(APP_ID))],
+        },
+    );
+    assert_only(
+        &doctor(s),
+        Setting::DefaultBranchCheck,
+        Status::Ok,
+        "from the App",
+    );
+
+    let report = doctor(unreadable("/repos/octo/repo/rules/branches/main"));
+    assert_eq!(
+        status(&report, Setting::DefaultBranchCheck).0,
+        Status::CannotRead
+    );
+}
+
+#[test]
+fn agent_team_branches() {
+    let mut s = configured();
+    without_rule(&mut s, 2, "update");
+    assert_only(
+        &doctor(s),
+        Setting::AgentTeamBranches,
+        Status::Missing,
+        "restricts update on agent-team/**",
+    );
+
+    // Someone besides the App may bypass.
+    let mut s = configured();
+    s.settings.rulesets[1]
+        .bypass_actors
+        .push(serde_json::json!({
+            "actor_id": 5, "actor_type": "RepositoryRole", "bypass_mode": "always"
+        }));
+    assert_only(
+        &doctor(s),
+        Setting::AgentTeamBranches,
+        Status::Missing,
+        "Integration 4711 + RepositoryRole 5",
+    );
+
+    // Nobody may bypass: the App cannot publish either.
+    let mut s = configured();
+    s.settings.rulesets[1].bypass_actors.clear();
+    assert_only(
+        &doctor(s),
+        Setting::AgentTeamBranches,
+        Status::Missing,
+        "bypassed by nobody",
+    );
+
+    // A read-only token does not see the bypass list.
+    let mut s = configured();
+    s.settings.rulesets[1].bypass_visible = false;
+    assert_only(
+        &doctor(s),
+        Setting::AgentTeamBranches,
+        Status::CannotRead,
+        "bypass list is shown only",
+    );
+    assert_only(
+        &doctor(unreadable("/repos/octo/repo/rules/branches/agent-team/")),
+        Setting::AgentTeamBranches,
+        Status::CannotRead,
+        "HTTP 403",
+    );
+}
+
+#[test]
+fn agent_team_diffs_branches() {
+    let mut s = configured();
+    s.settings.rulesets.retain(|r| r.id != 3);
+    assert_only(
+        &doctor(s),
+        Setting::AgentTeamDiffsBranches,
+        Status::Missing,
+        "agent-team-diffs/**",
+    );
+    let mut s = configured();
+    s.settings.rulesets[2].bypass_visible = false;
+    assert_only(
+        &doctor(s),
+        Setting::AgentTeamDiffsBranches,
+        Status::CannotRead,
+        "ruleset 3",
+    );
+}
+
+#[test]
+fn workflow_token() {
+    let mut s = configured();
+    s.settings.default_workflow_permissions = "write".into();
+    assert_only(
+        &doctor(s),
+        Setting::WorkflowToken,
+        Status::Missing,
+        "default_workflow_permissions: write",
+    );
+    let mut s = configured();
+    s.settings.can_approve_pull_request_reviews = true;
+    assert_only(
+        &doctor(s),
+        Setting::WorkflowToken,
+        Status::Missing,
+        "can_approve_pull_request_reviews: true",
+    );
+    assert_only(
+        &doctor(unreadable("/repos/octo/repo/actions/permissions/workflow")),
+        Setting::WorkflowToken,
+        Status::CannotRead,
+        "administration: read",
+    );
+}
+
+#[test]
+fn allowed_actions() {
+    let mut s = configured();
+    s.settings.allowed_actions = "all".into();
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Missing,
+        "allowed_actions: all",
+    );
+    // The fault's prefix also covers .../permissions/workflow; only this setting is asserted.
+    let report = doctor(Scenario {
+        faults: vec![
+            Fault::new(
+                "GET",
+                "/repos/octo/repo/actions/permissions",
+                vec![Canned::status(403, "Must have admin rights to Repository."); 1],
+            )
+            .passing_first(1),
+        ],
+        ..configured()
+    });
+    assert_eq!(
+        status(&report, Setting::AllowedActions).0,
+        Status::CannotRead
+    );
+    assert_eq!(report.exit_code(), 1);
+}
+
+#[test]
+fn caller_pin_setting() {
+    let mut files = default_files();
+    files[0].1 = caller("0000000000000000000000000000000000000000").into_bytes();
+    let refs: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    assert_only(
+        &doctor_with(configured(), &refs),
+        Setting::CallerPin,
+        Status::Missing,
+        "all-zero placeholder",
+    );
+    let refs: Vec<(&str, &[u8])> = files[1..].iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    assert_only(
+        &doctor_with(configured(), &refs),
+        Setting::CallerPin,
+        Status::Missing,
+        "no .github/workflows/agent-team-apply.yml",
+    );
+    assert_only(
+        &doctor(unreadable("/repos/octo/repo/contents/.github/workflows/")),
+        Setting::CallerPin,
+        Status::CannotRead,
+        "HTTP 403",
+    );
+}
+
+#[test]
+fn caller_pin_reads_every_uses() {
+    let ok = caller(PIN);
+    assert_eq!(caller_pin(ok.as_bytes()).status, Status::Ok);
+    for (from, to, detail) in [
+        (PIN, "v0.1.0", "not pinned to a full commit SHA"),
+        (PIN, &PIN[..12], "not pinned to a full commit SHA"),
+        (PIN, &PIN.to_uppercase(), "not pinned to a full commit SHA"),
+        ("agent-team-apply-verify.yml@", "other.yml@", "no job calls"),
+        (
+            "    secrets:\n",
+            "    secrets: inherit\n    x-secrets:\n",
+            "secrets: inherit",
+        ),
+    ] {
+        let text = ok.replace(from, to);
+        let f = caller_pin(text.as_bytes());
+        assert_eq!(f.status, Status::Missing, "{to}");
+        assert!(f.detail.contains(detail), "{}", f.detail);
+    }
+    let f = caller_pin(b"jobs: [");
+    assert_eq!(f.status, Status::Missing);
+    assert!(f.detail.contains("not YAML"), "{}", f.detail);
+}
+
+#[test]
+fn policy() {
+    let files = default_files();
+    let without: Vec<(&str, &[u8])> = files
+        .iter()
+        .filter(|(p, _)| *p != ".github/agent-team-policy.yml")
+        .map(|(p, b)| (*p, b.as_slice()))
+        .collect();
+    assert_only(
+        &doctor_with(configured(), &without),
+        Setting::Policy,
+        Status::Missing,
+        "the embedded default applies",
+    );
+    let mut bad = default_files();
+    bad[1].1 = b"version: 1\nunknown_key: true\n".to_vec();
+    let refs: Vec<(&str, &[u8])> = bad.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    assert_only(
+        &doctor_with(configured(), &refs),
+        Setting::Policy,
+        Status::Missing,
+        "not a valid policy",
+    );
+    assert_only(
+        &doctor(unreadable(
+            "/repos/octo/repo/contents/.github/agent-team-policy.yml",
+        )),
+        Setting::Policy,
+        Status::CannotRead,
+        "HTTP 403",
+    );
+}
+
+fn cli(gh: &StandIn, extra: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .env_clear()
+        .env("GH_TOKEN", gh.token())
+        .args(["doctor", "--repository=octo/repo", &format!("--app={SLUG}")])
+        .arg(format!("--api-url={}", gh.url()))
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn start_default(scenario: Scenario) -> StandIn {
+    let files = default_files();
+    let refs: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    start(scenario, &refs)
+}
+
+#[test]
+fn cli_configured_exits_0_with_a_versioned_document() {
+    let gh = start_default(configured());
+    let (code, stdout, stderr) = cli(&gh, &["--format=json"]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["schema"], "agent-team-apply/doctor/v1");
+    assert_eq!(doc["result"], "ok");
+    assert_eq!(doc["exit_code"], 0);
+    assert_eq!(
+        doc["settings"].as_array().unwrap().len(),
+        Setting::ALL.len()
+    );
+    assert!(!stdout.contains(&gh.token()));
+
+    let (code, text, _) = cli(&gh, &[]);
+    assert_eq!(code, 0);
+    assert!(text.contains("ok          workflow-token"), "{text}");
+    assert!(text.contains("DOCTOR: ok"), "{text}");
+    assert!(!text.contains("read with:"), "{text}");
+}
+
+#[test]
+fn cli_missing_exits_1_and_prints_the_fix() {
+    let mut s = configured();
+    s.settings.default_workflow_permissions = "write".into();
+    let gh = start_default(s);
+    let (code, text, _) = cli(&gh, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("missing     workflow-token"), "{text}");
+    assert!(
+        text.contains("fix: Settings → Actions → General → Workflow permissions"),
+        "{text}"
+    );
+    // An unreadable setting says what the token lacks.
+    let refused = start_default(unreadable("/repos/octo/repo/actions/permissions/workflow"));
+    let (code, text, _) = cli(&refused, &[]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("cannot read workflow-token"), "{text}");
+    assert!(text.contains("read with: Administration: read"), "{text}");
+    let (code, json, _) = cli(&gh, &["--format=json"]);
+    assert_eq!(code, 1);
+    let doc: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(doc["result"], "incomplete");
+    let token = doc["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "workflow-token")
+        .unwrap();
+    assert_eq!(token["status"], "missing");
+    assert!(
+        token["fix"]
+            .as_str()
+            .unwrap()
+            .contains("Read repository contents")
+    );
+}
+
+#[test]
+fn cli_usage_and_io_errors_exit_2() {
+    let gh = start_default(configured());
+    let (code, _, stderr) = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .env_clear()
+        .args(["doctor", "--repository=octo", "--app=x"])
+        .output()
+        .map(|o| {
+            (
+                o.status.code().unwrap(),
+                String::new(),
+                String::from_utf8(o.stderr).unwrap(),
+            )
+        })
+        .unwrap();
+    assert_eq!(code, 2, "{stderr}");
+    // No token.
+    let out = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .env_clear()
+        .args(["doctor", "--repository=octo/repo", "--app=x"])
+        .arg(format!("--api-url={}", gh.url()))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("GH_TOKEN"));
+    // Nothing listening: no answer at all is an error, not a finding.
+    let url = gh.url();
+    drop(gh);
+    let out = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .env_clear()
+        .env("GH_TOKEN", "t0ken")
+        .args(["doctor", "--repository=octo/repo", "--app=x", "--timeout=5"])
+        .arg(format!("--api-url={url}"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}

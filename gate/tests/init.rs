@@ -1,0 +1,250 @@
+//! `gate init` on sample repositories (Rust, Node, Python): the files it writes, the build
+//! system it detects, and its refusal to replace what differs. The real binary runs each case.
+//! (The workflow invariants run on the written callers in `tests/workflow_invariants`.)
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::path::Path;
+use std::process::Command;
+
+use gate::doctor::{Status, caller_pin};
+
+const PIN: &str = "89abcdef0123456789abcdef0123456789abcdef";
+
+fn sample(marker: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(marker), "{}\n").unwrap();
+    dir
+}
+
+fn init(dir: &Path, extra: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .env_clear()
+        .arg("init")
+        .arg(format!("--dir={}", dir.display()))
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn read(dir: &Path, path: &str) -> String {
+    std::fs::read_to_string(dir.join(path)).unwrap()
+}
+
+#[test]
+fn three_build_systems_get_their_example_caller_and_policy() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for (marker, name) in [
+        ("Cargo.toml", "rust"),
+        ("package.json", "node"),
+        ("pyproject.toml", "python"),
+        ("setup.py", "python"),
+        ("requirements.txt", "python"),
+    ] {
+        let repo = sample(marker);
+        let (code, out, err) = init(
+            repo.path(),
+            &[
+                &format!("--pin={PIN}"),
+                "--app-id=4711",
+                "--repository=octo/repo",
+            ],
+        );
+        assert_eq!(code, 0, "{marker}: {out}{err}");
+        assert!(out.contains(&format!("a {name} repository")), "{out}");
+        let caller = read(repo.path(), ".github/workflows/agent-team-apply.yml");
+        let example = std::fs::read_to_string(root.join(format!("examples/{name}.yml"))).unwrap();
+        assert_eq!(
+            caller,
+            example.replace("0000000000000000000000000000000000000000", PIN)
+        );
+        // What the doctor will read: pinned, calls the reusable workflow, secrets by name.
+        let pin = caller_pin(caller.as_bytes());
+        assert_eq!(pin.status, Status::Ok, "{}", pin.detail);
+        let policy = read(repo.path(), ".github/agent-team-policy.yml");
+        guard::policy::Policy::from_yaml(&policy).unwrap();
+        if name != "rust" {
+            let example =
+                std::fs::read_to_string(root.join(format!("examples/policy/{name}.yml"))).unwrap();
+            assert_eq!(policy, example);
+        }
+        // Every step numbered, the doctor last.
+        let steps: Vec<&str> = out
+            .lines()
+            .skip_while(|l| !l.starts_with("Remaining steps"))
+            .skip(1)
+            .collect();
+        assert!(steps.len() >= 6, "{out}");
+        assert!(
+            steps
+                .last()
+                .unwrap()
+                .contains("gate doctor --repository octo/repo")
+        );
+        assert!(!out.contains("replace @0000"), "{out}");
+    }
+}
+
+#[test]
+fn the_manifest_asks_for_exactly_the_gates_permissions() {
+    let repo = sample("Cargo.toml");
+    let (code, _, err) = init(repo.path(), &["--repository=octo/repo"]);
+    assert_eq!(code, 0, "{err}");
+    let manifest: serde_json::Value = serde_json::from_str(&read(
+        repo.path(),
+        ".github/agent-team-setup/app-manifest.json",
+    ))
+    .unwrap();
+    assert_eq!(
+        manifest["default_permissions"],
+        serde_json::json!({ "contents": "write", "pull_requests": "write", "checks": "write", "metadata": "read" })
+    );
+    assert_eq!(manifest["default_events"], serde_json::json!([]));
+    assert_eq!(manifest["public"], false);
+    assert_eq!(manifest["hook_attributes"]["active"], false);
+    assert_eq!(manifest["url"], "https://github.com/octo/repo");
+    // Without the App's id the rulesets are not written (they name it), and the step says how.
+    assert!(
+        !repo
+            .path()
+            .join(".github/agent-team-setup/ruleset-default-branch.json")
+            .exists()
+    );
+}
+
+#[test]
+fn the_rulesets_name_the_app() {
+    let repo = sample("package.json");
+    let (code, out, err) = init(repo.path(), &["--app-id=4711"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Import a ruleset"), "{out}");
+    assert!(
+        out.contains("replace @0000000000000000000000000000000000000000"),
+        "{out}"
+    );
+    let default: serde_json::Value = serde_json::from_str(&read(
+        repo.path(),
+        ".github/agent-team-setup/ruleset-default-branch.json",
+    ))
+    .unwrap();
+    assert_eq!(default["target"], "branch");
+    assert_eq!(default["enforcement"], "active");
+    assert_eq!(
+        default["conditions"]["ref_name"]["include"],
+        serde_json::json!(["~DEFAULT_BRANCH"])
+    );
+    let rules = default["rules"].as_array().unwrap();
+    let rule = |kind: &str| rules.iter().find(|r| r["type"] == kind).unwrap().clone();
+    assert_eq!(
+        rule("pull_request")["parameters"]["required_approving_review_count"],
+        1
+    );
+    assert_eq!(
+        rule("required_status_checks")["parameters"]["required_status_checks"],
+        serde_json::json!([{ "context": "agent-team-apply / gate", "integration_id": 4711 }])
+    );
+    let branches: serde_json::Value = serde_json::from_str(&read(
+        repo.path(),
+        ".github/agent-team-setup/ruleset-agent-team-branches.json",
+    ))
+    .unwrap();
+    assert_eq!(
+        branches["conditions"]["ref_name"]["include"],
+        serde_json::json!(["refs/heads/agent-team/**"])
+    );
+    assert_eq!(
+        branches["bypass_actors"],
+        serde_json::json!([{ "actor_id": 4711, "actor_type": "Integration", "bypass_mode": "always" }])
+    );
+    let kinds: Vec<&str> = branches["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["type"].as_str().unwrap())
+        .collect();
+    for kind in ["creation", "update", "deletion"] {
+        assert!(kinds.contains(&kind), "{kinds:?}");
+    }
+}
+
+#[test]
+fn existing_files_are_not_replaced_without_force() {
+    let repo = sample("Cargo.toml");
+    let caller = repo.path().join(".github/workflows/agent-team-apply.yml");
+    std::fs::create_dir_all(caller.parent().unwrap()).unwrap();
+    std::fs::write(&caller, "name: mine\n").unwrap();
+    let (code, out, err) = init(repo.path(), &[]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("agent-team-apply.yml exists with other contents"),
+        "{err}"
+    );
+    // Nothing written at all.
+    assert_eq!(std::fs::read_to_string(&caller).unwrap(), "name: mine\n");
+    assert!(!repo.path().join(".github/agent-team-policy.yml").exists());
+
+    let (code, out, _) = init(repo.path(), &["--force"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("replaced  .github/workflows/agent-team-apply.yml"),
+        "{out}"
+    );
+    // A second run finds the same files: nothing to replace, no --force needed.
+    let (code, out, _) = init(repo.path(), &[]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("unchanged .github/workflows/agent-team-apply.yml"),
+        "{out}"
+    );
+    // Adding the App's id later writes the rulesets beside the unchanged files.
+    let (code, out, _) = init(repo.path(), &["--app-id=7"]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("wrote     .github/agent-team-setup/ruleset-default-branch.json"),
+        "{out}"
+    );
+}
+
+#[test]
+fn detection_fails_closed() {
+    let empty = tempfile::tempdir().unwrap();
+    let (code, _, err) = init(empty.path(), &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("no build system detected"), "{err}");
+    assert!(!empty.path().join(".github").exists());
+
+    let both = sample("Cargo.toml");
+    std::fs::write(both.path().join("package.json"), "{}").unwrap();
+    let (code, _, err) = init(both.path(), &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("several build systems detected"), "{err}");
+    assert!(err.contains("rust, node"), "{err}");
+    let (code, out, _) = init(both.path(), &["--build-system=node"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("a node repository"));
+}
+
+#[test]
+fn bad_pins_and_symlinks_are_refused() {
+    let repo = sample("Cargo.toml");
+    for pin in [
+        "v0.1.0",
+        "0000000000000000000000000000000000000000",
+        "89ABCDEF0123456789abcdef0123456789abcdef",
+        "89abcdef",
+    ] {
+        let (code, _, err) = init(repo.path(), &[&format!("--pin={pin}")]);
+        assert_eq!(code, 2, "{pin}");
+        assert!(err.contains("not a full commit SHA"), "{err}");
+    }
+    let elsewhere = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), repo.path().join(".github")).unwrap();
+    let (code, _, err) = init(repo.path(), &[]);
+    assert_eq!(code, 2);
+    assert!(err.contains("is a symbolic link"), "{err}");
+    assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
