@@ -23,8 +23,9 @@ use super::capture::MARKER;
 use super::mounts::{self, MountEntry};
 use super::probe::{self, NetworkProbe};
 use super::proof::{
-    self, Capabilities, ContainmentProbe, Expectations, LandlockProof, RlimitProof,
+    self, Capabilities, ContainmentProbe, Expectations, LandlockProof, RlimitProof, SeccompProof,
 };
+use super::seccomp;
 
 /// The hidden subcommand that runs a stage.
 pub const STAGE_SUBCOMMAND: &str = "__sandbox-stage";
@@ -36,7 +37,11 @@ const OLDROOT: &str = "/oldroot";
 /// Size of each fresh writable tmpfs (`/tmp`, `/var/tmp`, `/dev/shm`).
 const SCRATCH_SIZE: &str = "size=4g";
 /// Device nodes bound into the fresh `/dev`.
-pub const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+/// No `tty`: the command has no controlling terminal, and nothing may open the launcher's.
+pub const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
+/// `/proc` entries covered with `/dev/null` (Docker's masked paths that list what other users
+/// of the kernel hold): the kernel's keys and key quotas of every uid.
+const PROC_MASKED: &[&str] = &["keys", "key-users"];
 /// `/proc` entries made read-only over the fresh proc (as bubblewrap does).
 const PROC_READ_ONLY: &[&str] = &["sys", "sysrq-trigger", "irq", "bus"];
 /// Where, in the scratch root (never in the view), the empty file that masks host sockets is
@@ -316,6 +321,12 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         ));
     }
     close_inherited()?;
+    // A session of its own, without a controlling terminal: nothing later can reach the
+    // terminal the guard was started from (`TIOCSTI` into its input, `tcsetpgrp` to read it).
+    nix::unistd::setsid().map_err(refuse("start a new session"))?;
+    // Raised to 1 where the host's hard limit is 0 (possible as real root): 0 does not stop a
+    // dump to a pipe `core_pattern`; the enter stage sets it to 1 in any case.
+    let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 1, 1);
     // Loopback first, while the host's binaries are still at their paths.
     if let Some(ip) = &plan.ip {
         let _ = Command::new(ip)
@@ -425,6 +436,14 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         none,
     )
     .map_err(refuse("mount proc"))?;
+    let null = under(OLDROOT, Path::new("/dev/null"));
+    for entry in PROC_MASKED {
+        let target = proc.join(entry);
+        if std::fs::symlink_metadata(&target).is_ok() {
+            bind(&null, &target, false)?;
+            read_only_at(&host_proc, &target)?;
+        }
+    }
     if !plan.privileged_setup {
         proc_read_only(&host_proc, &proc)?;
     }
@@ -688,7 +707,6 @@ fn set_limits(limits: &Limits) -> Result<Vec<RlimitProof>, Failure> {
         ("data", Resource::RLIMIT_DATA, limits.data_bytes),
         ("file-size", Resource::RLIMIT_FSIZE, limits.file_bytes),
         ("open-files", Resource::RLIMIT_NOFILE, limits.open_files),
-        ("core", Resource::RLIMIT_CORE, 0),
     ];
     let shown = |v: u64| (v != nix::libc::RLIM_INFINITY).then_some(v);
     let mut proof = Vec::new();
@@ -703,6 +721,17 @@ fn set_limits(limits: &Limits) -> Result<Vec<RlimitProof>, Failure> {
             hard: shown(hard),
         });
     }
+    // Exactly 1, not 0: the kernel ignores 0 for a pipe `core_pattern` (apport,
+    // systemd-coredump, helpers that run as root in the host's namespaces), 1 stops those too
+    // and any dump to a file (smaller than a page). The seccomp layer keeps it there.
+    setrlimit(Resource::RLIMIT_CORE, 1, 1)
+        .map_err(refuse("set RLIMIT_CORE to 1 (the host's hard limit is 0?)"))?;
+    let (soft, hard) = getrlimit(Resource::RLIMIT_CORE).map_err(refuse("getrlimit"))?;
+    proof.push(RlimitProof {
+        name: "core".into(),
+        soft: shown(soft),
+        hard: shown(hard),
+    });
     Ok(proof)
 }
 
@@ -801,6 +830,13 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         Err(e) => (format!("refused: {}", e.desc()), true),
     };
     let landlock = landlock(plan)?;
+    // Last layer: from here on the stage makes no call the filters deny.
+    let installed = seccomp::install().map_err(Failure::Refuse)?;
+    let aslr = nix::sys::personality::set(nix::sys::personality::Persona::ADDR_NO_RANDOMIZE);
+    let (aslr_weakening, aslr_weakening_refused) = match aslr {
+        Ok(_) => ("accepted".to_string(), false),
+        Err(e) => (format!("refused: {}", e.desc()), true),
+    };
 
     let git_dir_read_only = plan
         .git_dir
@@ -818,6 +854,17 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         mounts::read_mountinfo(Path::new("/proc")).map_err(refuse_io("read mountinfo"))?;
     let (writable_mounts, read_only_mounts) = proof::writable_mounts(&entries);
     let ns = |kind: &str| probe::namespace_id(kind).unwrap_or_default();
+    let stat =
+        std::fs::read_to_string("/proc/self/stat").map_err(refuse_io("read /proc/self/stat"))?;
+    let seccomp = SeccompProof {
+        mode: proof::status_field(&status, "Seccomp").unwrap_or_default(),
+        filters: proof::status_field(&status, "Seccomp_filters")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+        installed: installed as u64,
+        aslr_weakening,
+        aslr_weakening_refused,
+    };
     let probe = ContainmentProbe {
         network,
         pidns: ns("pid"),
@@ -848,6 +895,14 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         root_write_refused: write_is_refused(Path::new("/"), &plan.nonce),
         rlimits,
         open_fds: open_fds(),
+        seccomp,
+        controlling_terminal: proof::tty_nr(&stat).unwrap_or(u64::MAX),
+        dev_tty_absent: std::fs::symlink_metadata("/dev/tty")
+            .is_err_and(|e| e.kind() == io::ErrorKind::NotFound),
+        proc_keys_masked: match std::fs::read("/proc/keys") {
+            Ok(keys) => keys.is_empty(),
+            Err(e) => e.kind() == io::ErrorKind::NotFound,
+        },
     };
     let allowed = plan.writable_allowed();
     let problems = probe.problems(&plan.expectations(&allowed));
