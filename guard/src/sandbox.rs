@@ -88,9 +88,12 @@
 //! or where anything above fails, does not run the command: **fail closed**, exit 2. There is no
 //! switch to run without Landlock: the other layers would hold alone, but a kernel too old for
 //! Landlock (before 5.13) is too old for this sandbox's other assumptions as well.
-//! `--no-isolation-because` remains for hosts where no namespace can be made at all: it runs the
-//! command directly (environment scrub, timeout and output bounds only), is recorded in the
-//! report, and the workflow never passes it (a test enforces that).
+//! `--no-isolation-because` replaces one layer, the network namespace, where an outer layer
+//! blocks egress and the kernel refuses a network namespace: the sandbox is then built again
+//! without `--net`, every other layer is still proven (the same proof, without its network
+//! part), and a failure of any of them is a refusal as before. The build never runs without the
+//! sandbox and never as root. The opt-out is recorded in the report (`network: opted-out`), and
+//! the workflow never passes it (a test enforces that).
 //!
 //! # Sockets
 //!
@@ -151,9 +154,11 @@
 //! # Test hook
 //!
 //! [`NamespaceHook`] (environment variable `GUARD_RUN_SIMULATE_NO_NAMESPACES`, read by the CLI)
-//! makes the namespaces unavailable — `missing`: `unshare` does not exist; `silent`: `true(1)`
-//! stands in for `unshare`, exiting 0 without running anything. It can only take isolation away,
-//! which fails closed without `--no-isolation-because`; it cannot choose what runs.
+//! makes layers unavailable — `missing`: `unshare` does not exist; `silent`: `true(1)`
+//! stands in for `unshare`, exiting 0 without running anything; `no-network`: an attempt with a
+//! network namespace is unavailable; `no-landlock`: the enter stage does not restrict itself with
+//! Landlock (its proof then refuses). It can only take isolation away, which fails closed; it
+//! cannot choose what runs.
 
 pub mod capture;
 pub mod env;
@@ -223,7 +228,8 @@ pub struct RunSpec {
     pub allow_env: Vec<String>,
     /// The repository the command builds: its working directory, and its `.git` is made read-only.
     pub repo: Option<PathBuf>,
-    /// `--no-isolation-because`: run without namespaces if they cannot be established.
+    /// `--no-isolation-because`: run without a network namespace if one cannot be established
+    /// (every other layer still proven).
     pub opt_out: Option<String>,
     /// The guard binary, re-entered for the inner stages.
     pub guard_exe: PathBuf,
@@ -248,24 +254,29 @@ pub struct TreeSpec {
     pub walk: WalkLimits,
 }
 
-/// Test hook that makes namespaces unavailable (see the module docs).
+/// Test hook that makes layers unavailable (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NamespaceHook {
     /// The `unshare` binary does not exist.
     Missing,
     /// `true(1)` stands in for `unshare`: exits 0 without running anything.
     Silent,
+    /// A network namespace cannot be made (the attempt with one is unavailable).
+    NoNetwork,
+    /// The enter stage does not restrict itself with Landlock.
+    NoLandlock,
 }
 
 impl NamespaceHook {
     pub const ENV: &'static str = "GUARD_RUN_SIMULATE_NO_NAMESPACES";
 
-    /// Any value other than `silent` means `missing`: an unknown value must not loosen anything.
+    /// An unknown value means `missing`: it must not loosen anything.
     pub fn from_value(value: &str) -> NamespaceHook {
-        if value == "silent" {
-            NamespaceHook::Silent
-        } else {
-            NamespaceHook::Missing
+        match value {
+            "silent" => NamespaceHook::Silent,
+            "no-network" => NamespaceHook::NoNetwork,
+            "no-landlock" => NamespaceHook::NoLandlock,
+            _ => NamespaceHook::Missing,
         }
     }
 }
@@ -300,6 +311,14 @@ impl ExitRecord {
     }
 }
 
+/// `--no-isolation-because` in effect: the network namespace could not be made and was left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkOptOut {
+    pub reason: String,
+    /// Why the attempt with a network namespace failed.
+    pub unavailable: String,
+}
+
 /// Which layers contained the command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Isolation {
@@ -313,11 +332,8 @@ pub enum Isolation {
         /// Which host directories were hidden, and which were bound back.
         hidden: Vec<PathBuf>,
         writable: Vec<PathBuf>,
-    },
-    OptedOut {
-        reason: String,
-        /// Why the namespaces could not be established.
-        unavailable: String,
+        /// Set when the sandbox was built without a network namespace.
+        network_opt_out: Option<NetworkOptOut>,
     },
 }
 
@@ -380,10 +396,9 @@ pub enum SandboxError {
     },
     #[error("{context}: {source}")]
     Io { context: String, source: io::Error },
-    #[error(
-        "network isolation could not be established, so the command was not run: {detail} \
-         (where an outer layer blocks egress, --no-isolation-because <REASON> allows running without it)"
-    )]
+    /// Deliberately without a hint at `--no-isolation-because`: the opt-out replaces the network
+    /// namespace only, and this refusal may be about any layer.
+    #[error("isolation could not be established, so the command was not run: {detail}")]
     IsolationUnavailable { detail: String },
     #[error("the sandbox broke its protocol: {detail}")]
     Protocol { detail: String },
@@ -443,41 +458,32 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
         refused: env_plan.refused.clone(),
     };
 
-    let (finished, isolation, chowned) =
-        match sandboxed(spec, &env_plan, &cwd, git_dir, &sandbox_home)? {
-            Attempt::Ran(finished, isolation, chowned) => (*finished, isolation, chowned),
-            Attempt::Unavailable(detail) => match &spec.opt_out {
-                None => return Err(SandboxError::IsolationUnavailable { detail }),
-                Some(reason) => {
-                    let home = tempfile::Builder::new()
-                        .prefix("guard-run-home-")
-                        .tempdir()
-                        .map_err(io_error("create the command's fresh HOME"))?;
-                    let env_plan = env::plan(std::env::vars_os(), &spec.allow_env, home.path());
-                    let mut direct = Command::new(&spec.command[0]);
-                    direct.args(&spec.command[1..]);
-                    let finished = match supervise(
-                        direct,
-                        &env_plan,
-                        &cwd,
-                        Capture::direct(spec.max_output),
-                        spec.timeout,
-                        true,
-                    )? {
-                        Ok(finished) => finished,
-                        Err(err) => not_executable(&spec.command[0], &err, spec.max_output),
-                    };
-                    (
-                        finished,
-                        Isolation::OptedOut {
-                            reason: reason.clone(),
-                            unavailable: detail,
-                        },
-                        None,
-                    )
+    let attempt = sandboxed(spec, &env_plan, &cwd, git_dir.clone(), &sandbox_home, true)?;
+    let (finished, isolation, chowned) = match (attempt, &spec.opt_out) {
+        (Attempt::Ran(finished, isolation, chowned), _) => (*finished, isolation, chowned),
+        (Attempt::Unavailable(detail), None) => {
+            return Err(SandboxError::IsolationUnavailable { detail });
+        }
+        // The command did not start: build the same sandbox again without its network
+        // namespace, every other layer proven as before.
+        (Attempt::Unavailable(unavailable), Some(reason)) => {
+            match sandboxed(spec, &env_plan, &cwd, git_dir, &sandbox_home, false)? {
+                Attempt::Ran(finished, mut isolation, chowned) => {
+                    let Isolation::Namespace {
+                        network_opt_out, ..
+                    } = &mut isolation;
+                    *network_opt_out = Some(NetworkOptOut {
+                        reason: reason.clone(),
+                        unavailable,
+                    });
+                    (*finished, isolation, chowned)
                 }
-            },
-        };
+                Attempt::Unavailable(detail) => {
+                    return Err(SandboxError::IsolationUnavailable { detail });
+                }
+            }
+        }
+    };
     // Every process of the build is gone now (its pid namespace is dead): what it left is final.
     let tree = match &spec.tree {
         Some(t) => {
@@ -751,9 +757,15 @@ fn sandboxed(
     cwd: &Path,
     git_dir: Option<PathBuf>,
     home: &Path,
+    network: bool,
 ) -> Result<Attempt, SandboxError> {
+    if network && spec.hook == Some(NamespaceHook::NoNetwork) {
+        return Ok(Attempt::Unavailable(
+            "no network namespace (simulated by the test hook)".into(),
+        ));
+    }
     let unshare = match spec.hook {
-        None => find_tool(UNSHARE),
+        None | Some(NamespaceHook::NoNetwork | NamespaceHook::NoLandlock) => find_tool(UNSHARE),
         Some(NamespaceHook::Missing) => Some(PathBuf::from("/nonexistent/unshare")),
         Some(NamespaceHook::Silent) => find_tool(TRUE),
     };
@@ -861,6 +873,8 @@ fn sandboxed(
         limits: spec.limits,
         privileged_setup: identity.switch,
         setpriv: setpriv.clone(),
+        network_namespace: network,
+        without_landlock: spec.hook == Some(NamespaceHook::NoLandlock),
     };
     let mut cmd = match &setpriv {
         Some(setpriv) => {
@@ -874,12 +888,11 @@ fn sandboxed(
         // Not root: the first user namespace maps only the build user (its root).
         cmd.args(["--user", "--map-root-user"]);
     }
+    cmd.args(["--pid", "--fork", "--kill-child", "--mount"]);
+    if network {
+        cmd.arg("--net");
+    }
     cmd.args([
-        "--pid",
-        "--fork",
-        "--kill-child",
-        "--mount",
-        "--net",
         "--ipc",
         "--uts",
         "--cgroup",
@@ -954,7 +967,7 @@ fn judge(plan: &StagePlan, finished: Finished) -> Result<Attempt, SandboxError> 
         });
     }
     wait_for_namespace_end(&probe.pidns)?;
-    let layers = layers(&probe);
+    let layers = layers(&probe, plan.network_namespace);
     let isolation = Isolation::Namespace {
         netns_differs: probe.network.netns != plan.outer_netns,
         userns_differs: probe.network.userns != plan.outer_userns,
@@ -963,12 +976,13 @@ fn judge(plan: &StagePlan, finished: Finished) -> Result<Attempt, SandboxError> 
         hidden: plan.hidden.clone(),
         writable: plan.writable.clone(),
         probe: Box::new(probe),
+        network_opt_out: None,
     };
     Ok(Attempt::Ran(Box::new(finished), isolation, None))
 }
 
 /// The layers a passing proof shows, by name.
-fn layers(probe: &ContainmentProbe) -> Vec<String> {
+fn layers(probe: &ContainmentProbe, network: bool) -> Vec<String> {
     let mut layers: Vec<String> = [
         "environment-scrubbed",
         "user-namespaces",
@@ -988,6 +1002,7 @@ fn layers(probe: &ContainmentProbe) -> Vec<String> {
         "proc-keys-masked",
     ]
     .iter()
+    .filter(|s| network || **s != "network-namespace")
     .map(|s| s.to_string())
     .collect();
     if probe.network.git_dir_read_only == Some(true) {
@@ -1077,27 +1092,6 @@ struct Finished {
     timed_out: bool,
     duration: Duration,
     capture: Capture,
-}
-
-/// A command that could not be executed ends as it would in a shell: 127 when not found, else 126.
-fn not_executable(program: &OsStr, err: &io::Error, max_output: usize) -> Finished {
-    let mut capture = Capture::direct(max_output);
-    let program = crate::escape::neutralize(&program.to_string_lossy());
-    capture.feed(format!("guard run: cannot execute {program}: {err}\n").as_bytes());
-    let code = if err.kind() == io::ErrorKind::NotFound {
-        127
-    } else {
-        126
-    };
-    Finished {
-        exit: ExitRecord {
-            code: Some(code),
-            signal: None,
-        },
-        timed_out: false,
-        duration: Duration::ZERO,
-        capture,
-    }
 }
 
 /// Spawns `cmd` in its own process group with the planned environment, captures its output and

@@ -223,8 +223,20 @@ fn print_summary(outcome: &RunOutcome) {
         );
     }
     match &outcome.isolation {
-        Isolation::Namespace { layers, probe, .. } => {
-            eprintln!("guard run: network: namespace (only lo)");
+        Isolation::Namespace {
+            layers,
+            probe,
+            network_opt_out,
+            ..
+        } => {
+            match network_opt_out {
+                None => eprintln!("guard run: network: namespace (only lo)"),
+                Some(o) => eprintln!(
+                    "guard run: network: NOT isolated by guard (opted out: {}; network namespace unavailable: {}); every other layer in force",
+                    escape::neutralize(&o.reason),
+                    escape::neutralize(&o.unavailable)
+                ),
+            }
             eprintln!(
                 "guard run: contained as uid {} gid {}, layers: {}",
                 probe.uids.first().copied().unwrap_or_default(),
@@ -232,14 +244,6 @@ fn print_summary(outcome: &RunOutcome) {
                 layers.join(", ")
             );
         }
-        Isolation::OptedOut {
-            reason,
-            unavailable,
-        } => eprintln!(
-            "guard run: network: NOT isolated by guard (opted out: {}; namespaces unavailable: {})",
-            escape::neutralize(reason),
-            escape::neutralize(unavailable)
-        ),
     }
     let how = outcome.exit.describe(outcome.timed_out);
     eprintln!(

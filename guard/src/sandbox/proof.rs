@@ -126,6 +126,8 @@ pub struct Expectations<'a> {
     pub build_uid: u32,
     pub build_gid: u32,
     pub git_dir: bool,
+    /// Whether the sandbox has a network namespace of its own.
+    pub network_namespace: bool,
 }
 
 const ZERO_CAPS: &str = "0000000000000000";
@@ -133,9 +135,11 @@ const ZERO_CAPS: &str = "0000000000000000";
 impl ContainmentProbe {
     /// Why this proof does not show the sandbox (empty when it does).
     pub fn problems(&self, expect: &Expectations<'_>) -> Vec<String> {
-        let mut problems = self
-            .network
-            .problems(expect.outer_netns, expect.outer_userns);
+        let mut problems = self.network.problems(
+            expect.outer_netns,
+            expect.outer_userns,
+            expect.network_namespace,
+        );
         if expect.git_dir && self.network.git_dir_read_only != Some(true) {
             problems.push(".git is not read-only".into());
         }
