@@ -76,6 +76,62 @@ fn names(list: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// Token values of common formats are dropped even under an allowlisted, innocent name.
+#[test]
+fn token_values_are_dropped_under_any_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let planted = [
+        (
+            "GUARD_T_VALUE_1",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJwbGFudGVkLWp3dCIsImlhdCI6MTUxNjIzOTAyMn0.c2lnbmF0dXJlLXBsYW50ZWQtand0",
+        ),
+        (
+            "GUARD_T_VALUE_2",
+            "pypi-AgEIcHlwaS5vcmcCJGE3ZDYwNDg3LTU3ZjItNGFlZC1hY2Q3LXBsYW50ZWRwbGFudGVk",
+        ),
+        ("GUARD_T_VALUE_4", "sk_live_51PlantedStripeKey0123456789"),
+        ("GUARD_T_VALUE_3", "rk_live_51PlantedRestrictedKey012345"),
+        ("GUARD_T_VALUE_5", "AIzaSyPlanted-GoogleApiKey_0123456789ab"),
+        (
+            "GUARD_T_VALUE_6",
+            "sv=2022-11-02&ss=b&srt=co&sp=rwdlac&se=2030-01-01T00:00:00Z&sig=PlantedSasSignature0123456789abcdefghij%3D",
+        ),
+        (
+            "GUARD_T_VALUE_7",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDKEY",
+        ),
+    ];
+    let mut cmd = guard();
+    cmd.current_dir(dir.path())
+        .envs(planted)
+        .env("GUARD_T_PLAIN", "plain-visible-value");
+    let mut args: Vec<&str> = Vec::new();
+    for (name, _) in &planted {
+        args.extend(["--allow-env", name]);
+    }
+    args.extend(["--allow-env", "GUARD_T_PLAIN", "--", "env"]);
+    let (output, doc) = run_with_report(cmd, dir.path(), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", tail(&doc));
+    let env_output = tail(&doc);
+    assert!(
+        env_output.contains("GUARD_T_PLAIN=plain-visible-value"),
+        "{env_output}"
+    );
+    let dropped: Vec<&str> = doc["env"]["dropped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for (name, value) in planted {
+        assert!(!env_output.contains(value), "{name} reached the command");
+        assert!(
+            dropped.contains(&name),
+            "{name} not reported dropped: {dropped:?}"
+        );
+    }
+}
+
 #[test]
 fn secrets_are_dropped_even_when_requested() {
     let dir = tempfile::tempdir().unwrap();
