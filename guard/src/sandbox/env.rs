@@ -259,6 +259,9 @@ fn base64url(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
 }
 
+/// A token's fixed prefix, the least number of bytes after it, and their alphabet.
+type TokenShape = (&'static [u8], usize, fn(u8) -> bool);
+
 /// Token formats with a fixed shape, each after the rule of gitleaks
 /// (`config/gitleaks.toml`, github.com/gitleaks/gitleaks) or the vendor's documentation named
 /// beside it. Every pattern asks for the full length of the secret part, so that a mere mention
@@ -276,7 +279,7 @@ fn vendor_token(v: &[u8]) -> bool {
             }) >= 17
     });
     // Fixed prefix, then at least `min` bytes of the token alphabet:
-    let prefixed: &[(&[u8], usize, fn(u8) -> bool)] = &[
+    let prefixed: &[TokenShape] = &[
         // gitleaks `pypi-upload-token`: `pypi-AgEIcHlwaS5vcmc[\w-]{50,1000}` (the macaroon's
         // location, "pypi.org", base64); TestPyPI's tokens carry "test.pypi.org" instead.
         (b"pypi-AgEIcHlwaS5vcmc", 50, base64url),
