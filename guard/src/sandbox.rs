@@ -161,6 +161,7 @@
 //! cannot choose what runs.
 
 pub mod capture;
+pub mod cgroup;
 pub mod env;
 pub mod json_v1;
 pub mod mounts;
@@ -180,6 +181,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use capture::Capture;
+use cgroup::BuildCgroup;
 use env::EnvPlan;
 use proof::ContainmentProbe;
 use stage::{Limits, StagePlan};
@@ -241,6 +243,9 @@ pub struct RunSpec {
     /// More directories to hide (`--hide`).
     pub hide: Vec<PathBuf>,
     pub limits: Limits,
+    /// `--memory-max`: the bound of the build's control group (default: three quarters of the
+    /// host's memory).
+    pub memory_max: Option<u64>,
     /// The tree check after the build, against a baseline held in memory.
     pub tree: Option<TreeSpec>,
 }
@@ -847,8 +852,28 @@ fn sandboxed(
     let ns = |kind: &str| {
         probe::namespace_id(kind).map_err(io_error(format!("read /proc/self/ns/{kind}")))
     };
+    let nonce = nonce()?;
+    // A control group where the host allows one (root): the bound of all the build's memory.
+    // Whole 64 KiB units: the kernel keeps the limit in pages (up to 64 KiB on aarch64) and
+    // reads back what it kept, which the proof compares.
+    let memory_max = spec
+        .memory_max
+        .or_else(|| cgroup::mem_total().map(|m| m / 4 * 3))
+        .unwrap_or(4 << 30)
+        & !0xffff;
+    let (group, cgroup_unavailable) = if identity.switch {
+        match BuildCgroup::create(&nonce, memory_max, spec.limits.processes) {
+            Ok(group) => (Some(group), None),
+            Err(reason) => (None, Some(reason)),
+        }
+    } else {
+        (
+            None,
+            Some("started as an ordinary user: no control group of its own".to_string()),
+        )
+    };
     let plan = StagePlan {
-        nonce: nonce()?,
+        nonce,
         outer_netns: ns("net")?,
         outer_userns: ns("user")?,
         outer_pidns: ns("pid")?,
@@ -875,6 +900,13 @@ fn sandboxed(
         setpriv: setpriv.clone(),
         network_namespace: network,
         without_landlock: spec.hook == Some(NamespaceHook::NoLandlock),
+        cgroup: group.as_ref().map(|g| stage::CgroupPlan {
+            version: g.version,
+            dirs: g.dirs.clone(),
+            memory_max: g.memory_max,
+            pids_max: g.pids_max,
+        }),
+        cgroup_unavailable,
     };
     let mut cmd = match &setpriv {
         Some(setpriv) => {
@@ -916,7 +948,7 @@ fn sandboxed(
         None
     };
     let capture = Capture::sandboxed(&plan.nonce, spec.max_output);
-    let finished = supervise(cmd, env_plan, cwd, capture, spec.timeout, false)?;
+    let finished = supervise(cmd, env_plan, cwd, capture, spec.timeout, group.as_ref())?;
     let finished = match finished {
         Ok(finished) => finished,
         Err(err) => {
@@ -1020,6 +1052,13 @@ fn layers(probe: &ContainmentProbe, network: bool) -> Vec<String> {
     }
     // Proven by every passing probe (mode 2, both filters, ADDR_NO_RANDOMIZE refused).
     layers.push("seccomp".into());
+    if probe.memory.cgroup_version > 0 {
+        layers.push(format!("memory-cgroup-v{}", probe.memory.cgroup_version));
+    }
+    layers.push(format!(
+        "tmpfs-budget-{}-mib",
+        probe.memory.tmpfs_budget >> 20
+    ));
     layers
 }
 
@@ -1095,17 +1134,15 @@ struct Finished {
 }
 
 /// Spawns `cmd` in its own process group with the planned environment, captures its output and
-/// enforces the timeout. The inner `Err` is a failure to spawn. `cleanup_group`: kill what is left
-/// of the process group after the main process exits (without a pid namespace nothing else would;
-/// the group's id cannot be reused while a member is alive, and a reuse in the instant after the
-/// last one died would need a new process to make itself leader of a group with that very id).
+/// enforces the timeout. The inner `Err` is a failure to spawn. `cgroup`: the group the child
+/// starts in (this process enters it for the spawn and leaves it right after).
 fn supervise(
     mut cmd: Command,
     env_plan: &EnvPlan,
     cwd: &Path,
     capture: Capture,
     timeout: Duration,
-    cleanup_group: bool,
+    cgroup: Option<&BuildCgroup>,
 ) -> Result<Result<Finished, io::Error>, SandboxError> {
     let (mut reader, writer) = io::pipe().map_err(io_error("create the output pipe"))?;
     let writer_err = writer
@@ -1119,7 +1156,21 @@ fn supervise(
         .stderr(writer_err)
         .process_group(0);
     let start = Instant::now();
+    if let Some(group) = cgroup
+        && let Err(e) = group.enter()
+    {
+        let _ = group.leave();
+        return Err(SandboxError::Io {
+            context: "enter the build's control group".into(),
+            source: e,
+        });
+    }
     let spawned = cmd.spawn();
+    if let Some(group) = cgroup {
+        group
+            .leave()
+            .map_err(io_error("leave the build's control group"))?;
+    }
     // The Command holds our copies of the pipe's write end; the reader sees EOF only without them.
     drop(cmd);
     let mut child = match spawned {
@@ -1144,9 +1195,6 @@ fn supervise(
     let pgid = child.id();
     let (status, timed_out) = wait_with_timeout(&mut child, pgid, timeout)?;
     let duration = start.elapsed();
-    if cleanup_group {
-        kill_group(pgid);
-    }
     let deadline = Instant::now() + OUTPUT_GRACE;
     while !reader_thread.is_finished() && Instant::now() < deadline {
         thread::sleep(POLL);

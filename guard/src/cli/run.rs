@@ -34,10 +34,14 @@ pub struct RunArgs {
     /// filter still applies).
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
-    /// Run without namespaces if they cannot be established, because an outer layer isolates the
-    /// network; recorded in the report.
+    /// Run without a network namespace if one cannot be established, because an outer layer
+    /// blocks egress; every other layer is still required; recorded in the report.
     #[arg(long, value_name = "REASON")]
     no_isolation_because: Option<String>,
+    /// The bound of all the build's memory together (its control group's memory.max, where the
+    /// host allows one: started as root); default three quarters of the host's memory.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(16 << 20..))]
+    memory_max: Option<u64>,
     /// The repository to build: the working directory (writable), and its .git is read-only.
     #[arg(long, value_name = "DIR")]
     repo: Option<PathBuf>,
@@ -149,6 +153,7 @@ pub fn run(mut args: RunArgs) -> u8 {
         read_only: args.read_only,
         hide: args.hide,
         limits: Limits::default(),
+        memory_max: args.memory_max,
         tree: loaded.as_ref().map(|l| l.spec.clone()),
     };
     let outcome = match sandbox::run(&spec) {

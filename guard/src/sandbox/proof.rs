@@ -63,6 +63,24 @@ pub struct ContainmentProbe {
     pub dev_tty_absent: bool,
     /// Whether `/proc/keys` shows nothing (masked, as Docker masks it).
     pub proc_keys_masked: bool,
+    pub memory: MemoryProof,
+}
+
+/// Which bound holds the build's memory as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryProof {
+    /// 0: no control group of its own (then `cgroup_unavailable` says why, and only the tmpfs
+    /// sizes and the per-process limits bound it).
+    pub cgroup_version: u8,
+    /// Whether this process is in the planned group (its `cgroup.procs` lists it).
+    pub cgroup_member: bool,
+    /// The group's limits as its files read (`memory.max` or `memory.limit_in_bytes`, `pids.max`).
+    pub memory_max: Option<u64>,
+    pub pids_max: Option<u64>,
+    pub cgroup_unavailable: Option<String>,
+    /// What the writable tmpfs of the view may hold together, in bytes.
+    pub tmpfs_budget: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,6 +146,8 @@ pub struct Expectations<'a> {
     pub git_dir: bool,
     /// Whether the sandbox has a network namespace of its own.
     pub network_namespace: bool,
+    /// The control group the sandbox must be in.
+    pub cgroup: Option<&'a super::stage::CgroupPlan>,
 }
 
 const ZERO_CAPS: &str = "0000000000000000";
@@ -249,6 +269,18 @@ impl ContainmentProbe {
         }
         if !self.dev_tty_absent {
             problems.push("/dev/tty is in the view".into());
+        }
+        if let Some(group) = expect.cgroup {
+            let memory = &self.memory;
+            if !memory.cgroup_member
+                || memory.memory_max != Some(group.memory_max)
+                || memory.pids_max != Some(group.pids_max)
+            {
+                problems.push(format!(
+                    "not bounded by the control group {:?} (member: {}, memory {:?}, pids {:?})",
+                    group.dirs, memory.cgroup_member, memory.memory_max, memory.pids_max
+                ));
+            }
         }
         if !self.proc_keys_masked {
             problems.push("/proc/keys shows the kernel's keys".into());

@@ -23,7 +23,8 @@ use super::capture::MARKER;
 use super::mounts::{self, MountEntry};
 use super::probe::{self, NetworkProbe};
 use super::proof::{
-    self, Capabilities, ContainmentProbe, Expectations, LandlockProof, RlimitProof, SeccompProof,
+    self, Capabilities, ContainmentProbe, Expectations, LandlockProof, MemoryProof, RlimitProof,
+    SeccompProof,
 };
 use super::seccomp;
 
@@ -34,8 +35,13 @@ pub const STAGE_SUBCOMMAND: &str = "__sandbox-stage";
 const NEWROOT: &str = "/newroot";
 /// Where the host's tree sits, in the scratch root, while the view is assembled.
 const OLDROOT: &str = "/oldroot";
-/// Size of each fresh writable tmpfs (`/tmp`, `/var/tmp`, `/dev/shm`).
-const SCRATCH_SIZE: &str = "size=4g";
+/// Sizes of the fresh writable tmpfs, together [`TMPFS_BUDGET`] with the 1 MiB ones (`/dev`,
+/// every hidden directory): their pages are memory, and without a control group nothing else
+/// bounds them as a whole. `/tmp` holds the build's `HOME` (its caches) too.
+const TMP_SIZE: &str = "size=3g";
+const SMALL_SCRATCH_SIZE: &str = "size=512m";
+/// What the writable tmpfs of the view may hold together, in bytes (3 GiB + 512 MiB + 512 MiB).
+pub const TMPFS_BUDGET: u64 = 4 << 30;
 /// Device nodes bound into the fresh `/dev`.
 /// No `tty`: the command has no controlling terminal, and nothing may open the launcher's.
 pub const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
@@ -127,6 +133,20 @@ pub struct StagePlan {
     pub network_namespace: bool,
     /// Test hook `no-landlock`: the enter stage skips Landlock, and its proof refuses.
     pub without_landlock: bool,
+    /// The build's control group, made by the outer process, or why there is none.
+    pub cgroup: Option<CgroupPlan>,
+    pub cgroup_unavailable: Option<String>,
+}
+
+/// The control group the sandbox started in (see [`super::cgroup`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CgroupPlan {
+    pub version: u8,
+    /// Its directories, as the host (and the read-only view) shows them.
+    pub dirs: Vec<PathBuf>,
+    pub memory_max: u64,
+    pub pids_max: u64,
 }
 
 impl StagePlan {
@@ -167,6 +187,7 @@ impl StagePlan {
             build_gid: self.build_gid,
             git_dir: self.git_dir.is_some(),
             network_namespace: self.network_namespace,
+            cgroup: self.cgroup.as_ref(),
         }
     }
 
@@ -382,7 +403,12 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         }
         let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
         if writable {
-            mount_tmpfs(&target, flags, &format!("mode=1777,{SCRATCH_SIZE}"))?;
+            let size = if path == Path::new("/tmp") {
+                TMP_SIZE
+            } else {
+                SMALL_SCRATCH_SIZE
+            };
+            mount_tmpfs(&target, flags, &format!("mode=1777,{size}"))?;
         } else {
             match mount_tmpfs(&target, flags, "mode=0755,size=1m") {
                 Ok(()) => hidden_mounts.push(target),
@@ -421,7 +447,7 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     mount_tmpfs(
         &dev.join("shm"),
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        &format!("mode=1777,{SCRATCH_SIZE}"),
+        &format!("mode=1777,{SMALL_SCRATCH_SIZE}"),
     )?;
     // A private pty instance, where the kernel allows it; builds rarely need one.
     let _ = nix::mount::mount(
@@ -881,6 +907,7 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         aslr_weakening,
         aslr_weakening_refused,
     };
+    let memory = memory_proof(plan);
     let probe = ContainmentProbe {
         network,
         pidns: ns("pid"),
@@ -915,6 +942,7 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         controlling_terminal: proof::tty_nr(&stat).unwrap_or(u64::MAX),
         dev_tty_absent: std::fs::symlink_metadata("/dev/tty")
             .is_err_and(|e| e.kind() == io::ErrorKind::NotFound),
+        memory,
         proc_keys_masked: match std::fs::read("/proc/keys") {
             Ok(keys) => keys.is_empty(),
             Err(e) => e.kind() == io::ErrorKind::NotFound,
@@ -938,6 +966,39 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     announce(&plan.nonce, "exec", "")
         .map_err(|e| Failure::Refuse(format!("cannot announce the command: {e}")))?;
     Err(Failure::Exec(Command::new(program).args(args).exec()))
+}
+
+/// The memory bound in force: membership of the planned control group and its limits, read
+/// back from the group's own files.
+fn memory_proof(plan: &StagePlan) -> MemoryProof {
+    let read = |path: PathBuf| std::fs::read_to_string(path).ok();
+    let number = |text: Option<String>| text.and_then(|t| t.trim().parse::<u64>().ok());
+    let mut proof = MemoryProof {
+        cgroup_version: 0,
+        cgroup_member: false,
+        memory_max: None,
+        pids_max: None,
+        cgroup_unavailable: plan.cgroup_unavailable.clone(),
+        tmpfs_budget: TMPFS_BUDGET,
+    };
+    if let Some(group) = &plan.cgroup {
+        let files = super::cgroup::BuildCgroup::files(group.version);
+        proof.cgroup_version = group.version;
+        // pid 1 of this pid namespace is this very process (the stages exec each other).
+        proof.cgroup_member = !group.dirs.is_empty()
+            && group.dirs.iter().all(|d| {
+                read(d.join("cgroup.procs")).is_some_and(|p| p.lines().any(|l| l.trim() == "1"))
+            });
+        proof.memory_max = group
+            .dirs
+            .iter()
+            .find_map(|d| number(read(d.join(files.memory_max))));
+        proof.pids_max = group
+            .dirs
+            .iter()
+            .find_map(|d| number(read(d.join(files.pids_max))));
+    }
+    proof
 }
 
 /// Closes every descriptor above stderr that this process inherited (a parent of the guard may
