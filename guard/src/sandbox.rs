@@ -444,11 +444,13 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
             None,
         ),
     };
+    let mut inodes_before = None;
     if let Some(tree) = &spec.tree {
-        let changed = tree::changed_since(&tree.baseline, &tree.walk)?;
+        let (changed, inodes) = tree::changed_since(&tree.baseline, &tree.walk)?;
         if !changed.is_empty() {
             return Err(SandboxError::TreeChanged(changed.join(", ")));
         }
+        inodes_before = Some(inodes);
     }
     let nonce = nonce()?;
     let sandbox_home = PathBuf::from(format!("/tmp/guard-run-home-{nonce}"));
@@ -492,10 +494,30 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
     // Every process of the build is gone now (its pid namespace is dead): what it left is final.
     let tree = match &spec.tree {
         Some(t) => {
-            let result = tree::verify_against(&t.baseline, &t.verdict, &t.policy, &t.walk);
-            Some(result.map(|after| TreeOutcome {
-                entries: after.snapshot.len() as u64,
-                findings: after.findings,
+            let result = tree::verify_against(
+                &t.baseline,
+                &t.verdict,
+                &t.policy,
+                &t.walk,
+                inodes_before.as_ref(),
+            );
+            // A check that cannot finish is a failing check with its reason: the report is
+            // written either way (the evidence must not disappear).
+            Some(Ok::<_, SandboxError>(match result {
+                Ok(after) => TreeOutcome {
+                    entries: after.snapshot.len() as u64,
+                    findings: after.findings,
+                },
+                Err(e) => TreeOutcome {
+                    entries: 0,
+                    findings: vec![Finding {
+                        rule: crate::rules::RuleId::BuildWrote,
+                        path: crate::repo_path::RepoPath::from("."),
+                        change: tree::Change::Modified,
+                        message: format!("the check after the build could not finish: {e}"),
+                        policy_entry: None,
+                    }],
+                },
             }))
         }
         None => None,

@@ -38,6 +38,10 @@ pub struct RunArgs {
     /// blocks egress; every other layer is still required; recorded in the report.
     #[arg(long, value_name = "REASON")]
     no_isolation_because: Option<String>,
+    /// Most entries the tree checks walk (the whole tree, `.git` included); a build that leaves
+    /// more fails the check after it (rule build-wrote), with its report written.
+    #[arg(long, value_name = "N", default_value_t = WalkLimits::default().max_entries)]
+    max_entries: usize,
     /// The bound of all the build's memory together (its control group's memory.max, where the
     /// host allows one: started as root); default three quarters of the host's memory.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(16 << 20..))]
@@ -101,7 +105,10 @@ fn load_tree(args: &RunArgs, policy: &guard::policy::Policy) -> Result<Option<Lo
             baseline,
             verdict,
             policy: policy.clone(),
-            walk: WalkLimits::default(),
+            walk: WalkLimits {
+                max_entries: args.max_entries,
+                ..WalkLimits::default()
+            },
         },
         doc,
         baseline_sha256,
