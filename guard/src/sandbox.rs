@@ -18,10 +18,13 @@
 //! | hidden directories | fresh empty read-only tmpfs over `/run`, `/var/run`, `/root`, `HOME`, the build user's home, `RUNNER_TEMP` and its parent (the runner's work root: `_temp`, `_actions`, `_tool`, the other checkouts), `RUNNER_WORKSPACE`, `GITHUB_WORKSPACE` and its parent, every ancestor of `RUNNER_TEMP` that holds the runner's `.credentials`, `.runner` or `_diag`, and `--hide`; fresh writable tmpfs over `/tmp`, `/var/tmp`, `/dev/shm` | reading `~/.git-credentials`, `gh`'s `hosts.yml`, the runner's credentials and `_diag` logs; writing the runner's file commands (`GITHUB_ENV`, `GITHUB_PATH`: code in a later step), actions' code, the job's baseline and reports; **connecting to file-system UNIX sockets** (D-Bus, systemd, Docker, anything in `/tmp`): `connect()` works on a read-only mount, so sockets are hidden, not just read-only |
 //! | masked sockets | every pathname UNIX socket bound on the host that still resolves in the view (bound outside every hidden directory: under `/var/lib`, `/opt`, another user's home, a second checkout) is covered, after every other mount, by an empty file from a private tmpfs whose super block is read-only (`connect()` then fails with `EROFS`); a directory holding nothing but sockets is hidden whole instead, which also hides a socket bound there later (see [Sockets](#sockets)) | connecting to a host daemon whose socket the fixed list of hidden directories misses, without refusing the build for its presence |
 //! | bound back | the worktree (or working directory) and `--writable` outputs writable, its `.git` read-only; `CARGO_HOME`, `RUSTUP_HOME`, `--read-only` directories and the guard binary read-only | nothing: what the build needs, and no more |
-//! | fresh `/dev`, `/proc` | a tmpfs with `null`, `zero`, `full`, `random`, `urandom`, `tty` bound from the host, a private `devpts`; a proc of the new pid namespace with `sys`, `sysrq-trigger`, `irq`, `bus` read-only | raw disks and other device nodes; kernel knobs (`core_pattern`) |
+//! | fresh `/dev`, `/proc` | a tmpfs with `null`, `zero`, `full`, `random`, `urandom` bound from the host (no `tty`), a private `devpts`; a proc of the new pid namespace with `sys`, `sysrq-trigger`, `irq`, `bus` read-only and `keys`, `key-users` covered by `/dev/null` | raw disks and other device nodes; kernel knobs (`core_pattern`); the kernel's keys of every uid |
+//! | own session | `setsid()` in the setup stage: no controlling terminal (`tty_nr` 0 in the proof) | `TIOCSTI` into the terminal the guard was started from, `tcsetpgrp` to read it (bubblewrap's CVE-2017-5226) |
 //! | no privilege | the command is an ordinary user (the build user, never uid 0) in its user namespace: no capability in any set (`CapInh`, `CapPrm`, `CapEff`, `CapAmb` all zero), `no_new_privs`, no supplementary group, and the namespace above it may hold only one child user namespace (`max_user_namespaces=1`, bubblewrap's `--disable-userns`), so it cannot create another and gain capabilities there | setuid binaries (`sudo`), file capabilities, capability-gated kernel paths, nested-namespace escapes |
 //! | Landlock | read and execute everywhere, every write right (`AccessFs::from_all(ABI::V9)` minus device creation) only beneath the writable binds, `/tmp`, `/var/tmp`, `/dev/shm`, `/dev/pts`, the device nodes and `/proc`; among them, from ABI 9, `ResolveUnix` (`LANDLOCK_ACCESS_FS_RESOLVE_UNIX`: `connect()`/`sendmsg()` to a pathname UNIX socket); abstract UNIX sockets and signals scoped to the sandbox (ABI 6) | a mistake in the mount setup reopening a host path for writing; abstract sockets and signals if a namespace were shared; from ABI 9, every host socket outside the writable directories, also one bound after the masks were placed |
-//! | resource limits | `RLIMIT_NPROC` 4096, `RLIMIT_DATA` 16 GiB, `RLIMIT_FSIZE` 8 GiB, `RLIMIT_NOFILE` 8192, `RLIMIT_CORE` 0 (lowered only) | fork bombs, runaway memory, disk-filling files, core dumps of secrets |
+//! | seccomp | [`seccomp`]'s deny-list, installed last before the proof and `exec` | the keyrings of the build's host uid and of the launcher's session, `TIOCSTI`/`TIOCLINUX`, kexec and modules, `bpf`, `perf_event_open`, `userfaultfd`, `open_by_handle_at`, ASLR-weakening `personality`, `io_uring`, the mount API, a change of `RLIMIT_CORE` |
+//! | resource limits | `RLIMIT_NPROC` 4096, `RLIMIT_DATA` 16 GiB, `RLIMIT_FSIZE` 8 GiB, `RLIMIT_NOFILE` 8192 (lowered only), `RLIMIT_CORE` exactly 1 (0 does not stop a pipe `core_pattern`) | fork bombs, runaway memory, disk-filling files, core dumps of secrets (also to apport or systemd-coredump) |
+//! | memory as a whole | a control group of its own where the host allows one ([`cgroup`]: `memory.max`, `pids.max`), writable tmpfs within [`stage::TMPFS_BUDGET`] | tmpfs files and `memfd`s, which `RLIMIT_DATA` does not count |
 //! | time, output | `--timeout` kills the whole tree; the last `--max-output` bytes are kept | hangs, floods |
 //! | after the build | the trusted outer process waits until no process is left in the sandbox's pid namespace, then (with `--verdict`/`--baseline`) compares the worktree with the baseline it read before the build started: identity of the worktree and `.git`, every file's SHA-256 ([`crate::tree::verify_against`]) | a build that wrote `.github/**`, out of scope, into `.git`, or swapped the worktree; the exit status carries it (1) |
 //!
@@ -88,9 +91,12 @@
 //! or where anything above fails, does not run the command: **fail closed**, exit 2. There is no
 //! switch to run without Landlock: the other layers would hold alone, but a kernel too old for
 //! Landlock (before 5.13) is too old for this sandbox's other assumptions as well.
-//! `--no-isolation-because` remains for hosts where no namespace can be made at all: it runs the
-//! command directly (environment scrub, timeout and output bounds only), is recorded in the
-//! report, and the workflow never passes it (a test enforces that).
+//! `--no-isolation-because` replaces one layer, the network namespace, where an outer layer
+//! blocks egress and the kernel refuses a network namespace: the sandbox is then built again
+//! without `--net`, every other layer is still proven (the same proof, without its network
+//! part), and a failure of any of them is a refusal as before. The build never runs without the
+//! sandbox and never as root. The opt-out is recorded in the report (`network: opted-out`), and
+//! the workflow never passes it (a test enforces that).
 //!
 //! # Sockets
 //!
@@ -151,16 +157,20 @@
 //! # Test hook
 //!
 //! [`NamespaceHook`] (environment variable `GUARD_RUN_SIMULATE_NO_NAMESPACES`, read by the CLI)
-//! makes the namespaces unavailable — `missing`: `unshare` does not exist; `silent`: `true(1)`
-//! stands in for `unshare`, exiting 0 without running anything. It can only take isolation away,
-//! which fails closed without `--no-isolation-because`; it cannot choose what runs.
+//! makes layers unavailable — `missing`: `unshare` does not exist; `silent`: `true(1)`
+//! stands in for `unshare`, exiting 0 without running anything; `no-network`: an attempt with a
+//! network namespace is unavailable; `no-landlock`: the enter stage does not restrict itself with
+//! Landlock (its proof then refuses). It can only take isolation away, which fails closed; it
+//! cannot choose what runs.
 
 pub mod capture;
+pub mod cgroup;
 pub mod env;
 pub mod json_v1;
 pub mod mounts;
 pub mod probe;
 pub mod proof;
+pub mod seccomp;
 pub mod stage;
 
 use std::ffi::{OsStr, OsString};
@@ -174,6 +184,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use capture::Capture;
+use cgroup::BuildCgroup;
 use env::EnvPlan;
 use proof::ContainmentProbe;
 use stage::{Limits, StagePlan};
@@ -222,7 +233,8 @@ pub struct RunSpec {
     pub allow_env: Vec<String>,
     /// The repository the command builds: its working directory, and its `.git` is made read-only.
     pub repo: Option<PathBuf>,
-    /// `--no-isolation-because`: run without namespaces if they cannot be established.
+    /// `--no-isolation-because`: run without a network namespace if one cannot be established
+    /// (every other layer still proven).
     pub opt_out: Option<String>,
     /// The guard binary, re-entered for the inner stages.
     pub guard_exe: PathBuf,
@@ -234,6 +246,9 @@ pub struct RunSpec {
     /// More directories to hide (`--hide`).
     pub hide: Vec<PathBuf>,
     pub limits: Limits,
+    /// `--memory-max`: the bound of the build's control group (default: three quarters of the
+    /// host's memory).
+    pub memory_max: Option<u64>,
     /// The tree check after the build, against a baseline held in memory.
     pub tree: Option<TreeSpec>,
 }
@@ -247,24 +262,29 @@ pub struct TreeSpec {
     pub walk: WalkLimits,
 }
 
-/// Test hook that makes namespaces unavailable (see the module docs).
+/// Test hook that makes layers unavailable (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NamespaceHook {
     /// The `unshare` binary does not exist.
     Missing,
     /// `true(1)` stands in for `unshare`: exits 0 without running anything.
     Silent,
+    /// A network namespace cannot be made (the attempt with one is unavailable).
+    NoNetwork,
+    /// The enter stage does not restrict itself with Landlock.
+    NoLandlock,
 }
 
 impl NamespaceHook {
     pub const ENV: &'static str = "GUARD_RUN_SIMULATE_NO_NAMESPACES";
 
-    /// Any value other than `silent` means `missing`: an unknown value must not loosen anything.
+    /// An unknown value means `missing`: it must not loosen anything.
     pub fn from_value(value: &str) -> NamespaceHook {
-        if value == "silent" {
-            NamespaceHook::Silent
-        } else {
-            NamespaceHook::Missing
+        match value {
+            "silent" => NamespaceHook::Silent,
+            "no-network" => NamespaceHook::NoNetwork,
+            "no-landlock" => NamespaceHook::NoLandlock,
+            _ => NamespaceHook::Missing,
         }
     }
 }
@@ -299,6 +319,14 @@ impl ExitRecord {
     }
 }
 
+/// `--no-isolation-because` in effect: the network namespace could not be made and was left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkOptOut {
+    pub reason: String,
+    /// Why the attempt with a network namespace failed.
+    pub unavailable: String,
+}
+
 /// Which layers contained the command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Isolation {
@@ -312,11 +340,8 @@ pub enum Isolation {
         /// Which host directories were hidden, and which were bound back.
         hidden: Vec<PathBuf>,
         writable: Vec<PathBuf>,
-    },
-    OptedOut {
-        reason: String,
-        /// Why the namespaces could not be established.
-        unavailable: String,
+        /// Set when the sandbox was built without a network namespace.
+        network_opt_out: Option<NetworkOptOut>,
     },
 }
 
@@ -379,10 +404,9 @@ pub enum SandboxError {
     },
     #[error("{context}: {source}")]
     Io { context: String, source: io::Error },
-    #[error(
-        "network isolation could not be established, so the command was not run: {detail} \
-         (where an outer layer blocks egress, --no-isolation-because <REASON> allows running without it)"
-    )]
+    /// Deliberately without a hint at `--no-isolation-because`: the opt-out replaces the network
+    /// namespace only, and this refusal may be about any layer.
+    #[error("isolation could not be established, so the command was not run: {detail}")]
     IsolationUnavailable { detail: String },
     #[error("the sandbox broke its protocol: {detail}")]
     Protocol { detail: String },
@@ -423,11 +447,13 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
             None,
         ),
     };
+    let mut inodes_before = None;
     if let Some(tree) = &spec.tree {
-        let changed = tree::changed_since(&tree.baseline, &tree.walk)?;
+        let (changed, inodes) = tree::changed_since(&tree.baseline, &tree.walk)?;
         if !changed.is_empty() {
             return Err(SandboxError::TreeChanged(changed.join(", ")));
         }
+        inodes_before = Some(inodes);
     }
     let nonce = nonce()?;
     let sandbox_home = PathBuf::from(format!("/tmp/guard-run-home-{nonce}"));
@@ -442,48 +468,59 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
         refused: env_plan.refused.clone(),
     };
 
-    let (finished, isolation, chowned) =
-        match sandboxed(spec, &env_plan, &cwd, git_dir, &sandbox_home)? {
-            Attempt::Ran(finished, isolation, chowned) => (*finished, isolation, chowned),
-            Attempt::Unavailable(detail) => match &spec.opt_out {
-                None => return Err(SandboxError::IsolationUnavailable { detail }),
-                Some(reason) => {
-                    let home = tempfile::Builder::new()
-                        .prefix("guard-run-home-")
-                        .tempdir()
-                        .map_err(io_error("create the command's fresh HOME"))?;
-                    let env_plan = env::plan(std::env::vars_os(), &spec.allow_env, home.path());
-                    let mut direct = Command::new(&spec.command[0]);
-                    direct.args(&spec.command[1..]);
-                    let finished = match supervise(
-                        direct,
-                        &env_plan,
-                        &cwd,
-                        Capture::direct(spec.max_output),
-                        spec.timeout,
-                        true,
-                    )? {
-                        Ok(finished) => finished,
-                        Err(err) => not_executable(&spec.command[0], &err, spec.max_output),
-                    };
-                    (
-                        finished,
-                        Isolation::OptedOut {
-                            reason: reason.clone(),
-                            unavailable: detail,
-                        },
-                        None,
-                    )
+    let attempt = sandboxed(spec, &env_plan, &cwd, git_dir.clone(), &sandbox_home, true)?;
+    let (finished, isolation, chowned) = match (attempt, &spec.opt_out) {
+        (Attempt::Ran(finished, isolation, chowned), _) => (*finished, isolation, chowned),
+        (Attempt::Unavailable(detail), None) => {
+            return Err(SandboxError::IsolationUnavailable { detail });
+        }
+        // The command did not start: build the same sandbox again without its network
+        // namespace, every other layer proven as before.
+        (Attempt::Unavailable(unavailable), Some(reason)) => {
+            match sandboxed(spec, &env_plan, &cwd, git_dir, &sandbox_home, false)? {
+                Attempt::Ran(finished, mut isolation, chowned) => {
+                    let Isolation::Namespace {
+                        network_opt_out, ..
+                    } = &mut isolation;
+                    *network_opt_out = Some(NetworkOptOut {
+                        reason: reason.clone(),
+                        unavailable,
+                    });
+                    (*finished, isolation, chowned)
                 }
-            },
-        };
+                Attempt::Unavailable(detail) => {
+                    return Err(SandboxError::IsolationUnavailable { detail });
+                }
+            }
+        }
+    };
     // Every process of the build is gone now (its pid namespace is dead): what it left is final.
     let tree = match &spec.tree {
         Some(t) => {
-            let result = tree::verify_against(&t.baseline, &t.verdict, &t.policy, &t.walk);
-            Some(result.map(|after| TreeOutcome {
-                entries: after.snapshot.len() as u64,
-                findings: after.findings,
+            let result = tree::verify_against(
+                &t.baseline,
+                &t.verdict,
+                &t.policy,
+                &t.walk,
+                inodes_before.as_ref(),
+            );
+            // A check that cannot finish is a failing check with its reason: the report is
+            // written either way (the evidence must not disappear).
+            Some(Ok::<_, SandboxError>(match result {
+                Ok(after) => TreeOutcome {
+                    entries: after.snapshot.len() as u64,
+                    findings: after.findings,
+                },
+                Err(e) => TreeOutcome {
+                    entries: 0,
+                    findings: vec![Finding {
+                        rule: crate::rules::RuleId::BuildWrote,
+                        path: crate::repo_path::RepoPath::from("."),
+                        change: tree::Change::Modified,
+                        message: format!("the check after the build could not finish: {e}"),
+                        policy_entry: None,
+                    }],
+                },
             }))
         }
         None => None,
@@ -750,9 +787,15 @@ fn sandboxed(
     cwd: &Path,
     git_dir: Option<PathBuf>,
     home: &Path,
+    network: bool,
 ) -> Result<Attempt, SandboxError> {
+    if network && spec.hook == Some(NamespaceHook::NoNetwork) {
+        return Ok(Attempt::Unavailable(
+            "no network namespace (simulated by the test hook)".into(),
+        ));
+    }
     let unshare = match spec.hook {
-        None => find_tool(UNSHARE),
+        None | Some(NamespaceHook::NoNetwork | NamespaceHook::NoLandlock) => find_tool(UNSHARE),
         Some(NamespaceHook::Missing) => Some(PathBuf::from("/nonexistent/unshare")),
         Some(NamespaceHook::Silent) => find_tool(TRUE),
     };
@@ -834,8 +877,28 @@ fn sandboxed(
     let ns = |kind: &str| {
         probe::namespace_id(kind).map_err(io_error(format!("read /proc/self/ns/{kind}")))
     };
+    let nonce = nonce()?;
+    // A control group where the host allows one (root): the bound of all the build's memory.
+    // Whole 64 KiB units: the kernel keeps the limit in pages (up to 64 KiB on aarch64) and
+    // reads back what it kept, which the proof compares.
+    let memory_max = spec
+        .memory_max
+        .or_else(|| cgroup::mem_total().map(|m| m / 4 * 3))
+        .unwrap_or(4 << 30)
+        & !0xffff;
+    let (group, cgroup_unavailable) = if identity.switch {
+        match BuildCgroup::create(&nonce, memory_max, spec.limits.processes) {
+            Ok(group) => (Some(group), None),
+            Err(reason) => (None, Some(reason)),
+        }
+    } else {
+        (
+            None,
+            Some("started as an ordinary user: no control group of its own".to_string()),
+        )
+    };
     let plan = StagePlan {
-        nonce: nonce()?,
+        nonce,
         outer_netns: ns("net")?,
         outer_userns: ns("user")?,
         outer_pidns: ns("pid")?,
@@ -860,6 +923,15 @@ fn sandboxed(
         limits: spec.limits,
         privileged_setup: identity.switch,
         setpriv: setpriv.clone(),
+        network_namespace: network,
+        without_landlock: spec.hook == Some(NamespaceHook::NoLandlock),
+        cgroup: group.as_ref().map(|g| stage::CgroupPlan {
+            version: g.version,
+            dirs: g.dirs.clone(),
+            memory_max: g.memory_max,
+            pids_max: g.pids_max,
+        }),
+        cgroup_unavailable,
     };
     let mut cmd = match &setpriv {
         Some(setpriv) => {
@@ -873,12 +945,11 @@ fn sandboxed(
         // Not root: the first user namespace maps only the build user (its root).
         cmd.args(["--user", "--map-root-user"]);
     }
+    cmd.args(["--pid", "--fork", "--kill-child", "--mount"]);
+    if network {
+        cmd.arg("--net");
+    }
     cmd.args([
-        "--pid",
-        "--fork",
-        "--kill-child",
-        "--mount",
-        "--net",
         "--ipc",
         "--uts",
         "--cgroup",
@@ -902,7 +973,7 @@ fn sandboxed(
         None
     };
     let capture = Capture::sandboxed(&plan.nonce, spec.max_output);
-    let finished = supervise(cmd, env_plan, cwd, capture, spec.timeout, false)?;
+    let finished = supervise(cmd, env_plan, cwd, capture, spec.timeout, group.as_ref())?;
     let finished = match finished {
         Ok(finished) => finished,
         Err(err) => {
@@ -953,7 +1024,7 @@ fn judge(plan: &StagePlan, finished: Finished) -> Result<Attempt, SandboxError> 
         });
     }
     wait_for_namespace_end(&probe.pidns)?;
-    let layers = layers(&probe);
+    let layers = layers(&probe, plan.network_namespace);
     let isolation = Isolation::Namespace {
         netns_differs: probe.network.netns != plan.outer_netns,
         userns_differs: probe.network.userns != plan.outer_userns,
@@ -962,12 +1033,13 @@ fn judge(plan: &StagePlan, finished: Finished) -> Result<Attempt, SandboxError> 
         hidden: plan.hidden.clone(),
         writable: plan.writable.clone(),
         probe: Box::new(probe),
+        network_opt_out: None,
     };
     Ok(Attempt::Ran(Box::new(finished), isolation, None))
 }
 
 /// The layers a passing proof shows, by name.
-fn layers(probe: &ContainmentProbe) -> Vec<String> {
+fn layers(probe: &ContainmentProbe, network: bool) -> Vec<String> {
     let mut layers: Vec<String> = [
         "environment-scrubbed",
         "user-namespaces",
@@ -982,8 +1054,12 @@ fn layers(probe: &ContainmentProbe) -> Vec<String> {
         "no-new-privs",
         "no-nested-user-namespaces",
         "resource-limits",
+        "core-dumps-off",
+        "no-controlling-terminal",
+        "proc-keys-masked",
     ]
     .iter()
+    .filter(|s| network || **s != "network-namespace")
     .map(|s| s.to_string())
     .collect();
     if probe.network.git_dir_read_only == Some(true) {
@@ -999,6 +1075,15 @@ fn layers(probe: &ContainmentProbe) -> Vec<String> {
     if probe.landlock.pathname_sockets_restricted {
         layers.push("landlock-pathname-unix-sockets".into());
     }
+    // Proven by every passing probe (mode 2, both filters, ADDR_NO_RANDOMIZE refused).
+    layers.push("seccomp".into());
+    if probe.memory.cgroup_version > 0 {
+        layers.push(format!("memory-cgroup-v{}", probe.memory.cgroup_version));
+    }
+    layers.push(format!(
+        "tmpfs-budget-{}-mib",
+        probe.memory.tmpfs_budget >> 20
+    ));
     layers
 }
 
@@ -1073,39 +1158,16 @@ struct Finished {
     capture: Capture,
 }
 
-/// A command that could not be executed ends as it would in a shell: 127 when not found, else 126.
-fn not_executable(program: &OsStr, err: &io::Error, max_output: usize) -> Finished {
-    let mut capture = Capture::direct(max_output);
-    let program = crate::escape::neutralize(&program.to_string_lossy());
-    capture.feed(format!("guard run: cannot execute {program}: {err}\n").as_bytes());
-    let code = if err.kind() == io::ErrorKind::NotFound {
-        127
-    } else {
-        126
-    };
-    Finished {
-        exit: ExitRecord {
-            code: Some(code),
-            signal: None,
-        },
-        timed_out: false,
-        duration: Duration::ZERO,
-        capture,
-    }
-}
-
 /// Spawns `cmd` in its own process group with the planned environment, captures its output and
-/// enforces the timeout. The inner `Err` is a failure to spawn. `cleanup_group`: kill what is left
-/// of the process group after the main process exits (without a pid namespace nothing else would;
-/// the group's id cannot be reused while a member is alive, and a reuse in the instant after the
-/// last one died would need a new process to make itself leader of a group with that very id).
+/// enforces the timeout. The inner `Err` is a failure to spawn. `cgroup`: the group the child
+/// starts in (this process enters it for the spawn and leaves it right after).
 fn supervise(
     mut cmd: Command,
     env_plan: &EnvPlan,
     cwd: &Path,
     capture: Capture,
     timeout: Duration,
-    cleanup_group: bool,
+    cgroup: Option<&BuildCgroup>,
 ) -> Result<Result<Finished, io::Error>, SandboxError> {
     let (mut reader, writer) = io::pipe().map_err(io_error("create the output pipe"))?;
     let writer_err = writer
@@ -1119,7 +1181,21 @@ fn supervise(
         .stderr(writer_err)
         .process_group(0);
     let start = Instant::now();
+    if let Some(group) = cgroup
+        && let Err(e) = group.enter()
+    {
+        let _ = group.leave();
+        return Err(SandboxError::Io {
+            context: "enter the build's control group".into(),
+            source: e,
+        });
+    }
     let spawned = cmd.spawn();
+    if let Some(group) = cgroup {
+        group
+            .leave()
+            .map_err(io_error("leave the build's control group"))?;
+    }
     // The Command holds our copies of the pipe's write end; the reader sees EOF only without them.
     drop(cmd);
     let mut child = match spawned {
@@ -1144,9 +1220,6 @@ fn supervise(
     let pgid = child.id();
     let (status, timed_out) = wait_with_timeout(&mut child, pgid, timeout)?;
     let duration = start.elapsed();
-    if cleanup_group {
-        kill_group(pgid);
-    }
     let deadline = Instant::now() + OUTPUT_GRACE;
     while !reader_thread.is_finished() && Instant::now() < deadline {
         thread::sleep(POLL);

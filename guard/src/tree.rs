@@ -72,7 +72,7 @@ use crate::rules::RuleId;
 use json_v1::Kind;
 use json_v1::SnapshotDoc;
 pub use json_v1::{Change, Check, DirId, Identity};
-use walk::{Entry, Snapshot, WalkError, WalkLimits};
+use walk::{Entry, Inodes, Snapshot, WalkError, WalkLimits};
 
 const MODE_TREE: u32 = 0o040000;
 
@@ -147,7 +147,7 @@ pub fn in_git_dir(path: &[u8]) -> bool {
 
 /// Files whose content the baseline hashes: all of them, git's objects included (an object
 /// rewritten in place with the same size must not pass as unchanged).
-pub fn hashed_in_baseline(_path: &[u8]) -> bool {
+pub fn hashed_in_baseline(_path: &[u8], _size: u64) -> bool {
     true
 }
 
@@ -531,17 +531,25 @@ pub fn verify_after_build(
     limits: &WalkLimits,
 ) -> Result<AfterBuild, TreeError> {
     let baseline = Baseline::from_doc(root, baseline, verdict_sha256)?;
-    verify_against(&baseline, verdict, policy, limits)
+    verify_against(&baseline, verdict, policy, limits, None)
 }
 
 /// Compares the worktree with an in-memory baseline (see the module documentation): the
 /// worktree and `.git` must be the same directories, and every write the build made is judged.
-/// `verdict` must be the one the baseline was taken with (the caller binds them).
+/// `verdict` must be the one the baseline was taken with (the caller binds them). `inodes`: the
+/// hard-link counts, modification times and extended attributes read just before the build
+/// ([`changed_since`]), compared too.
+///
+/// The cost is bounded by the baseline: only a file the baseline hashed, of the same size as
+/// then, is read again (a new or resized file differs without reading it, however large or
+/// sparse), and a tree the walk cannot read whole (more entries or depth than `limits`, an
+/// unreadable directory) is a finding, not an error.
 pub fn verify_against(
     baseline: &Baseline,
     verdict: &VerdictDoc,
     policy: &Policy,
     limits: &WalkLimits,
+    inodes: Option<&Inodes>,
 ) -> Result<AfterBuild, TreeError> {
     check_verdict(verdict)?;
     let root = &baseline.root;
@@ -595,8 +603,34 @@ pub fn verify_against(
             && validate_path(path, &path_limits)
                 .is_ok_and(|text| policy.denied(text).is_none() && policy.is_build_output(text))
     };
-    let hash = |path: &[u8]| hashed_in_baseline(path) && !exempt_content(path);
-    let after = walk::walk(root, limits, &hash)?;
+    let hash = |path: &[u8], size: u64| {
+        !exempt_content(path)
+            && before
+                .get(&RepoPath::from(path))
+                .is_some_and(|b| b.kind == Kind::File && b.size == size && b.sha256.is_some())
+    };
+    let walked = match inodes {
+        Some(_) => walk::walk_with_inodes(root, limits, &hash).map(|(s, i)| (s, Some(i))),
+        None => walk::walk(root, limits, &hash).map(|s| (s, None)),
+    };
+    let (after, after_inodes) = match walked {
+        Ok(walked) => walked,
+        Err(e) => {
+            findings.push(Finding {
+                rule: RuleId::BuildWrote,
+                path: RepoPath::from("."),
+                change: Change::Modified,
+                message: format!(
+                    "the build left a tree the check cannot read whole ({e}); nothing in it is trusted"
+                ),
+                policy_entry: None,
+            });
+            return Ok(AfterBuild {
+                findings,
+                snapshot: Snapshot::new(),
+            });
+        }
+    };
 
     let paths: BTreeSet<&RepoPath> = before.keys().chain(after.keys()).collect();
     for path in paths {
@@ -610,6 +644,26 @@ pub fn verify_against(
             findings.push(f);
         }
     }
+    if let (Some(before), Some(after_inodes)) = (inodes, &after_inodes) {
+        let judged: BTreeSet<RepoPath> = findings.iter().map(|f| f.path.clone()).collect();
+        for (path, a) in after_inodes {
+            if judged.contains(path) {
+                continue;
+            }
+            let kind = after.get(path).map(|e| e.kind);
+            if let Some(f) = inode_change(
+                path,
+                kind,
+                before.get(path),
+                a,
+                policy,
+                &scope,
+                &path_limits,
+            ) {
+                findings.push(f);
+            }
+        }
+    }
     Ok(AfterBuild {
         findings,
         snapshot: after,
@@ -617,15 +671,19 @@ pub fn verify_against(
 }
 
 /// The paths at which the worktree differs from `baseline` in any way (identity included):
-/// empty when it is exactly the tree the baseline describes. Used before a build starts.
-/// Each path in the guard's display form.
-pub fn changed_since(baseline: &Baseline, limits: &WalkLimits) -> Result<Vec<String>, TreeError> {
+/// empty when it is exactly the tree the baseline describes. Used before a build starts; the
+/// [`Inodes`] of the same walk are what the check after the build compares with. Each path in
+/// the guard's display form.
+pub fn changed_since(
+    baseline: &Baseline,
+    limits: &WalkLimits,
+) -> Result<(Vec<String>, Inodes), TreeError> {
     let mut changed = Vec::new();
     if identity_of(&baseline.root)? != baseline.identity {
         changed.push(". (the worktree or its .git is another directory)".to_string());
-        return Ok(changed);
+        return Ok((changed, Inodes::new()));
     }
-    let now = walk::walk(&baseline.root, limits, &hashed_in_baseline)?;
+    let (now, inodes) = walk::walk_with_inodes(&baseline.root, limits, &hashed_in_baseline)?;
     let paths: BTreeSet<&RepoPath> = baseline.snapshot.keys().chain(now.keys()).collect();
     for path in paths {
         match (baseline.snapshot.get(path), now.get(path)) {
@@ -633,7 +691,65 @@ pub fn changed_since(baseline: &Baseline, limits: &WalkLimits) -> Result<Vec<Str
             _ => changed.push(path.display()),
         }
     }
-    Ok(changed)
+    Ok((changed, inodes))
+}
+
+/// The `build-wrote` finding for a change an [`Entry`] does not show: hard links, the
+/// modification time, extended attributes. `kind` is the entry's kind after the build.
+fn inode_change(
+    path: &RepoPath,
+    kind: Option<Kind>,
+    b: Option<&walk::Inode>,
+    a: &walk::Inode,
+    policy: &Policy,
+    scope: &Scope,
+    limits: &PathLimits,
+) -> Option<Finding> {
+    let finding = |message: String, entry: Option<String>| Finding {
+        rule: RuleId::BuildWrote,
+        path: path.clone(),
+        change: if b.is_some() {
+            Change::Modified
+        } else {
+            Change::Created
+        },
+        message,
+        policy_entry: entry,
+    };
+    let text = validate_path(path.as_bytes(), limits).ok();
+    if !in_git_dir(path.as_bytes()) && text.is_some_and(|t| policy.is_build_output(t)) {
+        return None;
+    }
+    let in_scope =
+        !in_git_dir(path.as_bytes()) && text.is_some_and(|t| scope.matching(t).is_some());
+    let scope_entry = || Some(format!("scope: {}", scope.globs().join(", ")));
+    if kind != Some(Kind::Dir) {
+        let before = b.map_or(1, |b| b.nlink);
+        if a.nlink != before || (b.is_none() && a.nlink > 1) {
+            return Some(finding(
+                format!(
+                    "the build changed the number of hard links to this file from {before} to {} (git records none; a link shares the inode with another name)",
+                    a.nlink
+                ),
+                None,
+            ));
+        }
+    }
+    let b = b?;
+    if a.xattrs != b.xattrs && !in_scope {
+        return Some(finding(
+            "the build changed the extended attributes of an entry outside the declared scope"
+                .into(),
+            scope_entry(),
+        ));
+    }
+    if kind != Some(Kind::Dir) && a.mtime != b.mtime && !in_scope {
+        return Some(finding(
+            "the build changed the modification time of a file outside the declared scope (build tools trust it)".into(),
+            scope_entry(),
+        ));
+    }
+    None
 }
 
 /// Whether an entry is unchanged. Directory sizes are file-system bookkeeping; a content hash is
@@ -718,6 +834,41 @@ fn build_write(
             None,
         ));
     }
+    // What no part of the worktree may hold, build outputs included: a later step, or the next
+    // job of a reused workspace, would open, execute or fail to remove it.
+    if let Some(a) = a {
+        if a.kind == Kind::Other {
+            return Some(finding(
+                format!(
+                    "the build {what} (a FIFO, socket or device node); no special file may be left in the worktree"
+                ),
+                None,
+            ));
+        }
+        let new_bits =
+            |mask: u32| a.mode & mask != 0 && b.is_none_or(|b| b.mode & mask != a.mode & mask);
+        if new_bits(0o7000) {
+            return Some(finding(
+                format!(
+                    "the build {what} with the set-user-ID, set-group-ID or sticky bit ({:04o})",
+                    a.mode
+                ),
+                None,
+            ));
+        }
+        if a.kind == Kind::Dir
+            && a.mode & 0o700 != 0o700
+            && b.is_none_or(|b| b.kind != Kind::Dir || b.mode != a.mode)
+        {
+            return Some(finding(
+                format!(
+                    "the build {what} that its owner cannot enter, list or change ({:04o}): the runner cannot remove it",
+                    a.mode
+                ),
+                None,
+            ));
+        }
+    }
     let text = match validate_path(path.as_bytes(), limits) {
         Ok(text) => text,
         Err(e) => {
@@ -733,8 +884,39 @@ fn build_write(
             Some(format!("deny: {pattern}")),
         ));
     }
+    if policy.is_build_output(text) {
+        return None;
+    }
+    if let Some(a) = a
+        && a.mode & 0o002 != 0
+        && b.is_none_or(|b| b.mode & 0o002 == 0)
+    {
+        return Some(finding(
+            format!("the build {what}, writable by every user ({:04o})", a.mode),
+            None,
+        ));
+    }
+    if let Some(a) = a
+        && a.kind == Kind::File
+        && a.size > policy.limits.max_diff_bytes
+        && b.is_none_or(|b| b.size != a.size)
+    {
+        return Some(finding(
+            format!(
+                "the build left a file of {} bytes, more than any diff may hold ({}), outside the build outputs; it was not read",
+                a.size, policy.limits.max_diff_bytes
+            ),
+            Some(format!(
+                "limits: max_diff_bytes {}",
+                policy.limits.max_diff_bytes
+            )),
+        ));
+    }
+    // A directory made or removed, unchanged otherwise, is nothing git records; one whose
+    // permissions changed outside the scope is a change to a tree the build may not touch.
     let only_dirs = b.is_none_or(|e| e.kind == Kind::Dir) && a.is_none_or(|e| e.kind == Kind::Dir);
-    if only_dirs || policy.is_build_output(text) {
+    let dir_mode_changed = matches!((b, a), (Some(b), Some(a)) if b.mode != a.mode);
+    if only_dirs && (!dir_mode_changed || scope.matching(text).is_some()) {
         return None;
     }
     if scope.matching(text).is_none() {

@@ -317,6 +317,11 @@ impl Replica {
     /// root-owned guard, started as root with the runner's variables, contains the build and
     /// checks the tree itself.
     fn build(&self, script: &str) -> (Output, Value) {
+        self.build_with(script, &[])
+    }
+
+    /// [`Replica::build`] with more arguments of `guard run` before the command.
+    fn build_with(&self, script: &str, extra: &[&str]) -> (Output, Value) {
         let report = self.agent("report/build-test.json");
         let _ = std::fs::remove_file(&report);
         let out = Command::new("/usr/bin/env")
@@ -340,6 +345,7 @@ impl Replica {
             .arg(self.agent("report/tree-after-build.json"))
             .args(["--timeout", "120", "--report"])
             .arg(&report)
+            .args(extra)
             .args(["--", "sh", "-c", script])
             .stdin(Stdio::null())
             .output()
@@ -1176,4 +1182,120 @@ fn a_python_test_run_that_writes_to_tmp_passes() {
     let t = tail(&doc);
     assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
     assert!(t.contains("OK") && t.contains("test_tmp"), "{t}");
+}
+
+fn findings_by_path(doc: &Value) -> BTreeMap<String, String> {
+    doc["after_build"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            assert_eq!(f["rule"], "build-wrote", "{f}");
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// What a reused workspace would carry into the next job, and the content check did not see:
+/// special files and special mode bits in scope, permissions of a directory outside it, a
+/// directory the runner cannot remove, an extended attribute, a modification time and a hard
+/// link on files outside the scope; and a sparse 8 GiB file is a finding without being read.
+#[test]
+fn the_after_build_check_sees_every_kind_of_change() {
+    let r = Replica::new();
+    let script = "mkfifo src/fifo && echo FIFO; \
+         /usr/bin/python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.bind('src/sock')\" && echo SOCKET; \
+         chmod 4755 src/lib.rs && echo SETUID; \
+         mkdir src/shared && chmod 2775 src/shared && echo SETGID; \
+         chmod 0777 src && echo DIR-0777; \
+         mkdir src/locked && chmod 000 src/locked && echo DIR-000; \
+         /usr/bin/python3 -c \"import os; os.setxattr('README.md', 'user.mark', b'planted')\" && echo XATTR; \
+         touch -d '2001-01-01 00:00' .gitignore && echo MTIME; \
+         ln README.md src/readme-link && echo HARDLINK; \
+         truncate -s 8G src/sparse.bin && echo SPARSE";
+    let (out, doc) = r.build(script);
+    let t = tail(&doc);
+    for marker in [
+        "FIFO", "SOCKET", "SETUID", "SETGID", "DIR-0777", "DIR-000", "XATTR", "MTIME", "HARDLINK",
+        "SPARSE",
+    ] {
+        assert!(t.contains(marker), "the build could not do {marker}: {t}");
+    }
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(doc["after_build"]["result"], "fail");
+    let found = findings_by_path(&doc);
+    for (path, words) in [
+        ("src/fifo", "special file"),
+        ("src/sock", "special file"),
+        ("src/lib.rs", "set-user-ID"),
+        ("src/shared", "set-group-ID"),
+        ("src", "permissions of a directory from 0755 to 0777"),
+        ("src/locked", "cannot remove"),
+        ("README.md", "hard links"),
+        (".gitignore", "modification time"),
+        ("src/readme-link", "hard links"),
+        ("src/sparse.bin", "more than any diff"),
+    ] {
+        let message = found
+            .get(path)
+            .unwrap_or_else(|| panic!("no finding for {path}: {found:?}"));
+        assert!(message.contains(words), "{path}: {message}");
+    }
+    // The sparse file was not read: the whole run took seconds, not a minute of hashing.
+    assert!(
+        doc["duration_ms"].as_u64().unwrap() < 30_000,
+        "{}",
+        doc["duration_ms"]
+    );
+    let tree: Value =
+        serde_json::from_slice(&std::fs::read(r.agent("report/tree-after-build.json")).unwrap())
+            .unwrap();
+    assert_eq!(tree["result"], "fail");
+    // The runner can clean up after it again (the test's own cleanup needs that too).
+    let _ = std::fs::set_permissions(r.work.join("src/locked"), PermissionsExt::from_mode(0o755));
+}
+
+/// An extended attribute alone, on a file outside the scope, is a finding.
+#[test]
+fn an_extended_attribute_outside_the_scope_is_a_finding() {
+    let r = Replica::new();
+    let (out, doc) = r.build(
+        "/usr/bin/python3 -c \"import os; os.setxattr('README.md', 'user.mark', b'planted')\" && echo XATTR",
+    );
+    assert!(tail(&doc).contains("XATTR"), "{}", tail(&doc));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let found = findings_by_path(&doc);
+    assert!(
+        found
+            .get("README.md")
+            .is_some_and(|m| m.contains("extended attributes")),
+        "{found:?}"
+    );
+}
+
+/// More entries than the walk may read is a failing check with its report written, not an
+/// error that leaves no evidence.
+#[test]
+fn a_tree_too_large_to_walk_fails_the_check_with_a_report() {
+    let r = Replica::new();
+    let (out, doc) = r.build_with(
+        "mkdir -p target/many && cd target/many && seq 1 3000 | xargs touch && echo MADE",
+        &["--max-entries", "2000"],
+    );
+    assert!(tail(&doc).contains("MADE"), "{}", tail(&doc));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let found = findings_by_path(&doc);
+    assert!(
+        found
+            .get(".")
+            .is_some_and(|m| m.contains("more than 2000 entries")),
+        "{found:?}"
+    );
+    let tree: Value =
+        serde_json::from_slice(&std::fs::read(r.agent("report/tree-after-build.json")).unwrap())
+            .unwrap();
+    assert_eq!(tree["result"], "fail");
 }

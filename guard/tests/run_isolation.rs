@@ -76,6 +76,62 @@ fn names(list: &Value) -> Vec<&str> {
         .collect()
 }
 
+/// Token values of common formats are dropped even under an allowlisted, innocent name.
+#[test]
+fn token_values_are_dropped_under_any_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let planted = [
+        (
+            "GUARD_T_VALUE_1",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJwbGFudGVkLWp3dCIsImlhdCI6MTUxNjIzOTAyMn0.c2lnbmF0dXJlLXBsYW50ZWQtand0",
+        ),
+        (
+            "GUARD_T_VALUE_2",
+            "pypi-AgEIcHlwaS5vcmcCJGE3ZDYwNDg3LTU3ZjItNGFlZC1hY2Q3LXBsYW50ZWRwbGFudGVk",
+        ),
+        ("GUARD_T_VALUE_4", "sk_live_51PlantedStripeKey0123456789"),
+        ("GUARD_T_VALUE_3", "rk_live_51PlantedRestrictedKey012345"),
+        ("GUARD_T_VALUE_5", "AIzaSyPlanted-GoogleApiKey_0123456789ab"),
+        (
+            "GUARD_T_VALUE_6",
+            "sv=2022-11-02&ss=b&srt=co&sp=rwdlac&se=2030-01-01T00:00:00Z&sig=PlantedSasSignature0123456789abcdefghij%3D",
+        ),
+        (
+            "GUARD_T_VALUE_7",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYPLANTEDKEY",
+        ),
+    ];
+    let mut cmd = guard();
+    cmd.current_dir(dir.path())
+        .envs(planted)
+        .env("GUARD_T_PLAIN", "plain-visible-value");
+    let mut args: Vec<&str> = Vec::new();
+    for (name, _) in &planted {
+        args.extend(["--allow-env", name]);
+    }
+    args.extend(["--allow-env", "GUARD_T_PLAIN", "--", "env"]);
+    let (output, doc) = run_with_report(cmd, dir.path(), &args);
+    assert_eq!(output.status.code(), Some(0), "{}", tail(&doc));
+    let env_output = tail(&doc);
+    assert!(
+        env_output.contains("GUARD_T_PLAIN=plain-visible-value"),
+        "{env_output}"
+    );
+    let dropped: Vec<&str> = doc["env"]["dropped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for (name, value) in planted {
+        assert!(!env_output.contains(value), "{name} reached the command");
+        assert!(
+            dropped.contains(&name),
+            "{name} not reported dropped: {dropped:?}"
+        );
+    }
+}
+
 #[test]
 fn secrets_are_dropped_even_when_requested() {
     let dir = tempfile::tempdir().unwrap();
@@ -210,7 +266,7 @@ fn opted_out_run_does_reach_the_host_listener() {
     let port = listener.local_addr().unwrap().port();
     let connect = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED");
     let mut cmd = guard();
-    cmd.current_dir(dir.path()).env(HOOK, "missing");
+    cmd.current_dir(dir.path()).env(HOOK, "no-network");
     let (output, doc) = run_with_report(
         cmd,
         dir.path(),
@@ -427,60 +483,119 @@ fn usage_errors_exit_2_without_running_anything() {
     }
 }
 
+/// A missing layer is a refusal, with `--no-isolation-because` too: the opt-out replaces the
+/// network namespace and nothing else, so neither the refusal nor the run without a layer may
+/// follow from it (it once ran the build as root with no layer at all). The message does not
+/// point at the flag.
 #[test]
-fn unavailable_isolation_fails_closed_unless_opted_out() {
-    for hook in ["missing", "silent"] {
-        let dir = tempfile::tempdir().unwrap();
-        let report = dir.path().join("report.json");
-        let output = guard()
-            .current_dir(dir.path())
-            .env(HOOK, hook)
-            .arg("run")
-            .arg("--report")
-            .arg(&report)
-            .args(["--", "sh", "-c", "touch ran"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert_eq!(output.status.code(), Some(2), "{hook}: {stderr}");
-        assert!(
-            stderr.contains("network isolation could not be established"),
-            "{stderr}"
-        );
-        assert!(
-            !dir.path().join("ran").exists(),
-            "{hook}: the command ran without isolation"
-        );
-        assert!(!report.exists());
+fn a_missing_layer_fails_closed_also_when_opted_out() {
+    for hook in ["missing", "silent", "no-landlock"] {
+        for opt_out in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let report = dir.path().join("report.json");
+            let mut cmd = guard();
+            cmd.current_dir(dir.path())
+                .env(HOOK, hook)
+                .arg("run")
+                .arg("--report")
+                .arg(&report);
+            if opt_out {
+                cmd.args(["--no-isolation-because", "harden-runner egress block"]);
+            }
+            let output = cmd.args(["--", "sh", "-c", "touch ran"]).output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert_eq!(output.status.code(), Some(2), "{hook} {opt_out}: {stderr}");
+            assert!(
+                stderr.contains("isolation could not be established, so the command was not run"),
+                "{stderr}"
+            );
+            assert!(
+                !stderr.contains("no-isolation-because"),
+                "the refusal points at the opt-out: {stderr}"
+            );
+            if hook == "no-landlock" {
+                assert!(
+                    stderr.contains("Landlock does not restrict writes"),
+                    "{stderr}"
+                );
+            }
+            assert!(
+                !dir.path().join("ran").exists(),
+                "{hook} {opt_out}: the command ran with a layer missing"
+            );
+            assert!(!report.exists());
+        }
+    }
+}
 
-        let mut cmd = guard();
-        cmd.current_dir(dir.path()).env(HOOK, hook);
-        let (output, doc) = run_with_report(
-            cmd,
-            dir.path(),
-            &[
-                "--no-isolation-because",
-                "harden-runner egress block",
-                "--",
-                "sh",
-                "-c",
-                "touch ran",
-            ],
-        );
-        assert_eq!(output.status.code(), Some(0), "{hook}");
-        assert!(dir.path().join("ran").exists());
-        let isolation = &doc["isolation"];
-        assert_eq!(isolation["network"], "opted-out");
-        assert_eq!(isolation["reason"], "harden-runner egress block");
-        assert!(
-            isolation["unavailable"]
-                .as_str()
-                .unwrap()
-                .contains("before starting the command"),
-            "{isolation}"
-        );
-        assert_eq!(isolation["proof"], Value::Null);
-        assert_eq!(isolation["git_dir_read_only"], false);
+/// Where only the network namespace cannot be made, the opt-out builds the same sandbox without
+/// it: every other layer proven, the build not root.
+#[test]
+fn the_opt_out_replaces_the_network_namespace_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = guard()
+        .current_dir(dir.path())
+        .env(HOOK, "no-network")
+        .args(["run", "--", "sh", "-c", "touch ran"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(!dir.path().join("ran").exists());
+
+    let mut cmd = guard();
+    cmd.current_dir(dir.path()).env(HOOK, "no-network");
+    let (output, doc) = run_with_report(
+        cmd,
+        dir.path(),
+        &[
+            "--no-isolation-because",
+            "harden-runner egress block",
+            "--",
+            "sh",
+            "-c",
+            "touch ran; id -u",
+        ],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", tail(&doc));
+    assert!(dir.path().join("ran").exists());
+    let isolation = &doc["isolation"];
+    assert_eq!(isolation["network"], "opted-out");
+    assert_eq!(isolation["reason"], "harden-runner egress block");
+    assert!(
+        isolation["unavailable"]
+            .as_str()
+            .unwrap()
+            .contains("no network namespace"),
+        "{isolation}"
+    );
+    let layers: Vec<&str> = isolation["containment"]["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(!layers.contains(&"network-namespace"), "{layers:?}");
+    for layer in [
+        "user-namespaces",
+        "pid-namespace",
+        "read-only-locked-host",
+        "no-capabilities",
+        "no-new-privs",
+        "seccomp",
+        "no-controlling-terminal",
+    ] {
+        assert!(layers.contains(&layer), "{layer}: {layers:?}");
+    }
+    assert!(
+        layers.iter().any(|l| l.starts_with("landlock-abi-")),
+        "{layers:?}"
+    );
+    let uid = isolation["containment"]["probe"]["uids"][0]
+        .as_u64()
+        .unwrap();
+    assert_ne!(uid, 0, "the build ran as root");
+    if root() {
+        assert_eq!(tail(&doc).trim(), "65534", "{}", tail(&doc));
     }
 }
 

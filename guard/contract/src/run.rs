@@ -21,8 +21,9 @@
 //! ```
 //!
 //! `network` is `namespace` (then `proof` and `containment` are present) or `opted-out` (then
-//! `reason` is the `--no-isolation-because` text and `unavailable` says why the namespaces
-//! failed). `after_build` is present when `guard run` checked the tree itself. The output tail is
+//! `reason` is the `--no-isolation-because` text and `unavailable` says why the network
+//! namespace failed; `containment` is present too, since every other layer is still proven, and
+//! `proof` shows the host's interfaces; a report of an older guard has neither). `after_build` is present when `guard run` checked the tree itself. The output tail is
 //! the command's raw bytes as lossy UTF-8, unescaped: renderers escape it for their sink.
 //! `containment.probe` is the sandbox's own record of every layer, kept as it was announced: it
 //! informs a reader and is not interpreted here.
@@ -92,7 +93,8 @@ pub struct ExitDoc {
 pub enum Network {
     /// `guard run`'s own namespaces, proven before the command started.
     Namespace,
-    /// `--no-isolation-because`: the namespaces could not be built and an outer layer is relied on.
+    /// `--no-isolation-because`: the network namespace could not be built and an outer layer is
+    /// relied on for egress; every other layer is in force.
     OptedOut,
 }
 

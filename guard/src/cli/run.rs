@@ -34,10 +34,18 @@ pub struct RunArgs {
     /// filter still applies).
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
-    /// Run without namespaces if they cannot be established, because an outer layer isolates the
-    /// network; recorded in the report.
+    /// Run without a network namespace if one cannot be established, because an outer layer
+    /// blocks egress; every other layer is still required; recorded in the report.
     #[arg(long, value_name = "REASON")]
     no_isolation_because: Option<String>,
+    /// Most entries the tree checks walk (the whole tree, `.git` included); a build that leaves
+    /// more fails the check after it (rule build-wrote), with its report written.
+    #[arg(long, value_name = "N", default_value_t = WalkLimits::default().max_entries)]
+    max_entries: usize,
+    /// The bound of all the build's memory together (its control group's memory.max, where the
+    /// host allows one: started as root); default three quarters of the host's memory.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(16 << 20..))]
+    memory_max: Option<u64>,
     /// The repository to build: the working directory (writable), and its .git is read-only.
     #[arg(long, value_name = "DIR")]
     repo: Option<PathBuf>,
@@ -97,7 +105,10 @@ fn load_tree(args: &RunArgs, policy: &guard::policy::Policy) -> Result<Option<Lo
             baseline,
             verdict,
             policy: policy.clone(),
-            walk: WalkLimits::default(),
+            walk: WalkLimits {
+                max_entries: args.max_entries,
+                ..WalkLimits::default()
+            },
         },
         doc,
         baseline_sha256,
@@ -149,6 +160,7 @@ pub fn run(mut args: RunArgs) -> u8 {
         read_only: args.read_only,
         hide: args.hide,
         limits: Limits::default(),
+        memory_max: args.memory_max,
         tree: loaded.as_ref().map(|l| l.spec.clone()),
     };
     let outcome = match sandbox::run(&spec) {
@@ -223,8 +235,20 @@ fn print_summary(outcome: &RunOutcome) {
         );
     }
     match &outcome.isolation {
-        Isolation::Namespace { layers, probe, .. } => {
-            eprintln!("guard run: network: namespace (only lo)");
+        Isolation::Namespace {
+            layers,
+            probe,
+            network_opt_out,
+            ..
+        } => {
+            match network_opt_out {
+                None => eprintln!("guard run: network: namespace (only lo)"),
+                Some(o) => eprintln!(
+                    "guard run: network: NOT isolated by guard (opted out: {}; network namespace unavailable: {}); every other layer in force",
+                    escape::neutralize(&o.reason),
+                    escape::neutralize(&o.unavailable)
+                ),
+            }
             eprintln!(
                 "guard run: contained as uid {} gid {}, layers: {}",
                 probe.uids.first().copied().unwrap_or_default(),
@@ -232,14 +256,6 @@ fn print_summary(outcome: &RunOutcome) {
                 layers.join(", ")
             );
         }
-        Isolation::OptedOut {
-            reason,
-            unavailable,
-        } => eprintln!(
-            "guard run: network: NOT isolated by guard (opted out: {}; namespaces unavailable: {})",
-            escape::neutralize(reason),
-            escape::neutralize(unavailable)
-        ),
     }
     let how = outcome.exit.describe(outcome.timed_out);
     eprintln!(

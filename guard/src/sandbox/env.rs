@@ -190,9 +190,14 @@ pub fn secret_name(name: &str) -> Option<&'static str> {
 }
 
 /// Whether a value looks like a credential whatever its name: a GitHub/GitLab/Slack/npm token, an
-/// AWS access key id, a PEM private key, or a URL carrying a password (`scheme://user:pass@host`).
+/// AWS access key id or secret access key, a PEM private key, a URL carrying a password
+/// (`scheme://user:pass@host`), a JWT, a PyPI, Stripe, Google API, OpenAI, Anthropic, Hugging
+/// Face or Docker Hub token, or an Azure shared access signature (see [`vendor_token`]).
 pub fn secret_value(value: &OsStr) -> bool {
     let v = value.as_bytes();
+    if vendor_token(v) {
+        return true;
+    }
     const TOKEN_PREFIXES: &[&[u8]] = &[
         b"ghp_",
         b"gho_",
@@ -243,6 +248,103 @@ pub fn secret_value(value: &OsStr) -> bool {
             .rposition(|b| *b == b'@')
             .is_some_and(|end| authority[..end].contains(&b':'))
     })
+}
+
+/// The length of the run of bytes at the start of `rest` that `allowed` accepts.
+fn run_of(rest: &[u8], allowed: impl Fn(u8) -> bool) -> usize {
+    rest.iter().take_while(|b| allowed(**b)).count()
+}
+
+fn base64url(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
+}
+
+/// A token's fixed prefix, the least number of bytes after it, and their alphabet.
+type TokenShape = (&'static [u8], usize, fn(u8) -> bool);
+
+/// Token formats with a fixed shape, each after the rule of gitleaks
+/// (`config/gitleaks.toml`, github.com/gitleaks/gitleaks) or the vendor's documentation named
+/// beside it. Every pattern asks for the full length of the secret part, so that a mere mention
+/// of a prefix (`sk_live_` in a help text) passes.
+fn vendor_token(v: &[u8]) -> bool {
+    // gitleaks `jwt`: `ey[a-zA-Z0-9]{17,}\.ey[a-zA-Z0-9\/\\_-]{17,}\.(?:[a-zA-Z0-9\/\\_-]{10,}={0,2})?`
+    // (RFC 7519: base64url of a JSON header and payload, both starting `{"`, hence `ey`).
+    let jwt = find_all(v, b"ey").any(|at| {
+        let rest = &v[at + 2..];
+        let header = run_of(rest, |b| b.is_ascii_alphanumeric());
+        header >= 17
+            && rest[header..].starts_with(b".ey")
+            && run_of(&rest[header + 3..], |b| {
+                base64url(b) || b == b'/' || b == b'\\'
+            }) >= 17
+    });
+    // Fixed prefix, then at least `min` bytes of the token alphabet:
+    let prefixed: &[TokenShape] = &[
+        // gitleaks `pypi-upload-token`: `pypi-AgEIcHlwaS5vcmc[\w-]{50,1000}` (the macaroon's
+        // location, "pypi.org", base64); TestPyPI's tokens carry "test.pypi.org" instead.
+        (b"pypi-AgEIcHlwaS5vcmc", 50, base64url),
+        (b"pypi-AgENdGVzdC5weXBpLm9yZw", 50, base64url),
+        // gitleaks `stripe-access-token`: `(?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99}`
+        // (Stripe's docs, "API keys": secret keys `sk_live_`, restricted keys `rk_live_`).
+        (b"sk_live_", 10, |b| b.is_ascii_alphanumeric()),
+        (b"rk_live_", 10, |b| b.is_ascii_alphanumeric()),
+        (b"sk_test_", 10, |b| b.is_ascii_alphanumeric()),
+        (b"rk_test_", 10, |b| b.is_ascii_alphanumeric()),
+        (b"sk_prod_", 10, |b| b.is_ascii_alphanumeric()),
+        (b"rk_prod_", 10, |b| b.is_ascii_alphanumeric()),
+        // gitleaks `gcp-api-key`: `AIza[\w-]{35}` (Google Cloud docs, "API keys").
+        (b"AIza", 35, base64url),
+        // gitleaks `openai-api-key` (`sk-proj-`, `sk-svcacct-`, `sk-admin-` project keys) and
+        // `anthropic-api-key` (`sk-ant-api03-`, `sk-ant-admin01-`).
+        (b"sk-proj-", 40, base64url),
+        (b"sk-svcacct-", 40, base64url),
+        (b"sk-admin-", 40, base64url),
+        (b"sk-ant-api03-", 80, base64url),
+        (b"sk-ant-admin01-", 80, base64url),
+        // gitleaks `huggingface-access-token`: `hf_[a-zA-Z]{34}`.
+        (b"hf_", 34, |b| b.is_ascii_alphabetic()),
+        // Docker Hub personal access tokens (Docker docs, "Access tokens": `dckr_pat_`).
+        (b"dckr_pat_", 20, base64url),
+    ];
+    let vendor = prefixed.iter().any(|(prefix, min, alphabet)| {
+        find_all(v, prefix).any(|at| run_of(&v[at + prefix.len()..], alphabet) >= *min)
+    });
+    // Azure Storage shared access signature (Microsoft Learn, "Create a service SAS": the
+    // `sig=` parameter is the URL-encoded base64 HMAC-SHA256 of the string-to-sign, beside the
+    // `sv=` service version); trufflehog's `azure_storage_sas` detector keys on the same pair.
+    let sas = find_all(v, b"sig=").any(|at| {
+        run_of(&v[at + 4..], |b| {
+            b.is_ascii_alphanumeric() || b"%+/=".contains(&b)
+        }) >= 30
+    }) && find_all(v, b"sv=").next().is_some();
+    jwt || vendor || sas || aws_secret_access_key(v)
+}
+
+/// An AWS secret access key: 40 bytes of base64 (`[A-Za-z0-9/+]{40}`, trufflehog's `aws`
+/// detector; AWS's docs, "Manage access keys", show `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`),
+/// standing alone (no base64 byte on either side), with upper- and lower-case letters and a
+/// digit, so that a 40-digit hexadecimal object id passes.
+fn aws_secret_access_key(v: &[u8]) -> bool {
+    let alphabet = |b: u8| b.is_ascii_alphanumeric() || b == b'/' || b == b'+';
+    let mut at = 0;
+    while at < v.len() {
+        let len = run_of(&v[at..], alphabet);
+        if len == 0 {
+            at += 1;
+            continue;
+        }
+        let word = &v[at..at + len];
+        if len == 40
+            && v.get(at + len) != Some(&b'=')
+            && word.iter().any(u8::is_ascii_uppercase)
+            && word.iter().any(u8::is_ascii_lowercase)
+            && word.iter().any(u8::is_ascii_digit)
+        {
+            return true;
+        }
+        at += len;
+    }
+    false
 }
 
 fn find_all<'a>(haystack: &'a [u8], needle: &'a [u8]) -> impl Iterator<Item = usize> + 'a {
@@ -331,6 +433,16 @@ mod tests {
             "-----BEGIN OPENSSH PRIVATE KEY-----",
             "https://user:hunter2@example.com/path",
             "postgres://app:pw@db:5432/app",
+            // jwt.io's example token
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
+            "Bearer eyJhbGciOiJSUzI1NiJ9.eyJpc3MiOiJodHRwczovL3Rva2VuLmV4YW1wbGUifQ.",
+            "pypi-AgEIcHlwaS5vcmcCJDAwMDAwMDAwLTAwMDAtMDAwMC0wMDAwLTAwMDAwMDAwMDAwMAACKlsz",
+            "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "rk_live_51H8abcdefghijklmnopqrstu",
+            "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+            "https://acct.blob.core.windows.net/c?sv=2022-11-02&ss=b&srt=co&sp=r&se=2030-01-01T00:00:00Z&sig=abcdEFGH0123456789abcdEFGH0123456789%2BxyZ%3D",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
         ];
         for value in secret {
             assert!(secret_value(OsStr::new(value)), "{value} should be refused");
@@ -343,6 +455,13 @@ mod tests {
             "ghp_short",
             "user@example.com",
             "https://user@example.com/",
+            // a git object id, a sha256 checksum, a mention of a prefix
+            "0123456789abcdef0123456789abcdef01234567",
+            "E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855",
+            "set sk_live_ to your key",
+            "AIza-short",
+            "https://example.com/?sig=short&sv=1",
+            "/usr/local/lib/python3.11/site-packages",
         ];
         for value in plain {
             assert!(!secret_value(OsStr::new(value)), "{value} should pass");

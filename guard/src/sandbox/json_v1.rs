@@ -23,10 +23,14 @@ pub fn document(outcome: &RunOutcome) -> Result<RunReportDoc, serde_json::Error>
                 layers,
                 hidden,
                 writable,
+                network_opt_out,
             } => IsolationDoc {
-                network: Network::Namespace,
-                reason: None,
-                unavailable: None,
+                network: match network_opt_out {
+                    None => Network::Namespace,
+                    Some(_) => Network::OptedOut,
+                },
+                reason: network_opt_out.as_ref().map(|o| o.reason.clone()),
+                unavailable: network_opt_out.as_ref().map(|o| o.unavailable.clone()),
                 proof: Some(ProofDoc {
                     interfaces: probe.network.interfaces.clone(),
                     routes: probe.network.routes.iter().map(route_doc).collect(),
@@ -47,17 +51,6 @@ pub fn document(outcome: &RunOutcome) -> Result<RunReportDoc, serde_json::Error>
                         .collect(),
                     probe: serde_json::to_value(&**probe)?,
                 }),
-            },
-            Isolation::OptedOut {
-                reason,
-                unavailable,
-            } => IsolationDoc {
-                network: Network::OptedOut,
-                reason: Some(reason.clone()),
-                unavailable: Some(unavailable.clone()),
-                proof: None,
-                git_dir_read_only: false,
-                containment: None,
             },
         };
         Ok(RunReportDoc {

@@ -63,7 +63,28 @@ impl NetworkProbe {
     /// Why this probe does not prove isolation (empty when it does): only loopback exists, every
     /// route goes through it, and both the network and the user namespace differ from the outer
     /// ones; with a repository, `.git` is read-only.
-    pub fn problems(&self, outer_netns: &str, outer_userns: &str) -> Vec<String> {
+    /// `network_namespace`: whether the sandbox has one; without one (`--no-isolation-because`)
+    /// the interfaces, routes and network namespace are the host's, and only the rest is checked.
+    pub fn problems(
+        &self,
+        outer_netns: &str,
+        outer_userns: &str,
+        network_namespace: bool,
+    ) -> Vec<String> {
+        let mut problems = Vec::new();
+        if network_namespace {
+            problems.extend(self.network_problems(outer_netns));
+        }
+        if self.userns == outer_userns {
+            problems.push(format!("user namespace {} is the outer one", self.userns));
+        }
+        if self.git_dir_read_only == Some(false) {
+            problems.push(".git is writable".to_string());
+        }
+        problems
+    }
+
+    fn network_problems(&self, outer_netns: &str) -> Vec<String> {
         let mut problems = Vec::new();
         let foreign: Vec<&str> = self
             .interfaces
@@ -88,12 +109,6 @@ impl NetworkProbe {
         }
         if self.netns == outer_netns {
             problems.push(format!("network namespace {} is the outer one", self.netns));
-        }
-        if self.userns == outer_userns {
-            problems.push(format!("user namespace {} is the outer one", self.userns));
-        }
-        if self.git_dir_read_only == Some(false) {
-            problems.push(".git is writable".to_string());
         }
         problems
     }
@@ -209,7 +224,7 @@ eth0\t0000000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0
 
     #[test]
     fn isolation_problems() {
-        assert!(isolated().problems("net:[1]", "user:[1]").is_empty());
+        assert!(isolated().problems("net:[1]", "user:[1]", true).is_empty());
 
         let mut host = isolated();
         host.interfaces = parse_net_dev(NET_DEV);
@@ -218,7 +233,7 @@ eth0\t0000000A\t00000000\t0001\t0\t0\t0\t00FFFFFF\t0\t0\t0
         host.userns = "user:[1]".into();
         host.git_dir_read_only = Some(false);
         assert_eq!(
-            host.problems("net:[1]", "user:[1]"),
+            host.problems("net:[1]", "user:[1]", true),
             [
                 "interfaces other than lo: eth0",
                 "non-loopback routes: 0.0.0.0/0 via eth0, 10.0.0.0/24 via eth0",

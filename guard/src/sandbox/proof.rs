@@ -55,6 +55,45 @@ pub struct ContainmentProbe {
     pub rlimits: Vec<RlimitProof>,
     /// Descriptors open besides 0, 1 and 2 just before `exec`.
     pub open_fds: Vec<String>,
+    pub seccomp: SeccompProof,
+    /// `tty_nr` of `/proc/self/stat`: 0 when the process has no controlling terminal (its own
+    /// session, made by the setup stage).
+    pub controlling_terminal: u64,
+    /// Whether `/dev/tty` is absent from the view.
+    pub dev_tty_absent: bool,
+    /// Whether `/proc/keys` shows nothing (masked, as Docker masks it).
+    pub proc_keys_masked: bool,
+    pub memory: MemoryProof,
+}
+
+/// Which bound holds the build's memory as a whole.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryProof {
+    /// 0: no control group of its own (then `cgroup_unavailable` says why, and only the tmpfs
+    /// sizes and the per-process limits bound it).
+    pub cgroup_version: u8,
+    /// Whether this process is in the planned group (its `cgroup.procs` lists it).
+    pub cgroup_member: bool,
+    /// The group's limits as its files read (`memory.max` or `memory.limit_in_bytes`, `pids.max`).
+    pub memory_max: Option<u64>,
+    pub pids_max: Option<u64>,
+    pub cgroup_unavailable: Option<String>,
+    /// What the writable tmpfs of the view may hold together, in bytes.
+    pub tmpfs_budget: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeccompProof {
+    /// `Seccomp:` of `/proc/self/status` (2: filter mode) and `Seccomp_filters:`.
+    pub mode: String,
+    pub filters: u64,
+    /// The filters this stage installed.
+    pub installed: u64,
+    /// What `personality(ADDR_NO_RANDOMIZE)` answered: it must be refused.
+    pub aslr_weakening: String,
+    pub aslr_weakening_refused: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -105,6 +144,10 @@ pub struct Expectations<'a> {
     pub build_uid: u32,
     pub build_gid: u32,
     pub git_dir: bool,
+    /// Whether the sandbox has a network namespace of its own.
+    pub network_namespace: bool,
+    /// The control group the sandbox must be in.
+    pub cgroup: Option<&'a super::stage::CgroupPlan>,
 }
 
 const ZERO_CAPS: &str = "0000000000000000";
@@ -112,9 +155,11 @@ const ZERO_CAPS: &str = "0000000000000000";
 impl ContainmentProbe {
     /// Why this proof does not show the sandbox (empty when it does).
     pub fn problems(&self, expect: &Expectations<'_>) -> Vec<String> {
-        let mut problems = self
-            .network
-            .problems(expect.outer_netns, expect.outer_userns);
+        let mut problems = self.network.problems(
+            expect.outer_netns,
+            expect.outer_userns,
+            expect.network_namespace,
+        );
         if expect.git_dir && self.network.git_dir_read_only != Some(true) {
             problems.push(".git is not read-only".into());
         }
@@ -202,6 +247,49 @@ impl ContainmentProbe {
         }
         if !self.root_write_refused {
             problems.push("the root of the view is writable".into());
+        }
+        let seccomp = &self.seccomp;
+        if seccomp.mode != "2" || seccomp.installed < 2 || seccomp.filters < seccomp.installed {
+            problems.push(format!(
+                "the seccomp filters are not in force (mode {}, {} filters, {} installed)",
+                seccomp.mode, seccomp.filters, seccomp.installed
+            ));
+        }
+        if !seccomp.aslr_weakening_refused {
+            problems.push(format!(
+                "personality(ADDR_NO_RANDOMIZE) was not refused ({})",
+                seccomp.aslr_weakening
+            ));
+        }
+        if self.controlling_terminal != 0 {
+            problems.push(format!(
+                "the command would have a controlling terminal (tty {})",
+                self.controlling_terminal
+            ));
+        }
+        if !self.dev_tty_absent {
+            problems.push("/dev/tty is in the view".into());
+        }
+        if let Some(group) = expect.cgroup {
+            let memory = &self.memory;
+            if !memory.cgroup_member
+                || memory.memory_max != Some(group.memory_max)
+                || memory.pids_max != Some(group.pids_max)
+            {
+                problems.push(format!(
+                    "not bounded by the control group {:?} (member: {}, memory {:?}, pids {:?})",
+                    group.dirs, memory.cgroup_member, memory.memory_max, memory.pids_max
+                ));
+            }
+        }
+        if !self.proc_keys_masked {
+            problems.push("/proc/keys shows the kernel's keys".into());
+        }
+        let core = self.rlimits.iter().find(|r| r.name == "core");
+        if core.is_none_or(|c| c.soft != Some(1) || c.hard != Some(1)) {
+            problems.push(format!(
+                "RLIMIT_CORE is not 1 (the value that also stops a dump to a pipe): {core:?}"
+            ));
         }
         problems
     }
@@ -374,6 +462,12 @@ pub fn host_unix_sockets() -> io::Result<SocketTable> {
     read_unix_sockets(Path::new("/proc/net"))
 }
 
+/// Field 7 of `/proc/<pid>/stat`, `tty_nr`: the controlling terminal's device number (0: none).
+pub fn tty_nr(stat: &str) -> Option<u64> {
+    let (_, after) = stat.rsplit_once(')')?;
+    after.split_whitespace().nth(4)?.parse().ok()
+}
+
 /// Field 22 of `/proc/<pid>/stat`, the process's start time in clock ticks after boot: with the
 /// pid, it names one process (a pid can be reused, the pair cannot).
 pub fn start_time(stat: &str) -> Option<u64> {
@@ -479,6 +573,8 @@ two.sock
         let stat =
             "4242 (a) b (c)) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 98765 1000 200";
         assert_eq!(start_time(stat), Some(98765));
+        assert_eq!(tty_nr(stat), Some(0));
+        assert_eq!(tty_nr("1 (sh) S 0 1 1 34816 1"), Some(34816));
         assert_eq!(start_time("4242 (x) S 1"), None);
     }
 

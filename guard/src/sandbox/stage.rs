@@ -23,8 +23,10 @@ use super::capture::MARKER;
 use super::mounts::{self, MountEntry};
 use super::probe::{self, NetworkProbe};
 use super::proof::{
-    self, Capabilities, ContainmentProbe, Expectations, LandlockProof, RlimitProof,
+    self, Capabilities, ContainmentProbe, Expectations, LandlockProof, MemoryProof, RlimitProof,
+    SeccompProof,
 };
+use super::seccomp;
 
 /// The hidden subcommand that runs a stage.
 pub const STAGE_SUBCOMMAND: &str = "__sandbox-stage";
@@ -33,10 +35,19 @@ pub const STAGE_SUBCOMMAND: &str = "__sandbox-stage";
 const NEWROOT: &str = "/newroot";
 /// Where the host's tree sits, in the scratch root, while the view is assembled.
 const OLDROOT: &str = "/oldroot";
-/// Size of each fresh writable tmpfs (`/tmp`, `/var/tmp`, `/dev/shm`).
-const SCRATCH_SIZE: &str = "size=4g";
+/// Sizes of the fresh writable tmpfs, together [`TMPFS_BUDGET`] with the 1 MiB ones (`/dev`,
+/// every hidden directory): their pages are memory, and without a control group nothing else
+/// bounds them as a whole. `/tmp` holds the build's `HOME` (its caches) too.
+const TMP_SIZE: &str = "size=3g";
+const SMALL_SCRATCH_SIZE: &str = "size=512m";
+/// What the writable tmpfs of the view may hold together, in bytes (3 GiB + 512 MiB + 512 MiB).
+pub const TMPFS_BUDGET: u64 = 4 << 30;
 /// Device nodes bound into the fresh `/dev`.
-pub const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+/// No `tty`: the command has no controlling terminal, and nothing may open the launcher's.
+pub const DEVICES: &[&str] = &["null", "zero", "full", "random", "urandom"];
+/// `/proc` entries covered with `/dev/null` (Docker's masked paths that list what other users
+/// of the kernel hold): the kernel's keys and key quotas of every uid.
+const PROC_MASKED: &[&str] = &["keys", "key-users"];
 /// `/proc` entries made read-only over the fresh proc (as bubblewrap does).
 const PROC_READ_ONLY: &[&str] = &["sys", "sysrq-trigger", "irq", "bus"];
 /// Where, in the scratch root (never in the view), the empty file that masks host sockets is
@@ -117,6 +128,25 @@ pub struct StagePlan {
     pub privileged_setup: bool,
     pub setpriv: Option<PathBuf>,
     pub limits: Limits,
+    /// Whether the sandbox has a network namespace of its own (without one only under
+    /// `--no-isolation-because`; the proof then skips its network part).
+    pub network_namespace: bool,
+    /// Test hook `no-landlock`: the enter stage skips Landlock, and its proof refuses.
+    pub without_landlock: bool,
+    /// The build's control group, made by the outer process, or why there is none.
+    pub cgroup: Option<CgroupPlan>,
+    pub cgroup_unavailable: Option<String>,
+}
+
+/// The control group the sandbox started in (see [`super::cgroup`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CgroupPlan {
+    pub version: u8,
+    /// Its directories, as the host (and the read-only view) shows them.
+    pub dirs: Vec<PathBuf>,
+    pub memory_max: u64,
+    pub pids_max: u64,
 }
 
 impl StagePlan {
@@ -156,6 +186,8 @@ impl StagePlan {
             build_uid: self.build_uid,
             build_gid: self.build_gid,
             git_dir: self.git_dir.is_some(),
+            network_namespace: self.network_namespace,
+            cgroup: self.cgroup.as_ref(),
         }
     }
 
@@ -316,6 +348,12 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         ));
     }
     close_inherited()?;
+    // A session of its own, without a controlling terminal: nothing later can reach the
+    // terminal the guard was started from (`TIOCSTI` into its input, `tcsetpgrp` to read it).
+    nix::unistd::setsid().map_err(refuse("start a new session"))?;
+    // Raised to 1 where the host's hard limit is 0 (possible as real root): 0 does not stop a
+    // dump to a pipe `core_pattern`; the enter stage sets it to 1 in any case.
+    let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 1, 1);
     // Loopback first, while the host's binaries are still at their paths.
     if let Some(ip) = &plan.ip {
         let _ = Command::new(ip)
@@ -365,7 +403,12 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         }
         let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
         if writable {
-            mount_tmpfs(&target, flags, &format!("mode=1777,{SCRATCH_SIZE}"))?;
+            let size = if path == Path::new("/tmp") {
+                TMP_SIZE
+            } else {
+                SMALL_SCRATCH_SIZE
+            };
+            mount_tmpfs(&target, flags, &format!("mode=1777,{size}"))?;
         } else {
             match mount_tmpfs(&target, flags, "mode=0755,size=1m") {
                 Ok(()) => hidden_mounts.push(target),
@@ -404,7 +447,7 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     mount_tmpfs(
         &dev.join("shm"),
         MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        &format!("mode=1777,{SCRATCH_SIZE}"),
+        &format!("mode=1777,{SMALL_SCRATCH_SIZE}"),
     )?;
     // A private pty instance, where the kernel allows it; builds rarely need one.
     let _ = nix::mount::mount(
@@ -425,6 +468,14 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         none,
     )
     .map_err(refuse("mount proc"))?;
+    let null = under(OLDROOT, Path::new("/dev/null"));
+    for entry in PROC_MASKED {
+        let target = proc.join(entry);
+        if std::fs::symlink_metadata(&target).is_ok() {
+            bind(&null, &target, false)?;
+            read_only_at(&host_proc, &target)?;
+        }
+    }
     if !plan.privileged_setup {
         proc_read_only(&host_proc, &proc)?;
     }
@@ -688,7 +739,6 @@ fn set_limits(limits: &Limits) -> Result<Vec<RlimitProof>, Failure> {
         ("data", Resource::RLIMIT_DATA, limits.data_bytes),
         ("file-size", Resource::RLIMIT_FSIZE, limits.file_bytes),
         ("open-files", Resource::RLIMIT_NOFILE, limits.open_files),
-        ("core", Resource::RLIMIT_CORE, 0),
     ];
     let shown = |v: u64| (v != nix::libc::RLIM_INFINITY).then_some(v);
     let mut proof = Vec::new();
@@ -703,6 +753,17 @@ fn set_limits(limits: &Limits) -> Result<Vec<RlimitProof>, Failure> {
             hard: shown(hard),
         });
     }
+    // Exactly 1, not 0: the kernel ignores 0 for a pipe `core_pattern` (apport,
+    // systemd-coredump, helpers that run as root in the host's namespaces), 1 stops those too
+    // and any dump to a file (smaller than a page). The seccomp layer keeps it there.
+    setrlimit(Resource::RLIMIT_CORE, 1, 1)
+        .map_err(refuse("set RLIMIT_CORE to 1 (the host's hard limit is 0?)"))?;
+    let (soft, hard) = getrlimit(Resource::RLIMIT_CORE).map_err(refuse("getrlimit"))?;
+    proof.push(RlimitProof {
+        name: "core".into(),
+        soft: shown(soft),
+        hard: shown(hard),
+    });
     Ok(proof)
 }
 
@@ -800,7 +861,24 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         Ok(()) => ("created".to_string(), false),
         Err(e) => (format!("refused: {}", e.desc()), true),
     };
-    let landlock = landlock(plan)?;
+    let landlock = if plan.without_landlock {
+        LandlockProof {
+            abi: 0,
+            ruleset: "not-enforced".into(),
+            writes_restricted: false,
+            scoped: false,
+            pathname_sockets_restricted: false,
+        }
+    } else {
+        landlock(plan)?
+    };
+    // Last layer: from here on the stage makes no call the filters deny.
+    let installed = seccomp::install().map_err(Failure::Refuse)?;
+    let aslr = nix::sys::personality::set(nix::sys::personality::Persona::ADDR_NO_RANDOMIZE);
+    let (aslr_weakening, aslr_weakening_refused) = match aslr {
+        Ok(_) => ("accepted".to_string(), false),
+        Err(e) => (format!("refused: {}", e.desc()), true),
+    };
 
     let git_dir_read_only = plan
         .git_dir
@@ -818,6 +896,18 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         mounts::read_mountinfo(Path::new("/proc")).map_err(refuse_io("read mountinfo"))?;
     let (writable_mounts, read_only_mounts) = proof::writable_mounts(&entries);
     let ns = |kind: &str| probe::namespace_id(kind).unwrap_or_default();
+    let stat =
+        std::fs::read_to_string("/proc/self/stat").map_err(refuse_io("read /proc/self/stat"))?;
+    let seccomp = SeccompProof {
+        mode: proof::status_field(&status, "Seccomp").unwrap_or_default(),
+        filters: proof::status_field(&status, "Seccomp_filters")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0),
+        installed: installed as u64,
+        aslr_weakening,
+        aslr_weakening_refused,
+    };
+    let memory = memory_proof(plan);
     let probe = ContainmentProbe {
         network,
         pidns: ns("pid"),
@@ -848,6 +938,15 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         root_write_refused: write_is_refused(Path::new("/"), &plan.nonce),
         rlimits,
         open_fds: open_fds(),
+        seccomp,
+        controlling_terminal: proof::tty_nr(&stat).unwrap_or(u64::MAX),
+        dev_tty_absent: std::fs::symlink_metadata("/dev/tty")
+            .is_err_and(|e| e.kind() == io::ErrorKind::NotFound),
+        memory,
+        proc_keys_masked: match std::fs::read("/proc/keys") {
+            Ok(keys) => keys.is_empty(),
+            Err(e) => e.kind() == io::ErrorKind::NotFound,
+        },
     };
     let allowed = plan.writable_allowed();
     let problems = probe.problems(&plan.expectations(&allowed));
@@ -867,6 +966,39 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     announce(&plan.nonce, "exec", "")
         .map_err(|e| Failure::Refuse(format!("cannot announce the command: {e}")))?;
     Err(Failure::Exec(Command::new(program).args(args).exec()))
+}
+
+/// The memory bound in force: membership of the planned control group and its limits, read
+/// back from the group's own files.
+fn memory_proof(plan: &StagePlan) -> MemoryProof {
+    let read = |path: PathBuf| std::fs::read_to_string(path).ok();
+    let number = |text: Option<String>| text.and_then(|t| t.trim().parse::<u64>().ok());
+    let mut proof = MemoryProof {
+        cgroup_version: 0,
+        cgroup_member: false,
+        memory_max: None,
+        pids_max: None,
+        cgroup_unavailable: plan.cgroup_unavailable.clone(),
+        tmpfs_budget: TMPFS_BUDGET,
+    };
+    if let Some(group) = &plan.cgroup {
+        let files = super::cgroup::BuildCgroup::files(group.version);
+        proof.cgroup_version = group.version;
+        // pid 1 of this pid namespace is this very process (the stages exec each other).
+        proof.cgroup_member = !group.dirs.is_empty()
+            && group.dirs.iter().all(|d| {
+                read(d.join("cgroup.procs")).is_some_and(|p| p.lines().any(|l| l.trim() == "1"))
+            });
+        proof.memory_max = group
+            .dirs
+            .iter()
+            .find_map(|d| number(read(d.join(files.memory_max))));
+        proof.pids_max = group
+            .dirs
+            .iter()
+            .find_map(|d| number(read(d.join(files.pids_max))));
+    }
+    proof
 }
 
 /// Closes every descriptor above stderr that this process inherited (a parent of the guard may

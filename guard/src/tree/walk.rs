@@ -58,6 +58,21 @@ impl Entry {
 /// Every entry under a root, keyed by its exact root-relative path.
 pub type Snapshot = BTreeMap<RepoPath, Entry>;
 
+/// What an [`Entry`] leaves out, and a reused workspace still carries: how many names the
+/// inode has (a hard link made to it, inside the tree or from outside), its modification time
+/// (what `make` and other build tools trust), and its extended attributes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inode {
+    pub nlink: u64,
+    pub mtime: (i64, i64),
+    /// SHA-256 over every attribute's name and value (in the kernel's order), `None` without
+    /// any; the error text when they cannot be read.
+    pub xattrs: Result<Option<String>, String>,
+}
+
+/// The [`Inode`] of every entry, by path.
+pub type Inodes = BTreeMap<RepoPath, Inode>;
+
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum WalkError {
@@ -76,11 +91,31 @@ pub enum WalkError {
 }
 
 /// Walks `root` (not following symbolic links) and returns every entry beneath it; the root
-/// itself is not an entry. `hash(path)` says whether a file's content is hashed.
+/// itself is not an entry. `hash(path, size)` says whether a file's content is hashed.
 pub fn walk(
     root: &Path,
     limits: &WalkLimits,
-    hash: &dyn Fn(&[u8]) -> bool,
+    hash: &dyn Fn(&[u8], u64) -> bool,
+) -> Result<Snapshot, WalkError> {
+    walk_into(root, limits, hash, None)
+}
+
+/// [`walk`], and every entry's [`Inode`].
+pub fn walk_with_inodes(
+    root: &Path,
+    limits: &WalkLimits,
+    hash: &dyn Fn(&[u8], u64) -> bool,
+) -> Result<(Snapshot, Inodes), WalkError> {
+    let mut inodes = Inodes::new();
+    let snapshot = walk_into(root, limits, hash, Some(&mut inodes))?;
+    Ok((snapshot, inodes))
+}
+
+fn walk_into(
+    root: &Path,
+    limits: &WalkLimits,
+    hash: &dyn Fn(&[u8], u64) -> bool,
+    mut inodes: Option<&mut Inodes>,
 ) -> Result<Snapshot, WalkError> {
     let mut snapshot = Snapshot::new();
     let mut stack: Vec<(PathBuf, Vec<u8>, usize)> = vec![(root.to_path_buf(), Vec::new(), 0)];
@@ -131,17 +166,57 @@ pub fn walk(
                 entry.target = Some(RepoPath::from(target.as_os_str().as_bytes()));
             } else if file_type.is_dir() {
                 entry.kind = Kind::Dir;
-                stack.push((abs, rel.clone(), depth + 1));
+                stack.push((abs.clone(), rel.clone(), depth + 1));
             } else if file_type.is_file() {
                 entry.kind = Kind::File;
-                if hash(&rel) {
+                if hash(&rel, meta.len()) {
                     entry.sha256 = Some(hash_file(&abs, &meta, &shown)?);
                 }
+            }
+            if let Some(inodes) = inodes.as_deref_mut() {
+                inodes.insert(
+                    RepoPath::from(rel.clone()),
+                    Inode {
+                        nlink: meta.nlink(),
+                        mtime: (meta.mtime(), meta.mtime_nsec()),
+                        xattrs: xattr_digest(&abs),
+                    },
+                );
             }
             snapshot.insert(RepoPath::from(rel), entry);
         }
     }
     Ok(snapshot)
+}
+
+/// The digest of `path`'s extended attributes (not following a link), `None` without any.
+fn xattr_digest(path: &Path) -> Result<Option<String>, String> {
+    // XATTR_LIST_MAX and XATTR_SIZE_MAX: no list or value is longer.
+    let mut list = vec![0u8; 64 * 1024];
+    let len = match rustix::fs::llistxattr(path, &mut list[..]) {
+        Ok(len) => len,
+        Err(rustix::io::Errno::NOTSUP) => return Ok(None),
+        Err(e) => return Err(format!("list extended attributes: {e}")),
+    };
+    if len == 0 {
+        return Ok(None);
+    }
+    let mut hasher = Sha256::new();
+    let mut value = vec![0u8; 64 * 1024];
+    for name in list[..len].split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let n = rustix::fs::lgetxattr(path, name, &mut value[..])
+            .map_err(|e| format!("read extended attribute: {e}"))?;
+        hasher.update((name.len() as u64).to_le_bytes());
+        hasher.update(name);
+        hasher.update((n as u64).to_le_bytes());
+        hasher.update(&value[..n]);
+    }
+    let digest: [u8; 32] = hasher.finalize().into();
+    Ok(Some(
+        contract::ids::Sha256Hex::from_digest(&digest)
+            .as_str()
+            .to_string(),
+    ))
 }
 
 fn shown(root: &Path, rel: &[u8]) -> String {
@@ -196,7 +271,7 @@ mod tests {
         std::fs::create_dir_all(root.join("a/b")).unwrap();
         std::fs::write(root.join("a/b/f"), b"x").unwrap();
         std::os::unix::fs::symlink("/etc", root.join("a/l")).unwrap();
-        let snap = walk(root, &WalkLimits::default(), &|_| true).unwrap();
+        let snap = walk(root, &WalkLimits::default(), &|_, _| true).unwrap();
         let keys: Vec<&[u8]> = snap.keys().map(RepoPath::as_bytes).collect();
         assert_eq!(keys, [&b"a"[..], b"a/b", b"a/b/f", b"a/l"]);
         let at = |path: &str| &snap[&RepoPath::from(path)];
@@ -209,7 +284,7 @@ mod tests {
                 .map(contract::ids::Sha256Hex::as_str),
             Some("2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881")
         );
-        let unhashed = walk(root, &WalkLimits::default(), &|_| false).unwrap();
+        let unhashed = walk(root, &WalkLimits::default(), &|_, _| false).unwrap();
         assert_eq!(unhashed[&RepoPath::from("a/b/f")].sha256, None);
     }
 
@@ -224,7 +299,7 @@ mod tests {
             b"x",
         )
         .unwrap();
-        let snap = walk(dir.path(), &WalkLimits::default(), &|_| false).unwrap();
+        let snap = walk(dir.path(), &WalkLimits::default(), &|_, _| false).unwrap();
         assert!(snap.contains_key(&RepoPath::from(persian)));
         assert!(snap.contains_key(&RepoPath::from(&b"a\\b\xff"[..])));
     }
@@ -238,7 +313,7 @@ mod tests {
             max_depth: 100,
         };
         assert!(matches!(
-            walk(dir.path(), &few, &|_| true),
+            walk(dir.path(), &few, &|_, _| true),
             Err(WalkError::TooManyEntries { max: 2 })
         ));
         let shallow = WalkLimits {
@@ -246,7 +321,7 @@ mod tests {
             max_depth: 2,
         };
         assert!(matches!(
-            walk(dir.path(), &shallow, &|_| true),
+            walk(dir.path(), &shallow, &|_, _| true),
             Err(WalkError::TooDeep { .. })
         ));
     }
