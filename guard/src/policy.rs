@@ -547,6 +547,10 @@ fn check_readiness_text(text: &str) -> Result<(), String> {
     }
     if text.len() > MAX_PATTERN_BYTES {
         return Err(format!("longer than {MAX_PATTERN_BYTES} bytes"));
+    }
+    Ok(())
+}
+
 /// Remove each pattern of `excluded` from `list`, where it must be written exactly as an entry;
 /// the core deny entries cannot be removed.
 fn exclude(

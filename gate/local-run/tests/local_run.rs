@@ -313,7 +313,7 @@ fn unicode_names_pass_the_whole_pipeline_with_exact_paths_in_every_document() {
 fn a_branch_already_at_the_base_is_reused_and_without_namespaces_the_opt_out_is_loud() {
     let out = local_run(
         &["--scenario", "branch-at-base"],
-        &[("GUARD_RUN_SIMULATE_NO_NAMESPACES", "missing")],
+        &[("GUARD_RUN_SIMULATE_NO_NAMESPACES", "no-network")],
     );
     let (stdout, stderr) = text(&out);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
@@ -325,7 +325,7 @@ fn a_branch_already_at_the_base_is_reused_and_without_namespaces_the_opt_out_is_
             "publish-result: published (exit 0), branch reused-at-base",
             "= expected (proven)",
             "pull request #1 from agent-team/local-accept (draft: true)",
-            "network isolation could not be established, so the command was not run",
+            "isolation could not be established, so the command was not run",
             "!!! WARNING: guard run could not create its namespaces on this machine.",
             "$ guard run --no-isolation-because",
             "guard run: network: NOT isolated by guard",

@@ -168,5 +168,5 @@ fn isolation_unavailable(end: &StepEnd, output: &Output, report: &Path) -> bool 
     *end == StepEnd::Error("exit 2 (an error, not a verdict)".to_owned())
         && !report.exists()
         && String::from_utf8_lossy(&output.stderr)
-            .contains("network isolation could not be established")
+            .contains("isolation could not be established")
 }
