@@ -410,11 +410,17 @@ fn apply_verify_run_verify_report_end_to_end() {
 
     let markdown = run_report("markdown");
     assert!(markdown.contains("not authoritative"), "{markdown}");
+    // The output tail is a fenced code block: shown exactly, rendered as text (no mention, no
+    // HTML), and no line of it can close the fence.
     assert!(
-        markdown.contains("&#64;&#8205;team &#124; &#60;b&#62;built&#60;/b&#62;"),
-        "the output tail is escaped: {markdown}"
+        markdown.contains("\n```\n@team | <b>built</b>\n```\n"),
+        "the output tail is a code block: {markdown}"
     );
-    assert!(!markdown.contains("<b>"), "{markdown}");
+    // The command too is code (a span), never markup.
+    assert!(
+        markdown.contains("- **Command:** `sh -c mkdir -p target/debug && cat src/new.rs > target/debug/app && echo '@team | <b>built</b>'`"),
+        "{markdown}"
+    );
 }
 
 #[test]
