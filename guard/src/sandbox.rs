@@ -933,6 +933,12 @@ fn sandboxed(
         }),
         cgroup_unavailable,
     };
+    // The core limit every stage inherits, raised here while this process may still raise a
+    // hard limit (root in the host's user namespace; `sudo` starts commands with a hard core
+    // limit of 0, and no capability inside a new user namespace raises it): 0 does not stop a
+    // dump to a pipe `core_pattern`, 1 does. Unprivileged, a hard limit of 0 stays 0 and the
+    // enter stage refuses.
+    let _ = nix::sys::resource::setrlimit(nix::sys::resource::Resource::RLIMIT_CORE, 1, 1);
     let mut cmd = match &setpriv {
         Some(setpriv) => {
             let mut cmd = Command::new(setpriv);

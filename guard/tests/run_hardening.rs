@@ -451,3 +451,44 @@ fn memory_the_rlimits_miss_is_bounded_by_the_control_group() {
     let l = layers(&doc);
     assert!(l.iter().any(|x| x.starts_with("memory-cgroup-v")), "{l:?}");
 }
+
+/// `sudo` starts its command with a hard core limit of 0 (as the workflow starts guard run on a
+/// hosted runner): the outer guard, still root in the host's user namespace, raises it to 1
+/// for the build; no capability inside the sandbox's user namespace could.
+#[test]
+fn a_hard_core_limit_of_0_from_sudo_still_gives_the_build_exactly_1() {
+    let (dir, repo) = repo_with("import resource\nprint('CORE', resource.getrlimit(resource.RLIMIT_CORE))\n");
+    let report = dir.path().join("run.json");
+    let inner = guard_cmd(&report, &repo, &[], &format!("{PYTHON} attack.py"));
+    let out = Command::new("prlimit")
+        .arg("--core=0:0")
+        .arg("--")
+        .arg(inner.get_program())
+        .args(inner.get_args())
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    // Whether this host lets root raise a hard limit (real root on a hosted runner does; root
+    // without CAP_SYS_RESOURCE in the initial user namespace does not).
+    let can_raise = Command::new("prlimit")
+        .args(["--core=0:0", "--", PYTHON, "-c"])
+        .arg("import resource; resource.setrlimit(resource.RLIMIT_CORE, (1, 1))")
+        .status()
+        .unwrap()
+        .success();
+    if can_raise {
+        let doc: Value = serde_json::from_slice(
+            &std::fs::read(&report).unwrap_or_else(|_| panic!("no report: {}", text(&out))),
+        )
+        .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert!(tail(&doc).contains("CORE (1, 1)"), "{}", tail(&doc));
+        assert!(layers(&doc).contains(&"core-dumps-off".to_owned()), "{:?}", layers(&doc));
+    } else {
+        // Then the limit cannot be made 1: a refusal, never a build that could dump to a pipe.
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+        assert!(text(&out).contains("set RLIMIT_CORE to 1"), "{}", text(&out));
+    }
+}

@@ -33,11 +33,22 @@ if [[ "$(id -u runner):$(id -g runner)" != "1001:121" ]]; then
   echo "tests/act/setup.sh: user runner exists as $(id runner), not uid 1001 with primary group docker (121)" >&2
   exit 2
 fi
+# Passwordless sudo. sudo gives its command a core limit of 0,0; a hosted runner's root raises
+# it again (guard run sets 1,1: 0 does not stop a dump to a pipe core_pattern), but this
+# machine's root holds no CAP_SYS_RESOURCE in the initial user namespace and cannot, so here
+# sudo hands the command 1,1 itself (and, to be able to, leaves its own limit alone).
 sudoers=/etc/sudoers.d/agent-team-harness-runner
-if [[ ! -f "$sudoers" ]]; then
-  printf 'runner ALL=(ALL) NOPASSWD:ALL\n' > "$sudoers.tmp"
+want='runner ALL=(ALL) NOPASSWD:ALL\nDefaults rlimit_core="1,1"\n'
+if [[ "$(cat "$sudoers" 2>/dev/null)" != "$(printf "$want")" ]]; then
+  printf "$want" > "$sudoers.tmp"
   chmod 0440 "$sudoers.tmp"
+  if ! visudo -cqf "$sudoers.tmp"; then
+    printf 'runner ALL=(ALL) NOPASSWD:ALL\n' > "$sudoers.tmp"
+  fi
   mv "$sudoers.tmp" "$sudoers"
+fi
+if ! grep -qx 'Set disable_coredump false' /etc/sudo.conf 2>/dev/null; then
+  echo 'Set disable_coredump false' >> /etc/sudo.conf
 fi
 
 # The toolchain: the one this machine builds with, linked into the runner's HOME.

@@ -783,8 +783,10 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
     let mut act_exit = Vec::new();
     let mut act_log = String::new();
     for attempt in 1..=scenario.attempts {
-        let mut cmd = Command::new("sudo");
-        cmd.args(["-u", "runner", "-H", "--"])
+        // The runner user's session as the runner service starts it (not through sudo, which
+        // would set its own limits): uid 1001, group docker, no other group.
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=1001", "--regid=121", "--clear-groups", "--"])
             .arg("env")
             .arg("-i")
             .arg(format!("HOME={}", home.display()))
