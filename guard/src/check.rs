@@ -344,8 +344,8 @@ fn unmatched_scope(parsed: &CandidateDiff, scope: &Scope) -> Vec<String> {
         let Ok(path) = std::str::from_utf8(path) else {
             continue;
         };
-        for (i, flag) in used.iter_mut().enumerate() {
-            if !*flag && scope.matches_glob(i, path) {
+        for i in scope.matching_globs(path) {
+            if let Some(flag) = used.get_mut(i) {
                 *flag = true;
             }
         }
