@@ -1363,7 +1363,7 @@ fn compare_with_git(
                 RuleId::GitRefused,
                 format!(
                     "git apply refused the diff{}\n{}",
-                    likely_cause(&message, parsed),
+                    likely_cause(&message, parsed, &verdict.violations),
                     git_lines.join("\n")
                 ),
             ));
@@ -1421,8 +1421,27 @@ fn compare_with_git(
     Some(index)
 }
 
-/// What most likely made git refuse, from its message and the diff's shape; empty when unclear.
-fn likely_cause(message: &str, parsed: &CandidateDiff) -> String {
+/// What most likely made git refuse, from its message, the diff's shape and the findings already
+/// made; empty when unclear.
+fn likely_cause(message: &str, parsed: &CandidateDiff, findings: &[Violation]) -> String {
+    // A binary patch (a `git diff` made without `--binary` writes only a `Binary files ... differ`
+    // stub) is refused by git whatever the base; it is already reported beside this finding.
+    let binary: Vec<String> = findings
+        .iter()
+        .filter(|v| v.rule == RuleId::BinaryPatch)
+        .filter_map(|v| v.path.as_ref().map(|p| format!("`{}`", p.display())))
+        .collect();
+    if !binary.is_empty() {
+        let (first, more) = binary.split_at(1);
+        let more = match more.len() {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        return format!(
+            "; likely cause: the binary patch of {}{more} (reported as binary-patch): a diff made without `--binary` holds only a `Binary files ... differ` line, which git cannot apply, and binary patches are not accepted either way",
+            first.concat()
+        );
+    }
     // `git diff -U0` shapes: a hunk that inserts or removes lines in the middle of a file with no
     // line around it, or several hunks of one file none of which has context. (A small file
     // rewritten whole has one hunk without context too, so that alone says nothing.)

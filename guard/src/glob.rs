@@ -70,7 +70,9 @@ pub struct GlobSet {
 impl GlobSet {
     /// The set of `globs`, each with its tag. Fails only when globset's regex engine refuses the
     /// compiled form (over its size limit).
-    pub fn new<'a>(globs: impl IntoIterator<Item = (usize, &'a Glob)>) -> Result<GlobSet, GlobError> {
+    pub fn new<'a>(
+        globs: impl IntoIterator<Item = (usize, &'a Glob)>,
+    ) -> Result<GlobSet, GlobError> {
         let mut builder = globset::GlobSetBuilder::new();
         let mut tags = Vec::new();
         for (tag, glob) in globs {

@@ -201,13 +201,13 @@ impl PatternList {
             Err(e) => Err(entries
                 .iter()
                 .find_map(|entry| {
-                    GlobSet::new(entry.globs().map(|g| (0, g)))
-                        .err()
-                        .map(|e| PolicyError::InvalidGlob {
+                    GlobSet::new(entry.globs().map(|g| (0, g))).err().map(|e| {
+                        PolicyError::InvalidGlob {
                             entry: entry.entry.clone(),
                             pattern: entry.pattern.clone(),
                             reason: e.to_string(),
-                        })
+                        }
+                    })
                 })
                 .unwrap_or(PolicyError::InvalidGlob {
                     entry: "(all entries)".into(),
@@ -428,7 +428,6 @@ impl Policy {
     pub fn is_build_output(&self, path: &str) -> bool {
         self.build_output.is_match(path)
     }
-
 }
 
 /// A policy being read: its lists not yet compiled.

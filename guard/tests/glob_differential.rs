@@ -580,7 +580,10 @@ fn default_policy_patterns_agree() {
             .build()
             .unwrap();
         set.add(glob);
-        let itself = p.pattern().strip_suffix("/**").map(|base| oracle(base, true).unwrap());
+        let itself = p
+            .pattern()
+            .strip_suffix("/**")
+            .map(|base| oracle(base, true).unwrap());
         ours.push((oracle(p.pattern(), true).unwrap(), itself));
     }
     let set = set.build().unwrap();
