@@ -145,9 +145,11 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
         if req.repo.is_some() {
             let _ = go.send(headers_within_path_limits(req.diff, limits));
         }
-        let git_side = req
-            .repo
-            .map(|repo| s.spawn(move || read_git_side(repo, req.diff, &go_signal)));
+        let git_side = req.repo.map(|repo| {
+            let (base_out, base_in) = std::sync::mpsc::channel();
+            let thread = s.spawn(move || read_git_side(repo, req.diff, &go_signal, &base_out));
+            GitThread { thread, base_in }
+        });
         let index = evaluate(req, &scope, &mut verdict, git_side)?;
         for findings in [&mut verdict.violations, &mut verdict.protected] {
             findings.sort_by_key(|v| (v.line.unwrap_or(0), v.rule));
@@ -157,7 +159,25 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
     })
 }
 
-type GitThread<'s> = std::thread::ScopedJoinHandle<'s, Result<GitSide, git::GitError>>;
+/// git's side of the check, running: the base tree arrives on `base_in` as soon as it is listed,
+/// git's reading of the diff when the thread ends.
+struct GitThread<'s> {
+    thread: std::thread::ScopedJoinHandle<'s, Result<GitSide, git::GitError>>,
+    base_in: std::sync::mpsc::Receiver<BaseTree>,
+}
+
+impl GitThread<'_> {
+    /// The base tree, or the error that ended the git side before it was listed.
+    fn base(&self) -> Result<BaseTree, CheckError> {
+        self.base_in.recv().map_err(|_| CheckError::GitThread)
+    }
+
+    /// git's reading: `None` when git was told not to apply the diff.
+    fn reading(self) -> Result<Option<(Applied, Option<Vec<RawChange>>)>, CheckError> {
+        let side = self.thread.join().map_err(|_| CheckError::GitThread)??;
+        Ok(side.applied.map(|applied| (applied, side.changes)))
+    }
+}
 
 /// Whether every `diff --git` line of `diff` could hold paths within the limits, measured before
 /// anything is parsed: a line longer than two quoted paths of `max_path_bytes` (each byte at
@@ -224,15 +244,20 @@ fn evaluate(
     }
     verdict.files = parsed.patches.iter().map(file_entry).collect();
 
-    // The rules below look at the base tree when there is one, so git's side is awaited here;
-    // the parse above ran beside it.
-    let (base, git_reading) = match git_side {
-        None => (None, None),
-        Some(thread) => {
-            let side = thread.join().map_err(|_| CheckError::GitThread)??;
-            let reading = side.applied.map(|applied| (applied, side.changes));
-            (Some(side.base), reading)
-        }
+    // The rules below look at the base tree when there is one, which git lists first; git goes
+    // on applying the diff beside them, and its reading is awaited only where it is compared.
+    let base = match &git_side {
+        None => None,
+        Some(side) => match side.base() {
+            Ok(base) => Some(base),
+            // The git side ended without a base: its own error says why.
+            Err(e) => {
+                return match git_side.map(GitThread::reading) {
+                    Some(Err(e)) => Err(e),
+                    _ => Err(e),
+                };
+            }
+        },
     };
     let view = View::build(&parsed, base.as_ref(), req.policy);
     let path_limits = PathLimits {
@@ -277,6 +302,10 @@ fn evaluate(
         return Ok(None);
     };
     base_rules(base, &parsed, &view, req.policy, verdict);
+    let git_reading = match git_side {
+        Some(side) => side.reading()?,
+        None => None,
+    };
     match git_reading {
         Some(reading) => Ok(compare_with_git(reading, &parsed, verdict)),
         None => {
@@ -1142,48 +1171,50 @@ struct BaseTree {
     links: HashMap<Vec<u8>, Vec<u8>>,
 }
 
-/// What git says about the base and the diff, gathered on its own thread.
+/// What git says about the diff, gathered on its own thread.
 struct GitSide {
-    base: BaseTree,
     /// `None` when the guard told git not to apply the diff.
     applied: Option<Applied>,
     changes: Option<Vec<RawChange>>,
 }
 
-/// git's side: the base tree (listed on one more thread) and a throwaway index of the base; then,
-/// if `go` says so, the diff applied to that index and git's reading of the result.
+/// git's side: the base tree (listed on one more thread and sent on `base_out` as soon as it is
+/// read) and a throwaway index of the base; then, if `go` says so, the diff applied to that index
+/// and git's reading of the result.
 fn read_git_side(
     repo: RepoBase<'_>,
     diff_bytes: &[u8],
     go: &std::sync::mpsc::Receiver<bool>,
+    base_out: &std::sync::mpsc::Sender<BaseTree>,
 ) -> Result<GitSide, git::GitError> {
     let git = GitRepo::open(repo.dir)?;
     let commit = git.resolve_commit(repo.base)?;
-    let (base, applied) = std::thread::scope(|s| {
-        let listing = s.spawn(|| read_base_tree(&git, &commit));
+    let (listed, applied) = std::thread::scope(|s| {
+        let listing = s.spawn(|| {
+            read_base_tree(&git, &commit).map(|base| {
+                // The receiver is gone only when the check stopped early.
+                let _ = base_out.send(base);
+            })
+        });
         let applied = git
-            .throwaway_index(&commit)
+            .staged_index(&commit, diff_bytes)
             .and_then(|index| match go.recv() {
-                Ok(true) => index.apply(diff_bytes).map(Some),
+                Ok(true) => index.apply().map(Some),
                 _ => Ok(None),
             });
-        let base = listing.join().unwrap_or_else(|_| {
+        let listed = listing.join().unwrap_or_else(|_| {
             Err(git::GitError::BadOutput {
                 command: "ls-tree (thread)".into(),
             })
         });
-        (base, applied)
+        (listed, applied)
     });
-    let (base, applied) = (base?, applied?);
+    let (_, applied) = (listed?, applied?);
     let changes = match &applied {
         Some(Applied::Applied(index)) => Some(index.changes()?),
         _ => None,
     };
-    Ok(GitSide {
-        base,
-        applied,
-        changes,
-    })
+    Ok(GitSide { applied, changes })
 }
 
 /// The base commit's tree with the target of every symbolic link.
