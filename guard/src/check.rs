@@ -159,6 +159,9 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
     })
 }
 
+/// git's result of applying the diff, and what the index then differs in from the base.
+type GitReading = (Applied, Option<Vec<RawChange>>);
+
 /// git's side of the check, running: the base tree arrives on `base_in` as soon as it is listed,
 /// git's reading of the diff when the thread ends.
 struct GitThread<'s> {
@@ -173,7 +176,7 @@ impl GitThread<'_> {
     }
 
     /// git's reading: `None` when git was told not to apply the diff.
-    fn reading(self) -> Result<Option<(Applied, Option<Vec<RawChange>>)>, CheckError> {
+    fn reading(self) -> Result<Option<GitReading>, CheckError> {
         let side = self.thread.join().map_err(|_| CheckError::GitThread)??;
         Ok(side.applied.map(|applied| (applied, side.changes)))
     }
@@ -1381,7 +1384,7 @@ fn base_rules(
 /// git's own reading, on a throwaway index, compared with the guard's (modes filled in by
 /// [`base_rules`]).
 fn compare_with_git(
-    (applied, changes): (Applied, Option<Vec<RawChange>>),
+    (applied, changes): GitReading,
     parsed: &CandidateDiff,
     verdict: &mut Verdict,
 ) -> Option<ThrowawayIndex> {
