@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the release binaries for one target with the release profile, check them
-# (.ci/static-check.sh: static, at most 4 MB each, they run) and pack them.
+# (.ci/static-check.sh: static, at most 6 MB each, they run) and pack them.
 #
 #   .ci/release-build.sh TARGET VERSION OUTDIR
 #

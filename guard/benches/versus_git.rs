@@ -1,7 +1,9 @@
 //! `guard check` against `git apply --check` on the same generated diff, side by side.
 //!
 //! Run: `cargo bench -p guard --bench versus_git` (optionally
-//! `-- --files 4000 --lines 90 --runs 5 --shape-runs 3`).
+//! `-- --files 4000 --lines 90 --runs 5 --shape-runs 3`). With `VERSUS_GIT_BASELINE` set to
+//! another build of `guard` (say, the previous release profile's), every table has its two rows
+//! too, measured in the same run, so two builds are compared on one machine's load.
 //!
 //! 1. **Volume.** A temporary repository of `--files` text files, every line of each rewritten,
 //!    the diff taken with `git diff` (about 36 MB for the defaults). Rows: `git apply --check`
@@ -14,9 +16,11 @@
 //!    over `limits.path-components`, so git is never asked); *many*, 2,000 files with paths of
 //!    about 3,900 bytes in 121 components, within every limit (accepted).
 //!
-//! Each command runs under `/usr/bin/time`; the table shows the median wall time (monotonic
-//! clock), peak RSS and CPU, each also as a ratio of git's in the same run. Targets: parser-only
-//! ≤ 0.5× git's wall time and ≤ 1× its peak memory; with the git cross-check (`--repo`) ≤ 2× git's
+//! Each command runs under `/usr/bin/time`, the commands of one table in turn, run after run (so a
+//! change in the machine's load falls on all of them alike); the table shows the median wall time
+//! (monotonic clock), peak RSS and CPU, each also as a ratio of git's in the same run, and a last
+//! line `ratios` sums up the wall ratios. Targets: parser-only
+//! ≤ 0.4× git's wall time and ≤ 1× its peak memory; with the git cross-check (`--repo`) ≤ 2× git's
 //! wall time; every path shape linear (no row grows with the square of path depth).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -47,52 +51,62 @@ fn file_text(file: usize, lines: usize, version: &str) -> String {
         .collect()
 }
 
-/// Median wall seconds, peak RSS (KiB) and CPU seconds (user + system) of `cmd` over `runs`
-/// runs; asserts the exit status.
-fn measure(
-    label: &str,
-    runs: usize,
-    expect_code: i32,
-    cmd: &[&str],
-    dir: &Path,
-) -> (f64, u64, f64) {
-    let (mut walls, mut rss, mut cpu) = (Vec::new(), Vec::new(), Vec::new());
+/// One timed command: a label, the exit code it must end with, its arguments.
+type Timed<'a> = (String, i32, Vec<&'a str>);
+
+/// Wall seconds, peak RSS (KiB) and CPU seconds (user + system) of one run of `cmd`; asserts the
+/// exit status.
+fn run_once(label: &str, expect_code: i32, cmd: &[&str], dir: &Path) -> Sample {
+    let started = std::time::Instant::now();
+    let out = Command::new("/usr/bin/time")
+        .args(["-f", "BENCH %e %M %U %S"])
+        .args(cmd)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .unwrap();
+    // Wall time from a monotonic clock (`time` prints only hundredths of a second).
+    let wall = started.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let code = out.status.code().unwrap_or(-1);
+    assert_eq!(
+        code, expect_code,
+        "{label}: unexpected exit {code}: {stderr}"
+    );
+    let line = stderr
+        .lines()
+        .rev()
+        .find(|l| l.starts_with("BENCH "))
+        .unwrap();
+    let fields: Vec<f64> = line
+        .split_whitespace()
+        .skip(1)
+        .map(|f| f.parse().unwrap())
+        .collect();
+    (wall, fields[1] as u64, fields[2] + fields[3])
+}
+
+/// The medians of each command over `runs` rounds, each round running every command once, in turn.
+fn measure_all(cmds: &[Timed<'_>], runs: usize, dir: &Path) -> Vec<Sample> {
+    let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); cmds.len()];
     for _ in 0..runs {
-        let started = std::time::Instant::now();
-        let out = Command::new("/usr/bin/time")
-            .args(["-f", "BENCH %e %M %U %S"])
-            .args(cmd)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let code = out.status.code().unwrap_or(-1);
-        assert_eq!(
-            code, expect_code,
-            "{label}: unexpected exit {code}: {stderr}"
-        );
-        let line = stderr
-            .lines()
-            .rev()
-            .find(|l| l.starts_with("BENCH "))
-            .unwrap();
-        let fields: Vec<f64> = line
-            .split_whitespace()
-            .skip(1)
-            .map(|f| f.parse().unwrap())
-            .collect();
-        // Wall time from a monotonic clock (`time` prints only hundredths of a second).
-        walls.push(started.elapsed().as_secs_f64());
-        rss.push(fields[1] as u64);
-        cpu.push(fields[2] + fields[3]);
+        for ((label, code, argv), out) in cmds.iter().zip(&mut samples) {
+            out.push(run_once(label, *code, argv, dir));
+        }
     }
-    for v in [&mut walls, &mut cpu] {
-        v.sort_by(f64::total_cmp);
-    }
+    samples.iter().map(|s| medians(s)).collect()
+}
+
+fn medians(samples: &[Sample]) -> Sample {
+    let mut walls: Vec<f64> = samples.iter().map(|s| s.0).collect();
+    let mut rss: Vec<u64> = samples.iter().map(|s| s.1).collect();
+    let mut cpu: Vec<f64> = samples.iter().map(|s| s.2).collect();
+    walls.sort_by(f64::total_cmp);
+    cpu.sort_by(f64::total_cmp);
     rss.sort_unstable();
-    (walls[runs / 2], rss[runs / 2], cpu[runs / 2])
+    let mid = samples.len() / 2;
+    (walls[mid], rss[mid], cpu[mid])
 }
 
 fn arg(args: &[String], name: &str, default: usize) -> usize {
@@ -108,6 +122,11 @@ type Row = (String, (f64, u64, f64));
 
 fn print_table(title: &str, rows: &[Row]) {
     let (base_wall, base_kib, base_cpu) = rows[0].1;
+    let ratios: Vec<String> = rows
+        .iter()
+        .skip(1)
+        .map(|(label, (wall, _, _))| format!("{label} {:.2}", wall / base_wall.max(0.001)))
+        .collect();
     println!("\n{title}");
     println!(
         "{:<46} {:>8} {:>9} {:>8} {:>10} {:>9} {:>9}",
@@ -122,6 +141,7 @@ fn print_table(title: &str, rows: &[Row]) {
             cpu / base_cpu.max(0.001)
         );
     }
+    println!("ratios ({title}, wall ×git): {}", ratios.join("; "));
 }
 
 /// A repository with one committed file, for diffs that only add files.
@@ -149,54 +169,49 @@ type Sample = (f64, u64, f64);
 
 /// What one comparison runs on.
 struct Inputs<'a> {
-    guard: &'a str,
+    /// The builds of `guard` compared: a label and the binary.
+    guards: &'a [(&'a str, &'a str)],
     diff: &'a str,
     sha: &'a str,
     scope: &'a str,
     repo: &'a Path,
 }
 
-/// `git apply --check`, `guard check` parser-only and `guard check --repo` on one diff, each
-/// required to exit with its code: the three rows of a table.
-fn side_by_side(
-    inputs: &Inputs<'_>,
-    runs: usize,
-    git_code: i32,
-    guard_code: i32,
-) -> (Sample, Sample, Sample) {
+/// `git apply --check`, then for each build `guard check` parser-only and `guard check --repo` on
+/// one diff, each required to exit with its code: the rows of a table, git's first.
+fn side_by_side(inputs: &Inputs<'_>, runs: usize, git_code: i32, guard_code: i32) -> Vec<Row> {
     let repo = inputs.repo;
-    let git_row = measure(
-        "git apply --check",
-        runs,
-        git_code,
-        &["git", "apply", "--check", inputs.diff],
-        repo,
-    );
-    let check_args = [
-        inputs.guard,
-        "check",
-        "--diff",
-        inputs.diff,
-        "--expected-sha256",
-        inputs.sha,
-        "--scope",
-        inputs.scope,
-    ];
-    let parser_only = measure(
-        "guard check (parser-only)",
-        runs,
-        guard_code,
-        &check_args,
-        repo,
-    );
     let repo_arg = repo.to_str().unwrap();
-    let cross_args: Vec<&str> = check_args
-        .iter()
-        .copied()
-        .chain(["--repo", repo_arg])
-        .collect();
-    let cross = measure("guard check --repo", runs, guard_code, &cross_args, repo);
-    (git_row, parser_only, cross)
+    let mut cmds: Vec<Timed<'_>> = vec![(
+        "git apply --check (baseline)".into(),
+        git_code,
+        vec!["git", "apply", "--check", inputs.diff],
+    )];
+    for &(name, guard) in inputs.guards {
+        let check_args = vec![
+            guard,
+            "check",
+            "--diff",
+            inputs.diff,
+            "--expected-sha256",
+            inputs.sha,
+            "--scope",
+            inputs.scope,
+        ];
+        let mut cross_args = check_args.clone();
+        cross_args.extend(["--repo", repo_arg]);
+        cmds.push((
+            format!("{name}guard check, parser-only"),
+            guard_code,
+            check_args,
+        ));
+        cmds.push((format!("{name}guard check --repo"), guard_code, cross_args));
+    }
+    let samples = measure_all(&cmds, runs, repo);
+    cmds.into_iter()
+        .zip(samples)
+        .map(|((label, _, _), sample)| (label, sample))
+        .collect()
 }
 
 /// The rows of one path shape: git's check, then the guard parser-only and with `--repo`.
@@ -206,7 +221,7 @@ fn shape_rows(
     guard_code: i32,
     runs: usize,
     tmp: &Path,
-    guard: &str,
+    guards: &[(&str, &str)],
 ) -> Vec<Row> {
     let repo = tmp.join(format!("shape-{name}"));
     small_repo(&repo);
@@ -225,9 +240,9 @@ fn shape_rows(
         .status
         .code()
         .unwrap_or(-1);
-    let (git_row, parser_only, cross) = side_by_side(
+    let rows = side_by_side(
         &Inputs {
-            guard,
+            guards,
             diff: diff_arg,
             sha: &sha,
             scope: "**",
@@ -243,11 +258,9 @@ fn shape_rows(
         diff.len() as f64 / 1e6,
         paths.iter().map(String::len).max().unwrap_or(0)
     );
-    vec![
-        (format!("{name}: git apply --check (baseline)"), git_row),
-        (format!("{name}: guard check, parser-only"), parser_only),
-        (format!("{name}: guard check --repo"), cross),
-    ]
+    rows.into_iter()
+        .map(|(label, sample)| (format!("{name}: {label}"), sample))
+        .collect()
 }
 
 fn main() {
@@ -256,7 +269,11 @@ fn main() {
     let lines = arg(&args, "--lines", 90);
     let runs = arg(&args, "--runs", 5).max(1);
     let shape_runs = arg(&args, "--shape-runs", 3).max(1);
-    let guard = env!("CARGO_BIN_EXE_guard");
+    let baseline = std::env::var("VERSUS_GIT_BASELINE").ok();
+    let mut guards = vec![("", env!("CARGO_BIN_EXE_guard"))];
+    if let Some(path) = baseline.as_deref() {
+        guards.push(("baseline ", path));
+    }
 
     let tmp = tempfile::tempdir().unwrap();
     let repo = tmp.path().join("repo");
@@ -284,9 +301,9 @@ fn main() {
         diff.len() as f64 / 1e6
     );
 
-    let (git_check, parser_only, cross) = side_by_side(
+    let mut rows = side_by_side(
         &Inputs {
-            guard,
+            guards: &guards,
             diff: diff_arg,
             sha: &sha,
             scope: "src/**",
@@ -297,18 +314,11 @@ fn main() {
         0,
     );
     let apply_cached = measure_apply_cached(runs, &repo, &diff_path, tmp.path());
-    print_table(
-        "volume",
-        &[
-            ("git apply --check (baseline)".into(), git_check),
-            ("guard check, parser-only".into(), parser_only),
-            ("guard check --repo (cross-check)".into(), cross),
-            (
-                "  of which: git apply --cached, throwaway index".into(),
-                apply_cached,
-            ),
-        ],
-    );
+    rows.push((
+        "git apply --cached alone, throwaway index".into(),
+        apply_cached,
+    ));
+    print_table("volume", &rows);
 
     // Path shapes: deep, long, many.
     let deep = vec![format!("{}x", "a/".repeat(20_000))];
@@ -328,7 +338,7 @@ fn main() {
         })
         .collect();
     for (name, paths, code) in [("deep", &deep, 1), ("long", &long, 1), ("many", &many, 0)] {
-        let shape = shape_rows(name, paths, code, shape_runs, tmp.path(), guard);
+        let shape = shape_rows(name, paths, code, shape_runs, tmp.path(), &guards);
         print_table(&format!("path shape: {name}"), &shape);
     }
 }
@@ -395,11 +405,5 @@ fn measure_apply_cached(runs: usize, repo: &Path, diff: &Path, tmp: &Path) -> (f
         samples.push((wall, fields[1] as u64, fields[2] + fields[3]));
         std::fs::remove_dir_all(&scratch).unwrap();
     }
-    let mut walls: Vec<f64> = samples.iter().map(|s| s.0).collect();
-    let mut rss: Vec<u64> = samples.iter().map(|s| s.1).collect();
-    let mut cpu: Vec<f64> = samples.iter().map(|s| s.2).collect();
-    walls.sort_by(f64::total_cmp);
-    cpu.sort_by(f64::total_cmp);
-    rss.sort_unstable();
-    (walls[runs / 2], rss[runs / 2], cpu[runs / 2])
+    medians(&samples)
 }

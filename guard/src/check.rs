@@ -146,9 +146,11 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
         if req.repo.is_some() {
             let _ = go.send(headers_within_path_limits(req.diff, limits));
         }
-        let git_side = req
-            .repo
-            .map(|repo| s.spawn(move || read_git_side(repo, req.diff, &go_signal)));
+        let git_side = req.repo.map(|repo| {
+            let (base_out, base_in) = std::sync::mpsc::channel();
+            let thread = s.spawn(move || read_git_side(repo, req.diff, &go_signal, &base_out));
+            GitThread { thread, base_in }
+        });
         let index = evaluate(req, &scope, &mut verdict, git_side)?;
         for findings in [&mut verdict.violations, &mut verdict.protected] {
             findings.sort_by_key(|v| (v.line.unwrap_or(0), v.rule));
@@ -158,7 +160,28 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
     })
 }
 
-type GitThread<'s> = std::thread::ScopedJoinHandle<'s, Result<GitSide, git::GitError>>;
+/// git's result of applying the diff, and what the index then differs in from the base.
+type GitReading = (Applied, Option<Vec<RawChange>>);
+
+/// git's side of the check, running: the base tree arrives on `base_in` as soon as it is listed,
+/// git's reading of the diff when the thread ends.
+struct GitThread<'s> {
+    thread: std::thread::ScopedJoinHandle<'s, Result<GitSide, git::GitError>>,
+    base_in: std::sync::mpsc::Receiver<BaseTree>,
+}
+
+impl GitThread<'_> {
+    /// The base tree, or the error that ended the git side before it was listed.
+    fn base(&self) -> Result<BaseTree, CheckError> {
+        self.base_in.recv().map_err(|_| CheckError::GitThread)
+    }
+
+    /// git's reading: `None` when git was told not to apply the diff.
+    fn reading(self) -> Result<Option<GitReading>, CheckError> {
+        let side = self.thread.join().map_err(|_| CheckError::GitThread)??;
+        Ok(side.applied.map(|applied| (applied, side.changes)))
+    }
+}
 
 /// Whether every `diff --git` line of `diff` could hold paths within the limits, measured before
 /// anything is parsed: a line longer than two quoted paths of `max_path_bytes` (each byte at
@@ -225,15 +248,20 @@ fn evaluate(
     }
     verdict.files = parsed.patches.iter().map(file_entry).collect();
 
-    // The rules below look at the base tree when there is one, so git's side is awaited here;
-    // the parse above ran beside it.
-    let (base, git_reading) = match git_side {
-        None => (None, None),
-        Some(thread) => {
-            let side = thread.join().map_err(|_| CheckError::GitThread)??;
-            let reading = side.applied.map(|applied| (applied, side.changes));
-            (Some(side.base), reading)
-        }
+    // The rules below look at the base tree when there is one, which git lists first; git goes
+    // on applying the diff beside them, and its reading is awaited only where it is compared.
+    let base = match &git_side {
+        None => None,
+        Some(side) => match side.base() {
+            Ok(base) => Some(base),
+            // The git side ended without a base: its own error says why.
+            Err(e) => {
+                return match git_side.map(GitThread::reading) {
+                    Some(Err(e)) => Err(e),
+                    _ => Err(e),
+                };
+            }
+        },
     };
     let view = View::build(&parsed, base.as_ref(), req.policy);
     let path_limits = PathLimits {
@@ -278,6 +306,10 @@ fn evaluate(
         return Ok(None);
     };
     base_rules(base, &parsed, &view, req.policy, verdict);
+    let git_reading = match git_side {
+        Some(side) => side.reading()?,
+        None => None,
+    };
     match git_reading {
         Some(reading) => Ok(compare_with_git(reading, &parsed, verdict)),
         None => {
@@ -345,8 +377,8 @@ fn unmatched_scope(parsed: &CandidateDiff, scope: &Scope) -> Vec<String> {
         let Ok(path) = std::str::from_utf8(path) else {
             continue;
         };
-        for (i, flag) in used.iter_mut().enumerate() {
-            if !*flag && scope.matches_glob(i, path) {
+        for i in scope.matching_globs(path) {
+            if let Some(flag) = used.get_mut(i) {
                 *flag = true;
             }
         }
@@ -1143,48 +1175,50 @@ struct BaseTree {
     links: HashMap<Vec<u8>, Vec<u8>>,
 }
 
-/// What git says about the base and the diff, gathered on its own thread.
+/// What git says about the diff, gathered on its own thread.
 struct GitSide {
-    base: BaseTree,
     /// `None` when the guard told git not to apply the diff.
     applied: Option<Applied>,
     changes: Option<Vec<RawChange>>,
 }
 
-/// git's side: the base tree (listed on one more thread) and a throwaway index of the base; then,
-/// if `go` says so, the diff applied to that index and git's reading of the result.
+/// git's side: the base tree (listed on one more thread and sent on `base_out` as soon as it is
+/// read) and a throwaway index of the base; then, if `go` says so, the diff applied to that index
+/// and git's reading of the result.
 fn read_git_side(
     repo: RepoBase<'_>,
     diff_bytes: &[u8],
     go: &std::sync::mpsc::Receiver<bool>,
+    base_out: &std::sync::mpsc::Sender<BaseTree>,
 ) -> Result<GitSide, git::GitError> {
     let git = GitRepo::open(repo.dir)?;
     let commit = git.resolve_commit(repo.base)?;
-    let (base, applied) = std::thread::scope(|s| {
-        let listing = s.spawn(|| read_base_tree(&git, &commit));
+    let (listed, applied) = std::thread::scope(|s| {
+        let listing = s.spawn(|| {
+            read_base_tree(&git, &commit).map(|base| {
+                // The receiver is gone only when the check stopped early.
+                let _ = base_out.send(base);
+            })
+        });
         let applied = git
-            .throwaway_index(&commit)
+            .staged_index(&commit, diff_bytes)
             .and_then(|index| match go.recv() {
-                Ok(true) => index.apply(diff_bytes).map(Some),
+                Ok(true) => index.apply().map(Some),
                 _ => Ok(None),
             });
-        let base = listing.join().unwrap_or_else(|_| {
+        let listed = listing.join().unwrap_or_else(|_| {
             Err(git::GitError::BadOutput {
                 command: "ls-tree (thread)".into(),
             })
         });
-        (base, applied)
+        (listed, applied)
     });
-    let (base, applied) = (base?, applied?);
+    let (_, applied) = (listed?, applied?);
     let changes = match &applied {
         Some(Applied::Applied(index)) => Some(index.changes()?),
         _ => None,
     };
-    Ok(GitSide {
-        base,
-        applied,
-        changes,
-    })
+    Ok(GitSide { applied, changes })
 }
 
 /// The base commit's tree with the target of every symbolic link.
@@ -1351,7 +1385,7 @@ fn base_rules(
 /// git's own reading, on a throwaway index, compared with the guard's (modes filled in by
 /// [`base_rules`]).
 fn compare_with_git(
-    (applied, changes): (Applied, Option<Vec<RawChange>>),
+    (applied, changes): GitReading,
     parsed: &CandidateDiff,
     verdict: &mut Verdict,
 ) -> Option<ThrowawayIndex> {
@@ -1364,7 +1398,7 @@ fn compare_with_git(
                 RuleId::GitRefused,
                 format!(
                     "git apply refused the diff{}\n{}",
-                    likely_cause(&message, parsed),
+                    likely_cause(&message, parsed, &verdict.violations),
                     git_lines.join("\n")
                 ),
             ));
@@ -1422,8 +1456,27 @@ fn compare_with_git(
     Some(index)
 }
 
-/// What most likely made git refuse, from its message and the diff's shape; empty when unclear.
-fn likely_cause(message: &str, parsed: &CandidateDiff) -> String {
+/// What most likely made git refuse, from its message, the diff's shape and the findings already
+/// made; empty when unclear.
+fn likely_cause(message: &str, parsed: &CandidateDiff, findings: &[Violation]) -> String {
+    // A binary patch (a `git diff` made without `--binary` writes only a `Binary files ... differ`
+    // stub) is refused by git whatever the base; it is already reported beside this finding.
+    let binary: Vec<String> = findings
+        .iter()
+        .filter(|v| v.rule == RuleId::BinaryPatch)
+        .filter_map(|v| v.path.as_ref().map(|p| format!("`{}`", p.display())))
+        .collect();
+    if !binary.is_empty() {
+        let (first, more) = binary.split_at(1);
+        let more = match more.len() {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        return format!(
+            "; likely cause: the binary patch of {}{more} (reported as binary-patch): a diff made without `--binary` holds only a `Binary files ... differ` line, which git cannot apply, and binary patches are not accepted either way",
+            first.concat()
+        );
+    }
     // `git diff -U0` shapes: a hunk that inserts or removes lines in the middle of a file with no
     // line around it, or several hunks of one file none of which has context. (A small file
     // rewritten whole has one hunk without context too, so that alone says nothing.)

@@ -367,6 +367,17 @@ impl GitRepo {
 
     /// A throwaway index (and object directory) holding `commit`'s tree.
     pub fn throwaway_index(&self, commit: &str) -> Result<ThrowawayIndex, GitError> {
+        self.index_of(commit, None)
+    }
+
+    /// A throwaway index holding `commit`'s tree, with `diff` staged beside it for
+    /// [`StagedIndex::apply`] (written while `git read-tree` runs).
+    pub fn staged_index(&self, commit: &str, diff: &[u8]) -> Result<StagedIndex, GitError> {
+        self.index_of(commit, Some(diff))
+            .map(|index| StagedIndex { index })
+    }
+
+    fn index_of(&self, commit: &str, diff: Option<&[u8]>) -> Result<ThrowawayIndex, GitError> {
         // Thousands of small loose objects are written; on a memory file system that costs a
         // fraction of what it costs on a journaling disk.
         let builder = || {
@@ -388,7 +399,14 @@ impl GitRepo {
 
         let mut cmd = index.command();
         cmd.args(["read-tree", "--end-of-options", commit]);
-        let out = run(cmd, None)?;
+        let child = cmd.spawn().map_err(GitError::Spawn)?;
+        // git reads the verified bytes from a file in this check's private directory (0700):
+        // a file is read in a few large reads, where a pipe costs a round trip per 64 KiB.
+        let staged = diff.map_or(Ok(()), |diff| {
+            std::fs::write(index.patch(), diff).map_err(GitError::TempDir)
+        });
+        let out = child.wait_with_output().map_err(GitError::Spawn)?;
+        staged?;
         if !out.status.success() {
             return Err(failed("read-tree", &out));
         }
@@ -398,19 +416,22 @@ impl GitRepo {
     /// Apply `diff` to a throwaway index holding `commit`'s tree. The worktree, the real index and
     /// the repository's object store are left untouched.
     pub fn apply_cached(&self, commit: &str, diff: &[u8]) -> Result<Applied, GitError> {
-        self.throwaway_index(commit)?.apply(diff)
+        self.staged_index(commit, diff)?.apply()
     }
 }
 
-impl ThrowawayIndex {
-    /// Apply `diff` to this index with `git apply --cached`; its new objects go to the throwaway
-    /// object directory.
-    pub fn apply(self, diff: &[u8]) -> Result<Applied, GitError> {
-        let index = self;
-        // git reads the verified bytes from a file in this check's private directory (0700):
-        // a file is read in a few large reads, where a pipe costs a round trip per 64 KiB.
-        let patch = index.tmp.path().join("candidate.diff");
-        std::fs::write(&patch, diff).map_err(GitError::TempDir)?;
+/// A throwaway index with the diff to apply to it staged in its private directory.
+#[derive(Debug)]
+pub struct StagedIndex {
+    index: ThrowawayIndex,
+}
+
+impl StagedIndex {
+    /// Apply the staged diff to the index with `git apply --cached`; its new objects go to the
+    /// throwaway object directory.
+    pub fn apply(self) -> Result<Applied, GitError> {
+        let index = self.index;
+        let patch = index.patch();
         let mut cmd = index.command();
         cmd.args(["-c", "apply.whitespace=nowarn", "apply", "--cached", "--"])
             .arg(&patch);
@@ -571,6 +592,11 @@ pub struct ThrowawayIndex {
 }
 
 impl ThrowawayIndex {
+    /// Where a diff is staged for git.
+    fn patch(&self) -> PathBuf {
+        self.tmp.path().join("candidate.diff")
+    }
+
     fn command(&self) -> Command {
         let mut cmd = self.repo.command();
         // The inherited environment was cleared, so the repository's own objects are the only

@@ -52,8 +52,8 @@
 //!
 //! # Glob semantics
 //!
-//! All patterns (deny, build output, scope) are globs of [`crate::glob`]: globset 0.4's language
-//! with `literal_separator(true)` and `backslash_escape(true)`, matched against the whole repository-relative path (`/`-separated,
+//! All patterns (deny, build output, scope) are globset globs ([`crate::glob`]) built with
+//! `literal_separator(true)` and `backslash_escape(true)`, matched against the whole repository-relative path (`/`-separated,
 //! no leading `/`):
 //!
 //! | glob | matches | does not match |
@@ -83,7 +83,7 @@
 //! The deny check wins over build outputs: a consumer must check [`Policy::denied`] before
 //! exempting a path with [`Policy::is_build_output`].
 
-use crate::glob::Glob;
+use crate::glob::{Glob, GlobSet};
 use contract::verdict::{ExclusionDoc, ExclusionList};
 use serde::Deserialize;
 
@@ -141,12 +141,15 @@ enum PatternKind {
     Exact,
 }
 
-/// One glob as written in the policy or the scope, with its compiled matcher.
+/// One glob as written in the policy or the scope, read (its syntax checked) but compiled only
+/// as part of its [`PatternList`].
 #[derive(Debug, Clone)]
 pub struct PatternEntry {
+    /// Where it was written, e.g. `deny.add[3]` or `scope[0]`.
+    entry: String,
     pattern: String,
-    matcher: Glob,
-    /// For a deny pattern `X/**`: the matcher of `X`, so the directory path itself is denied.
+    glob: Glob,
+    /// For a deny pattern `X/**`: the glob `X`, so the directory path itself is denied.
     itself: Option<Glob>,
 }
 
@@ -158,16 +161,17 @@ impl PatternEntry {
             reason,
         })?;
         let case_insensitive = kind == PatternKind::Deny;
-        let matcher = compile(entry, pattern, case_insensitive)?;
+        let glob = read_glob(entry, pattern, case_insensitive)?;
         let itself = match (kind, pattern.strip_suffix("/**")) {
             (PatternKind::Deny, Some(base)) if !base.is_empty() => {
-                Some(compile(entry, base, case_insensitive)?)
+                Some(read_glob(entry, base, case_insensitive)?)
             }
             _ => None,
         };
         Ok(PatternEntry {
+            entry: entry.to_owned(),
             pattern: pattern.to_owned(),
-            matcher,
+            glob,
             itself,
         })
     }
@@ -177,18 +181,87 @@ impl PatternEntry {
         &self.pattern
     }
 
-    /// Whether `path` (repository-relative, `/`-separated) matches.
-    pub fn is_match(&self, path: &str) -> bool {
-        self.matcher.is_match(path) || self.itself.as_ref().is_some_and(|m| m.is_match(path))
+    fn globs(&self) -> impl Iterator<Item = &Glob> {
+        std::iter::once(&self.glob).chain(&self.itself)
     }
 }
 
-fn compile(entry: &str, pattern: &str, case_insensitive: bool) -> Result<Glob, PolicyError> {
+fn read_glob(entry: &str, pattern: &str, case_insensitive: bool) -> Result<Glob, PolicyError> {
     Glob::new(pattern, case_insensitive).map_err(|e| PolicyError::InvalidGlob {
         entry: entry.to_owned(),
         pattern: pattern.to_owned(),
         reason: e.to_string(),
     })
+}
+
+/// The entries of one list of the policy (or of the scope), in order, compiled together: one
+/// pass over a path answers which entries match, and the first match is the lowest index, as if
+/// the entries were tried in turn.
+#[derive(Debug, Clone, Default)]
+pub struct PatternList {
+    entries: Vec<PatternEntry>,
+    set: GlobSet,
+}
+
+impl PatternList {
+    fn new(entries: Vec<PatternEntry>) -> Result<PatternList, PolicyError> {
+        let tagged = entries
+            .iter()
+            .enumerate()
+            .flat_map(|(i, e)| e.globs().map(move |g| (i, g)));
+        match GlobSet::new(tagged) {
+            Ok(set) => Ok(PatternList { entries, set }),
+            // Name the entry globset's regex engine refused.
+            Err(e) => Err(entries
+                .iter()
+                .find_map(|entry| {
+                    GlobSet::new(entry.globs().map(|g| (0, g))).err().map(|e| {
+                        PolicyError::InvalidGlob {
+                            entry: entry.entry.clone(),
+                            pattern: entry.pattern.clone(),
+                            reason: e.to_string(),
+                        }
+                    })
+                })
+                .unwrap_or(PolicyError::InvalidGlob {
+                    entry: "(all entries)".into(),
+                    pattern: String::new(),
+                    reason: e.to_string(),
+                })),
+        }
+    }
+
+    /// The first entry matching `path` (repository-relative, `/`-separated), or None.
+    pub fn first_match(&self, path: &str) -> Option<&PatternEntry> {
+        self.set.first(path).and_then(|i| self.entries.get(i))
+    }
+
+    /// Whether any entry matches `path`.
+    pub fn is_match(&self, path: &str) -> bool {
+        self.set.is_match(path)
+    }
+
+    /// The indices of the entries matching `path`, ascending.
+    pub fn matching_indices(&self, path: &str) -> Vec<usize> {
+        self.set.matches(path)
+    }
+}
+
+impl std::ops::Deref for PatternList {
+    type Target = [PatternEntry];
+
+    fn deref(&self) -> &[PatternEntry] {
+        &self.entries
+    }
+}
+
+impl<'a> IntoIterator for &'a PatternList {
+    type Item = &'a PatternEntry;
+    type IntoIter = std::slice::Iter<'a, PatternEntry>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.entries.iter()
+    }
 }
 
 /// Rejects patterns that are valid globs but can never match a safe path, or that suggest a
@@ -295,14 +368,14 @@ impl Protected {
 #[derive(Debug, Clone)]
 pub struct Policy {
     /// The denied trust-control surface; matched case-insensitively.
-    pub deny: Vec<PatternEntry>,
+    pub deny: PatternList,
     /// The protected paths: a diff may change them only with a human's explicit look; matched
     /// like deny patterns (case-insensitively, `X/**` also matches `X`).
-    pub protect: Vec<PatternEntry>,
+    pub protect: PatternList,
     /// What a protected path does to the verdict.
     pub protected: Protected,
     /// Paths a build may write (e.g. `target/**`); matched case-sensitively.
-    pub build_output: Vec<PatternEntry>,
+    pub build_output: PatternList,
     /// Extra environment variable names `guard run` passes through.
     pub env_allow: Vec<String>,
     /// Whether new files may have the executable mode.
@@ -326,28 +399,13 @@ pub struct Policy {
 impl Policy {
     /// The embedded default policy (`default-policy.yml`).
     pub fn embedded_default() -> Result<Policy, PolicyError> {
-        let base = Policy {
-            deny: Vec::new(),
-            protect: Vec::new(),
-            protected: Protected::Review,
-            build_output: Vec::new(),
-            env_allow: Vec::new(),
-            allow_executable: false,
-            allow_mode_change: false,
-            portable_paths: false,
-            allow_unprotected_secret_jobs: false,
-            readiness: crate::readiness::Settings::default(),
-            limits: Limits::UNBOUNDED,
-            exclusions: Vec::new(),
-        };
-        let raw = parse(DEFAULT_POLICY_YAML)?;
-        base.apply(raw)
+        PolicyDraft::embedded_default()?.finish()
     }
 
     /// The default policy extended/tightened by a user YAML file.
     pub fn from_yaml(text: &str) -> Result<Policy, PolicyError> {
         let raw = parse(text)?;
-        Policy::embedded_default()?.apply(raw)
+        PolicyDraft::embedded_default()?.apply(raw)?.finish()
     }
 
     /// The policy in the YAML file at `path` (on top of the default), or the embedded default.
@@ -365,7 +423,7 @@ impl Policy {
 
     /// The first deny pattern matching `path` (case-insensitively), or None.
     pub fn denied(&self, path: &str) -> Option<&str> {
-        first_match(&self.deny, path)
+        self.deny.first_match(path).map(PatternEntry::pattern)
     }
 
     /// Every literal component of the deny and protect patterns (one without a glob character),
@@ -382,17 +440,72 @@ impl Policy {
     /// The first protect pattern matching `path` (case-insensitively), or None. Does not look at
     /// [`Policy::protected`]; the caller decides what a match means.
     pub fn protected_by(&self, path: &str) -> Option<&str> {
-        first_match(&self.protect, path)
+        self.protect.first_match(path).map(PatternEntry::pattern)
     }
 
     /// Whether `path` is a build output. Does not override [`Policy::denied`].
     pub fn is_build_output(&self, path: &str) -> bool {
-        self.build_output.iter().any(|p| p.is_match(path))
+        self.build_output.is_match(path)
+    }
+}
+
+/// A policy being read: its lists not yet compiled.
+struct PolicyDraft {
+    deny: Vec<PatternEntry>,
+    protect: Vec<PatternEntry>,
+    protected: Protected,
+    build_output: Vec<PatternEntry>,
+    env_allow: Vec<String>,
+    allow_executable: bool,
+    allow_mode_change: bool,
+    portable_paths: bool,
+    allow_unprotected_secret_jobs: bool,
+    readiness: crate::readiness::Settings,
+    limits: Limits,
+    exclusions: Vec<ExclusionDoc>,
+}
+
+impl PolicyDraft {
+    /// `default-policy.yml` read over an empty policy without limits.
+    fn embedded_default() -> Result<PolicyDraft, PolicyError> {
+        let base = PolicyDraft {
+            deny: Vec::new(),
+            protect: Vec::new(),
+            protected: Protected::Review,
+            build_output: Vec::new(),
+            env_allow: Vec::new(),
+            allow_executable: false,
+            allow_mode_change: false,
+            portable_paths: false,
+            allow_unprotected_secret_jobs: false,
+            readiness: crate::readiness::Settings::default(),
+            limits: Limits::UNBOUNDED,
+            exclusions: Vec::new(),
+        };
+        base.apply(parse(DEFAULT_POLICY_YAML)?)
+    }
+
+    /// Compiles the lists.
+    fn finish(self) -> Result<Policy, PolicyError> {
+        Ok(Policy {
+            deny: PatternList::new(self.deny)?,
+            protect: PatternList::new(self.protect)?,
+            protected: self.protected,
+            build_output: PatternList::new(self.build_output)?,
+            env_allow: self.env_allow,
+            allow_executable: self.allow_executable,
+            allow_mode_change: self.allow_mode_change,
+            portable_paths: self.portable_paths,
+            allow_unprotected_secret_jobs: self.allow_unprotected_secret_jobs,
+            readiness: self.readiness,
+            limits: self.limits,
+            exclusions: self.exclusions,
+        })
     }
 
     /// Validates `raw` into a policy derived from `self`: lists are extended, booleans replaced,
     /// limits lowered (never raised above `self`'s).
-    fn apply(mut self, raw: RawPolicy) -> Result<Policy, PolicyError> {
+    fn apply(mut self, raw: RawPolicy) -> Result<PolicyDraft, PolicyError> {
         if raw.version.0 != POLICY_VERSION {
             return Err(PolicyError::UnsupportedVersion {
                 found: raw.version.0,
@@ -485,7 +598,7 @@ impl Policy {
     }
 }
 
-impl Policy {
+impl PolicyDraft {
     /// `readiness:`: the default token replaced, environments and acceptances appended.
     fn apply_readiness(&mut self, raw: RawReadiness) -> Result<(), PolicyError> {
         use crate::readiness::{Acceptance, DefaultToken};
@@ -600,13 +713,6 @@ fn literal_components(patterns: &[PatternEntry]) -> Vec<&str> {
     names
 }
 
-fn first_match<'a>(patterns: &'a [PatternEntry], path: &str) -> Option<&'a str> {
-    patterns
-        .iter()
-        .find(|p| p.is_match(path))
-        .map(PatternEntry::pattern)
-}
-
 /// `Some(value)` if `value` is a valid lowering of `current`: at least 1 and at most `current`.
 fn lower(
     key: &'static str,
@@ -662,7 +768,7 @@ fn check_env_name(name: &str) -> Result<(), String> {
 /// The declared scope of one task: every touched path must match one of these globs.
 #[derive(Debug, Clone, Default)]
 pub struct Scope {
-    globs: Vec<PatternEntry>,
+    globs: PatternList,
 }
 
 impl Scope {
@@ -684,7 +790,9 @@ impl Scope {
                 PatternEntry::new(&entry, g, PatternKind::Exact)
             })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Scope { globs })
+        Ok(Scope {
+            globs: PatternList::new(globs)?,
+        })
     }
 
     /// Whether no glob was declared (the checker then rejects with `no-scope`).
@@ -699,12 +807,12 @@ impl Scope {
 
     /// The first glob matching `path`, or None.
     pub fn matching(&self, path: &str) -> Option<&str> {
-        first_match(&self.globs, path)
+        self.globs.first_match(path).map(PatternEntry::pattern)
     }
 
-    /// Whether glob `index` matches `path`.
-    pub fn matches_glob(&self, index: usize, path: &str) -> bool {
-        self.globs.get(index).is_some_and(|p| p.is_match(path))
+    /// The indices of the globs matching `path`, ascending.
+    pub fn matching_globs(&self, path: &str) -> Vec<usize> {
+        self.globs.matching_indices(path)
     }
 
     /// For a path no glob matches: a hint when a glob looks like a mistake for one that would,

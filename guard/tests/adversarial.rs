@@ -943,3 +943,63 @@ fn help_shows_the_required_options_and_the_exit_codes() {
         );
     }
 }
+
+/// A real commit that deletes a PNG, diffed without `--binary`: git cannot apply the `Binary files
+/// ... differ` stub, and the `git-refused` finding must name that binary patch (reported beside it
+/// as `binary-patch`) as the cause, not a wrong `--base`.
+#[test]
+fn git_refusal_beside_a_binary_patch_names_the_binary_patch_not_the_base() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join("img")).unwrap();
+    git_ok(&repo, &["init", "-q"]).unwrap();
+    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";
+    std::fs::write(repo.join("img/logo.png"), png).unwrap();
+    std::fs::write(repo.join("README"), "base\n").unwrap();
+    git_ok(&repo, &["add", "-A"]).unwrap();
+    let mut commit = git(&repo);
+    git_support::with_identity(&mut commit);
+    assert!(
+        commit
+            .args(["commit", "-q", "-m", "base"])
+            .status()
+            .unwrap()
+            .success()
+    );
+    std::fs::remove_file(repo.join("img/logo.png")).unwrap();
+    std::fs::write(repo.join("README"), "changed\n").unwrap();
+    let out = git(&repo).args(["diff"]).output().unwrap();
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("Binary files a/img/logo.png and /dev/null differ"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    git_ok(&repo, &["checkout", "-q", "--", "."]).unwrap();
+    let diff = tmp.path().join("candidate.diff");
+    std::fs::write(&diff, &out.stdout).unwrap();
+    let sha = guard::hash::sha256_hex(&out.stdout);
+    let repo_s = repo.to_str().unwrap();
+    let mut args = check_args(&diff, &sha, &["--scope", "**", "--repo", repo_s]);
+    args.extend(["--format".into(), "json".into()]);
+    let out = run_check(&os(&args));
+    assert_eq!(exit_code(&out), 1);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let violations = doc["violations"].as_array().unwrap();
+    let refused = violations
+        .iter()
+        .find(|v| v["rule"] == "git-refused")
+        .unwrap_or_else(|| panic!("no git-refused: {doc}"));
+    assert!(
+        violations.iter().any(|v| v["rule"] == "binary-patch"),
+        "{doc}"
+    );
+    let message = refused["message"].as_str().unwrap();
+    let cause = message.lines().next().unwrap();
+    assert!(cause.contains("likely cause:"), "{message}");
+    assert!(cause.contains("binary patch"), "{message}");
+    assert!(cause.contains("img/logo.png"), "{message}");
+    assert!(cause.contains("--binary"), "{message}");
+    assert!(!cause.contains("--base"), "{message}");
+}

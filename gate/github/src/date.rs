@@ -1,105 +1,41 @@
 //! The two time formats GitHub's API speaks: the HTTP `Date` header (IMF-fixdate, RFC 9110
-//! §5.6.7, `Sun, 06 Nov 1994 08:49:37 GMT`) and RFC 3339 timestamps in JSON (`created_at`).
+//! §5.6.7, `Sun, 06 Nov 1994 08:49:37 GMT`) and RFC 3339 timestamps in JSON (`created_at`), read
+//! and written by `jiff`.
 
-/// Parse an IMF-fixdate into Unix seconds. The obsolete RFC 850 and asctime forms are refused.
+use jiff::Timestamp;
+use jiff::fmt::rfc2822::{DateTimeParser, DateTimePrinter};
+
+/// The instants IMF-fixdate can write: years 0001 to 9999.
+const IMF_FIXDATE_RANGE: std::ops::RangeInclusive<i64> = -62_135_596_800..=253_402_300_799;
+
+/// Parse an IMF-fixdate into Unix seconds. The obsolete RFC 850 and asctime forms, and RFC 2822's
+/// other spellings (a one-digit day, a numeric zone, no weekday, folded spaces), are refused: the
+/// value must be exactly what `jiff` writes for the instant it reads.
 pub fn parse_http_date(value: &str) -> Option<i64> {
-    let b = value.as_bytes();
-    if b.len() != 29 || &b[3..5] != b", " || &b[25..] != b" GMT" {
-        return None;
-    }
-    if !matches!(
-        &value[..3],
-        "Mon" | "Tue" | "Wed" | "Thu" | "Fri" | "Sat" | "Sun"
-    ) {
-        return None;
-    }
-    let number = |range: std::ops::Range<usize>| -> Option<i64> {
-        let part = value.get(range)?;
-        part.bytes()
-            .all(|d| d.is_ascii_digit())
-            .then(|| part.parse().ok())?
-    };
-    let day = number(5..7)?;
-    let month = match value.get(8..11)? {
-        "Jan" => 1,
-        "Feb" => 2,
-        "Mar" => 3,
-        "Apr" => 4,
-        "May" => 5,
-        "Jun" => 6,
-        "Jul" => 7,
-        "Aug" => 8,
-        "Sep" => 9,
-        "Oct" => 10,
-        "Nov" => 11,
-        "Dec" => 12,
-        _ => return None,
-    };
-    let year = number(12..16)?;
-    let (hour, minute, second) = (number(17..19)?, number(20..22)?, number(23..25)?);
-    if b[7] != b' ' || b[11] != b' ' || b[16] != b' ' || b[19] != b':' || b[22] != b':' {
-        return None;
-    }
-    if !(1..=31).contains(&day) || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second.min(59))
+    let at = DateTimeParser::new().parse_timestamp(value).ok()?;
+    let canonical = DateTimePrinter::new()
+        .timestamp_to_rfc9110_string(&at)
+        .ok()?;
+    (canonical == value).then(|| at.as_second())
 }
 
-/// Unix seconds as an IMF-fixdate.
+/// Unix seconds as an IMF-fixdate; an instant outside years 0001 to 9999 is written as the nearest
+/// one inside.
 pub fn format_http_date(unix: i64) -> String {
-    let (year, month, day) = civil_from_days(unix.div_euclid(86_400));
-    let secs = unix.rem_euclid(86_400);
-    // 1970-01-01 was a Thursday.
-    let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
-        [usize::try_from(unix.div_euclid(86_400).rem_euclid(7)).unwrap_or(0)];
-    let months = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month_name = months[usize::try_from(month - 1).unwrap_or(0).min(11)];
-    format!(
-        "{weekday}, {day:02} {month_name} {year:04} {:02}:{:02}:{:02} GMT",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
+    let unix = unix.clamp(*IMF_FIXDATE_RANGE.start(), *IMF_FIXDATE_RANGE.end());
+    Timestamp::from_second(unix)
+        .ok()
+        .and_then(|at| DateTimePrinter::new().timestamp_to_rfc9110_string(&at).ok())
+        .unwrap_or_default()
 }
 
-/// Unix seconds as an RFC 3339 timestamp in UTC (`2026-03-01T12:00:00Z`).
+/// Unix seconds as an RFC 3339 timestamp in UTC (`2026-03-01T12:00:00Z`); an instant outside
+/// `jiff`'s range (years -9999 to 9999) is written as the nearest one inside.
 pub fn format_rfc3339(unix: i64) -> String {
-    let (year, month, day) = civil_from_days(unix.div_euclid(86_400));
-    let secs = unix.rem_euclid(86_400);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        secs / 3600,
-        secs % 3600 / 60,
-        secs % 60
-    )
-}
-
-/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// The inverse (H. Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { y + 1 } else { y }, m, d)
+    let unix = unix.clamp(Timestamp::MIN.as_second(), Timestamp::MAX.as_second());
+    Timestamp::from_second(unix)
+        .map(|at| at.to_string())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -120,6 +56,10 @@ mod tests {
             "Sun, 06 Foo 1994 08:49:37 GMT",
             "Sun, 6 Nov 1994 08:49:37 GMT",
             "Sun, 06 Nov 1994 24:49:37 GMT",
+            "Sun,  6 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49:37 +0000",
+            "06 Nov 1994 08:49:37 GMT",
+            "Mon, 06 Nov 1994 08:49:37 GMT",
             "",
         ] {
             assert_eq!(parse_http_date(bad), None, "{bad}");
@@ -138,5 +78,7 @@ mod tests {
         assert_eq!(format_rfc3339(0), "1970-01-01T00:00:00Z");
         assert_eq!(format_rfc3339(1_709_210_096), "2024-02-29T12:34:56Z");
         assert_eq!(format_rfc3339(-1), "1969-12-31T23:59:59Z");
+        assert_eq!(format_rfc3339(i64::MAX), "9999-12-30T22:00:00Z");
+        assert_eq!(format_http_date(i64::MIN), "Mon, 01 Jan 0001 00:00:00 GMT");
     }
 }

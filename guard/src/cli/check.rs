@@ -119,15 +119,23 @@ fn run_inner(args: CheckArgs) -> Result<u8, String> {
             .map(|dir| RepoBase { dir, base: &base }),
     };
     let verdict = check_hashed(&request, &diff).map_err(|e| e.to_string())?;
-    let json = guard::output::json_v1::document(&verdict)
-        .to_json()
-        .map_err(|e| format!("cannot encode the verdict: {e}"))?;
-    if let Some(path) = &args.verdict_out {
-        std::fs::write(path, &json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    // The JSON document is encoded only when something reads it (a large diff's verdict lists
+    // thousands of files).
+    let json = || {
+        guard::output::json_v1::document(&verdict)
+            .to_json()
+            .map_err(|e| format!("cannot encode the verdict: {e}"))
+    };
+    let json = match (&args.verdict_out, args.format) {
+        (None, Format::Text) => None,
+        _ => Some(json()?),
+    };
+    if let (Some(path), Some(json)) = (&args.verdict_out, &json) {
+        std::fs::write(path, json).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
-    match args.format {
-        Format::Text => contract::cli::emit(&text::render(&verdict))?,
-        Format::Json => contract::cli::emit(&json)?,
+    match (args.format, &json) {
+        (Format::Json, Some(json)) => contract::cli::emit(json)?,
+        _ => contract::cli::emit(&text::render(&verdict))?,
     }
     Ok(if verdict.accepted() {
         contract::cli::Exit::Pass.code()

@@ -64,7 +64,7 @@ pub(crate) fn release_job_permissions(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// Both musl targets, built by the checked script (static, at most 4 MB, they run), with the
+/// Both musl targets, built by the checked script (static, at most 6 MB, they run), with the
 /// cross linker installed from hash-pinned wheels.
 pub(crate) fn release_builds_static_musl(wf: &Workflow) -> Result<(), String> {
     let job = wf.job("build")?;
