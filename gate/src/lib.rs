@@ -13,6 +13,7 @@ pub mod dispatch_mac;
 pub mod output;
 pub mod publication;
 pub mod publish;
+pub mod replay;
 pub mod strict_json;
 
 pub use decide::{Decision, JobObservation, JobResult, JobState, Reason, ReasonCode, decide};

@@ -33,9 +33,11 @@ enum Command {
     /// Sign and dispatch the workflow, learn the run, and with --wait report its authenticated
     /// outcome (token from GH_TOKEN/GITHUB_TOKEN, key from AGENT_TEAM_DISPATCH_KEY).
     Dispatch(cli::dispatch::DispatchArgs),
-    /// Verify the dispatcher's signature (dispatch_mac) with the key from the environment, before
-    /// anything is published.
-    VerifyDispatch(cli::verify_dispatch::VerifyDispatchArgs),
+    /// Verify the dispatcher's signature (dispatch_mac v2: expiry, workflow) with the key from the
+    /// environment, before any other work and again before anything is published.
+    VerifyDispatch(Box<cli::verify_dispatch::VerifyDispatchArgs>),
+    /// Print the signed dispatch inputs (without the diff) for a dispatcher in another language.
+    Sign(cli::sign::SignArgs),
 }
 
 fn main() -> ExitCode {
@@ -49,7 +51,8 @@ fn main() -> ExitCode {
         Command::PublishPlan(args) => cli::publish_plan::run(*args),
         Command::Publish(args) => cli::publish::run(*args),
         Command::Dispatch(args) => cli::dispatch::run_cli(args),
-        Command::VerifyDispatch(args) => cli::verify_dispatch::run(args),
+        Command::VerifyDispatch(args) => cli::verify_dispatch::run(*args),
+        Command::Sign(args) => cli::sign::run(args),
     };
     ExitCode::from(code)
 }

@@ -77,6 +77,8 @@ pub enum ArgError {
         "invalid --run-id \"{value}\": must be a decimal workflow run id (no sign, no leading zero)"
     )]
     RunId { value: String },
+    #[error("invalid --dispatch-nonce \"{value}\": must be 32 lowercase hex digits")]
+    Nonce { value: String },
     #[error("invalid --repository \"{value}\": {problem}")]
     Repository {
         value: String,
@@ -217,6 +219,15 @@ pub struct PublishTarget {
     base_branch: String,
     task_id: Option<String>,
     run_id: Option<String>,
+    dispatch_nonce: Option<String>,
+}
+
+/// The publication commit's headline.
+pub fn headline(task_id: Option<&str>) -> String {
+    match task_id {
+        Some(task) => format!("agent-team-apply {task}: apply verified diff"),
+        None => "agent-team-apply: apply verified diff".to_owned(),
+    }
 }
 
 impl PublishTarget {
@@ -264,7 +275,20 @@ impl PublishTarget {
             base_branch: base_branch.to_owned(),
             task_id: task_id.map(str::to_owned),
             run_id: run_id.map(str::to_owned),
+            dispatch_nonce: None,
         })
+    }
+
+    /// The signed dispatch's nonce (32 lowercase hex digits), recorded as the commit's
+    /// `Dispatch-Nonce` trailer so that a second publication of one dispatch is visible.
+    pub fn with_dispatch_nonce(mut self, nonce: &str) -> Result<PublishTarget, ArgError> {
+        if guard::inputs::Nonce::parse(nonce).is_none() {
+            return Err(ArgError::Nonce {
+                value: shown(nonce),
+            });
+        }
+        self.dispatch_nonce = Some(nonce.to_owned());
+        Ok(self)
     }
 
     pub fn branch(&self) -> &str {
@@ -705,10 +729,7 @@ fn plan_doc(
 ) -> PublishPlanDoc {
     let verdict_doc = guard::output::json_v1::document(verdict);
     let file_count = verdict_doc.files.len();
-    let headline = match &target.task_id {
-        Some(task) => format!("agent-team-apply {task}: apply verified diff"),
-        None => "agent-team-apply: apply verified diff".to_owned(),
-    };
+    let headline = headline(target.task_id.as_deref());
     let mut body = format!(
         "Applies a candidate diff that the apply/verify gate re-verified from\n\
          trusted inputs: its SHA-256, the guard's strict parse cross-checked\n\
@@ -723,6 +744,9 @@ fn plan_doc(
     }
     if let Some(run) = &target.run_id {
         body.push_str(&format!("Run-Id: {run}\n"));
+    }
+    if let Some(nonce) = &target.dispatch_nonce {
+        body.push_str(&format!("Dispatch-Nonce: {nonce}\n"));
     }
     let pr_ctx = report::pr_body::PrContext {
         task_id: target.task_id.as_deref(),

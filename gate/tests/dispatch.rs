@@ -11,16 +11,22 @@ use std::time::Duration;
 use base64::Engine;
 use gate::dispatch::{DispatchReport, DispatchRequest, run};
 use gate::dispatch_mac::{
-    DispatchKey, FullRef, KeySlot, RepositoryName, SignedFields, VerifyingKeys, verify,
+    DispatchKey, FullRef, KeySlot, RepositoryName, SignedFields, VerifyingKeys, WorkflowPath,
+    verify,
 };
 use github::{ApiUrl, Client, ClientConfig, Repository, Token, VirtualClock};
-use github_standin::{Canned, DispatchMode, Fault, Outcome, PriorRun, Recorded, Scenario, StandIn};
-use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Scope, TaskId};
+use github_standin::{
+    Canned, DispatchMode, Fault, Forgery, Outcome, PriorRun, Recorded, Scenario, StandIn,
+};
+use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Nonce, Scope, TaskId};
 
 const BASE: &str = "0123456789abcdef0123456789abcdef01234567";
 const KEY: &str = "dispatch-key-dispatch-key-dispatch-key-0123";
 const DIFF: &[u8] = b"diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-a\n+b\n";
 const RUNS: &str = "/repos/octo/repo/actions/runs/";
+/// The stand-in's publishing App.
+const APP_ID: u64 = 424_242;
+const NONCE: &str = "00112233445566778899aabbccddeeff";
 
 struct Case {
     report: DispatchReport,
@@ -42,6 +48,11 @@ fn request(diff: &[u8], wait: bool) -> DispatchRequest {
         key: DispatchKey::new(KEY.as_bytes(), "test").unwrap(),
         wait,
         timeout: Duration::from_secs(3600),
+        app_id: Some(APP_ID),
+        pr_title: String::new(),
+        pr_description: String::new(),
+        lifetime: Duration::from_secs(3600),
+        nonce: Some(Nonce::parse(NONCE).unwrap()),
     }
 }
 
@@ -111,20 +122,25 @@ fn run_id(case: &Case) -> u64 {
 
 /// The signed inputs verify with the key, over exactly what was sent.
 fn assert_signed(inputs: &serde_json::Value) {
-    let get = |k: &str| inputs[k].as_str().unwrap().to_owned();
+    let get = |k: &str| inputs[k].as_str().unwrap_or_default().to_owned();
+    let mac = DispatchMac::parse(&get("dispatch_mac")).unwrap();
     let fields = SignedFields {
         repository: RepositoryName::parse("octo/repo").unwrap(),
         git_ref: FullRef::parse("refs/heads/main").unwrap(),
+        workflow: WorkflowPath::parse(".github/workflows/agent-team-apply.yml").unwrap(),
         task_id: TaskId::parse(&get("task_id")).unwrap(),
         base: BaseSha::parse(&get("base_sha")).unwrap(),
         diff_sha256: DiffSha256::parse(&get("expected_diff_sha256")).unwrap(),
+        nonce: mac.nonce().clone(),
+        expires_at: mac.expires_at(),
         scope: Scope::parse(&get("declared_scope")).unwrap(),
+        pr_title: get("pr_title"),
+        pr_description: get("pr_description"),
     };
     let keys = VerifyingKeys {
         current: DispatchKey::new(KEY.as_bytes(), "test").unwrap(),
         previous: None,
     };
-    let mac = DispatchMac::parse(&get("dispatch_mac")).unwrap();
     assert_eq!(verify(&fields, Some(&mac), &keys), Ok(KeySlot::Current));
 }
 
@@ -150,10 +166,21 @@ fn run_details_then_passed_gate() {
             format!("GET /repos/octo/repo/actions/runs/{id}"),
             format!("GET /repos/octo/repo/actions/runs/{id}/jobs"),
             "GET /repos/octo/repo/pulls".to_owned(),
-            format!("GET /repos/octo/repo/git/commits/{head}"),
             format!("GET /repos/octo/repo/commits/{head}/check-runs"),
+            format!("GET /repos/octo/repo/git/commits/{head}"),
         ]
     );
+    // The check runs are asked of the publishing App only.
+    let checks = case
+        .requests
+        .iter()
+        .find(|r| r.path.ends_with("/check-runs"))
+        .unwrap();
+    assert_eq!(checks.query("app_id"), Some("424242"));
+    let publication = case.report.doc.publication.as_ref().unwrap();
+    assert_eq!(publication.author, "agent-team-apply[bot]");
+    assert_eq!(publication.tree, publication.proven_tree);
+    assert_eq!(case.report.doc.nonce, NONCE);
     let token = case.gh.token();
     for r in &case.requests {
         assert_eq!(
@@ -914,6 +941,18 @@ struct CliRun {
 }
 
 fn gate_dispatch(gh: &StandIn, env: &[(&str, &str)], extra: &[&str], diff: &[u8]) -> CliRun {
+    let app = format!("--app-id={APP_ID}");
+    let mut args = vec![app.as_str()];
+    args.extend_from_slice(extra);
+    gate_dispatch_without_app(gh, env, &args, diff)
+}
+
+fn gate_dispatch_without_app(
+    gh: &StandIn,
+    env: &[(&str, &str)],
+    extra: &[&str],
+    diff: &[u8],
+) -> CliRun {
     let dir = tempfile::tempdir().unwrap();
     let diff_path = dir.path().join("candidate.diff");
     std::fs::write(&diff_path, diff).unwrap();
@@ -968,7 +1007,7 @@ fn cli_passed_gate_prints_the_result_document() {
     );
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(doc["schema"], "agent-team-apply/dispatch-result/v1");
+    assert_eq!(doc["schema"], "agent-team-apply/dispatch-result/v2");
     assert_eq!(doc["decision"], "pass");
     assert_eq!(doc["diff_sha256"], DiffSha256::of(DIFF).as_str());
     assert_eq!(doc["pull_request"]["draft"], true);
@@ -1208,4 +1247,184 @@ fn a_pending_run_finished_by_a_driver_concludes_from_its_jobs() {
     let scripted = run_case(Scenario::default(), false);
     let id = run_id(&scripted);
     assert!(!scripted.gh.finish_run_with_jobs(id, Vec::new()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forged publications: what someone with a workflow token but without the App's key can make.
+
+fn forged(forgery: Forgery) -> Case {
+    let scenario = Scenario {
+        forgery: Some(forgery),
+        ..Scenario::default()
+    };
+    run_case(scenario, true)
+}
+
+fn only_reason(case: &Case) -> &str {
+    assert_eq!(
+        case.report.doc.reasons.len(),
+        1,
+        "{:?}",
+        case.report.doc.reasons
+    );
+    &case.report.doc.reasons[0]
+}
+
+#[test]
+fn a_check_run_from_another_app_is_not_a_pass() {
+    // The check run has the gate's name and succeeded, but github-actions created it (any
+    // workflow token with checks: write can).
+    let case = forged(Forgery::CheckRunFromOtherApp);
+    assert_eq!(case.report.exit_code, 2);
+    assert_eq!(case.report.doc.decision, "error");
+    assert!(case.report.doc.publication.is_none());
+    let reason = only_reason(&case);
+    assert!(
+        reason.starts_with("no check run \"agent-team-apply / gate\" from App 424242 on "),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_server_ignoring_the_app_filter_still_cannot_pass_another_apps_run() {
+    // A check run listed despite the app_id filter is checked by its app.id.
+    let gh = StandIn::start(Scenario {
+        forgery: Some(Forgery::CheckRunFromOtherApp),
+        ..Scenario::default()
+    })
+    .unwrap();
+    let clock = Arc::new(VirtualClock::new(1_772_366_400));
+    let client = client(&gh, &gh.token(), &clock, Duration::from_secs(3600));
+    let mut req = request(DIFF, true);
+    // Ask as if the other App were the publisher: the filter matches, the run is its own.
+    req.app_id = Some(github_standin::OTHER_APP_ID);
+    let report = run(&client, &req, &mut |_| {});
+    // The other App's run is found, but its commit is not signed for its bot.
+    assert_eq!(report.exit_code, 2);
+    assert!(
+        report.doc.reasons[0].contains("is signed for another identity"),
+        "{:?}",
+        report.doc.reasons
+    );
+}
+
+#[test]
+fn an_unsigned_head_commit_is_not_a_pass() {
+    let case = forged(Forgery::UnsignedHead);
+    assert_eq!(case.report.exit_code, 2);
+    let reason = only_reason(&case);
+    assert!(
+        reason.contains(
+            "is not signed as verified (verification.verified false, reason \"unsigned\")"
+        ),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_head_commit_signed_by_someone_else_is_not_a_pass() {
+    let case = forged(Forgery::ForeignSignedHead);
+    assert_eq!(case.report.exit_code, 2);
+    let reason = only_reason(&case);
+    assert!(
+        reason.contains(
+            "is signed for another identity: author mallory <mallory@example.com>, committer mallory <mallory@example.com>; the publishing App's commits are authored by agent-team-apply[bot]"
+        ),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_tree_other_than_the_proven_one_is_not_a_pass() {
+    let other = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+    let case = forged(Forgery::ProvenTree(other.into()));
+    assert_eq!(case.report.exit_code, 2);
+    let reason = only_reason(&case);
+    let tree = case
+        .gh
+        .state()
+        .git
+        .refs
+        .get("refs/heads/agent-team/T-1")
+        .cloned()
+        .unwrap();
+    let _ = tree;
+    assert!(reason.contains("'s tree "), "{reason}");
+    assert!(
+        reason.ends_with(&format!("is not the tree the publish job proved ({other})")),
+        "{reason}"
+    );
+}
+
+#[test]
+fn cli_wait_needs_the_app_id() {
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    let token = gh.token();
+    let run = gate_dispatch_without_app(
+        &gh,
+        &[("GH_TOKEN", &token), ("AGENT_TEAM_DISPATCH_KEY", KEY)],
+        &["--wait"],
+        DIFF,
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("--wait needs the publishing App's id"),
+        "{}",
+        run.stderr
+    );
+    assert!(gh.requests().is_empty(), "nothing was dispatched");
+    // AGENT_TEAM_APP_ID stands for the flag.
+    let run = gate_dispatch_without_app(
+        &gh,
+        &[
+            ("GH_TOKEN", &token),
+            ("AGENT_TEAM_DISPATCH_KEY", KEY),
+            ("AGENT_TEAM_APP_ID", "424242"),
+        ],
+        &["--wait"],
+        DIFF,
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}
+
+#[test]
+fn cli_forged_publication_exits_2_naming_the_app() {
+    let gh = StandIn::start(Scenario {
+        forgery: Some(Forgery::CheckRunFromOtherApp),
+        ..Scenario::default()
+    })
+    .unwrap();
+    let token = gh.token();
+    let run = gate_dispatch(
+        &gh,
+        &[("GH_TOKEN", &token), ("AGENT_TEAM_DISPATCH_KEY", KEY)],
+        &["--wait"],
+        DIFF,
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with("DISPATCH: error (exit 2)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("from App 424242"), "{}", run.stdout);
+}
+
+#[test]
+fn the_last_poll_lands_on_the_deadline() {
+    let scenario = Scenario {
+        outcome: Outcome::Pending,
+        ..Scenario::default()
+    };
+    let mut req = request(DIFF, true);
+    req.timeout = Duration::from_secs(8);
+    let case = run_case_with(scenario, req, None);
+    assert_eq!(case.report.exit_code, 2);
+    assert!(
+        case.report.doc.reasons[0].starts_with("timed out"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+    let waited: Duration = case.clock.sleeps().iter().sum();
+    assert_eq!(waited, Duration::from_secs(8), "{:?}", case.clock.sleeps());
 }

@@ -408,7 +408,7 @@ fn report_dispatch(
     runner: &mut Runner<'_>,
     end: &jobs::dispatcher::DispatchEnd,
 ) -> Result<(), LocalRunError> {
-    let mut text = String::from("\ndispatcher's result (agent-team-apply/dispatch-result/v1):\n");
+    let mut text = String::from("\ndispatcher's result (agent-team-apply/dispatch-result/v2):\n");
     let _ = writeln!(
         text,
         "  gate dispatch: exit {}",

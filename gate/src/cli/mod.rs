@@ -4,4 +4,5 @@ pub mod decide;
 pub mod dispatch;
 pub mod publish;
 pub mod publish_plan;
+pub mod sign;
 pub mod verify_dispatch;

@@ -47,6 +47,10 @@ pub struct PublishPlanArgs {
     /// The workflow run id (decimal), bound into the commit message.
     #[arg(long, value_name = "ID")]
     run_id: Option<String>,
+    /// The signed dispatch's nonce (the `dispatch_mac` input's second field), bound into the
+    /// commit message as `Dispatch-Nonce`.
+    #[arg(long, value_name = "HEX")]
+    dispatch_nonce: Option<String>,
     /// Write the plan here instead of stdout (atomically: the file exists only when complete).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -79,6 +83,12 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
         args.run_id.as_deref(),
     )
     .map_err(|e| e.to_string())?;
+    let target = match &args.dispatch_nonce {
+        Some(nonce) => target
+            .with_dispatch_nonce(nonce)
+            .map_err(|e| e.to_string())?,
+        None => target,
+    };
     validate_inputs(&args.base, &args.expected_sha256).map_err(|e| e.to_string())?;
 
     let policy = Policy::load(args.policy.as_deref())?;

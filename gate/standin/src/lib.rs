@@ -198,6 +198,24 @@ pub enum Tamper {
     ReadBackTree(String),
 }
 
+/// A forged publication, as someone with a workflow token (`checks: write`, `contents: write`)
+/// but without the publishing App's key can make one: the simulated pass publishes it instead
+/// of the App's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Forgery {
+    /// The check run is created by another App (`github-actions`, id [`OTHER_APP_ID`]).
+    CheckRunFromOtherApp,
+    /// The head commit is another author's, unsigned (`verification.reason: unsigned`).
+    UnsignedHead,
+    /// The head commit is signed by another user's key (verified, but not for the App's bot).
+    ForeignSignedHead,
+    /// The check run's output names this tree as proven, not the head commit's.
+    ProvenTree(String),
+}
+
+/// The App id GitHub Actions' own App (`github-actions`) has on github.com.
+pub const OTHER_APP_ID: u64 = 15368;
+
 /// A run that existed before the dispatch (for correlation tests).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PriorRun {
@@ -247,6 +265,13 @@ pub struct Scenario {
     pub app_without_workflows_permission: bool,
     pub tamper: Option<Tamper>,
     pub ref_moves: Vec<RefMove>,
+    /// The publishing App: its id and slug (its bot is `<slug>[bot]`, user id `bot_user_id`).
+    /// Every check run and commit the token creates is that App's.
+    pub app_id: u64,
+    pub app_slug: String,
+    pub bot_user_id: u64,
+    /// What the simulated pass publishes instead of the App's publication.
+    pub forgery: Option<Forgery>,
 }
 
 impl Default for Scenario {
@@ -275,6 +300,10 @@ impl Default for Scenario {
             app_without_workflows_permission: false,
             tamper: None,
             ref_moves: Vec::new(),
+            app_id: 424_242,
+            app_slug: "agent-team-apply".into(),
+            bot_user_id: 190_000_001,
+            forgery: None,
         }
     }
 }
@@ -327,6 +356,11 @@ pub struct CheckRunState {
     pub name: String,
     pub head_sha: String,
     pub conclusion: Option<String>,
+    /// The App that created it.
+    pub app_id: u64,
+    pub app_slug: String,
+    /// `output.text` as created.
+    pub output_text: String,
 }
 
 /// The stand-in's whole state, visible to tests.
@@ -343,6 +377,8 @@ pub struct State {
     /// Commits created through the API during the run (`POST git/commits`,
     /// `createCommitOnBranch`).
     pub created_commits: std::collections::BTreeSet<String>,
+    /// Commits signed with another user's key (verified, for that user).
+    pub foreign_signed: std::collections::BTreeSet<String>,
     /// How many requests each fault (by index) has let through.
     fault_passes: Vec<u32>,
     next_id: u64,
@@ -361,6 +397,7 @@ impl State {
             pulls: Vec::new(),
             check_runs: Vec::new(),
             created_commits: std::collections::BTreeSet::new(),
+            foreign_signed: std::collections::BTreeSet::new(),
             fault_passes: Vec::new(),
             next_id: 100,
         };

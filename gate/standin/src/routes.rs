@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use crate::git::Object;
 use crate::http::{Recorded, Reply};
 use crate::{
-    CALLER_JOB, CHECK_NAME, CheckRunState, DECIDE_STEP, DispatchMode, JOBS, JobState, Outcome,
-    PullState, RunState, State,
+    CALLER_JOB, CHECK_NAME, CheckRunState, DECIDE_STEP, DispatchMode, Forgery, JOBS, JobState,
+    OTHER_APP_ID, Outcome, PullState, RunState, State,
 };
 
 const DOCS: &str = "https://docs.github.com/rest";
@@ -496,35 +496,66 @@ pub fn finish_run_with_jobs(
     true
 }
 
-/// What publish leaves behind on a pass: the branch, the commit (with its trailers), the
-/// check run and the draft pull request.
+/// What publish leaves behind on a pass: the branch, the commit (with its trailers: the
+/// dispatch's nonce from its `dispatch_mac` input among them), the App's check run (its output
+/// naming the proven tree and the nonce, as `gate publish` writes them) and the draft pull
+/// request; or, with a [`Forgery`], the forged version of one of them.
 fn publish(state: &mut State, index: usize, open_pull: bool) {
     let run = state.runs[index].clone();
     let input = |name: &str| run.inputs.get(name).cloned().unwrap_or_default();
     let task = input("task_id");
+    // `v2:<nonce>:<expires>:<tag>`
+    let nonce = input("dispatch_mac")
+        .split(':')
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
     let blob = state.git.put_blob(b"published by the stand-in\n".to_vec());
     let mut leaves = BTreeMap::new();
     leaves.insert("CHANGES.txt".to_owned(), ("100644".to_owned(), blob));
     let tree = state.git.build(&leaves);
     let message = format!(
-        "agent-team-apply {task}: apply verified diff\n\nDiff-Sha256: {}\nTask-Id: {task}\nRun-Id: {}\n",
+        "agent-team-apply {task}: apply verified diff\n\nDiff-Sha256: {}\nTask-Id: {task}\nRun-Id: {}\nDispatch-Nonce: {nonce}\n",
         input("expected_diff_sha256"),
         run.id
     );
-    let commit = state
-        .git
-        .put_commit(&tree, &[input("base_sha")], &message, state.now, false);
+    let forgery = state.scenario.forgery.clone();
+    let forged_commit = matches!(
+        forgery,
+        Some(Forgery::UnsignedHead | Forgery::ForeignSignedHead)
+    );
+    let commit = state.git.put_commit(
+        &tree,
+        &[input("base_sha")],
+        &message,
+        state.now,
+        forged_commit,
+    );
+    if forgery == Some(Forgery::ForeignSignedHead) {
+        state.foreign_signed.insert(commit.clone());
+    }
     let branch = format!("agent-team/{task}");
     state
         .git
         .refs
         .insert(format!("refs/heads/{branch}"), commit.clone());
     let check_id = state.next_id();
+    let (app_id, app_slug) = match forgery {
+        Some(Forgery::CheckRunFromOtherApp) => (OTHER_APP_ID, "github-actions".to_owned()),
+        _ => (state.scenario.app_id, state.scenario.app_slug.clone()),
+    };
+    let proven = match &forgery {
+        Some(Forgery::ProvenTree(other)) => other.clone(),
+        _ => tree,
+    };
     state.check_runs.push(CheckRunState {
         id: check_id,
         name: CHECK_NAME.into(),
         head_sha: commit.clone(),
         conclusion: Some("success".into()),
+        app_id,
+        app_slug,
+        output_text: format!("Proven-Tree: {proven}\nDispatch-Nonce: {nonce}\n\n### Reasons\n"),
     });
     if open_pull {
         let number = u64::try_from(state.pulls.len()).unwrap_or(0) + 1;
@@ -726,17 +757,50 @@ fn commit_json(state: &State, sha: &str) -> Option<Value> {
     else {
         return None;
     };
+    // A commit the token made without an identity is the App's: authored by its bot and
+    // signed by GitHub ("Signature verification for bots",
+    // <https://docs.github.com/en/authentication/managing-commit-signature-verification/about-commit-signature-verification#signature-verification-for-bots>),
+    // committed as GitHub (`noreply@github.com`). Any other commit is someone else's: unsigned,
+    // or signed with that user's own key (`verified: true`, reason `valid`, for that user).
+    // Schema `git-commit` ("Get a commit object",
+    // <https://docs.github.com/en/rest/git/commits#get-a-commit-object>): `author` and
+    // `committer` are `{name, email, date}`; `verification` is `{verified, reason, signature,
+    // payload, verified_at}`.
+    let date = github::date::format_rfc3339(state.now);
+    let s = &state.scenario;
+    let bot = format!("{}[bot]", s.app_slug);
+    let bot_email = format!("{}+{bot}@users.noreply.github.com", s.bot_user_id);
+    let foreign = state.foreign_signed.contains(sha);
+    let (author, committer, verified, reason) = if !custom_identity {
+        (
+            json!({ "name": bot, "email": bot_email, "date": date }),
+            json!({ "name": "GitHub", "email": "noreply@github.com", "date": date }),
+            true,
+            "valid",
+        )
+    } else {
+        let mallory = json!({ "name": "mallory", "email": "mallory@example.com", "date": date });
+        (
+            mallory.clone(),
+            mallory,
+            foreign,
+            if foreign { "valid" } else { "unsigned" },
+        )
+    };
     Some(json!({
         "sha": sha,
         "node_id": format!("C_{sha}"),
         "message": message,
         "tree": { "sha": tree },
         "parents": parents.iter().map(|p| json!({ "sha": p })).collect::<Vec<_>>(),
-        "author": { "name": "GitHub", "email": "noreply@github.com", "date": github::date::format_rfc3339(state.now) },
-        "committer": { "name": "GitHub", "email": "noreply@github.com", "date": github::date::format_rfc3339(state.now) },
+        "author": author,
+        "committer": committer,
         "verification": {
-            "verified": !custom_identity,
-            "reason": if *custom_identity { "unsigned" } else { "valid" },
+            "verified": verified,
+            "reason": reason,
+            "signature": if verified { Value::String("-----BEGIN PGP SIGNATURE-----".into()) } else { Value::Null },
+            "payload": if verified { Value::String(format!("tree {tree}")) } else { Value::Null },
+            "verified_at": if verified { Value::String(date.clone()) } else { Value::Null },
         },
     }))
 }
@@ -952,6 +1016,9 @@ fn create_pull(state: &mut State, req: &Recorded) -> Reply {
     Reply::json(201, &value)
 }
 
+/// Schema `check-run`: `app` is the `integration` that created it (`id`, `slug`, ...), `output`
+/// `{title, summary, text, annotations_count, annotations_url}`
+/// (<https://docs.github.com/en/rest/checks/runs#get-a-check-run>).
 fn check_run_json(run: &CheckRunState) -> Value {
     json!({
         "id": run.id,
@@ -960,17 +1027,27 @@ fn check_run_json(run: &CheckRunState) -> Value {
         "status": "completed",
         "conclusion": run.conclusion,
         "html_url": format!("https://github.com/checks/{}", run.id),
-        "app": { "slug": "agent-team-apply" },
+        "app": { "id": run.app_id, "slug": run.app_slug },
+        "output": {
+            "title": "Gate",
+            "summary": "",
+            "text": run.output_text,
+            "annotations_count": 0,
+        },
     })
 }
 
-/// "List check runs for a Git reference": `check_name` filter; `{total_count, check_runs}`.
+/// "List check runs for a Git reference"
+/// (<https://docs.github.com/en/rest/checks/runs#list-check-runs-for-a-git-reference>): the
+/// `check_name` and `app_id` query filters; `{total_count, check_runs}`.
 fn list_check_runs(state: &State, req: &Recorded, sha: &str) -> Reply {
     let name = req.query("check_name");
+    let app_id = req.query("app_id").map(|a| a.parse::<u64>().unwrap_or(0));
     let list: Vec<Value> = state
         .check_runs
         .iter()
         .filter(|c| c.head_sha == sha && name.is_none_or(|n| n == c.name))
+        .filter(|c| app_id.is_none_or(|a| a == c.app_id))
         .map(check_run_json)
         .collect();
     Reply::json(
@@ -988,6 +1065,7 @@ fn create_check_run(state: &mut State, req: &Recorded) -> Reply {
     ) else {
         return error(422, "Validation Failed");
     };
+    // Created by the App whose installation token made the request.
     let run = CheckRunState {
         id: state.next_id(),
         name: name.to_owned(),
@@ -996,6 +1074,13 @@ fn create_check_run(state: &mut State, req: &Recorded) -> Reply {
             .get("conclusion")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        app_id: state.scenario.app_id,
+        app_slug: state.scenario.app_slug.clone(),
+        output_text: body
+            .pointer("/output/text")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
     };
     let value = check_run_json(&run);
     state.check_runs.push(run);

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use gate::output::dispatch_result_v1::DispatchResultDoc;
+use gate::output::dispatch_result_v2::DispatchResultDoc;
 
 use crate::samples::{BASE_BRANCH, REPOSITORY, WORKFLOW_FILE};
 use crate::stage::Runner;

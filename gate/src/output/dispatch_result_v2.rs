@@ -1,11 +1,15 @@
-//! `agent-team-apply/dispatch-result/v1`: what `gate dispatch` did and what GitHub reported.
+//! `agent-team-apply/dispatch-result/v2`: what `gate dispatch` did and what GitHub reported.
 //! Every field but `log_tail` comes from GitHub's authenticated API responses; `log_tail` is the
 //! end of a failed job's log, which the diff's own code may have written, and is marked
 //! non-authoritative. Strings are exact values; a display escapes them for its sink.
+//!
+//! Version 2 (after v1) adds what the dispatch was signed with (`nonce`, `expires_at`, the
+//! `workflow_path` it is bound to) and, on a pass, the `publication` that was authenticated:
+//! the App, the head commit's signature and the tree the publish job proved.
 
 use serde::{Deserialize, Serialize};
 
-pub const SCHEMA: &str = "agent-team-apply/dispatch-result/v1";
+pub const SCHEMA: &str = "agent-team-apply/dispatch-result/v2";
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -18,6 +22,11 @@ pub struct DispatchResultDoc {
     pub task_id: String,
     pub base_sha: String,
     pub diff_sha256: String,
+    /// The signed dispatch's nonce (32 hex digits) and expiry (Unix seconds).
+    pub nonce: String,
+    pub expires_at: u64,
+    /// The publishing App the outcome is authenticated against (`--app-id`).
+    pub app_id: Option<u64>,
     /// `diff_b64` or `diff_ref`.
     pub transport: String,
     pub diff_ref: Option<String>,
@@ -30,6 +39,8 @@ pub struct DispatchResultDoc {
     pub failed: Option<FailedDoc>,
     pub pull_request: Option<PullRequestDoc>,
     pub check_run: Option<CheckRunDoc>,
+    /// The authenticated publication, once every check on it passed.
+    pub publication: Option<PublicationDoc>,
     /// Why the decision is not `pass`, or what went wrong.
     pub reasons: Vec<String>,
     pub log_tail: Option<LogTailDoc>,
@@ -77,6 +88,9 @@ pub struct PullRequestDoc {
 #[serde(deny_unknown_fields)]
 pub struct CheckRunDoc {
     pub name: String,
+    /// The App that created it (`app.id`, `app.slug`).
+    pub app_id: Option<u64>,
+    pub app_slug: Option<String>,
     pub conclusion: Option<String>,
     pub html_url: Option<String>,
 }
@@ -91,4 +105,18 @@ pub struct LogTailDoc {
     /// Whether earlier parts of the log were left out.
     pub truncated: bool,
     pub text: String,
+}
+
+/// What was checked on a pass: the head commit (signed by GitHub for the App's bot), its tree,
+/// and the tree the publish job proved (from the App's check run).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublicationDoc {
+    pub commit: String,
+    pub tree: String,
+    pub proven_tree: String,
+    /// `<slug>[bot]`.
+    pub author: String,
+    /// `verification.reason` (`valid`).
+    pub signature: String,
 }
