@@ -1340,16 +1340,26 @@ fn a_tree_other_than_the_proven_one_is_not_a_pass() {
     let case = forged(Forgery::ProvenTree(other.into()));
     assert_eq!(case.report.exit_code, 2);
     let reason = only_reason(&case);
-    let tree = case
-        .gh
-        .state()
-        .git
-        .refs
-        .get("refs/heads/agent-team/T-1")
-        .cloned()
-        .unwrap();
-    let _ = tree;
-    assert!(reason.contains("'s tree "), "{reason}");
+    let head = case
+        .report
+        .doc
+        .pull_request
+        .as_ref()
+        .unwrap()
+        .head_sha
+        .clone();
+    let tree = {
+        let state = case.gh.state();
+        let github_standin::git::Object::Commit { tree, .. } = &state.git.objects[&head] else {
+            panic!("no head commit");
+        };
+        tree.clone()
+    };
+    // Both ids are named.
+    assert!(
+        reason.contains(&format!("the head commit {head}'s tree {tree} ")),
+        "{reason}"
+    );
     assert!(
         reason.ends_with(&format!("is not the tree the publish job proved ({other})")),
         "{reason}"

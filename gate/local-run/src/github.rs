@@ -105,6 +105,11 @@ impl SimulatedGitHub {
         self.standin.url()
     }
 
+    /// The publishing App's id (the dispatcher's `--app-id`).
+    pub fn app_id(&self) -> u64 {
+        self.standin.state().scenario.app_id
+    }
+
     pub fn token(&self) -> String {
         self.standin.token()
     }

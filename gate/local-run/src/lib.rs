@@ -191,6 +191,7 @@ fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunErro
             api_url: &api_url,
             token: &token,
             key: &key,
+            app_id: github.app_id(),
         },
     )?;
     let dispatched =

@@ -153,20 +153,32 @@ pub const GATE_REDECIDE: StageSpec = StageSpec {
     subcommand: "decide",
     flags: DECIDE_FLAGS,
 };
+const VERIFY_DISPATCH_FLAGS: &[&str] = &[
+    "--repository",
+    "--ref",
+    "--task-id",
+    "--base",
+    "--diff-sha256",
+    "--declared-scope",
+    "--workflow-ref",
+    "--pr-title",
+    "--pr-description",
+    "--mac",
+];
+/// guard checks the signature first, before any other work.
+pub const GUARD_VERIFY_DISPATCH: StageSpec = StageSpec {
+    job: "guard",
+    step: "Verify the dispatcher's signature",
+    program: "gate",
+    subcommand: "verify-dispatch",
+    flags: VERIFY_DISPATCH_FLAGS,
+};
 pub const GATE_VERIFY_DISPATCH: StageSpec = StageSpec {
     job: "publish",
     step: "Verify the dispatcher's signature",
     program: "gate",
     subcommand: "verify-dispatch",
-    flags: &[
-        "--repository",
-        "--ref",
-        "--task-id",
-        "--base",
-        "--diff-sha256",
-        "--declared-scope",
-        "--mac",
-    ],
+    flags: VERIFY_DISPATCH_FLAGS,
 };
 pub const GATE_PUBLISH_PLAN: StageSpec = StageSpec {
     job: "publish",
@@ -183,6 +195,7 @@ pub const GATE_PUBLISH_PLAN: StageSpec = StageSpec {
         "--repository",
         "--task-id",
         "--run-id",
+        "--dispatch-nonce",
         "--policy",
         "--scope",
         "--out",
@@ -202,6 +215,7 @@ pub const GATE_PUBLISH: StageSpec = StageSpec {
         "--base-branch",
         "--decision",
         "--verdict",
+        "--run-attempt",
         "--details-url",
         "--out",
     ],
@@ -210,6 +224,7 @@ pub const GATE_PUBLISH: StageSpec = StageSpec {
 /// Every stage local-run plays, in the order the workflow runs them.
 pub const STAGES: &[StageSpec] = &[
     GUARD_INPUTS,
+    GUARD_VERIFY_DISPATCH,
     GUARD_CHECK,
     GUARD_READINESS,
     BUILD_TEST_INPUTS,

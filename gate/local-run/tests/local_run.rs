@@ -111,7 +111,7 @@ fn accepted_sample_runs_the_whole_loop_and_publishes_a_proven_draft() {
             // The install step: three assets, each checked.
             "with $RUN/release/SHA256SUMS; each copied into $RUN/bin and its SHA-256 checked",
             "$ gate dispatch --repository local/greeting --workflow agent-team-apply.yml --ref main --task-id local-accept",
-            "--wait --timeout 1800 --format json",
+            "--wait --app-id 424242 --timeout 1800 --format json",
             "the simulated GitHub received the dispatch: run ",
             "job guard: success",
             "$ guard readiness ",
@@ -192,13 +192,22 @@ fn hook_attack_fails_at_build_test_and_never_reaches_publish() {
         &stdout,
         &[
             "$ gate publish-plan",
-            "$ gate verify-dispatch",
             "$ gate publish ",
             "PUBLICATION PLAN",
             "POST /graphql",
             "POST /repos/local/greeting/pulls",
             "POST /repos/local/greeting/check-runs",
         ],
+    );
+    // The signature is checked once, in guard, before anything else; publish never runs.
+    assert_eq!(
+        stdout.matches("$ gate verify-dispatch").count(),
+        1,
+        "{stdout}"
+    );
+    assert!(
+        stdout.find("$ gate verify-dispatch") < stdout.find("$ guard check"),
+        "{stdout}"
     );
     let kept = kept(&stdout);
     assert!(kept.join("decide/decision.json").is_file());

@@ -28,7 +28,7 @@ pub(crate) const JOBS: [&str; 4] = [GUARD, BUILD_TEST, DECIDE, PUBLISH];
 pub(crate) const DIFF_JOBS: [&str; 3] = [GUARD, BUILD_TEST, PUBLISH];
 
 /// The dispatch inputs: declared by the caller, read by the reusable workflow from the event.
-pub(crate) const DISPATCH_INPUTS: [&str; 7] = [
+pub(crate) const DISPATCH_INPUTS: [&str; 9] = [
     "task_id",
     "base_sha",
     "expected_diff_sha256",
@@ -36,6 +36,8 @@ pub(crate) const DISPATCH_INPUTS: [&str; 7] = [
     "diff_b64",
     "diff_ref",
     "dispatch_mac",
+    "pr_title",
+    "pr_description",
 ];
 
 /// Those the dispatcher must always send.
@@ -71,7 +73,7 @@ pub(crate) const REUSABLE_REF: &str =
 pub(crate) const LOCAL_REUSABLE_REF: &str = "./.github/workflows/agent-team-apply-verify.yml";
 
 /// An example caller fits on a screen.
-pub(crate) const MAX_CALLER_LINES: usize = 25;
+pub(crate) const MAX_CALLER_LINES: usize = 27;
 
 pub(crate) const INSTALL_STEP: &str = "Install the pinned agent-team binaries";
 
@@ -252,7 +254,8 @@ pub(crate) fn needs_chain(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// `secrets` appears in no expression outside publish (nor at workflow level).
+/// `secrets` appears in no expression outside publish (nor at workflow level), except the
+/// dispatch keys in the env of guard's signature check: guard runs no patch code.
 pub(crate) fn secrets_only_in_publish(wf: &Workflow) -> Result<(), String> {
     if let Value::Object(top) = &wf.doc {
         for (key, value) in top {
@@ -262,19 +265,55 @@ pub(crate) fn secrets_only_in_publish(wf: &Workflow) -> Result<(), String> {
         }
     }
     for (name, job) in wf.jobs()? {
-        if name != PUBLISH && mentions_secrets(job) {
+        if name == PUBLISH {
+            continue;
+        }
+        let mut job = job.clone();
+        if name == GUARD
+            && let Some(Value::Array(steps)) = job.get_mut("steps")
+        {
+            for step in steps.iter_mut() {
+                if str_of(step, "name") != Some(VERIFY_STEP) {
+                    continue;
+                }
+                if let Some(Value::Object(env)) = step.get_mut("env") {
+                    for key in DISPATCH_KEYS {
+                        if env.get(key).and_then(Value::as_str)
+                            == Some(format!("${{{{ secrets.{key} }}}}").as_str())
+                        {
+                            env.remove(key);
+                        }
+                    }
+                }
+            }
+        }
+        if mentions_secrets(&job) {
             return Err(format!("job `{name}` references secrets"));
         }
     }
     Ok(())
 }
 
-/// Only publish names an environment, and it is `agent-team-publish`: runs that did not pass
-/// never ask the environment's reviewers, and its secrets reach no other job.
+/// The step of guard and publish that checks the dispatcher's signature.
+pub(crate) const VERIFY_STEP: &str = "Verify the dispatcher's signature";
+
+/// The only secrets guard may read.
+pub(crate) const DISPATCH_KEYS: [&str; 2] = [
+    "AGENT_TEAM_DISPATCH_KEY",
+    "AGENT_TEAM_DISPATCH_KEY_PREVIOUS",
+];
+
+/// publish names `agent-team-publish` (the App key; reviewers are asked only for runs that
+/// passed), guard names `agent-team-verify` (the dispatch keys, no reviewers), and no other job
+/// names an environment.
 pub(crate) fn environment_only_on_publish(wf: &Workflow) -> Result<(), String> {
     for (name, job) in wf.jobs()? {
         let environment = job.get("environment");
-        let expected = (name == PUBLISH).then(|| json!("agent-team-publish"));
+        let expected = match name.as_str() {
+            PUBLISH => Some(json!("agent-team-publish")),
+            GUARD => Some(json!("agent-team-verify")),
+            _ => None,
+        };
         if environment != expected.as_ref() {
             return Err(format!("job `{name}` environment is {environment:?}"));
         }
@@ -1259,10 +1298,21 @@ pub(crate) fn app_token_revoked(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// publish verifies the dispatcher's signature with `gate verify-dispatch` over the run's own
-/// repository and ref and every signed input (the MAC as dispatched), with the environment's
-/// keys, before the App token is minted; the step cannot be skipped or its failure ignored.
+/// guard verifies the dispatcher's signature with `gate verify-dispatch` right after validating
+/// the inputs, before any other work (so an unsigned dispatch fails before reviewers are asked),
+/// and publish verifies it again before the App token is minted; both over the run's own
+/// repository, ref and caller workflow and every signed input (the MAC as dispatched), with the
+/// environment's keys; neither step can be skipped or its failure ignored.
 pub(crate) fn dispatch_signature_verified(wf: &Workflow) -> Result<(), String> {
+    let guard = wf.steps(GUARD)?;
+    let validate = index_of(guard, |s| str_of(s, "id") == Some("validate-inputs"))
+        .ok_or("guard does not validate its inputs")?;
+    let first = index_of(guard, |s| run_contains(s, "/gate verify-dispatch "))
+        .ok_or("guard does not run gate verify-dispatch")?;
+    if first != validate + 1 {
+        return Err("guard does not verify the signature right after validating the inputs".into());
+    }
+    verify_step(&guard[first], "guard")?;
     let steps = wf.steps(PUBLISH)?;
     let verify = index_of(steps, |s| run_contains(s, "/gate verify-dispatch "))
         .ok_or("publish does not run gate verify-dispatch")?;
@@ -1271,7 +1321,10 @@ pub(crate) fn dispatch_signature_verified(wf: &Workflow) -> Result<(), String> {
     if verify > mint {
         return Err("the dispatch signature is verified after the App token is minted".into());
     }
-    let step = &steps[verify];
+    verify_step(&steps[verify], "publish")
+}
+
+fn verify_step(step: &Value, job: &str) -> Result<(), String> {
     let script = joined(run_of(step).unwrap_or_default());
     for needed in [
         " --repository=\"$GITHUB_REPOSITORY\" ",
@@ -1280,10 +1333,16 @@ pub(crate) fn dispatch_signature_verified(wf: &Workflow) -> Result<(), String> {
         " --base=\"$BASE_SHA\" ",
         " --diff-sha256=\"$EXPECTED_DIFF_SHA256\" ",
         " --declared-scope=\"$DECLARED_SCOPE\" ",
+        " --workflow-ref=\"$GITHUB_WORKFLOW_REF\" ",
+        " --pr-title=\"$PR_TITLE\" ",
+        " --pr-description=\"$PR_DESCRIPTION\" ",
         " --mac=\"$DISPATCH_MAC\"",
     ] {
         if !script.contains(needed) {
-            return Err(format!("gate verify-dispatch lacks `{}`", needed.trim()));
+            return Err(format!(
+                "{job}: gate verify-dispatch lacks `{}`",
+                needed.trim()
+            ));
         }
     }
     for (name, value) in [
@@ -1303,14 +1362,14 @@ pub(crate) fn dispatch_signature_verified(wf: &Workflow) -> Result<(), String> {
             != Some(value)
         {
             return Err(format!(
-                "the verification step does not set {name} to `{value}`"
+                "{job}: the verification step does not set {name} to `{value}`"
             ));
         }
     }
     if step.get("if").is_some() || step.get("continue-on-error").is_some() {
-        return Err(
-            "the verification step is conditional or may fail without stopping the job".into(),
-        );
+        return Err(format!(
+            "{job}: the verification step is conditional or may fail without stopping the job"
+        ));
     }
     Ok(())
 }

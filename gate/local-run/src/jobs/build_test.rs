@@ -33,7 +33,8 @@ pub fn play(
         "build-test",
         "contents: read, no secrets; the only job that applies and runs the patch",
     )?;
-    let Some(opened) = open_with_diff(runner, &mut job, ctx, BUILD_TEST_INPUTS, "work")? else {
+    let Some(opened) = open_with_diff(runner, &mut job, ctx, BUILD_TEST_INPUTS, None, "work")?
+    else {
         return job.finish(runner);
     };
     let (work, policy) = (opened.checkout.clone(), opened.policy.clone());

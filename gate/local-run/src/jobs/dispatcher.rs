@@ -39,6 +39,9 @@ pub struct DispatchArgs<'a> {
     pub api_url: &'a str,
     pub token: &'a str,
     pub key: &'a str,
+    /// The simulated GitHub's publishing App, whose check run and signed commit authenticate
+    /// the outcome.
+    pub app_id: u64,
 }
 
 impl Dispatcher {
@@ -70,6 +73,8 @@ impl Dispatcher {
             "--api-url".into(),
             args.api_url.into(),
             "--wait".into(),
+            "--app-id".into(),
+            args.app_id.to_string().into(),
             "--timeout".into(),
             TIMEOUT_SECONDS.into(),
             "--format".into(),
