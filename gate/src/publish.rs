@@ -79,6 +79,8 @@ pub enum ArgError {
     RunId { value: String },
     #[error("invalid --dispatch-nonce \"{value}\": must be 32 lowercase hex digits")]
     Nonce { value: String },
+    #[error("invalid --pr-title or --pr-description: {message}")]
+    AgentWords { message: String },
     #[error("invalid --repository \"{value}\": {problem}")]
     Repository {
         value: String,
@@ -220,6 +222,8 @@ pub struct PublishTarget {
     task_id: Option<String>,
     run_id: Option<String>,
     dispatch_nonce: Option<String>,
+    agent_title: String,
+    agent_description: String,
 }
 
 /// The publication commit's headline.
@@ -276,7 +280,27 @@ impl PublishTarget {
             task_id: task_id.map(str::to_owned),
             run_id: run_id.map(str::to_owned),
             dispatch_nonce: None,
+            agent_title: String::new(),
+            agent_description: String::new(),
         })
+    }
+
+    /// The agent's title and description for the draft (the signed `pr_title` and
+    /// `pr_description` inputs), shown in the body as the agent's words.
+    pub fn with_agent_words(
+        mut self,
+        title: &str,
+        description: &str,
+    ) -> Result<PublishTarget, ArgError> {
+        guard::inputs::check_pr_title(title).map_err(|e| ArgError::AgentWords {
+            message: e.to_string(),
+        })?;
+        guard::inputs::check_pr_description(description).map_err(|e| ArgError::AgentWords {
+            message: e.to_string(),
+        })?;
+        self.agent_title = title.to_owned();
+        self.agent_description = description.to_owned();
+        Ok(self)
     }
 
     /// The signed dispatch's nonce (32 lowercase hex digits), recorded as the commit's
@@ -748,12 +772,27 @@ fn plan_doc(
     if let Some(nonce) = &target.dispatch_nonce {
         body.push_str(&format!("Dispatch-Nonce: {nonce}\n"));
     }
+    let modes: Vec<report::pr_body::PathMode<'_>> = tree
+        .entries
+        .iter()
+        .map(|e| report::pr_body::PathMode {
+            path: &e.path,
+            old_mode: e.old_mode.map(|m| m.mode().bits()),
+            new_mode: e.new_mode.map(|m| m.mode().bits()),
+        })
+        .collect();
     let pr_ctx = report::pr_body::PrContext {
         task_id: target.task_id.as_deref(),
         run_id: target.run_id.as_deref(),
         diff_sha256: verdict.diff_sha256.as_str(),
         base_commit,
+        modes: Some(&modes),
+        agent: report::pr_body::AgentWords {
+            title: &target.agent_title,
+            description: &target.agent_description,
+        },
     };
+    let body_text = report::pr_body::render(&verdict_doc, &pr_ctx);
     let (method, method_reason) = choose_method(&tree.entries);
     PublishPlanDoc {
         schema: SCHEMA.to_owned(),
@@ -773,7 +812,7 @@ fn plan_doc(
         },
         pull_request: PullRequestDoc {
             title: report::pr_body::title(target.task_id.as_deref(), file_count),
-            body: report::pr_body::render(&verdict_doc, &pr_ctx),
+            body: body_text,
             draft: true,
             base: target.base_branch.clone(),
             head: target.branch.clone(),

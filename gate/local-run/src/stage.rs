@@ -196,6 +196,8 @@ pub const GATE_PUBLISH_PLAN: StageSpec = StageSpec {
         "--task-id",
         "--run-id",
         "--dispatch-nonce",
+        "--pr-title",
+        "--pr-description",
         "--policy",
         "--scope",
         "--out",
