@@ -105,6 +105,44 @@ pub struct DispatchRequest {
     pub lifetime: Duration,
     /// The nonce to sign with; `None`: 16 random bytes.
     pub nonce: Option<Nonce>,
+    /// Before dispatching, run the guard's check on this local clone at the base (with this
+    /// policy file, else the clone's `.github/agent-team-policy.yml`, else the default).
+    pub preflight: Option<Preflight>,
+}
+
+/// `gate dispatch --preflight DIR`.
+#[derive(Debug, Clone)]
+pub struct Preflight {
+    pub dir: std::path::PathBuf,
+    pub policy: Option<std::path::PathBuf>,
+}
+
+/// The guard's check of the diff on the local clone at the base, as the guard job runs it (the
+/// same library, with git's cross-check): a verdict, or why none could be reached.
+pub fn preflight(
+    preflight: &Preflight,
+    request: &DispatchRequest,
+    diff_sha256: &DiffSha256,
+) -> Result<contract::verdict::VerdictDoc, String> {
+    let default_policy = preflight.dir.join(".github/agent-team-policy.yml");
+    let policy_path = match &preflight.policy {
+        Some(path) => Some(path.clone()),
+        None => default_policy.is_file().then_some(default_policy),
+    };
+    let policy = guard::policy::Policy::load(policy_path.as_deref())
+        .map_err(|e| format!("preflight: {e}"))?;
+    let verdict = guard::check::check(&guard::check::CheckRequest {
+        diff: &request.diff,
+        expected_sha256: diff_sha256.as_str(),
+        scope: request.scope.globs(),
+        policy: &policy,
+        repo: Some(guard::check::RepoBase {
+            dir: &preflight.dir,
+            base: request.base.as_str(),
+        }),
+    })
+    .map_err(|e| format!("preflight: {e}"))?;
+    Ok(guard::output::json_v1::document(&verdict))
 }
 
 /// The result: the document and the exit code it stands for.
@@ -165,10 +203,38 @@ pub fn run(
         pull_request: None,
         check_run: None,
         publication: None,
+        guard_verdict: None,
         reasons: Vec::new(),
         log_tail: None,
     };
     let mut progress = Progress { doc, log };
+    if let Some(check) = &request.preflight {
+        match preflight(check, request, &diff_sha256) {
+            Ok(verdict) => {
+                let accepted = verdict.accepted();
+                progress.doc.guard_verdict = Some(
+                    crate::output::dispatch_result_v2::GuardVerdictDoc::from_verdict(
+                        "preflight",
+                        None,
+                        &verdict,
+                    ),
+                );
+                if !accepted {
+                    let reason = format!(
+                        "preflight: guard check rejected the diff on {} at {} ({} violation(s)); nothing was dispatched",
+                        check.dir.display(),
+                        request.base.as_str(),
+                        verdict.violations.len()
+                    );
+                    (progress.log)(&reason);
+                    progress.doc.reasons.push(reason);
+                    return progress.finish("fail", contract::cli::Exit::Fail.code());
+                }
+                (progress.log)("preflight: guard check accepts the diff at the base");
+            }
+            Err(reason) => return progress.error(reason),
+        }
+    }
     match dispatch_and_follow(client, request, &diff_sha256, &mut progress) {
         Ok((decision, code)) => progress.finish(decision, code),
         Err(reason) => progress.error(reason),

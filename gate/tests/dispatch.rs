@@ -53,6 +53,7 @@ fn request(diff: &[u8], wait: bool) -> DispatchRequest {
         pr_description: String::new(),
         lifetime: Duration::from_secs(3600),
         nonce: Some(Nonce::parse(NONCE).unwrap()),
+        preflight: None,
     }
 }
 
@@ -1437,4 +1438,79 @@ fn the_last_poll_lands_on_the_deadline() {
     );
     let waited: Duration = case.clock.sleeps().iter().sum();
     assert_eq!(waited, Duration::from_secs(8), "{:?}", case.clock.sleeps());
+}
+
+// ---------------------------------------------------------------------------------------------
+// --preflight: the guard's check on a local clone at the base, before anything is dispatched.
+
+/// A clone whose base commit has `src/lib.rs` = "a"; its commit id.
+fn clone_at_base(dir: &std::path::Path) -> String {
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "a\n").unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "base"]);
+    git(&["rev-parse", "HEAD"])
+}
+
+#[test]
+fn preflight_rejection_is_reported_with_its_violations_and_nothing_is_dispatched() {
+    let clone = tempfile::tempdir().unwrap();
+    let base = clone_at_base(clone.path());
+    let mut req = request(DIFF, true);
+    req.base = BaseSha::parse(&base).unwrap();
+    req.scope = Scope::parse("docs/**").unwrap();
+    req.preflight = Some(gate::dispatch::Preflight {
+        dir: clone.path().to_path_buf(),
+        policy: None,
+    });
+    let case = run_case_with(Scenario::default(), req, None);
+    assert_eq!(case.report.exit_code, 1, "{:?}", case.report.doc.reasons);
+    assert_eq!(case.report.doc.decision, "fail");
+    assert!(case.requests.is_empty(), "{:?}", lines(&case.requests));
+    let verdict = case.report.doc.guard_verdict.as_ref().unwrap();
+    assert_eq!(
+        (verdict.source.as_str(), verdict.verdict.as_str()),
+        ("preflight", "reject")
+    );
+    assert!(verdict.authoritative);
+    let v = &verdict.violations[0];
+    assert_eq!(v.rule, "out-of-scope");
+    assert_eq!(
+        v.path.as_ref().map(|p| p.display()).as_deref(),
+        Some("src/lib.rs")
+    );
+    assert!(v.line.is_some());
+    assert!(!v.hint.is_empty());
+    assert!(
+        case.report.doc.reasons[0].starts_with("preflight: guard check rejected the diff"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+
+    // In scope, the preflight accepts and the dispatch goes on.
+    let mut req = request(DIFF, true);
+    req.base = BaseSha::parse(&base).unwrap();
+    req.preflight = Some(gate::dispatch::Preflight {
+        dir: clone.path().to_path_buf(),
+        policy: None,
+    });
+    let case = run_case_with(Scenario::default(), req, None);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    assert_eq!(
+        case.report.doc.guard_verdict.as_ref().unwrap().verdict,
+        "accept"
+    );
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use contract::cli::emit;
-use gate::dispatch::{DispatchRequest, parse_workflow_file, run};
+use gate::dispatch::{DispatchRequest, Preflight, parse_workflow_file, run};
 use gate::dispatch_mac::{FullRef, signing_key};
 use gate::output::dispatch_result_v2::DispatchResultDoc;
 use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
@@ -66,6 +66,14 @@ pub struct DispatchArgs {
     /// The agent's description for the draft pull request (signed; shown as the agent's words).
     #[arg(long, value_name = "TEXT", default_value = "")]
     pr_description: String,
+    /// Before dispatching, run `guard check` on this local clone at --base: a rejection (scope,
+    /// denylist, ...) ends here with exit 1 and the violations, nothing dispatched.
+    #[arg(long, value_name = "DIR")]
+    preflight: Option<PathBuf>,
+    /// The policy for --preflight (default: DIR/.github/agent-team-policy.yml when it exists,
+    /// else the embedded default).
+    #[arg(long, value_name = "FILE", requires = "preflight")]
+    preflight_policy: Option<PathBuf>,
     /// How long the signed dispatch stays valid (at most 86400).
     #[arg(long, value_name = "SECONDS", default_value_t = gate::dispatch_mac::DEFAULT_LIFETIME_SECONDS, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     lifetime: u64,
@@ -106,6 +114,10 @@ fn request(args: &DispatchArgs) -> Result<DispatchRequest, String> {
         pr_description: checked_description(&args.pr_description)?,
         lifetime: Duration::from_secs(args.lifetime),
         nonce: None,
+        preflight: args.preflight.as_ref().map(|dir| Preflight {
+            dir: dir.clone(),
+            policy: args.preflight_policy.clone(),
+        }),
     })
 }
 
@@ -221,6 +233,30 @@ pub fn render_text(doc: &DispatchResultDoc) -> String {
     }
     for reason in &doc.reasons {
         out.push_str(&format!("  reason: {reason}\n"));
+    }
+    if let Some(verdict) = &doc.guard_verdict {
+        out.push_str(&format!(
+            "  guard verdict ({}, authoritative): {}, {} violation(s)\n",
+            verdict.source,
+            verdict.verdict,
+            verdict.violations.len()
+        ));
+        for v in &verdict.violations {
+            let path = v
+                .path
+                .as_ref()
+                .or(v.old_path.as_ref())
+                .map(|p| p.display())
+                .unwrap_or_default();
+            let line = v
+                .line
+                .map(|l| format!(" (diff line {l})"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "    error[{}]: {path}{line}: {}\n      hint: {}\n",
+                v.rule, v.message, v.hint
+            ));
+        }
     }
     if let Some(tail) = &doc.log_tail {
         out.push_str(&format!("  log tail of {} ({}):\n", tail.job, tail.note));

@@ -41,6 +41,11 @@ pub struct DispatchResultDoc {
     pub check_run: Option<CheckRunDoc>,
     /// The authenticated publication, once every check on it passed.
     pub publication: Option<PublicationDoc>,
+    /// The guard's verdict on the diff, when one was read: the preflight's (`gate dispatch
+    /// --preflight`, computed here, before dispatching) or the guard job's own (its artifact),
+    /// with every violation. Authoritative, unlike `log_tail`: the guard computes it before any
+    /// of the diff's code runs.
+    pub guard_verdict: Option<GuardVerdictDoc>,
     /// Why the decision is not `pass`, or what went wrong.
     pub reasons: Vec<String>,
     pub log_tail: Option<LogTailDoc>,
@@ -119,4 +124,75 @@ pub struct PublicationDoc {
     pub author: String,
     /// `verification.reason` (`valid`).
     pub signature: String,
+}
+
+/// A guard verdict and its violations, as the agent needs them to repair the diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GuardVerdictDoc {
+    /// `preflight` (computed by `gate dispatch` on the local clone) or `guard-job` (the run's
+    /// guard job, from its artifact).
+    pub source: String,
+    /// Always `true`: no code from the diff ran before the verdict was computed.
+    pub authoritative: bool,
+    /// `accept` or `reject`.
+    pub verdict: String,
+    /// The artifact it was read from (`guard-job` only).
+    pub artifact: Option<String>,
+    pub violations: Vec<ReasonDoc>,
+}
+
+/// One violation: the rule, the path(s), the diff line, the message, the policy entry that
+/// decided it, and a hint (the rule's description and its documentation anchor).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReasonDoc {
+    pub rule: String,
+    pub path: Option<contract::repo_path::RepoPath>,
+    pub old_path: Option<contract::repo_path::RepoPath>,
+    pub line: Option<usize>,
+    pub message: String,
+    pub policy_entry: Option<String>,
+    pub hint: String,
+    pub docs: String,
+}
+
+impl ReasonDoc {
+    pub fn from_violation(v: &contract::verdict::ViolationDoc) -> ReasonDoc {
+        ReasonDoc {
+            rule: v.rule.name().to_owned(),
+            path: v.path.clone(),
+            old_path: v.old_path.clone(),
+            line: v.line,
+            message: v.message.clone(),
+            policy_entry: v.policy_entry.clone(),
+            hint: v.rule.description().to_owned(),
+            docs: v.docs.clone(),
+        }
+    }
+}
+
+impl GuardVerdictDoc {
+    pub fn from_verdict(
+        source: &str,
+        artifact: Option<String>,
+        verdict: &contract::verdict::VerdictDoc,
+    ) -> GuardVerdictDoc {
+        GuardVerdictDoc {
+            source: source.to_owned(),
+            authoritative: true,
+            verdict: if verdict.accepted() {
+                "accept"
+            } else {
+                "reject"
+            }
+            .to_owned(),
+            artifact,
+            violations: verdict
+                .violations
+                .iter()
+                .map(ReasonDoc::from_violation)
+                .collect(),
+        }
+    }
 }
