@@ -64,6 +64,27 @@ pub const FIND_LIMIT: Duration = Duration::from_secs(300);
 pub const LOG_TAIL_BYTES: usize = 16 * 1024;
 /// The most lines of it kept.
 pub const LOG_TAIL_LINES: usize = 100;
+/// The schema of the file the guard job uploads as its artifact.
+pub const GUARD_REASONS_SCHEMA: &str = "agent-team-apply/guard-reasons/v1";
+/// The largest guard artifact read.
+pub const GUARD_ARTIFACT_MAX: usize = 8 << 20;
+
+/// The guard job's artifact for an attempt of a run: `agent-team-guard-<run id>-<attempt>.json`.
+pub fn guard_artifact_name(run_id: u64, attempt: u64) -> String {
+    format!("agent-team-guard-{run_id}-{attempt}.json")
+}
+
+/// The file the guard job uploads: its verdict and readiness documents as written (`null`
+/// where a step wrote none), bound to the run and attempt.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GuardReasonsFile {
+    schema: String,
+    run_id: u64,
+    run_attempt: u64,
+    verdict: Option<serde_json::Value>,
+    readiness: Option<serde_json::Value>,
+}
 
 /// A workflow file name: `[A-Za-z0-9._-]+` ending in `.yml` or `.yaml`.
 pub fn parse_workflow_file(value: &str) -> Result<String, String> {
@@ -204,6 +225,7 @@ pub fn run(
         check_run: None,
         publication: None,
         guard_verdict: None,
+        guard_verdict_unavailable: None,
         reasons: Vec::new(),
         log_tail: None,
     };
@@ -663,6 +685,20 @@ fn decide(
                 job: job.name.clone(),
                 step,
             });
+            match guard_reasons(client, repo, run, &jobs) {
+                Ok(verdict) => {
+                    (progress.log)(&format!(
+                        "the guard job's verdict: {}, {} violation(s)",
+                        verdict.verdict,
+                        verdict.violations.len()
+                    ));
+                    progress.doc.guard_verdict = Some(verdict);
+                }
+                Err(why) => {
+                    (progress.log)(&format!("the guard job's verdict is not available: {why}"));
+                    progress.doc.guard_verdict_unavailable = Some(why);
+                }
+            }
             progress.doc.log_tail = Some(log_tail(client, repo, job));
             return Ok(("fail", contract::cli::Exit::Fail.code()));
         }
@@ -693,6 +729,90 @@ fn decide(
     verify_publication(client, request, diff_sha256, run, progress)?;
     (progress.log)("gate passed; draft pull request verified");
     Ok(("pass", contract::cli::Exit::Pass.code()))
+}
+
+fn unix_of(value: Option<&str>, what: &str) -> Result<i64, String> {
+    let text = value.ok_or_else(|| format!("{what} has no time"))?;
+    Timestamp::parse_rfc3339(text)
+        .map(|t| t.unix_seconds())
+        .map_err(|e| format!("{what}: {e}"))
+}
+
+/// The guard job's verdict from its artifact: named for this run and attempt, uploaded by this
+/// run (`workflow_run.id`), created while the guard job ran and before build-test started (so
+/// no later job, and nothing the diff's code did, wrote it: an artifact name is unique in a run,
+/// and one replaced later would be created later), the file itself (`archive: false`) bound to
+/// the run and attempt.
+fn guard_reasons(
+    client: &Client,
+    repo: &Repository,
+    run: &WorkflowRun,
+    jobs: &[github::actions::Job],
+) -> Result<crate::output::dispatch_result_v2::GuardVerdictDoc, String> {
+    let attempt = run.run_attempt.unwrap_or(1);
+    let name = guard_artifact_name(run.id, attempt);
+    let listed = client
+        .list_run_artifacts(repo, run.id, &name)
+        .map_err(|e| text(&e))?;
+    let matching: Vec<_> = listed.artifacts.iter().filter(|a| a.name == name).collect();
+    let [artifact] = matching.as_slice() else {
+        return Err(format!("{} artifacts named {name}", matching.len()));
+    };
+    if artifact.workflow_run.as_ref().map(|r| r.id) != Some(run.id) || artifact.expired {
+        return Err(format!("artifact {name} is not this run's, or has expired"));
+    }
+    let guard = job_named(jobs, "guard").ok_or("the run has no single guard job")?;
+    let created = unix_of(artifact.created_at.as_deref(), "the artifact")?;
+    let started = unix_of(guard.started_at.as_deref(), "the guard job's start")?;
+    let completed = unix_of(guard.completed_at.as_deref(), "the guard job's end")?;
+    if created < started || created > completed {
+        return Err(format!(
+            "artifact {name} was created at {}, outside the guard job ({} to {})",
+            github::date::format_rfc3339(created),
+            github::date::format_rfc3339(started),
+            github::date::format_rfc3339(completed)
+        ));
+    }
+    if let Some(build) = job_named(jobs, "build-test")
+        && let Some(build_started) = build.started_at.as_deref()
+    {
+        let build_started = unix_of(Some(build_started), "build-test's start")?;
+        if created >= build_started {
+            return Err(format!(
+                "artifact {name} was created at {}, not before build-test started ({})",
+                github::date::format_rfc3339(created),
+                github::date::format_rfc3339(build_started)
+            ));
+        }
+    }
+    let bytes = client
+        .download_artifact(repo, artifact.id, GUARD_ARTIFACT_MAX)
+        .map_err(|e| text(&e))?;
+    if bytes.starts_with(b"PK\x03\x04") {
+        return Err(format!(
+            "artifact {name} is a zip archive; the guard job uploads the file itself (archive: false)"
+        ));
+    }
+    let file: GuardReasonsFile =
+        serde_json::from_slice(&bytes).map_err(|e| format!("artifact {name}: {e}"))?;
+    if file.schema != GUARD_REASONS_SCHEMA || file.run_id != run.id || file.run_attempt != attempt {
+        return Err(format!(
+            "artifact {name} is {:?} for run {} attempt {}, not {GUARD_REASONS_SCHEMA} for run {} attempt {attempt}",
+            file.schema, file.run_id, file.run_attempt, run.id
+        ));
+    }
+    let verdict = file
+        .verdict
+        .ok_or_else(|| format!("artifact {name} holds no verdict (guard check wrote none)"))?;
+    let verdict = contract::verdict::VerdictDoc::parse(&verdict.to_string())
+        .map_err(|e| format!("artifact {name}: {e}"))?;
+    let mut doc = crate::output::dispatch_result_v2::GuardVerdictDoc::from_verdict(
+        "guard-job",
+        Some(name),
+        &verdict,
+    );
+    doc.readiness = file.readiness;
+    Ok(doc)
 }
 
 /// The one job of the run named `name`, or `<caller job> / name` as GitHub names the jobs of a

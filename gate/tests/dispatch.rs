@@ -1182,6 +1182,8 @@ fn a_pending_run_finished_by_a_driver_concludes_from_its_jobs() {
             .map(|(s, c)| ((*s).to_owned(), (*c).to_owned()))
             .collect(),
         log: format!("{name}: log\n"),
+        started_at: None,
+        completed_at: None,
     };
     for (failing, want) in [(false, "success"), (true, "failure")] {
         let case = run_case(
@@ -1512,5 +1514,140 @@ fn preflight_rejection_is_reported_with_its_violations_and_nothing_is_dispatched
     assert_eq!(
         case.report.doc.guard_verdict.as_ref().unwrap().verdict,
         "accept"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The guard job's verdict, from its artifact, as authoritative reasons.
+
+/// The guard job's artifact: a verdict rejecting DIFF (scope `docs/**`), computed by the guard.
+fn guard_artifact() -> Vec<u8> {
+    let policy = guard::policy::Policy::embedded_default().unwrap();
+    let sha = DiffSha256::of(DIFF);
+    let verdict = guard::check::check(&guard::check::CheckRequest {
+        diff: DIFF,
+        expected_sha256: sha.as_str(),
+        scope: &["docs/**".to_owned()],
+        policy: &policy,
+        repo: None,
+    })
+    .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(
+        &guard::output::json_v1::document(&verdict)
+            .to_json()
+            .unwrap(),
+    )
+    .unwrap();
+    let file = serde_json::json!({
+        "schema": "agent-team-apply/guard-reasons/v1",
+        "run_id": 0,
+        "run_attempt": 1,
+        "verdict": doc,
+        "readiness": null,
+    });
+    file.to_string()
+        .replace("\"run_id\":0", "\"run_id\":RUN_ID")
+        .into_bytes()
+}
+
+fn guard_failed(artifact_at: i64) -> Scenario {
+    Scenario {
+        outcome: Outcome::Failed {
+            job: "guard".into(),
+            step: "Validate the diff as data".into(),
+        },
+        guard_artifact: Some((artifact_at, guard_artifact())),
+        ..Scenario::default()
+    }
+}
+
+#[test]
+fn the_guard_jobs_violations_reach_the_result_as_authoritative_data() {
+    let case = run_case(guard_failed(3), true);
+    assert_eq!(case.report.exit_code, 1, "{:?}", case.report.doc.reasons);
+    assert_eq!(case.report.doc.decision, "fail");
+    let verdict = case.report.doc.guard_verdict.as_ref().expect("the verdict");
+    let id = run_id(&case);
+    assert_eq!(verdict.source, "guard-job");
+    assert!(verdict.authoritative);
+    assert_eq!(verdict.verdict, "reject");
+    assert_eq!(
+        verdict.artifact.as_deref(),
+        Some(format!("agent-team-guard-{id}-1.json").as_str())
+    );
+    let v = &verdict.violations[0];
+    assert_eq!(v.rule, "out-of-scope");
+    assert_eq!(
+        v.path.as_ref().map(|p| p.display()).as_deref(),
+        Some("src/lib.rs")
+    );
+    assert!(v.line.is_some() && !v.hint.is_empty());
+    // Beside it, the log tail stays marked non-authoritative.
+    assert!(!case.report.doc.log_tail.as_ref().unwrap().authoritative);
+    assert!(
+        lines(&case.requests)
+            .contains(&format!("GET /repos/octo/repo/actions/runs/{id}/artifacts")),
+        "{:?}",
+        lines(&case.requests)
+    );
+}
+
+#[test]
+fn an_artifact_created_after_build_test_started_is_not_believed() {
+    // build-test runs the diff's code with the runner's tokens: an artifact of that name made
+    // then (a replaced one) is not the guard job's.
+    let scenario = Scenario {
+        outcome: Outcome::Failed {
+            job: "build-test".into(),
+            step: "Build and test the patched tree, then check what it wrote".into(),
+        },
+        guard_artifact: Some((12, guard_artifact())),
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 1);
+    assert!(case.report.doc.guard_verdict.is_none());
+    let why = case
+        .report
+        .doc
+        .guard_verdict_unavailable
+        .as_deref()
+        .unwrap();
+    assert!(
+        why.contains("was created at 2026-03-01T12:00:")
+            && why.contains(", outside the guard job ("),
+        "{why}"
+    );
+    // Before the guard job began is not its either.
+    let case = run_case(guard_failed(-1), true);
+    assert!(case.report.doc.guard_verdict.is_none());
+    let why = case
+        .report
+        .doc
+        .guard_verdict_unavailable
+        .as_deref()
+        .unwrap();
+    assert!(why.contains("outside the guard job"), "{why}");
+    // No artifact at all: said so, and the rest of the result stands.
+    let case = run_case(
+        Scenario {
+            outcome: Outcome::Failed {
+                job: "guard".into(),
+                step: "Validate the diff as data".into(),
+            },
+            ..Scenario::default()
+        },
+        true,
+    );
+    assert_eq!(case.report.exit_code, 1);
+    assert!(
+        case.report
+            .doc
+            .guard_verdict_unavailable
+            .as_deref()
+            .unwrap()
+            .starts_with("0 artifacts named agent-team-guard-"),
+        "{:?}",
+        case.report.doc.guard_verdict_unavailable
     );
 }

@@ -234,6 +234,9 @@ pub fn render_text(doc: &DispatchResultDoc) -> String {
     for reason in &doc.reasons {
         out.push_str(&format!("  reason: {reason}\n"));
     }
+    if let Some(why) = &doc.guard_verdict_unavailable {
+        out.push_str(&format!("  guard verdict: not available ({why})\n"));
+    }
     if let Some(verdict) = &doc.guard_verdict {
         out.push_str(&format!(
             "  guard verdict ({}, authoritative): {}, {} violation(s)\n",

@@ -46,6 +46,9 @@ pub struct DispatchResultDoc {
     /// with every violation. Authoritative, unlike `log_tail`: the guard computes it before any
     /// of the diff's code runs.
     pub guard_verdict: Option<GuardVerdictDoc>,
+    /// Why a failed run's guard verdict could not be read (no artifact, or one that is not the
+    /// guard job's).
+    pub guard_verdict_unavailable: Option<String>,
     /// Why the decision is not `pass`, or what went wrong.
     pub reasons: Vec<String>,
     pub log_tail: Option<LogTailDoc>,
@@ -140,6 +143,9 @@ pub struct GuardVerdictDoc {
     /// The artifact it was read from (`guard-job` only).
     pub artifact: Option<String>,
     pub violations: Vec<ReasonDoc>,
+    /// The guard job's readiness report (`agent-team-apply/readiness/v1`) as it wrote it, when
+    /// there is one (`guard-job` only).
+    pub readiness: Option<serde_json::Value>,
 }
 
 /// One violation: the rule, the path(s), the diff line, the message, the policy entry that
@@ -193,6 +199,7 @@ impl GuardVerdictDoc {
                 .iter()
                 .map(ReasonDoc::from_violation)
                 .collect(),
+            readiness: None,
         }
     }
 }

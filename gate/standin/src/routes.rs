@@ -111,6 +111,18 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
             None => not_found(),
         });
     }
+    if let Some(rest) = req.path.strip_prefix("/_blob/artifacts/") {
+        // The signed download URL the API redirects to: the file itself (`archive: false`).
+        let id = rest.parse::<u64>().ok();
+        return Some(match state.artifacts.iter().find(|a| Some(a.id) == id) {
+            Some(a) => Reply {
+                status: 200,
+                headers: vec![("content-type".into(), "application/octet-stream".into())],
+                body: a.bytes.clone(),
+            },
+            None => not_found(),
+        });
+    }
     let expected = format!("Bearer {}", state.scenario.token);
     if req.header("authorization") != Some(expected.as_str()) {
         return Some(error(401, "Bad credentials"));
@@ -157,6 +169,8 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         ("GET", ["actions", "runs", id]) => get_run(state, id, base),
         ("GET", ["actions", "runs", id, "jobs"]) => list_jobs(state, id),
         ("GET", ["actions", "jobs", id, "logs"]) => job_logs(state, id, base),
+        ("GET", ["actions", "runs", id, "artifacts"]) => list_artifacts(state, req, id),
+        ("GET", ["actions", "artifacts", id, "zip"]) => download_artifact(state, id, base),
         ("POST", ["git", "blobs"]) => create_blob(state, req, base),
         ("POST", ["git", "trees"]) => create_tree(state, req, base),
         ("POST", ["git", "commits"]) => create_commit(state, req),
@@ -395,6 +409,8 @@ fn job(state: &mut State, name: &str, conclusion: &str, failing_step: Option<&st
         conclusion: Some(conclusion.to_owned()),
         steps,
         log,
+        started_at: None,
+        completed_at: None,
     }
 }
 
@@ -445,6 +461,31 @@ pub fn complete_run(state: &mut State, run_id: u64, outcome: Outcome) -> bool {
     if matches!(outcome, Outcome::Passed | Outcome::PassedWithoutPullRequest) {
         publish(state, index, outcome == Outcome::Passed);
     }
+    // Each job that ran took its slot: guard +0..+5, build-test +10..+15, ...
+    let created = state.runs[index].created_at;
+    let mut jobs = jobs;
+    for (i, job) in jobs.iter_mut().enumerate() {
+        if job.conclusion.as_deref() != Some("skipped") {
+            let at = created + 10 * i64::try_from(i).unwrap_or(0);
+            job.started_at = Some(at);
+            job.completed_at = Some(at + 5);
+        }
+    }
+    if let Some((offset, bytes)) = state.scenario.guard_artifact.clone() {
+        let id = state.next_id();
+        let run_id = state.runs[index].id;
+        // `RUN_ID` in the scripted file stands for the run's id.
+        let bytes = String::from_utf8_lossy(&bytes)
+            .replace("RUN_ID", &run_id.to_string())
+            .into_bytes();
+        state.artifacts.push(crate::ArtifactState {
+            id,
+            name: format!("agent-team-guard-{run_id}-1.json"),
+            run_id,
+            created_at: created + offset,
+            bytes,
+        });
+    }
     let run = &mut state.runs[index];
     run.jobs = jobs;
     run.status = "completed".into();
@@ -487,6 +528,8 @@ pub fn finish_run_with_jobs(
             conclusion: Some(report.conclusion),
             steps,
             log: report.log,
+            started_at: report.started_at,
+            completed_at: report.completed_at,
         });
     }
     let run = &mut state.runs[index];
@@ -573,6 +616,58 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
     }
 }
 
+/// "List workflow run artifacts"
+/// (<https://docs.github.com/en/rest/actions/artifacts#list-workflow-run-artifacts>): the `name`
+/// filter; `{total_count, artifacts}`, each with `workflow_run.id` and `created_at`.
+fn list_artifacts(state: &State, req: &Recorded, id: &str) -> Reply {
+    let Some(run_id) = id.parse::<u64>().ok() else {
+        return not_found();
+    };
+    let name = req.query("name");
+    let list: Vec<Value> = state
+        .artifacts
+        .iter()
+        .filter(|a| a.run_id == run_id && name.is_none_or(|n| n == a.name))
+        .map(|a| {
+            json!({
+                "id": a.id,
+                "node_id": format!("MDg6QXJ0aWZhY3Q{}", a.id),
+                "name": a.name,
+                "size_in_bytes": a.bytes.len(),
+                "archive_download_url": format!("/repos/{}/{}/actions/artifacts/{}/zip", state.scenario.owner, state.scenario.repo, a.id),
+                "expired": false,
+                "created_at": github::date::format_rfc3339(a.created_at),
+                "workflow_run": { "id": a.run_id },
+            })
+        })
+        .collect();
+    Reply::json(
+        200,
+        &json!({ "total_count": list.len(), "artifacts": list }),
+    )
+}
+
+/// "Download an artifact"
+/// (<https://docs.github.com/en/rest/actions/artifacts#download-an-artifact>): `302` to a
+/// short-lived URL of the content.
+fn download_artifact(state: &State, id: &str, base: &str) -> Reply {
+    match id
+        .parse::<u64>()
+        .ok()
+        .and_then(|id| state.artifacts.iter().find(|a| a.id == id))
+    {
+        Some(a) => Reply {
+            status: 302,
+            headers: vec![(
+                "location".into(),
+                format!("{base}/_blob/artifacts/{}", a.id),
+            )],
+            body: Vec::new(),
+        },
+        None => not_found(),
+    }
+}
+
 /// "List jobs for a workflow run": `{total_count, jobs}` with `steps`.
 fn list_jobs(state: &State, id: &str) -> Reply {
     let Some(run) = id
@@ -595,6 +690,8 @@ fn list_jobs(state: &State, id: &str) -> Reply {
                 "status": j.status,
                 "conclusion": j.conclusion,
                 "html_url": format!("https://github.com/{}/{}/actions/runs/{}/job/{}", s.owner, s.repo, run.id, j.id),
+                "started_at": j.started_at.map(github::date::format_rfc3339),
+                "completed_at": j.completed_at.map(github::date::format_rfc3339),
                 "steps": j.steps.iter().enumerate().map(|(i, (name, conclusion))| json!({
                     "name": name,
                     "status": "completed",

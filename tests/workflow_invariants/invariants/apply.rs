@@ -126,7 +126,53 @@ pub(crate) const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("app-token-scoped", app_token_scoped),
     ("app-token-revoked", app_token_revoked),
     ("dispatch-signature-verified", dispatch_signature_verified),
+    ("guard-verdict-uploaded", guard_verdict_uploaded),
 ];
+
+/// guard's last steps upload its verdict and readiness for the dispatcher, whatever the checks
+/// concluded (unless the run was cancelled): one file named for the run and attempt, uploaded
+/// as is (`archive: false`) with the pinned upload-artifact.
+pub(crate) fn guard_verdict_uploaded(wf: &Workflow) -> Result<(), String> {
+    let steps = wf.steps(GUARD)?;
+    let Some(collect) = steps
+        .iter()
+        .find(|s| str_of(s, "id") == Some("guard-reasons"))
+    else {
+        return Err("guard does not collect its verdict for the dispatcher".into());
+    };
+    let script = joined(run_of(collect).unwrap_or_default());
+    if !script.contains("agent-team-guard-$GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT.json")
+        || !script.contains("\"agent-team-apply/guard-reasons/v1\"")
+        || str_of(collect, "if") != Some("${{ !cancelled() }}")
+    {
+        return Err(
+            "guard's verdict file is not named for the run and attempt, or not always written"
+                .into(),
+        );
+    }
+    let Some(upload) = steps
+        .iter()
+        .find(|s| uses_action(s, "actions/upload-artifact"))
+    else {
+        return Err("guard uploads no artifact".into());
+    };
+    let with = |key: &str| {
+        with_of(upload, key).map(|v| match v {
+            Value::Bool(b) => b.to_string(),
+            other => other.as_str().unwrap_or_default().to_owned(),
+        })
+    };
+    if with("archive").as_deref() != Some("false")
+        || with("path").as_deref() != Some("${{ steps.guard-reasons.outputs.file }}")
+        || str_of(upload, "if")
+            != Some("${{ !cancelled() && steps.guard-reasons.outputs.file != '' }}")
+    {
+        return Err(
+            "guard's verdict is not uploaded as is, or not whatever the checks concluded".into(),
+        );
+    }
+    Ok(())
+}
 
 /// Only `workflow_call` starts it; no `pull_request_target` or `workflow_run` anywhere.
 pub(crate) fn reusable_only(wf: &Workflow) -> Result<(), String> {

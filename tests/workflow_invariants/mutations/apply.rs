@@ -163,8 +163,9 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
         description: "pin upload-artifact to an unverified commit",
         breaks: &["actions-pinned"],
         apply: |t| {
-            replace_once(
+            replace_in_job(
                 t,
+                BUILD_TEST,
                 "bbbca2ddaa5d8feaa63e36b76fdaad77386f024f",
                 "0123456789abcdef0123456789abcdef01234567",
             )
@@ -421,8 +422,8 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
         apply: |t| {
             replace_once(
                 t,
-                "--format annotations || true\n          fi\n          exit \"$status\"\n\n  build-test:",
-                "--format annotations || true\n          fi\n          exit 0\n\n  build-test:",
+                "--format annotations || true\n          fi\n          exit \"$status\"\n\n      # The verdict and the readiness report",
+                "--format annotations || true\n          fi\n          exit 0\n\n      # The verdict and the readiness report",
             )
         },
     },
@@ -988,6 +989,23 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
                 GUARD,
                 "AGENT_TEAM_DISPATCH_KEY_PREVIOUS: ${{ secrets.AGENT_TEAM_DISPATCH_KEY_PREVIOUS }}",
                 "AGENT_TEAM_DISPATCH_KEY_PREVIOUS: ${{ secrets.AGENT_TEAM_APP_PRIVATE_KEY }}",
+            )
+        },
+    },
+    Mutation {
+        description: "upload the guard's verdict zipped",
+        breaks: &["guard-verdict-uploaded"],
+        apply: |t| replace_in_job(t, GUARD, "          archive: false\n", ""),
+    },
+    Mutation {
+        description: "upload the guard's verdict only when guard passed",
+        breaks: &["guard-verdict-uploaded"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GUARD,
+                "        if: ${{ !cancelled() && steps.guard-reasons.outputs.file != '' }}\n",
+                "        if: ${{ success() && steps.guard-reasons.outputs.file != '' }}\n",
             )
         },
     },

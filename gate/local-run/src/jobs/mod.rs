@@ -123,6 +123,8 @@ impl Job {
             conclusion: result.as_str().to_owned(),
             steps: self.steps,
             log: runner.job_log(self.name),
+            started_at: None,
+            completed_at: None,
         };
         Ok((result, report))
     }
@@ -142,6 +144,8 @@ pub fn skipped(
             conclusion: "skipped".to_owned(),
             steps: Vec::new(),
             log: String::new(),
+            started_at: None,
+            completed_at: None,
         },
     ))
 }

@@ -107,6 +107,8 @@ pub fn play(
             "--dispatch-nonce",
             dispatch_nonce(&ctx.dispatched.input("dispatch_mac")),
         )
+        .flag("--pr-title", ctx.dispatched.input("pr_title"))
+        .flag("--pr-description", ctx.dispatched.input("pr_description"))
         .flag("--policy", &policy);
     for glob in scope.globs() {
         invocation = invocation.flag("--scope", glob);
