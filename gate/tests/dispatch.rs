@@ -1651,3 +1651,88 @@ fn an_artifact_created_after_build_test_started_is_not_believed() {
         case.report.doc.guard_verdict_unavailable
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// `gate verify-dispatch --run-id`, as the guard job runs it: a replay is refused before
+// any reviewer is asked.
+
+fn verify_replay(gh: &StandIn, inputs: &serde_json::Value, run_id: &str, attempt: &str) -> CliRun {
+    let get = |k: &str| inputs[k].as_str().unwrap_or_default().to_owned();
+    let out = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .env_clear()
+        .arg("verify-dispatch")
+        .arg("--repository=octo/repo")
+        .arg("--ref=refs/heads/main")
+        .arg(format!("--task-id={}", get("task_id")))
+        .arg(format!("--base={}", get("base_sha")))
+        .arg(format!("--diff-sha256={}", get("expected_diff_sha256")))
+        .arg(format!("--declared-scope={}", get("declared_scope")))
+        .arg("--workflow-ref=octo/repo/.github/workflows/agent-team-apply.yml@refs/heads/main")
+        .arg(format!("--mac={}", get("dispatch_mac")))
+        .arg("--now=1772366500")
+        .arg(format!("--run-id={run_id}"))
+        .arg(format!("--run-attempt={attempt}"))
+        .env("AGENT_TEAM_DISPATCH_KEY", KEY)
+        .env("GH_TOKEN", gh.token())
+        .env("GITHUB_API_URL", gh.url())
+        .output()
+        .unwrap();
+    CliRun {
+        code: out.status.code().unwrap(),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+#[test]
+fn verify_dispatch_refuses_replays_before_anything_runs() {
+    let case = run_case(Scenario::default(), true);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    let first = run_id(&case).to_string();
+    let inputs = dispatches(&case.requests)[0].json()["inputs"].clone();
+
+    // Another run with the same signed inputs, the first publication open: refused.
+    let run = verify_replay(&case.gh, &inputs, "777000", "1");
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "dispatch signature rejected: this dispatch (Dispatch-Nonce {NONCE}) was already published by run {first} (pull request #1): one signed dispatch publishes once\n"
+        )
+    );
+    // The first run's own re-run may finish it.
+    let run = verify_replay(&case.gh, &inputs, &first, "2");
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+
+    // Closed, and the branch deleted: a replay is still refused, whoever runs it.
+    case.gh.state().pulls[0].state = "closed".into();
+    case.gh.state().git.refs.remove("refs/heads/agent-team/T-1");
+    for (id, attempt) in [("777000", "1"), (first.as_str(), "2")] {
+        let run = verify_replay(&case.gh, &inputs, id, attempt);
+        assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+        assert!(
+            run.stdout.starts_with(&format!(
+                "dispatch signature rejected: pull request #1 from agent-team/T-1 carried this dispatch (Dispatch-Nonce {NONCE}, published by run {first}) and is closed"
+            )),
+            "{}",
+            run.stdout
+        );
+    }
+
+    // Nothing published yet: a first attempt may start, a second attempt may not.
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    let run = verify_replay(&gh, &inputs, "888000", "1");
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let run = verify_replay(&gh, &inputs, "888000", "2");
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with(
+            "dispatch signature rejected: run attempt 2 may only finish the publication its run started"
+        ),
+        "{}",
+        run.stdout
+    );
+    for out in [&run.stdout, &run.stderr] {
+        assert!(!out.contains(&gh.token()) && !out.contains(KEY));
+    }
+}

@@ -165,13 +165,26 @@ const VERIFY_DISPATCH_FLAGS: &[&str] = &[
     "--pr-description",
     "--mac",
 ];
-/// guard checks the signature first, before any other work.
+/// guard checks the signature first, before any other work, and a replay (`--run-id`).
 pub const GUARD_VERIFY_DISPATCH: StageSpec = StageSpec {
     job: "guard",
     step: "Verify the dispatcher's signature",
     program: "gate",
     subcommand: "verify-dispatch",
-    flags: VERIFY_DISPATCH_FLAGS,
+    flags: &[
+        "--repository",
+        "--ref",
+        "--task-id",
+        "--base",
+        "--diff-sha256",
+        "--declared-scope",
+        "--workflow-ref",
+        "--pr-title",
+        "--pr-description",
+        "--run-id",
+        "--run-attempt",
+        "--mac",
+    ],
 };
 pub const GATE_VERIFY_DISPATCH: StageSpec = StageSpec {
     job: "publish",

@@ -3,9 +3,12 @@
 //!
 //! Beyond the tag (version 2, [`gate::dispatch_mac`]): the dispatch must not have expired, its
 //! expiry must lie at most 24 hours ahead, and it must have been signed for the workflow this
-//! run is (`--workflow-ref "$GITHUB_WORKFLOW_REF"`, the `@ref` stripped). Whether its nonce was
-//! already published is checked where the publication happens (`gate publish`, before any
-//! write), since only the publishing App can see and write what it published.
+//! run is (`--workflow-ref "$GITHUB_WORKFLOW_REF"`, the `@ref` stripped). With `--run-id` (the
+//! guard job, which also passes `--run-attempt`), the task's branch and its pull requests, open and closed, are read through
+//! the API (`GH_TOKEN`, `GITHUB_API_URL`) and a nonce another run already published, one a closed
+//! pull request carried, or a re-run attempt with nothing of its own to finish is refused
+//! ([`gate::replay`]), before any reviewer is asked; `gate publish` checks the same again before
+//! it writes.
 //!
 //! The keys come from the environment (the verifying jobs' secrets): the current one
 //! from `AGENT_TEAM_DISPATCH_KEY` (or a file named by `AGENT_TEAM_DISPATCH_KEY_FILE`), the
@@ -78,6 +81,13 @@ pub struct VerifyDispatchArgs {
     /// The time to check the expiry against, in Unix seconds (default: the system clock).
     #[arg(long, value_name = "UNIX")]
     now: Option<u64>,
+    /// This run's id (`$GITHUB_RUN_ID`): also refuse a replay, reading what was published for
+    /// this dispatch's nonce (token from GH_TOKEN, API from GITHUB_API_URL).
+    #[arg(long, value_name = "ID")]
+    run_id: Option<String>,
+    /// This run's attempt (`$GITHUB_RUN_ATTEMPT`), with --run-id.
+    #[arg(long, value_name = "N", requires = "run_id", value_parser = clap::value_parser!(u32).range(1..))]
+    run_attempt: Option<u32>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -166,10 +176,50 @@ fn outcome(args: &VerifyDispatchArgs) -> Outcome {
         }
         Err(e) => return Outcome::Error(e.to_string()),
     };
-    match check_expiry(mac.expires_at(), now) {
-        Ok(()) => Outcome::Verified(slot),
-        Err(e) => Outcome::Rejected(e.to_string()),
+    if let Err(e) = check_expiry(mac.expires_at(), now) {
+        return Outcome::Rejected(e.to_string());
     }
+    if args.run_id.is_some() {
+        return match replay(args, &fields) {
+            Ok(gate::replay::Verdict::Refused(why)) => Outcome::Rejected(why),
+            Ok(_) => Outcome::Verified(slot),
+            Err(e) => Outcome::Error(e),
+        };
+    }
+    Outcome::Verified(slot)
+}
+
+fn replay(
+    args: &VerifyDispatchArgs,
+    fields: &SignedFields,
+) -> Result<gate::replay::Verdict, String> {
+    use std::sync::Arc;
+    let env = |name: &str| std::env::var(name).ok();
+    let run_id = args.run_id.as_deref().unwrap_or_default();
+    if !gate::decide::valid_run_id(run_id) {
+        return Err(format!("--run-id {:?} is not a run id", neutralize(run_id)));
+    }
+    let token = github::Token::from_env(&env).map_err(|e| e.to_string())?;
+    let api_url = github::ApiUrl::resolve(None, &env).map_err(|e| e.to_string())?;
+    let mut config =
+        github::ClientConfig::new(api_url, token.clone(), Arc::new(github::SystemClock::new()));
+    config.proxy = github::ProxySettings::from_env(&env);
+    config.deadline = Some(std::time::Duration::from_secs(300));
+    let client = github::Client::new(config).map_err(|e| e.to_string())?;
+    let repo = github::Repository::parse(&args.repository).map_err(|e| e.to_string())?;
+    gate::replay::find(
+        &client,
+        &repo,
+        &fields.task_id.publish_branch(),
+        fields.nonce.as_str(),
+        run_id,
+        args.run_attempt.unwrap_or(1),
+    )
+    .map_err(|e| {
+        token.redact(&format!(
+            "looking for earlier publications of this dispatch: {e}"
+        ))
+    })
 }
 
 pub fn run(args: VerifyDispatchArgs) -> u8 {

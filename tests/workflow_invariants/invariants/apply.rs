@@ -259,8 +259,9 @@ pub(crate) fn dispatch_inputs_from_event(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// Exactly the four jobs: guard, build-test and publish with `contents: read` alone, decide
-/// with nothing at all.
+/// Exactly the four jobs: build-test and publish with `contents: read` alone, guard with
+/// `contents: read` and `pull-requests: read` (the replay check lists the task branch's pull
+/// requests), decide with nothing at all.
 pub(crate) fn job_permissions_exact(wf: &Workflow) -> Result<(), String> {
     let names: BTreeSet<&str> = wf.jobs()?.keys().map(String::as_str).collect();
     let expected_names: BTreeSet<&str> = JOBS.into_iter().collect();
@@ -268,10 +269,10 @@ pub(crate) fn job_permissions_exact(wf: &Workflow) -> Result<(), String> {
         return Err(format!("jobs are {names:?}, expected {expected_names:?}"));
     }
     for name in JOBS {
-        let expected = if name == DECIDE {
-            json!({})
-        } else {
-            json!({ "contents": "read" })
+        let expected = match name {
+            DECIDE => json!({}),
+            GUARD => json!({ "contents": "read", "pull-requests": "read" }),
+            _ => json!({ "contents": "read" }),
         };
         let permissions = wf.job(name)?.get("permissions");
         if permissions != Some(&expected) {
@@ -1359,6 +1360,18 @@ pub(crate) fn dispatch_signature_verified(wf: &Workflow) -> Result<(), String> {
         return Err("guard does not verify the signature right after validating the inputs".into());
     }
     verify_step(&guard[first], "guard")?;
+    let script = joined(run_of(&guard[first]).unwrap_or_default());
+    for needed in [
+        " --run-id=\"$GITHUB_RUN_ID\" ",
+        " --run-attempt=\"$GITHUB_RUN_ATTEMPT\" ",
+    ] {
+        if !script.contains(needed) {
+            return Err(format!(
+                "guard: gate verify-dispatch lacks `{}` (the replay check)",
+                needed.trim()
+            ));
+        }
+    }
     let steps = wf.steps(PUBLISH)?;
     let verify = index_of(steps, |s| run_contains(s, "/gate verify-dispatch "))
         .ok_or("publish does not run gate verify-dispatch")?;

@@ -952,6 +952,23 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
         apply: |t| replace_in_job(t, GUARD, " --workflow-ref=\"$GITHUB_WORKFLOW_REF\"", ""),
     },
     Mutation {
+        description: "skip the replay check in guard",
+        breaks: &["dispatch-signature-verified"],
+        apply: |t| replace_in_job(t, GUARD, " --run-attempt=\"$GITHUB_RUN_ATTEMPT\"", ""),
+    },
+    Mutation {
+        description: "let guard write pull requests",
+        breaks: &["job-permissions-exact"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GUARD,
+                "      pull-requests: read\n",
+                "      pull-requests: write\n",
+            )
+        },
+    },
+    Mutation {
         description: "leave the agent's title out of publish's verified fields",
         breaks: &["dispatch-signature-verified"],
         apply: |t| replace_in_job(t, PUBLISH, " --pr-title=\"$PR_TITLE\"", ""),

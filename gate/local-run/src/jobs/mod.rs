@@ -308,17 +308,26 @@ pub fn verify_dispatch(
         crate::samples::WORKFLOW_FILE,
         ctx.dispatched.git_ref
     );
+    let mut invocation = Invocation::new(spec)
+        .flag("--repository", crate::samples::REPOSITORY)
+        .flag("--ref", &ctx.dispatched.git_ref)
+        .flag("--task-id", ctx.task_id())
+        .flag("--base", ctx.base())
+        .flag("--diff-sha256", ctx.expected())
+        .flag("--declared-scope", ctx.dispatched.input("declared_scope"))
+        .flag("--workflow-ref", workflow_ref)
+        .flag("--pr-title", ctx.dispatched.input("pr_title"))
+        .flag("--pr-description", ctx.dispatched.input("pr_description"));
+    if spec.flags.contains(&"--run-id") {
+        // guard's replay check, with the job's own (read-only) token.
+        invocation = invocation
+            .flag("--run-id", ctx.run_id())
+            .flag("--run-attempt", "1")
+            .env("GH_TOKEN", &ctx.token)
+            .env("GITHUB_API_URL", &ctx.api_url);
+    }
     let (end, _) = runner.stage(
-        Invocation::new(spec)
-            .flag("--repository", crate::samples::REPOSITORY)
-            .flag("--ref", &ctx.dispatched.git_ref)
-            .flag("--task-id", ctx.task_id())
-            .flag("--base", ctx.base())
-            .flag("--diff-sha256", ctx.expected())
-            .flag("--declared-scope", ctx.dispatched.input("declared_scope"))
-            .flag("--workflow-ref", workflow_ref)
-            .flag("--pr-title", ctx.dispatched.input("pr_title"))
-            .flag("--pr-description", ctx.dispatched.input("pr_description"))
+        invocation
             .flag("--mac", ctx.dispatched.input("dispatch_mac"))
             .env("AGENT_TEAM_DISPATCH_KEY", &ctx.key),
     )?;
