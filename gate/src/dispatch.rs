@@ -16,12 +16,20 @@
 //!    connection lost after sending) is never sent again: the correlation decides whether it
 //!    started a run. No run found is an error, never a guess.
 //! 4. The run is checked to be this dispatch's (its name, event and workflow file).
-//! 5. With `wait`, the run is polled with backoff until it completes or the deadline passes;
-//!    then the jobs' conclusions decide. On success the draft pull request from
-//!    `agent-team/<task_id>` must exist, its head commit must carry this run's `Run-Id` and the
-//!    diff's `Diff-Sha256` trailers on the base commit, and the gate's check run on it must have
-//!    succeeded. On failure the failed job and step are named, and the end of that job's log is
-//!    attached, marked non-authoritative.
+//! 5. With `wait`, the run is polled with backoff until it completes or the deadline passes
+//!    (the last wait is cut to end on the deadline, where a last poll is made); then the jobs'
+//!    conclusions decide. On success the publication is authenticated ([`verify_publication`]):
+//!    the draft pull request from `agent-team/<task_id>` exists; the gate's check run on its
+//!    head was created by the publishing App (`--app-id`: listed with the `app_id` filter, and
+//!    its `app.id` checked) and succeeded; the head commit is signed and verified by GitHub
+//!    (`verification.verified`, reason `valid`), authored by the App's bot `<slug>[bot]` and
+//!    committed by it or by GitHub, has the plan's headline, this run's `Run-Id`, the diff's
+//!    `Diff-Sha256` and this dispatch's `Dispatch-Nonce` trailers, the base as only parent, and
+//!    the tree that the check run says the publish job proved. Anyone with `checks: write` can
+//!    post a check run of any name, and anyone who can push can move the branch: only the App's
+//!    own check run and GitHub's signature for the App's bot are evidence. On failure the
+//!    failed job and step are named, and the end of that job's log is attached, marked
+//!    non-authoritative.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -30,14 +38,18 @@ use base64::Engine;
 use github::actions::{DispatchOutcome, WorkflowRun};
 use github::{Client, Error, Repository};
 use guard::inputs::{
-    BaseSha, DiffRef, DiffSha256, DispatchMac, RawInputs, Scope, TaskId, validate,
+    BaseSha, DiffRef, DiffSha256, DispatchMac, Nonce, RawInputs, Scope, TaskId, validate,
 };
 use report::select_run::{self, Run, RunRecord, Timestamp};
 
-use crate::dispatch_mac::{DispatchKey, FullRef, RepositoryName, SignedFields, sign};
-use crate::output::dispatch_result_v1::{
-    CheckRunDoc, DispatchResultDoc, FailedDoc, JobDoc, LogTailDoc, PullRequestDoc, RunDoc, SCHEMA,
+use crate::dispatch_mac::{
+    DispatchKey, FullRef, RepositoryName, SignedFields, WorkflowPath, random_nonce, sign,
 };
+use crate::output::dispatch_result_v2::{
+    CheckRunDoc, DispatchResultDoc, FailedDoc, JobDoc, LogTailDoc, PublicationDoc, PullRequestDoc,
+    RunDoc, SCHEMA,
+};
+use crate::publication::{NONCE_TRAILER, PROVEN_TREE_LINE, commit_trailer};
 
 /// GitHub's cap on the characters of a dispatch's inputs payload.
 pub const MAX_INPUT_PAYLOAD: usize = 65_535;
@@ -52,6 +64,34 @@ pub const FIND_LIMIT: Duration = Duration::from_secs(300);
 pub const LOG_TAIL_BYTES: usize = 16 * 1024;
 /// The most lines of it kept.
 pub const LOG_TAIL_LINES: usize = 100;
+/// The schema of the file the guard job uploads as its artifact.
+pub const GUARD_REASONS_SCHEMA: &str = "agent-team-apply/guard-reasons/v1";
+/// The largest guard artifact read.
+pub const GUARD_ARTIFACT_MAX: usize = 8 << 20;
+
+/// The guard job's artifact for an attempt of a run and one call of the reusable workflow:
+/// `agent-team-guard-<run id>-<attempt>-<call>.json`, `<call>` told apart by the call's inputs
+/// (a caller may call the workflow more than once in a run, and a name is unique in a run).
+pub fn guard_artifact_name(run_id: u64, attempt: u64, call: &str) -> String {
+    format!("{}{call}.json", guard_artifact_prefix(run_id, attempt))
+}
+
+/// What every guard artifact of an attempt of a run is named with first.
+pub fn guard_artifact_prefix(run_id: u64, attempt: u64) -> String {
+    format!("agent-team-guard-{run_id}-{attempt}-")
+}
+
+/// The file the guard job uploads: its verdict and readiness documents as written (`null`
+/// where a step wrote none), bound to the run and attempt.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GuardReasonsFile {
+    schema: String,
+    run_id: u64,
+    run_attempt: u64,
+    verdict: Option<serde_json::Value>,
+    readiness: Option<serde_json::Value>,
+}
 
 /// A workflow file name: `[A-Za-z0-9._-]+` ending in `.yml` or `.yaml`.
 pub fn parse_workflow_file(value: &str) -> Result<String, String> {
@@ -84,6 +124,53 @@ pub struct DispatchRequest {
     pub wait: bool,
     /// The whole command's budget (the client's deadline is the same point).
     pub timeout: Duration,
+    /// The publishing App's id: required with `wait` (the outcome is authenticated against it).
+    pub app_id: Option<u64>,
+    /// The agent's title and description for the draft (empty: none).
+    pub pr_title: String,
+    pub pr_description: String,
+    /// How long the signed dispatch stays valid (at most [`crate::dispatch_mac::MAX_LIFETIME`]).
+    pub lifetime: Duration,
+    /// The nonce to sign with; `None`: 16 random bytes.
+    pub nonce: Option<Nonce>,
+    /// Before dispatching, run the guard's check on this local clone at the base (with this
+    /// policy file, else the clone's `.github/agent-team-policy.yml`, else the default).
+    pub preflight: Option<Preflight>,
+}
+
+/// `gate dispatch --preflight DIR`.
+#[derive(Debug, Clone)]
+pub struct Preflight {
+    pub dir: std::path::PathBuf,
+    pub policy: Option<std::path::PathBuf>,
+}
+
+/// The guard's check of the diff on the local clone at the base, as the guard job runs it (the
+/// same library, with git's cross-check): a verdict, or why none could be reached.
+pub fn preflight(
+    preflight: &Preflight,
+    request: &DispatchRequest,
+    diff_sha256: &DiffSha256,
+) -> Result<contract::verdict::VerdictDoc, String> {
+    let default_policy = preflight.dir.join(".github/agent-team-policy.yml");
+    let policy_path = match &preflight.policy {
+        Some(path) => Some(path.clone()),
+        None => default_policy.is_file().then_some(default_policy),
+    };
+    let policy = guard::policy::Policy::load(policy_path.as_deref())
+        .map_err(|e| format!("preflight: {e}"))?;
+    let verdict = guard::check::check(&guard::check::CheckRequest {
+        diff: &request.diff,
+        expected_sha256: diff_sha256.as_str(),
+        scope: request.scope.globs(),
+        policy: &policy,
+        repo: Some(guard::check::RepoBase {
+            dir: &preflight.dir,
+            base: request.base.as_str(),
+        }),
+    })
+    .map_err(|e| format!("preflight: {e}"))?;
+    Ok(guard::output::json_v1::document(&verdict))
 }
 
 /// The result: the document and the exit code it stands for.
@@ -131,6 +218,9 @@ pub fn run(
         task_id: request.task_id.as_str().to_owned(),
         base_sha: request.base.as_str().to_owned(),
         diff_sha256: diff_sha256.as_str().to_owned(),
+        nonce: String::new(),
+        expires_at: 0,
+        app_id: request.app_id,
         transport: "diff_b64".to_owned(),
         diff_ref: None,
         run: None,
@@ -140,10 +230,40 @@ pub fn run(
         failed: None,
         pull_request: None,
         check_run: None,
+        publication: None,
+        guard_verdict: None,
+        guard_verdict_unavailable: None,
         reasons: Vec::new(),
         log_tail: None,
     };
     let mut progress = Progress { doc, log };
+    if let Some(check) = &request.preflight {
+        match preflight(check, request, &diff_sha256) {
+            Ok(verdict) => {
+                let accepted = verdict.accepted();
+                progress.doc.guard_verdict = Some(
+                    crate::output::dispatch_result_v2::GuardVerdictDoc::from_verdict(
+                        "preflight",
+                        None,
+                        &verdict,
+                    ),
+                );
+                if !accepted {
+                    let reason = format!(
+                        "preflight: guard check rejected the diff on {} at {} ({} violation(s)); nothing was dispatched",
+                        check.dir.display(),
+                        request.base.as_str(),
+                        verdict.violations.len()
+                    );
+                    (progress.log)(&reason);
+                    progress.doc.reasons.push(reason);
+                    return progress.finish("fail", contract::cli::Exit::Fail.code());
+                }
+                (progress.log)("preflight: guard check accepts the diff at the base");
+            }
+            Err(reason) => return progress.error(reason),
+        }
+    }
     match dispatch_and_follow(client, request, &diff_sha256, &mut progress) {
         Ok((decision, code)) => progress.finish(decision, code),
         Err(reason) => progress.error(reason),
@@ -161,15 +281,39 @@ fn dispatch_and_follow(
     progress: &mut Progress<'_>,
 ) -> Result<(&'static str, u8), String> {
     let repo = &request.repository;
+    if request.wait && request.app_id.is_none() {
+        return Err(
+            "--wait needs the publishing App's id (--app-id or AGENT_TEAM_APP_ID): without it no outcome can be authenticated"
+                .to_owned(),
+        );
+    }
+    if request.lifetime.is_zero() || request.lifetime > crate::dispatch_mac::MAX_LIFETIME {
+        return Err(format!(
+            "the dispatch's lifetime must be 1 s to {} s",
+            crate::dispatch_mac::MAX_LIFETIME_SECONDS
+        ));
+    }
+    let nonce = match &request.nonce {
+        Some(nonce) => nonce.clone(),
+        None => random_nonce().map_err(|e| e.to_string())?,
+    };
+    let now = u64::try_from(client.clock().unix_seconds()).unwrap_or(0);
     let fields = SignedFields {
         repository: RepositoryName::parse(&repo.full_name()).map_err(|e| e.to_string())?,
         git_ref: request.git_ref.clone(),
+        workflow: WorkflowPath::parse(&request.workflow).map_err(|e| e.to_string())?,
         task_id: request.task_id.clone(),
         base: request.base.clone(),
         diff_sha256: diff_sha256.clone(),
+        nonce: nonce.clone(),
+        expires_at: now.saturating_add(request.lifetime.as_secs()),
         scope: request.scope.clone(),
+        pr_title: request.pr_title.clone(),
+        pr_description: request.pr_description.clone(),
     };
     let mac = sign(&fields, &request.key);
+    progress.doc.nonce = nonce.as_str().to_owned();
+    progress.doc.expires_at = fields.expires_at;
 
     let (workflow, workflow_date) = client
         .get_workflow(repo, &request.workflow)
@@ -182,7 +326,7 @@ fn dispatch_and_follow(
     }
     let mut watermark = workflow_date;
 
-    let mut inputs = base_inputs(request, diff_sha256, &mac);
+    let mut inputs = signed_inputs(&fields, &mac);
     let b64 = base64::engine::general_purpose::STANDARD.encode(&request.diff);
     inputs.insert("diff_b64".to_owned(), b64);
     if payload_chars(&inputs) > MAX_INPUT_PAYLOAD {
@@ -287,21 +431,26 @@ fn ambiguous(e: Error, progress: &mut Progress<'_>) -> Result<Found, String> {
     }
 }
 
-fn base_inputs(
-    request: &DispatchRequest,
-    diff_sha256: &DiffSha256,
-    mac: &DispatchMac,
-) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        ("task_id".to_owned(), request.task_id.as_str().to_owned()),
-        ("base_sha".to_owned(), request.base.as_str().to_owned()),
+/// The dispatch inputs a signature stands for (without the diff's transport): what `gate sign`
+/// prints and `gate dispatch` sends. `pr_title` and `pr_description` only when not empty.
+pub fn signed_inputs(fields: &SignedFields, mac: &DispatchMac) -> BTreeMap<String, String> {
+    let mut inputs = BTreeMap::from([
+        ("task_id".to_owned(), fields.task_id.as_str().to_owned()),
+        ("base_sha".to_owned(), fields.base.as_str().to_owned()),
         (
             "expected_diff_sha256".to_owned(),
-            diff_sha256.as_str().to_owned(),
+            fields.diff_sha256.as_str().to_owned(),
         ),
-        ("declared_scope".to_owned(), request.scope.to_input()),
+        ("declared_scope".to_owned(), fields.scope.to_input()),
         ("dispatch_mac".to_owned(), mac.to_input()),
-    ])
+    ]);
+    if !fields.pr_title.is_empty() {
+        inputs.insert("pr_title".to_owned(), fields.pr_title.clone());
+    }
+    if !fields.pr_description.is_empty() {
+        inputs.insert("pr_description".to_owned(), fields.pr_description.clone());
+    }
+    inputs
 }
 
 /// The characters of the inputs object as sent (JSON).
@@ -320,6 +469,8 @@ fn check_inputs(inputs: &BTreeMap<String, String>) -> Result<(), String> {
         diff_b64: get("diff_b64"),
         diff_ref: get("diff_ref"),
         dispatch_mac: get("dispatch_mac"),
+        pr_title: get("pr_title"),
+        pr_description: get("pr_description"),
     };
     validate(&raw).map(|_| ()).map_err(|errors| {
         let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
@@ -461,15 +612,28 @@ fn wait_for_completion(
 ) -> Result<WorkflowRun, String> {
     let mut delay = Duration::from_secs(2);
     while run.status.as_deref() != Some("completed") {
+        let timed_out = || {
+            format!(
+                "timed out: run {} is still {}",
+                run.id,
+                run.status.as_deref().unwrap_or("pending")
+            )
+        };
+        // The last wait is cut to end on the deadline, where one more poll is made: a
+        // `--timeout 8` waits 8 s, not the sum of the backoffs that fit.
+        let step = match client.deadline() {
+            Some(deadline) => {
+                let left = deadline.saturating_sub(client.clock().elapsed());
+                if left.is_zero() {
+                    return Err(timed_out());
+                }
+                delay.min(left)
+            }
+            None => delay,
+        };
         client
-            .wait(delay, "GET", "(waiting for the run)")
-            .map_err(|_| {
-                format!(
-                    "timed out: run {} is still {}",
-                    run.id,
-                    run.status.as_deref().unwrap_or("pending")
-                )
-            })?;
+            .wait(step, "GET", "(waiting for the run)")
+            .map_err(|_| timed_out())?;
         delay = (delay * 2).min(Duration::from_secs(30));
         run = client.get_run(repo, run.id).map_err(|e| text(&e))?;
     }
@@ -528,6 +692,20 @@ fn decide(
                 job: job.name.clone(),
                 step,
             });
+            match guard_reasons(client, repo, run, &jobs) {
+                Ok(verdict) => {
+                    (progress.log)(&format!(
+                        "the guard job's verdict: {}, {} violation(s)",
+                        verdict.verdict,
+                        verdict.violations.len()
+                    ));
+                    progress.doc.guard_verdict = Some(verdict);
+                }
+                Err(why) => {
+                    (progress.log)(&format!("the guard job's verdict is not available: {why}"));
+                    progress.doc.guard_verdict_unavailable = Some(why);
+                }
+            }
             progress.doc.log_tail = Some(log_tail(client, repo, job));
             return Ok(("fail", contract::cli::Exit::Fail.code()));
         }
@@ -558,6 +736,98 @@ fn decide(
     verify_publication(client, request, diff_sha256, run, progress)?;
     (progress.log)("gate passed; draft pull request verified");
     Ok(("pass", contract::cli::Exit::Pass.code()))
+}
+
+fn unix_of(value: Option<&str>, what: &str) -> Result<i64, String> {
+    let text = value.ok_or_else(|| format!("{what} has no time"))?;
+    Timestamp::parse_rfc3339(text)
+        .map(|t| t.unix_seconds())
+        .map_err(|e| format!("{what}: {e}"))
+}
+
+/// The guard job's verdict from its artifact: named for this run and attempt, uploaded by this
+/// run (`workflow_run.id`), created while the guard job ran and before build-test started (so
+/// no later job, and nothing the diff's code did, wrote it: an artifact name is unique in a run,
+/// and one replaced later would be created later), the file itself (`archive: false`) bound to
+/// the run and attempt.
+fn guard_reasons(
+    client: &Client,
+    repo: &Repository,
+    run: &WorkflowRun,
+    jobs: &[github::actions::Job],
+) -> Result<crate::output::dispatch_result_v2::GuardVerdictDoc, String> {
+    let attempt = run.run_attempt.unwrap_or(1);
+    let prefix = guard_artifact_prefix(run.id, attempt);
+    let listed = client
+        .list_run_artifacts(repo, run.id, None)
+        .map_err(|e| text(&e))?;
+    let matching: Vec<_> = listed
+        .artifacts
+        .iter()
+        .filter(|a| a.name.starts_with(&prefix) && a.name.ends_with(".json"))
+        .collect();
+    let [artifact] = matching.as_slice() else {
+        return Err(format!(
+            "{} artifacts named {prefix}<call>.json (one per call of the reusable workflow; the verdict is read when there is exactly one)",
+            matching.len()
+        ));
+    };
+    let name = artifact.name.clone();
+    if artifact.workflow_run.as_ref().map(|r| r.id) != Some(run.id) || artifact.expired {
+        return Err(format!("artifact {name} is not this run's, or has expired"));
+    }
+    let guard = job_named(jobs, "guard").ok_or("the run has no single guard job")?;
+    let created = unix_of(artifact.created_at.as_deref(), "the artifact")?;
+    let started = unix_of(guard.started_at.as_deref(), "the guard job's start")?;
+    let completed = unix_of(guard.completed_at.as_deref(), "the guard job's end")?;
+    if created < started || created > completed {
+        return Err(format!(
+            "artifact {name} was created at {}, outside the guard job ({} to {})",
+            github::date::format_rfc3339(created),
+            github::date::format_rfc3339(started),
+            github::date::format_rfc3339(completed)
+        ));
+    }
+    if let Some(build) = job_named(jobs, "build-test")
+        && let Some(build_started) = build.started_at.as_deref()
+    {
+        let build_started = unix_of(Some(build_started), "build-test's start")?;
+        if created >= build_started {
+            return Err(format!(
+                "artifact {name} was created at {}, not before build-test started ({})",
+                github::date::format_rfc3339(created),
+                github::date::format_rfc3339(build_started)
+            ));
+        }
+    }
+    let bytes = client
+        .download_artifact(repo, artifact.id, GUARD_ARTIFACT_MAX)
+        .map_err(|e| text(&e))?;
+    if bytes.starts_with(b"PK\x03\x04") {
+        return Err(format!(
+            "artifact {name} is a zip archive; the guard job uploads the file itself (archive: false)"
+        ));
+    }
+    let file: GuardReasonsFile =
+        serde_json::from_slice(&bytes).map_err(|e| format!("artifact {name}: {e}"))?;
+    if file.schema != GUARD_REASONS_SCHEMA || file.run_id != run.id || file.run_attempt != attempt {
+        return Err(format!(
+            "artifact {name} is {:?} for run {} attempt {}, not {GUARD_REASONS_SCHEMA} for run {} attempt {attempt}",
+            file.schema, file.run_id, file.run_attempt, run.id
+        ));
+    }
+    let verdict = file
+        .verdict
+        .ok_or_else(|| format!("artifact {name} holds no verdict (guard check wrote none)"))?;
+    let verdict = contract::verdict::VerdictDoc::parse(&verdict.to_string())
+        .map_err(|e| format!("artifact {name}: {e}"))?;
+    let mut doc = crate::output::dispatch_result_v2::GuardVerdictDoc::from_verdict(
+        "guard-job",
+        Some(name),
+        &verdict,
+    );
+    doc.readiness = file.readiness;
+    Ok(doc)
 }
 
 /// The one job of the run named `name`, or `<caller job> / name` as GitHub names the jobs of a
@@ -612,8 +882,10 @@ fn log_tail(client: &Client, repo: &Repository, job: &github::actions::Job) -> L
     }
 }
 
-/// The draft pull request from `agent-team/<task_id>` exists, its head commit is this run's
-/// publication of this diff on the base, and the gate's check run on it succeeded.
+/// The publication is authentic (module documentation, step 5): the draft pull request from
+/// `agent-team/<task_id>`, the publishing App's successful check run on its head, and the head
+/// commit GitHub signed for the App's bot, this run's publication of this diff and dispatch on
+/// the base, with the tree the publish job proved. Each refusal names what did not match.
 fn verify_publication(
     client: &Client,
     request: &DispatchRequest,
@@ -651,43 +923,176 @@ fn verify_publication(
     if pull.draft != Some(true) {
         return Err(format!("pull request #{} is not a draft", pull.number));
     }
-    let commit = client
-        .get_commit(repo, &pull.head.sha)
+    let head = pull.head.sha.as_str();
+    let app_id = request
+        .app_id
+        .ok_or("no publishing App id: the publication cannot be authenticated")?;
+
+    // The check run: the App's own (filtered by app_id, and each run's app.id checked: a
+    // server that ignored the filter must not pass another App's run off as this one's).
+    let listed = client
+        .list_check_runs(repo, head, CHECK_NAME, Some(app_id))
         .map_err(|e| text(&e))?;
-    let trailers: Vec<&str> = commit.message.lines().collect();
-    let run_trailer = format!("Run-Id: {}", run.id);
-    let diff_trailer = format!("Diff-Sha256: {}", diff_sha256.as_str());
-    let on_base = commit.parents.len() == 1 && commit.parents[0].sha == request.base.as_str();
-    if !trailers.contains(&run_trailer.as_str())
-        || !trailers.contains(&diff_trailer.as_str())
-        || !on_base
-    {
-        return Err(format!(
-            "pull request #{}'s head commit {} is not this run's publication of this diff on the base",
-            pull.number, commit.sha
-        ));
-    }
-    let checks = client
-        .list_check_runs(repo, &pull.head.sha, CHECK_NAME)
-        .map_err(|e| text(&e))?;
-    let check = checks
+    let named: Vec<_> = listed
         .check_runs
         .iter()
-        .find(|c| c.name == CHECK_NAME && c.head_sha == pull.head.sha);
-    progress.doc.check_run = check.map(|c| CheckRunDoc {
-        name: c.name.clone(),
-        conclusion: c.conclusion.clone(),
-        html_url: c.html_url.clone(),
+        .filter(|c| c.name == CHECK_NAME && c.head_sha == head)
+        .collect();
+    let from_app: Vec<_> = named
+        .iter()
+        .filter(|c| c.app.as_ref().and_then(|a| a.id) == Some(app_id))
+        .collect();
+    let Some(check) = from_app.last() else {
+        let others: Vec<String> = named
+            .iter()
+            .map(|c| {
+                let app = c.app.as_ref();
+                format!(
+                    "app {} ({})",
+                    app.and_then(|a| a.id)
+                        .map_or_else(|| "?".to_owned(), |id| id.to_string()),
+                    app.and_then(|a| a.slug.clone()).unwrap_or_default()
+                )
+            })
+            .collect();
+        return Err(if others.is_empty() {
+            format!("no check run \"{CHECK_NAME}\" from App {app_id} on {head}")
+        } else {
+            format!(
+                "the check run \"{CHECK_NAME}\" on {head} does not come from the publishing App {app_id} (created by {}): anyone with checks: write can post a check run of that name",
+                others.join(", ")
+            )
+        });
+    };
+    let slug = check.app.as_ref().and_then(|a| a.slug.clone());
+    progress.doc.check_run = Some(CheckRunDoc {
+        name: check.name.clone(),
+        app_id: check.app.as_ref().and_then(|a| a.id),
+        app_slug: slug.clone(),
+        conclusion: check.conclusion.clone(),
+        html_url: check.html_url.clone(),
     });
-    match check {
-        Some(c) if c.status == "completed" && c.conclusion.as_deref() == Some("success") => Ok(()),
-        Some(c) => Err(format!(
-            "the check run \"{CHECK_NAME}\" on {} concluded {:?}",
-            pull.head.sha, c.conclusion
-        )),
-        None => Err(format!(
-            "no check run \"{CHECK_NAME}\" on {}",
-            pull.head.sha
-        )),
+    if check.status != "completed" || check.conclusion.as_deref() != Some("success") {
+        return Err(format!(
+            "the check run \"{CHECK_NAME}\" of App {app_id} on {head} concluded {:?}",
+            check.conclusion
+        ));
     }
+    let Some(slug) = slug.filter(|s| !s.is_empty()) else {
+        return Err(format!(
+            "the check run of App {app_id} names no App slug: its bot cannot be told"
+        ));
+    };
+    let record = check
+        .output
+        .as_ref()
+        .and_then(|o| o.text.as_deref())
+        .unwrap_or("");
+    let record_line = |key: &str| record.lines().find_map(|l| l.strip_prefix(key));
+    let Some(proven_tree) = record_line(PROVEN_TREE_LINE) else {
+        return Err(format!(
+            "the check run of App {app_id} on {head} names no proven tree ({PROVEN_TREE_LINE:?} line)"
+        ));
+    };
+    let nonce = progress.doc.nonce.clone();
+    match record_line(NONCE_TRAILER) {
+        Some(found) if found == nonce => {}
+        found => {
+            return Err(format!(
+                "the check run of App {app_id} on {head} is for dispatch nonce {}, not this dispatch's {nonce}",
+                found.unwrap_or("(none)")
+            ));
+        }
+    }
+
+    // The head commit: signed by GitHub for the App's bot, this run's publication of this
+    // diff and this dispatch on the base, with the tree the publish job proved.
+    let commit = client.get_commit(repo, head).map_err(|e| text(&e))?;
+    let bot = format!("{slug}[bot]");
+    let bot_email = format!("+{bot}@users.noreply.github.com");
+    match &commit.verification {
+        Some(v) if v.verified && v.reason == "valid" => {}
+        Some(v) => {
+            return Err(format!(
+                "the head commit {} is not signed as verified (verification.verified {}, reason {:?}): only a commit GitHub signed for {bot} counts",
+                commit.sha, v.verified, v.reason
+            ));
+        }
+        None => {
+            return Err(format!(
+                "the head commit {} carries no signature verification",
+                commit.sha
+            ));
+        }
+    }
+    let is_bot = |a: &github::git::GitActor| a.name == bot && a.email.ends_with(&bot_email);
+    let is_github =
+        |a: &github::git::GitActor| a.name == "GitHub" && a.email == "noreply@github.com";
+    let author_ok = commit.author.as_ref().is_some_and(is_bot);
+    let committer_ok = commit
+        .committer
+        .as_ref()
+        .is_some_and(|c| is_bot(c) || is_github(c));
+    if !author_ok || !committer_ok {
+        let who = |a: Option<&github::git::GitActor>| {
+            a.map_or_else(
+                || "(none)".to_owned(),
+                |a| format!("{} <{}>", a.name, a.email),
+            )
+        };
+        return Err(format!(
+            "the head commit {} is signed for another identity: author {}, committer {}; the publishing App's commits are authored by {bot} and committed by it or by GitHub",
+            commit.sha,
+            who(commit.author.as_ref()),
+            who(commit.committer.as_ref())
+        ));
+    }
+    let headline = crate::publish::headline(Some(request.task_id.as_str()));
+    if commit.message.lines().next() != Some(headline.as_str()) {
+        return Err(format!(
+            "the head commit {}'s headline is {:?}, not the plan's {headline:?}",
+            commit.sha,
+            commit.message.lines().next().unwrap_or("")
+        ));
+    }
+    let run_id = run.id.to_string();
+    for (key, want) in [
+        ("Run-Id: ", run_id.as_str()),
+        ("Diff-Sha256: ", diff_sha256.as_str()),
+        (NONCE_TRAILER, nonce.as_str()),
+    ] {
+        let found = commit_trailer(&commit.message, key);
+        if found != Some(want) {
+            return Err(format!(
+                "the head commit {}'s {} trailer is {}, not {want}",
+                commit.sha,
+                key.trim_end_matches([':', ' ']),
+                found.unwrap_or("(none)")
+            ));
+        }
+    }
+    let on_base = commit.parents.len() == 1 && commit.parents[0].sha == request.base.as_str();
+    if !on_base {
+        let parents: Vec<&str> = commit.parents.iter().map(|p| p.sha.as_str()).collect();
+        return Err(format!(
+            "the head commit {}'s parents are [{}], not the base {} alone",
+            commit.sha,
+            parents.join(", "),
+            request.base.as_str()
+        ));
+    }
+    if commit.tree.sha != proven_tree {
+        return Err(format!(
+            "the head commit {}'s tree {} is not the tree the publish job proved ({proven_tree})",
+            commit.sha, commit.tree.sha
+        ));
+    }
+    progress.doc.publication = Some(PublicationDoc {
+        commit: commit.sha.clone(),
+        tree: commit.tree.sha.clone(),
+        proven_tree: proven_tree.to_owned(),
+        author: bot,
+        signature: "valid".to_owned(),
+    });
+    Ok(())
 }

@@ -2,35 +2,55 @@
 //!
 //! The diff's SHA-256 binds the bytes in transit, but anyone who can dispatch the workflow can
 //! send any diff with its own hash. The trusted dispatcher therefore signs the dispatch with a
-//! key shared only with the publishing job's environment: HMAC-SHA-256 (RFC 2104, FIPS 198-1)
-//! over a canonical encoding of
+//! key shared only with the workflow's verifying jobs: HMAC-SHA-256 (RFC 2104, FIPS 198-1) over
+//! a canonical encoding (version 2) of
 //!
 //! 1. the repository `owner/name`, in lower case (GitHub names are case-insensitive, so
 //!    `Octo/Repo` and `octo/repo` are one repository and must sign alike),
 //! 2. the full ref the workflow runs on (`refs/heads/main`; a bare branch name is qualified),
-//! 3. the task id, 4. the base commit, 5. the diff's SHA-256 (lowercase hex),
-//! 6. the declared scope: the globs in order, as the workflow parses `declared_scope`.
+//! 3. the caller workflow's path (`.github/workflows/agent-team-apply.yml`): the verifier takes
+//!    it from `GITHUB_WORKFLOW_REF` with the `@ref` stripped, so a dispatch signed for one caller
+//!    does not verify in another (a weaker policy, another build command, an older pin),
+//! 4. the task id, 5. the base commit, 6. the diff's SHA-256 (lowercase hex),
+//! 7. the nonce (32 lowercase hex digits, 16 random bytes), 8. the expiry (Unix seconds, in
+//!    decimal),
+//! 9. the declared scope: the globs in order, as the workflow parses `declared_scope`,
+//! 10. the agent's pull request title and 11. description (each possibly empty).
 //!
-//! The encoding is versioned and unambiguous: the domain `agent-team-apply/dispatch-mac/v1`,
-//! then every field as a 4-byte big-endian length and its bytes, the scope as a 4-byte count
-//! followed by each glob so encoded. Two different tuples never encode alike. The tag is sent as
-//! the input `dispatch_mac` = `v1:` and 64 lowercase hex digits.
+//! The encoding is versioned and unambiguous: the domain `agent-team-apply/dispatch-mac/v2`,
+//! then every field as a 4-byte big-endian length and its UTF-8 bytes, the scope as a 4-byte
+//! count followed by each glob so encoded. Two different tuples never encode alike. The tag is
+//! sent as the input `dispatch_mac` = `v2:<nonce>:<expires>:<64 lowercase hex>`, so the nonce and
+//! the expiry cost no inputs of their own (workflow_dispatch allows 25). `gate sign` prints the
+//! inputs for a dispatcher written in another language; ADOPTING.md, "Dispatch signatures",
+//! documents a test vector that `gate/tests/dispatch_mac.rs` checks.
 //!
-//! The publishing job verifies it before it mints any token, comparing in constant time
-//! (`hmac`'s `verify_slice`, over `subtle`). While a key is rotated, two keys are accepted: the
-//! current one and, when set, the previous one.
+//! Verification compares in constant time (`hmac`'s `verify_slice`, over `subtle`). While a key
+//! is rotated, two keys are accepted: the current one and, when set, the previous one. A
+//! verified dispatch is then refused when it has expired, when its expiry lies further ahead
+//! than [`MAX_LIFETIME`] (a dispatcher's clock or a signer that means "forever"), or when it was
+//! signed for another workflow. Version 1 (no nonce, expiry or workflow) is refused.
 //!
-//! What it does not do: a signed dispatch can be replayed as is (same repository, ref, task,
-//! base, diff and scope). A replay can only re-publish exactly what the dispatcher signed, to the
-//! same `agent-team/<task_id>` branch, which the first publication already created.
+//! A signed dispatch can still be sent again until it expires (the signed inputs are readable
+//! by anyone who can read the run). The nonce makes every publication of it visible: the
+//! publication records it (commit trailer `Dispatch-Nonce`, the check run's output), and
+//! `gate publish` refuses a nonce that another run published, that a closed pull request
+//! carried, or a re-run attempt that would start a publication instead of finishing its own
+//! ([`crate::replay`]).
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
-use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Scope, TaskId};
+use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Nonce, Scope, TaskId};
 
 /// Domain separation and version of the encoding.
-pub const DOMAIN: &str = "agent-team-apply/dispatch-mac/v1";
+pub const DOMAIN: &str = "agent-team-apply/dispatch-mac/v2";
+/// How far ahead of the verifier's clock an expiry may lie.
+pub const MAX_LIFETIME_SECONDS: u64 = 24 * 3600;
+/// The dispatcher's default: the expiry is this far after signing.
+pub const DEFAULT_LIFETIME_SECONDS: u64 = 3600;
+/// The same, as the module documentation names it.
+pub const MAX_LIFETIME: std::time::Duration = std::time::Duration::from_secs(MAX_LIFETIME_SECONDS);
 /// The variable holding the current key (both for signing and verifying).
 pub const KEY_VARIABLE: &str = "AGENT_TEAM_DISPATCH_KEY";
 /// Alternatively, a file holding the current key (the dispatcher's side).
@@ -63,9 +83,23 @@ pub enum MacError {
     #[error("the dispatch carries no dispatch_mac: it was not signed by the trusted dispatcher")]
     Missing,
     #[error(
-        "dispatch_mac does not match: the dispatch was not signed with the current or previous key, or a signed field was changed"
+        "dispatch_mac does not match: the dispatch was not signed with the current or previous key, or a signed field was changed (or it was signed for another workflow: this run's is {workflow})"
     )]
-    Mismatch,
+    Mismatch { workflow: String },
+    #[error("the dispatch expired at {expires_at} (Unix seconds); it is now {now}: dispatch anew")]
+    Expired { expires_at: u64, now: u64 },
+    #[error(
+        "the dispatch's expiry {expires_at} lies more than {MAX_LIFETIME_SECONDS} s after now ({now}): refused"
+    )]
+    TooLong { expires_at: u64, now: u64 },
+    #[error("workflow {found:?} is not a workflow file .github/workflows/NAME.yml (or .yaml)")]
+    Workflow { found: String },
+    #[error(
+        "GITHUB_WORKFLOW_REF {found:?} is not OWNER/NAME/.github/workflows/FILE@REF of repository {repository}"
+    )]
+    WorkflowRef { found: String, repository: String },
+    #[error("no random nonce: {message}")]
+    Random { message: String },
 }
 
 /// A secret key, kept as the keyed HMAC state. Its bytes are never printed.
@@ -203,15 +237,72 @@ impl FullRef {
     }
 }
 
+/// The caller workflow's path in the repository: `.github/workflows/NAME.yml` (or `.yaml`),
+/// `NAME` of `[A-Za-z0-9._-]`, not starting with `.`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkflowPath(String);
+
+impl WorkflowPath {
+    /// A path, or a bare file name (`agent-team-apply.yml`), which is qualified.
+    pub fn parse(value: &str) -> Result<Self, MacError> {
+        let file = value.strip_prefix(".github/workflows/").unwrap_or(value);
+        let ok = (file.ends_with(".yml") || file.ends_with(".yaml"))
+            && !file.starts_with('.')
+            && file.len() <= 255
+            && file
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+        if ok {
+            Ok(WorkflowPath(format!(".github/workflows/{file}")))
+        } else {
+            Err(MacError::Workflow {
+                found: value.to_owned(),
+            })
+        }
+    }
+
+    /// The path from `GITHUB_WORKFLOW_REF` (`owner/name/.github/workflows/FILE@refs/...`): the
+    /// `@ref` stripped, the repository prefix checked against `repository` (case-insensitive).
+    /// In a reusable workflow it names the caller: the workflow that was dispatched.
+    pub fn from_workflow_ref(value: &str, repository: &RepositoryName) -> Result<Self, MacError> {
+        let bad = || MacError::WorkflowRef {
+            found: value.to_owned(),
+            repository: repository.as_str().to_owned(),
+        };
+        let (path, _ref) = value.split_once('@').ok_or_else(bad)?;
+        let prefix = format!("{}/", repository.as_str());
+        let head = path.get(..prefix.len()).ok_or_else(bad)?;
+        if !head.eq_ignore_ascii_case(&prefix) {
+            return Err(bad());
+        }
+        let rest = path.get(prefix.len()..).ok_or_else(bad)?;
+        if !rest.starts_with(".github/workflows/") {
+            return Err(bad());
+        }
+        WorkflowPath::parse(rest).map_err(|_| bad())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
 /// Everything a dispatch signature covers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SignedFields {
     pub repository: RepositoryName,
     pub git_ref: FullRef,
+    pub workflow: WorkflowPath,
     pub task_id: TaskId,
     pub base: BaseSha,
     pub diff_sha256: DiffSha256,
+    pub nonce: Nonce,
+    /// Unix seconds.
+    pub expires_at: u64,
     pub scope: Scope,
+    /// The agent's pull request title and description; empty when not given.
+    pub pr_title: String,
+    pub pr_description: String,
 }
 
 impl SignedFields {
@@ -225,15 +316,24 @@ impl SignedFields {
         field(DOMAIN.as_bytes());
         field(self.repository.as_str().as_bytes());
         field(self.git_ref.as_str().as_bytes());
+        field(self.workflow.as_str().as_bytes());
         field(self.task_id.as_str().as_bytes());
         field(self.base.as_str().as_bytes());
         field(self.diff_sha256.as_str().as_bytes());
+        field(self.nonce.as_str().as_bytes());
+        field(self.expires_at.to_string().as_bytes());
         let globs = self.scope.globs();
         push_len(&mut out, globs.len());
         for glob in globs {
             push_len(&mut out, glob.len());
             out.extend_from_slice(glob.as_bytes());
         }
+        let mut field = |bytes: &[u8]| {
+            push_len(&mut out, bytes.len());
+            out.extend_from_slice(bytes);
+        };
+        field(self.pr_title.as_bytes());
+        field(self.pr_description.as_bytes());
         out
     }
 }
@@ -244,22 +344,54 @@ fn push_len(out: &mut Vec<u8>, len: usize) {
     out.extend_from_slice(&len.to_be_bytes());
 }
 
-/// The signature of `fields` under `key`.
+/// 16 bytes from the kernel's random source, as a nonce.
+pub fn random_nonce() -> Result<Nonce, MacError> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(|e| MacError::Random {
+            message: format!("/dev/urandom: {e}"),
+        })?;
+    Ok(Nonce::from_bytes(bytes))
+}
+
+/// The signature of `fields` under `key`: the input value carries the nonce and the expiry.
 pub fn sign(fields: &SignedFields, key: &DispatchKey) -> DispatchMac {
     let mut mac = key.mac();
     mac.update(&fields.encode());
     let tag: [u8; 32] = mac.finalize().into_bytes().into();
-    DispatchMac::from_tag(tag)
+    DispatchMac::new(fields.nonce.clone(), fields.expires_at, tag)
+}
+
+/// The dispatch is still valid at `now`, and its expiry not further than [`MAX_LIFETIME`] ahead.
+pub fn check_expiry(expires_at: u64, now: u64) -> Result<(), MacError> {
+    if now >= expires_at {
+        return Err(MacError::Expired { expires_at, now });
+    }
+    if expires_at - now > MAX_LIFETIME_SECONDS {
+        return Err(MacError::TooLong { expires_at, now });
+    }
+    Ok(())
 }
 
 /// Check `mac` over `fields` with the current key, then the previous one. Constant time in the
-/// tag comparison; which key matched is returned so the rotation can be followed.
+/// tag comparison; which key matched is returned so the rotation can be followed. `fields`'
+/// nonce and expiry must be the ones `mac` carries (the caller builds them from it). The
+/// expiry is checked separately ([`check_expiry`]), after the tag: an unsigned expiry means
+/// nothing.
 pub fn verify(
     fields: &SignedFields,
     mac: Option<&DispatchMac>,
     keys: &VerifyingKeys,
 ) -> Result<KeySlot, MacError> {
+    let mismatch = || MacError::Mismatch {
+        workflow: fields.workflow.as_str().to_owned(),
+    };
     let mac = mac.ok_or(MacError::Missing)?;
+    if mac.nonce() != &fields.nonce || mac.expires_at() != fields.expires_at {
+        return Err(mismatch());
+    }
     let encoded = fields.encode();
     let candidates = [
         (KeySlot::Current, Some(&keys.current)),
@@ -273,5 +405,5 @@ pub fn verify(
             return Ok(slot);
         }
     }
-    Err(MacError::Mismatch)
+    Err(mismatch())
 }

@@ -33,9 +33,11 @@ enum Command {
     /// Sign and dispatch the workflow, learn the run, and with --wait report its authenticated
     /// outcome (token from GH_TOKEN/GITHUB_TOKEN, key from AGENT_TEAM_DISPATCH_KEY).
     Dispatch(cli::dispatch::DispatchArgs),
-    /// Verify the dispatcher's signature (dispatch_mac) with the key from the environment, before
-    /// anything is published.
-    VerifyDispatch(cli::verify_dispatch::VerifyDispatchArgs),
+    /// Verify the dispatcher's signature (dispatch_mac v2: expiry, workflow) with the key from the
+    /// environment, before any other work and again before anything is published.
+    VerifyDispatch(Box<cli::verify_dispatch::VerifyDispatchArgs>),
+    /// Print the signed dispatch inputs (without the diff) for a dispatcher in another language.
+    Sign(cli::sign::SignArgs),
     /// Exit 0 only when the base commit is on the default branch (token from GH_TOKEN; the API
     /// from GITHUB_API_URL).
     RequireBase(cli::repo_steps::RequireBaseArgs),
@@ -62,7 +64,8 @@ fn main() -> ExitCode {
         Command::PublishPlan(args) => cli::publish_plan::run(*args),
         Command::Publish(args) => cli::publish::run(*args),
         Command::Dispatch(args) => cli::dispatch::run_cli(args),
-        Command::VerifyDispatch(args) => cli::verify_dispatch::run(args),
+        Command::VerifyDispatch(args) => cli::verify_dispatch::run(*args),
+        Command::Sign(args) => cli::sign::run(args),
         Command::RequireBase(args) => cli::repo_steps::require_base(args),
         Command::FetchDiff(args) => cli::repo_steps::fetch_diff(args),
         Command::RevokeToken(args) => cli::repo_steps::revoke_token(args),

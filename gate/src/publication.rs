@@ -80,6 +80,7 @@ pub enum FailureCode {
     CommitMismatch,
     DraftUnsupported,
     PullRequestConflict,
+    ReplayRefused,
     GitHubError,
 }
 
@@ -106,6 +107,7 @@ pub const FAILURES: &[FailureCode] = &[
     FailureCode::CommitMismatch,
     FailureCode::DraftUnsupported,
     FailureCode::PullRequestConflict,
+    FailureCode::ReplayRefused,
     FailureCode::GitHubError,
 ];
 
@@ -169,6 +171,13 @@ impl FailureCode {
                 Exit::Fail,
                 "An open pull request from the branch targets another base branch.",
             ),
+            FailureCode::ReplayRefused => (
+                "replay-refused",
+                Exit::Fail,
+                "The dispatch's nonce was already published by another run or carried by a \
+                 closed pull request, or a re-run attempt would start a publication instead of \
+                 finishing its own; nothing was written.",
+            ),
             FailureCode::GitHubError => (
                 "github-error",
                 Exit::Error,
@@ -220,6 +229,8 @@ pub struct PublicationRequest<'a> {
     /// The check run's name and details URL.
     pub check_name: &'a str,
     pub details_url: Option<&'a str>,
+    /// `GITHUB_RUN_ATTEMPT`: a re-run (> 1) may only finish the publication this run started.
+    pub run_attempt: u32,
 }
 
 /// The result document and its exit code.
@@ -344,6 +355,19 @@ fn github_message(e: &Error) -> String {
     }
 }
 
+/// The trailer that records the signed dispatch's nonce on the commit.
+pub const NONCE_TRAILER: &str = "Dispatch-Nonce: ";
+/// The trailer that binds the commit to its run.
+pub const RUN_TRAILER: &str = "Run-Id: ";
+/// The line of the check run's `output.text` naming the tree the publish job proved.
+pub const PROVEN_TREE_LINE: &str = "Proven-Tree: ";
+
+/// The value of the trailer `key` (`"Run-Id: "`) in a commit message: the last line that starts
+/// with it, as git reads trailers; `None` when there is none.
+pub fn commit_trailer<'m>(message: &'m str, key: &str) -> Option<&'m str> {
+    message.lines().rev().find_map(|l| l.strip_prefix(key))
+}
+
 /// The `Key: value` trailer lines of the plan's commit body.
 fn trailers(plan: &PublishPlanDoc) -> Vec<&str> {
     plan.input
@@ -351,7 +375,7 @@ fn trailers(plan: &PublishPlanDoc) -> Vec<&str> {
         .body
         .lines()
         .filter(|l| {
-            ["Diff-Sha256: ", "Task-Id: ", "Run-Id: "]
+            ["Diff-Sha256: ", "Task-Id: ", RUN_TRAILER, NONCE_TRAILER]
                 .iter()
                 .any(|k| l.starts_with(k))
         })
@@ -373,6 +397,7 @@ impl Publisher<'_> {
 
     fn run(&mut self) -> Result<(), Failure> {
         self.check_plan()?;
+        self.check_replay()?;
         let state = self.branch_state()?;
         self.doc.branch_state = Some(
             match &state {
@@ -515,6 +540,48 @@ impl Publisher<'_> {
             ));
         }
         Ok(())
+    }
+
+    /// A signed dispatch can be sent again until it expires; its nonce makes every publication
+    /// of it visible, and this refuses all but the first run's (see [`crate::replay`]).
+    fn check_replay(&mut self) -> Result<(), Failure> {
+        let body = &self.plan.input.message.body;
+        let (Some(nonce), Some(run_id)) = (
+            commit_trailer(body, NONCE_TRAILER),
+            commit_trailer(body, RUN_TRAILER),
+        ) else {
+            if self.req.run_attempt > 1 {
+                return Err(failure(
+                    FailureCode::ReplayRefused,
+                    format!(
+                        "run attempt {} publishes a plan without a Dispatch-Nonce and Run-Id: \
+                         a re-run cannot be told apart from a replay",
+                        self.req.run_attempt
+                    ),
+                ));
+            }
+            return Ok(());
+        };
+        let found = crate::replay::find(
+            self.client,
+            self.repo(),
+            self.req.branch,
+            nonce,
+            run_id,
+            self.req.run_attempt,
+        )
+        .map_err(|e| github_error("looking for earlier publications of this dispatch", &e))?;
+        match found {
+            crate::replay::Verdict::Fresh => Ok(()),
+            crate::replay::Verdict::Finishing(what) => {
+                self.say(&format!(
+                    "run attempt {}: finishing {what}",
+                    self.req.run_attempt
+                ));
+                Ok(())
+            }
+            crate::replay::Verdict::Refused(why) => Err(failure(FailureCode::ReplayRefused, why)),
+        }
     }
 
     /// `GET git/ref/heads/<branch>`, the commit id or `None`.
@@ -1104,7 +1171,7 @@ impl Publisher<'_> {
     fn check_run(&mut self, commit: &str) -> Result<(), Failure> {
         let head = CommitId::parse(commit)
             .map_err(|e| failure(FailureCode::GitHubError, format!("the commit id: {e}")))?;
-        let body = report::check_run::build(
+        let mut body = report::check_run::build(
             self.req.decision,
             &head,
             self.req.check_name,
@@ -1112,6 +1179,13 @@ impl Publisher<'_> {
             &self.req.verdict.protected,
         )
         .map_err(|e| failure(FailureCode::PlanMismatch, format!("the check run: {e}")))?;
+        // First in the text, so no cut can drop them: the tree proven above and the dispatch's
+        // nonce, which the dispatcher compares with the head commit and its own.
+        let mut record = format!("{PROVEN_TREE_LINE}{}\n", self.plan.tree);
+        if let Some(nonce) = commit_trailer(&self.plan.input.message.body, NONCE_TRAILER) {
+            record.push_str(&format!("{NONCE_TRAILER}{nonce}\n"));
+        }
+        body.output.text = format!("{record}\n{}", body.output.text);
         let value = serde_json::to_value(&body).map_err(|e| {
             failure(
                 FailureCode::GitHubError,

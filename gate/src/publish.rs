@@ -77,6 +77,10 @@ pub enum ArgError {
         "invalid --run-id \"{value}\": must be a decimal workflow run id (no sign, no leading zero)"
     )]
     RunId { value: String },
+    #[error("invalid --dispatch-nonce \"{value}\": must be 32 lowercase hex digits")]
+    Nonce { value: String },
+    #[error("invalid --pr-title or --pr-description: {message}")]
+    AgentWords { message: String },
     #[error("invalid --repository \"{value}\": {problem}")]
     Repository {
         value: String,
@@ -217,6 +221,17 @@ pub struct PublishTarget {
     base_branch: String,
     task_id: Option<String>,
     run_id: Option<String>,
+    dispatch_nonce: Option<String>,
+    agent_title: String,
+    agent_description: String,
+}
+
+/// The publication commit's headline.
+pub fn headline(task_id: Option<&str>) -> String {
+    match task_id {
+        Some(task) => format!("agent-team-apply {task}: apply verified diff"),
+        None => "agent-team-apply: apply verified diff".to_owned(),
+    }
 }
 
 impl PublishTarget {
@@ -264,7 +279,40 @@ impl PublishTarget {
             base_branch: base_branch.to_owned(),
             task_id: task_id.map(str::to_owned),
             run_id: run_id.map(str::to_owned),
+            dispatch_nonce: None,
+            agent_title: String::new(),
+            agent_description: String::new(),
         })
+    }
+
+    /// The agent's title and description for the draft (the signed `pr_title` and
+    /// `pr_description` inputs), shown in the body as the agent's words.
+    pub fn with_agent_words(
+        mut self,
+        title: &str,
+        description: &str,
+    ) -> Result<PublishTarget, ArgError> {
+        guard::inputs::check_pr_title(title).map_err(|e| ArgError::AgentWords {
+            message: e.to_string(),
+        })?;
+        guard::inputs::check_pr_description(description).map_err(|e| ArgError::AgentWords {
+            message: e.to_string(),
+        })?;
+        self.agent_title = title.to_owned();
+        self.agent_description = description.to_owned();
+        Ok(self)
+    }
+
+    /// The signed dispatch's nonce (32 lowercase hex digits), recorded as the commit's
+    /// `Dispatch-Nonce` trailer so that a second publication of one dispatch is visible.
+    pub fn with_dispatch_nonce(mut self, nonce: &str) -> Result<PublishTarget, ArgError> {
+        if guard::inputs::Nonce::parse(nonce).is_none() {
+            return Err(ArgError::Nonce {
+                value: shown(nonce),
+            });
+        }
+        self.dispatch_nonce = Some(nonce.to_owned());
+        Ok(self)
     }
 
     pub fn branch(&self) -> &str {
@@ -705,10 +753,7 @@ fn plan_doc(
 ) -> PublishPlanDoc {
     let verdict_doc = guard::output::json_v1::document(verdict);
     let file_count = verdict_doc.files.len();
-    let headline = match &target.task_id {
-        Some(task) => format!("agent-team-apply {task}: apply verified diff"),
-        None => "agent-team-apply: apply verified diff".to_owned(),
-    };
+    let headline = headline(target.task_id.as_deref());
     let mut body = format!(
         "Applies a candidate diff that the apply/verify gate re-verified from\n\
          trusted inputs: its SHA-256, the guard's strict parse cross-checked\n\
@@ -724,12 +769,30 @@ fn plan_doc(
     if let Some(run) = &target.run_id {
         body.push_str(&format!("Run-Id: {run}\n"));
     }
+    if let Some(nonce) = &target.dispatch_nonce {
+        body.push_str(&format!("Dispatch-Nonce: {nonce}\n"));
+    }
+    let modes: Vec<report::pr_body::PathMode<'_>> = tree
+        .entries
+        .iter()
+        .map(|e| report::pr_body::PathMode {
+            path: &e.path,
+            old_mode: e.old_mode.map(|m| m.mode().bits()),
+            new_mode: e.new_mode.map(|m| m.mode().bits()),
+        })
+        .collect();
     let pr_ctx = report::pr_body::PrContext {
         task_id: target.task_id.as_deref(),
         run_id: target.run_id.as_deref(),
         diff_sha256: verdict.diff_sha256.as_str(),
         base_commit,
+        modes: Some(&modes),
+        agent: report::pr_body::AgentWords {
+            title: &target.agent_title,
+            description: &target.agent_description,
+        },
     };
+    let body_text = report::pr_body::render(&verdict_doc, &pr_ctx);
     let (method, method_reason) = choose_method(&tree.entries);
     PublishPlanDoc {
         schema: SCHEMA.to_owned(),
@@ -749,7 +812,7 @@ fn plan_doc(
         },
         pull_request: PullRequestDoc {
             title: report::pr_body::title(target.task_id.as_deref(), file_count),
-            body: report::pr_body::render(&verdict_doc, &pr_ctx),
+            body: body_text,
             draft: true,
             base: target.base_branch.clone(),
             head: target.branch.clone(),

@@ -11,16 +11,22 @@ use std::time::Duration;
 use base64::Engine;
 use gate::dispatch::{DispatchReport, DispatchRequest, run};
 use gate::dispatch_mac::{
-    DispatchKey, FullRef, KeySlot, RepositoryName, SignedFields, VerifyingKeys, verify,
+    DispatchKey, FullRef, KeySlot, RepositoryName, SignedFields, VerifyingKeys, WorkflowPath,
+    verify,
 };
 use github::{ApiUrl, Client, ClientConfig, Repository, Token, VirtualClock};
-use github_standin::{Canned, DispatchMode, Fault, Outcome, PriorRun, Recorded, Scenario, StandIn};
-use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Scope, TaskId};
+use github_standin::{
+    Canned, DispatchMode, Fault, Forgery, Outcome, PriorRun, Recorded, Scenario, StandIn,
+};
+use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Nonce, Scope, TaskId};
 
 const BASE: &str = "0123456789abcdef0123456789abcdef01234567";
 const KEY: &str = "dispatch-key-dispatch-key-dispatch-key-0123";
 const DIFF: &[u8] = b"diff --git a/src/lib.rs b/src/lib.rs\n--- a/src/lib.rs\n+++ b/src/lib.rs\n@@ -1 +1 @@\n-a\n+b\n";
 const RUNS: &str = "/repos/octo/repo/actions/runs/";
+/// The stand-in's publishing App.
+const APP_ID: u64 = 424_242;
+const NONCE: &str = "00112233445566778899aabbccddeeff";
 
 struct Case {
     report: DispatchReport,
@@ -42,6 +48,12 @@ fn request(diff: &[u8], wait: bool) -> DispatchRequest {
         key: DispatchKey::new(KEY.as_bytes(), "test").unwrap(),
         wait,
         timeout: Duration::from_secs(3600),
+        app_id: Some(APP_ID),
+        pr_title: String::new(),
+        pr_description: String::new(),
+        lifetime: Duration::from_secs(3600),
+        nonce: Some(Nonce::parse(NONCE).unwrap()),
+        preflight: None,
     }
 }
 
@@ -111,20 +123,25 @@ fn run_id(case: &Case) -> u64 {
 
 /// The signed inputs verify with the key, over exactly what was sent.
 fn assert_signed(inputs: &serde_json::Value) {
-    let get = |k: &str| inputs[k].as_str().unwrap().to_owned();
+    let get = |k: &str| inputs[k].as_str().unwrap_or_default().to_owned();
+    let mac = DispatchMac::parse(&get("dispatch_mac")).unwrap();
     let fields = SignedFields {
         repository: RepositoryName::parse("octo/repo").unwrap(),
         git_ref: FullRef::parse("refs/heads/main").unwrap(),
+        workflow: WorkflowPath::parse(".github/workflows/agent-team-apply.yml").unwrap(),
         task_id: TaskId::parse(&get("task_id")).unwrap(),
         base: BaseSha::parse(&get("base_sha")).unwrap(),
         diff_sha256: DiffSha256::parse(&get("expected_diff_sha256")).unwrap(),
+        nonce: mac.nonce().clone(),
+        expires_at: mac.expires_at(),
         scope: Scope::parse(&get("declared_scope")).unwrap(),
+        pr_title: get("pr_title"),
+        pr_description: get("pr_description"),
     };
     let keys = VerifyingKeys {
         current: DispatchKey::new(KEY.as_bytes(), "test").unwrap(),
         previous: None,
     };
-    let mac = DispatchMac::parse(&get("dispatch_mac")).unwrap();
     assert_eq!(verify(&fields, Some(&mac), &keys), Ok(KeySlot::Current));
 }
 
@@ -150,10 +167,21 @@ fn run_details_then_passed_gate() {
             format!("GET /repos/octo/repo/actions/runs/{id}"),
             format!("GET /repos/octo/repo/actions/runs/{id}/jobs"),
             "GET /repos/octo/repo/pulls".to_owned(),
-            format!("GET /repos/octo/repo/git/commits/{head}"),
             format!("GET /repos/octo/repo/commits/{head}/check-runs"),
+            format!("GET /repos/octo/repo/git/commits/{head}"),
         ]
     );
+    // The check runs are asked of the publishing App only.
+    let checks = case
+        .requests
+        .iter()
+        .find(|r| r.path.ends_with("/check-runs"))
+        .unwrap();
+    assert_eq!(checks.query("app_id"), Some("424242"));
+    let publication = case.report.doc.publication.as_ref().unwrap();
+    assert_eq!(publication.author, "agent-team-apply[bot]");
+    assert_eq!(publication.tree, publication.proven_tree);
+    assert_eq!(case.report.doc.nonce, NONCE);
     let token = case.gh.token();
     for r in &case.requests {
         assert_eq!(
@@ -914,6 +942,18 @@ struct CliRun {
 }
 
 fn gate_dispatch(gh: &StandIn, env: &[(&str, &str)], extra: &[&str], diff: &[u8]) -> CliRun {
+    let app = format!("--app-id={APP_ID}");
+    let mut args = vec![app.as_str()];
+    args.extend_from_slice(extra);
+    gate_dispatch_without_app(gh, env, &args, diff)
+}
+
+fn gate_dispatch_without_app(
+    gh: &StandIn,
+    env: &[(&str, &str)],
+    extra: &[&str],
+    diff: &[u8],
+) -> CliRun {
     let dir = tempfile::tempdir().unwrap();
     let diff_path = dir.path().join("candidate.diff");
     std::fs::write(&diff_path, diff).unwrap();
@@ -968,7 +1008,7 @@ fn cli_passed_gate_prints_the_result_document() {
     );
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    assert_eq!(doc["schema"], "agent-team-apply/dispatch-result/v1");
+    assert_eq!(doc["schema"], "agent-team-apply/dispatch-result/v2");
     assert_eq!(doc["decision"], "pass");
     assert_eq!(doc["diff_sha256"], DiffSha256::of(DIFF).as_str());
     assert_eq!(doc["pull_request"]["draft"], true);
@@ -1142,6 +1182,8 @@ fn a_pending_run_finished_by_a_driver_concludes_from_its_jobs() {
             .map(|(s, c)| ((*s).to_owned(), (*c).to_owned()))
             .collect(),
         log: format!("{name}: log\n"),
+        started_at: None,
+        completed_at: None,
     };
     for (failing, want) in [(false, "success"), (true, "failure")] {
         let case = run_case(
@@ -1208,4 +1250,489 @@ fn a_pending_run_finished_by_a_driver_concludes_from_its_jobs() {
     let scripted = run_case(Scenario::default(), false);
     let id = run_id(&scripted);
     assert!(!scripted.gh.finish_run_with_jobs(id, Vec::new()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forged publications: what someone with a workflow token but without the App's key can make.
+
+fn forged(forgery: Forgery) -> Case {
+    let scenario = Scenario {
+        forgery: Some(forgery),
+        ..Scenario::default()
+    };
+    run_case(scenario, true)
+}
+
+fn only_reason(case: &Case) -> &str {
+    assert_eq!(
+        case.report.doc.reasons.len(),
+        1,
+        "{:?}",
+        case.report.doc.reasons
+    );
+    &case.report.doc.reasons[0]
+}
+
+#[test]
+fn a_check_run_from_another_app_is_not_a_pass() {
+    // The check run has the gate's name and succeeded, but github-actions created it (any
+    // workflow token with checks: write can).
+    let case = forged(Forgery::CheckRunFromOtherApp);
+    assert_eq!(case.report.exit_code, 2);
+    assert_eq!(case.report.doc.decision, "error");
+    assert!(case.report.doc.publication.is_none());
+    let reason = only_reason(&case);
+    assert!(
+        reason.starts_with("no check run \"agent-team-apply / gate\" from App 424242 on "),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_server_ignoring_the_app_filter_still_cannot_pass_another_apps_run() {
+    // A check run listed despite the app_id filter is checked by its app.id.
+    let gh = StandIn::start(Scenario {
+        forgery: Some(Forgery::CheckRunFromOtherApp),
+        ..Scenario::default()
+    })
+    .unwrap();
+    let clock = Arc::new(VirtualClock::new(1_772_366_400));
+    let client = client(&gh, &gh.token(), &clock, Duration::from_secs(3600));
+    let mut req = request(DIFF, true);
+    // Ask as if the other App were the publisher: the filter matches, the run is its own.
+    req.app_id = Some(github_standin::OTHER_APP_ID);
+    let report = run(&client, &req, &mut |_| {});
+    // The other App's run is found, but its commit is not signed for its bot.
+    assert_eq!(report.exit_code, 2);
+    assert!(
+        report.doc.reasons[0].contains("is signed for another identity"),
+        "{:?}",
+        report.doc.reasons
+    );
+}
+
+#[test]
+fn an_unsigned_head_commit_is_not_a_pass() {
+    let case = forged(Forgery::UnsignedHead);
+    assert_eq!(case.report.exit_code, 2);
+    let reason = only_reason(&case);
+    assert!(
+        reason.contains(
+            "is not signed as verified (verification.verified false, reason \"unsigned\")"
+        ),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_head_commit_signed_by_someone_else_is_not_a_pass() {
+    let case = forged(Forgery::ForeignSignedHead);
+    assert_eq!(case.report.exit_code, 2);
+    let reason = only_reason(&case);
+    assert!(
+        reason.contains(
+            "is signed for another identity: author mallory <mallory@example.com>, committer mallory <mallory@example.com>; the publishing App's commits are authored by agent-team-apply[bot]"
+        ),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_tree_other_than_the_proven_one_is_not_a_pass() {
+    let other = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+    let case = forged(Forgery::ProvenTree(other.into()));
+    assert_eq!(case.report.exit_code, 2);
+    let reason = only_reason(&case);
+    let head = case
+        .report
+        .doc
+        .pull_request
+        .as_ref()
+        .unwrap()
+        .head_sha
+        .clone();
+    let tree = {
+        let state = case.gh.state();
+        let github_standin::git::Object::Commit { tree, .. } = &state.git.objects[&head] else {
+            panic!("no head commit");
+        };
+        tree.clone()
+    };
+    // Both ids are named.
+    assert!(
+        reason.contains(&format!("the head commit {head}'s tree {tree} ")),
+        "{reason}"
+    );
+    assert!(
+        reason.ends_with(&format!("is not the tree the publish job proved ({other})")),
+        "{reason}"
+    );
+}
+
+#[test]
+fn cli_wait_needs_the_app_id() {
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    let token = gh.token();
+    let run = gate_dispatch_without_app(
+        &gh,
+        &[("GH_TOKEN", &token), ("AGENT_TEAM_DISPATCH_KEY", KEY)],
+        &["--wait"],
+        DIFF,
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("--wait needs the publishing App's id"),
+        "{}",
+        run.stderr
+    );
+    assert!(gh.requests().is_empty(), "nothing was dispatched");
+    // AGENT_TEAM_APP_ID stands for the flag.
+    let run = gate_dispatch_without_app(
+        &gh,
+        &[
+            ("GH_TOKEN", &token),
+            ("AGENT_TEAM_DISPATCH_KEY", KEY),
+            ("AGENT_TEAM_APP_ID", "424242"),
+        ],
+        &["--wait"],
+        DIFF,
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}
+
+#[test]
+fn cli_forged_publication_exits_2_naming_the_app() {
+    let gh = StandIn::start(Scenario {
+        forgery: Some(Forgery::CheckRunFromOtherApp),
+        ..Scenario::default()
+    })
+    .unwrap();
+    let token = gh.token();
+    let run = gate_dispatch(
+        &gh,
+        &[("GH_TOKEN", &token), ("AGENT_TEAM_DISPATCH_KEY", KEY)],
+        &["--wait"],
+        DIFF,
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with("DISPATCH: error (exit 2)"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("from App 424242"), "{}", run.stdout);
+}
+
+#[test]
+fn the_last_poll_lands_on_the_deadline() {
+    let scenario = Scenario {
+        outcome: Outcome::Pending,
+        ..Scenario::default()
+    };
+    let mut req = request(DIFF, true);
+    req.timeout = Duration::from_secs(8);
+    let case = run_case_with(scenario, req, None);
+    assert_eq!(case.report.exit_code, 2);
+    assert!(
+        case.report.doc.reasons[0].starts_with("timed out"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+    let waited: Duration = case.clock.sleeps().iter().sum();
+    assert_eq!(waited, Duration::from_secs(8), "{:?}", case.clock.sleeps());
+}
+
+// ---------------------------------------------------------------------------------------------
+// --preflight: the guard's check on a local clone at the base, before anything is dispatched.
+
+/// A clone whose base commit has `src/lib.rs` = "a"; its commit id.
+fn clone_at_base(dir: &std::path::Path) -> String {
+    let git = |args: &[&str]| {
+        let out = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "a\n").unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "base"]);
+    git(&["rev-parse", "HEAD"])
+}
+
+#[test]
+fn preflight_rejection_is_reported_with_its_violations_and_nothing_is_dispatched() {
+    let clone = tempfile::tempdir().unwrap();
+    let base = clone_at_base(clone.path());
+    let mut req = request(DIFF, true);
+    req.base = BaseSha::parse(&base).unwrap();
+    req.scope = Scope::parse("docs/**").unwrap();
+    req.preflight = Some(gate::dispatch::Preflight {
+        dir: clone.path().to_path_buf(),
+        policy: None,
+    });
+    let case = run_case_with(Scenario::default(), req, None);
+    assert_eq!(case.report.exit_code, 1, "{:?}", case.report.doc.reasons);
+    assert_eq!(case.report.doc.decision, "fail");
+    assert!(case.requests.is_empty(), "{:?}", lines(&case.requests));
+    let verdict = case.report.doc.guard_verdict.as_ref().unwrap();
+    assert_eq!(
+        (verdict.source.as_str(), verdict.verdict.as_str()),
+        ("preflight", "reject")
+    );
+    assert!(verdict.authoritative);
+    let v = &verdict.violations[0];
+    assert_eq!(v.rule, "out-of-scope");
+    assert_eq!(
+        v.path.as_ref().map(|p| p.display()).as_deref(),
+        Some("src/lib.rs")
+    );
+    assert!(v.line.is_some());
+    assert!(!v.hint.is_empty());
+    assert!(
+        case.report.doc.reasons[0].starts_with("preflight: guard check rejected the diff"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+
+    // In scope, the preflight accepts and the dispatch goes on.
+    let mut req = request(DIFF, true);
+    req.base = BaseSha::parse(&base).unwrap();
+    req.preflight = Some(gate::dispatch::Preflight {
+        dir: clone.path().to_path_buf(),
+        policy: None,
+    });
+    let case = run_case_with(Scenario::default(), req, None);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    assert_eq!(
+        case.report.doc.guard_verdict.as_ref().unwrap().verdict,
+        "accept"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The guard job's verdict, from its artifact, as authoritative reasons.
+
+/// The guard job's artifact: a verdict rejecting DIFF (scope `docs/**`), computed by the guard.
+fn guard_artifact() -> Vec<u8> {
+    let policy = guard::policy::Policy::embedded_default().unwrap();
+    let sha = DiffSha256::of(DIFF);
+    let verdict = guard::check::check(&guard::check::CheckRequest {
+        diff: DIFF,
+        expected_sha256: sha.as_str(),
+        scope: &["docs/**".to_owned()],
+        policy: &policy,
+        repo: None,
+    })
+    .unwrap();
+    let doc: serde_json::Value = serde_json::from_str(
+        &guard::output::json_v1::document(&verdict)
+            .to_json()
+            .unwrap(),
+    )
+    .unwrap();
+    let file = serde_json::json!({
+        "schema": "agent-team-apply/guard-reasons/v1",
+        "run_id": 0,
+        "run_attempt": 1,
+        "verdict": doc,
+        "readiness": null,
+    });
+    file.to_string()
+        .replace("\"run_id\":0", "\"run_id\":RUN_ID")
+        .into_bytes()
+}
+
+fn guard_failed(artifact_at: i64) -> Scenario {
+    Scenario {
+        outcome: Outcome::Failed {
+            job: "guard".into(),
+            step: "Validate the diff as data".into(),
+        },
+        guard_artifact: Some((artifact_at, guard_artifact())),
+        ..Scenario::default()
+    }
+}
+
+#[test]
+fn the_guard_jobs_violations_reach_the_result_as_authoritative_data() {
+    let case = run_case(guard_failed(3), true);
+    assert_eq!(case.report.exit_code, 1, "{:?}", case.report.doc.reasons);
+    assert_eq!(case.report.doc.decision, "fail");
+    let verdict = case.report.doc.guard_verdict.as_ref().expect("the verdict");
+    let id = run_id(&case);
+    assert_eq!(verdict.source, "guard-job");
+    assert!(verdict.authoritative);
+    assert_eq!(verdict.verdict, "reject");
+    assert_eq!(
+        verdict.artifact.as_deref(),
+        Some(format!("agent-team-guard-{id}-1-standin.json").as_str())
+    );
+    let v = &verdict.violations[0];
+    assert_eq!(v.rule, "out-of-scope");
+    assert_eq!(
+        v.path.as_ref().map(|p| p.display()).as_deref(),
+        Some("src/lib.rs")
+    );
+    assert!(v.line.is_some() && !v.hint.is_empty());
+    // Beside it, the log tail stays marked non-authoritative.
+    assert!(!case.report.doc.log_tail.as_ref().unwrap().authoritative);
+    assert!(
+        lines(&case.requests)
+            .contains(&format!("GET /repos/octo/repo/actions/runs/{id}/artifacts")),
+        "{:?}",
+        lines(&case.requests)
+    );
+}
+
+#[test]
+fn an_artifact_created_after_build_test_started_is_not_believed() {
+    // build-test runs the diff's code with the runner's tokens: an artifact of that name made
+    // then (a replaced one) is not the guard job's.
+    let scenario = Scenario {
+        outcome: Outcome::Failed {
+            job: "build-test".into(),
+            step: "Build and test the patched tree, then check what it wrote".into(),
+        },
+        guard_artifact: Some((12, guard_artifact())),
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 1);
+    assert!(case.report.doc.guard_verdict.is_none());
+    let why = case
+        .report
+        .doc
+        .guard_verdict_unavailable
+        .as_deref()
+        .unwrap();
+    assert!(
+        why.contains("was created at 2026-03-01T12:00:")
+            && why.contains(", outside the guard job ("),
+        "{why}"
+    );
+    // Before the guard job began is not its either.
+    let case = run_case(guard_failed(-1), true);
+    assert!(case.report.doc.guard_verdict.is_none());
+    let why = case
+        .report
+        .doc
+        .guard_verdict_unavailable
+        .as_deref()
+        .unwrap();
+    assert!(why.contains("outside the guard job"), "{why}");
+    // No artifact at all: said so, and the rest of the result stands.
+    let case = run_case(
+        Scenario {
+            outcome: Outcome::Failed {
+                job: "guard".into(),
+                step: "Validate the diff as data".into(),
+            },
+            ..Scenario::default()
+        },
+        true,
+    );
+    assert_eq!(case.report.exit_code, 1);
+    assert!(
+        case.report
+            .doc
+            .guard_verdict_unavailable
+            .as_deref()
+            .unwrap()
+            .starts_with("0 artifacts named agent-team-guard-"),
+        "{:?}",
+        case.report.doc.guard_verdict_unavailable
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// `gate verify-dispatch --run-id`, as the guard job runs it: a replay is refused before
+// any reviewer is asked.
+
+fn verify_replay(gh: &StandIn, inputs: &serde_json::Value, run_id: &str, attempt: &str) -> CliRun {
+    let get = |k: &str| inputs[k].as_str().unwrap_or_default().to_owned();
+    let out = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .env_clear()
+        .arg("verify-dispatch")
+        .arg("--repository=octo/repo")
+        .arg("--ref=refs/heads/main")
+        .arg(format!("--task-id={}", get("task_id")))
+        .arg(format!("--base={}", get("base_sha")))
+        .arg(format!("--diff-sha256={}", get("expected_diff_sha256")))
+        .arg(format!("--declared-scope={}", get("declared_scope")))
+        .arg("--workflow-ref=octo/repo/.github/workflows/agent-team-apply.yml@refs/heads/main")
+        .arg(format!("--mac={}", get("dispatch_mac")))
+        .arg("--now=1772366500")
+        .arg(format!("--run-id={run_id}"))
+        .arg(format!("--run-attempt={attempt}"))
+        .env("AGENT_TEAM_DISPATCH_KEY", KEY)
+        .env("GH_TOKEN", gh.token())
+        .env("GITHUB_API_URL", gh.url())
+        .output()
+        .unwrap();
+    CliRun {
+        code: out.status.code().unwrap(),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+#[test]
+fn verify_dispatch_refuses_replays_before_anything_runs() {
+    let case = run_case(Scenario::default(), true);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    let first = run_id(&case).to_string();
+    let inputs = dispatches(&case.requests)[0].json()["inputs"].clone();
+
+    // Another run with the same signed inputs, the first publication open: refused.
+    let run = verify_replay(&case.gh, &inputs, "777000", "1");
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "dispatch signature rejected: this dispatch (Dispatch-Nonce {NONCE}) was already published by run {first} (pull request #1): one signed dispatch publishes once\n"
+        )
+    );
+    // The first run's own re-run may finish it.
+    let run = verify_replay(&case.gh, &inputs, &first, "2");
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+
+    // Closed, and the branch deleted: a replay is still refused, whoever runs it.
+    case.gh.state().pulls[0].state = "closed".into();
+    case.gh.state().git.refs.remove("refs/heads/agent-team/T-1");
+    for (id, attempt) in [("777000", "1"), (first.as_str(), "2")] {
+        let run = verify_replay(&case.gh, &inputs, id, attempt);
+        assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+        assert!(
+            run.stdout.starts_with(&format!(
+                "dispatch signature rejected: pull request #1 from agent-team/T-1 carried this dispatch (Dispatch-Nonce {NONCE}, published by run {first}) and is closed"
+            )),
+            "{}",
+            run.stdout
+        );
+    }
+
+    // Nothing published yet: a first attempt may start, a second attempt may not.
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    let run = verify_replay(&gh, &inputs, "888000", "1");
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let run = verify_replay(&gh, &inputs, "888000", "2");
+    assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with(
+            "dispatch signature rejected: run attempt 2 may only finish the publication its run started"
+        ),
+        "{}",
+        run.stdout
+    );
+    for out in [&run.stdout, &run.stderr] {
+        assert!(!out.contains(&gh.token()) && !out.contains(KEY));
+    }
 }

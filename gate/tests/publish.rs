@@ -186,6 +186,33 @@ impl Repo {
         }
     }
 
+    /// The plan of the signed dispatch `nonce`, published by run `run`.
+    fn plan_of_dispatch(&self, diff: &[u8], run: &str, nonce: &str) -> Planned {
+        let policy = Policy::embedded_default().unwrap();
+        let target = PublishTarget::new(Some("octo/repo"), BRANCH, "main", Some(TASK), Some(run))
+            .unwrap()
+            .with_dispatch_nonce(nonce)
+            .unwrap();
+        let sha = guard::hash::sha256_hex(diff);
+        let outcome = prepare(&PublishRequest {
+            repo_dir: &self.dir,
+            base: &self.base,
+            diff,
+            expected_sha256: &sha,
+            scope: &["**".to_owned()],
+            policy: &policy,
+            target: &target,
+        })
+        .unwrap();
+        match outcome {
+            Outcome::Plan { plan, verdict } => Planned {
+                plan: *plan,
+                verdict: guard::output::json_v1::document(&verdict),
+            },
+            Outcome::Rejected(r) => panic!("no plan: {:?} {:?}", r.verdict.violations, r.reasons),
+        }
+    }
+
     /// A stand-in holding the base commit (every object under git's own id) on `main`.
     fn standin(&self, scenario: Scenario) -> StandIn {
         let gh = StandIn::start(scenario).unwrap();
@@ -284,6 +311,16 @@ impl Published {
 }
 
 fn publish_at(gh: &StandIn, api_url: &str, plan: &Planned, base: &str) -> Published {
+    publish_attempt(gh, api_url, plan, base, 1)
+}
+
+fn publish_attempt(
+    gh: &StandIn,
+    api_url: &str,
+    plan: &Planned,
+    base: &str,
+    run_attempt: u32,
+) -> Published {
     let client = client_for(gh, api_url);
     let decision = decision_for(plan, "success");
     let repository = Repository::parse("octo/repo").unwrap();
@@ -296,6 +333,7 @@ fn publish_at(gh: &StandIn, api_url: &str, plan: &Planned, base: &str) -> Publis
         verdict: &plan.verdict,
         check_name: "agent-team-apply / gate",
         details_url: Some(DETAILS),
+        run_attempt,
     };
     let mut log = Vec::new();
     let before = gh.requests().len();
@@ -1237,6 +1275,7 @@ fn a_plan_for_something_else_sends_nothing() {
             verdict,
             check_name: "agent-team-apply / gate",
             details_url: None,
+            run_attempt: 1,
         };
         let report = publish(&client, &plan, &request, &mut |_: &str| {});
         assert_eq!(report.exit_code, 2, "{what}");
@@ -1284,7 +1323,7 @@ fn every_failure_is_registered_once_with_its_exit_code() {
         assert!(matches!(info.exit.code(), 1 | 2), "{}", info.name);
         assert!(info.description.ends_with('.'), "{}", info.name);
     }
-    assert_eq!(names.len(), 11);
+    assert_eq!(names.len(), 12);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1394,4 +1433,156 @@ fn the_command_exits_1_on_a_failed_publication_and_still_writes_the_result() {
     assert_eq!(doc["outcome"], "failed");
     assert_eq!(doc["failure"]["code"], "tree-mismatch");
     assert_eq!(doc["tree"]["proven"], false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// replays: one signed dispatch publishes once
+
+const NONCE: &str = "00112233445566778899aabbccddeeff";
+
+fn close_pull_requests(gh: &StandIn) {
+    for pull in &mut gh.state().pulls {
+        pull.state = "closed".into();
+    }
+}
+
+#[test]
+fn the_nonce_is_recorded_on_the_commit_and_the_check_run() {
+    let r = repo();
+    let diff = regular_change(&r);
+    let plan = r.plan_of_dispatch(&diff, RUN, NONCE);
+    let gh = r.standin(Scenario::default());
+    let p = publish_on(&gh, &plan, &r.base);
+    let commit = assert_published(&gh, &p, &r.git_tree(&diff), &r.base);
+    let state = gh.state();
+    let github_standin::git::Object::Commit { message, .. } = &state.git.objects[&commit] else {
+        panic!("no commit {commit}");
+    };
+    assert!(
+        message.contains(&format!("\nDispatch-Nonce: {NONCE}\n")),
+        "{message}"
+    );
+    let check = state.check_runs.last().unwrap();
+    assert!(
+        check.output_text.starts_with(&format!(
+            "Proven-Tree: {}\nDispatch-Nonce: {NONCE}\n",
+            plan.tree
+        )),
+        "{}",
+        check.output_text
+    );
+}
+
+#[test]
+fn a_closed_pull_request_of_this_dispatch_is_never_published_again() {
+    // The draft was closed (rejected by a reviewer); the publish job is re-run: before, the
+    // branch read as `already-published` and a new draft opened.
+    let r = repo();
+    let diff = regular_change(&r);
+    let plan = r.plan_of_dispatch(&diff, RUN, NONCE);
+    let gh = r.standin(Scenario::default());
+    assert_eq!(publish_on(&gh, &plan, &r.base).report.exit_code, 0);
+    close_pull_requests(&gh);
+    let p = publish_attempt(&gh, &gh.url(), &plan, &r.base, 2);
+    assert_eq!(p.report.exit_code, 1, "{:?}", p.log);
+    assert_eq!(p.failure(), "replay-refused");
+    assert!(
+        p.message().starts_with(&format!(
+            "pull request #1 from {BRANCH} carried this dispatch (Dispatch-Nonce {NONCE}, published by run {RUN}) and is closed"
+        )),
+        "{}",
+        p.message()
+    );
+    assert_eq!(p.count("POST /repos/octo/repo/pulls"), 0);
+    assert_eq!(gh.state().pulls.len(), 1);
+    // Pull requests are listed open and closed.
+    let list = p
+        .requests
+        .iter()
+        .find(|q| q.line() == "GET /repos/octo/repo/pulls")
+        .unwrap();
+    assert_eq!(list.query("state"), Some("all"));
+}
+
+#[test]
+fn a_replay_after_the_branch_was_deleted_is_refused() {
+    // Closed and its branch deleted; the same signed inputs dispatched again start a new run.
+    let r = repo();
+    let diff = regular_change(&r);
+    let gh = r.standin(Scenario::default());
+    let first = r.plan_of_dispatch(&diff, RUN, NONCE);
+    assert_eq!(publish_on(&gh, &first, &r.base).report.exit_code, 0);
+    close_pull_requests(&gh);
+    gh.state().git.refs.remove(REF);
+    let replay = r.plan_of_dispatch(&diff, "4343", NONCE);
+    let p = publish_on(&gh, &replay, &r.base);
+    assert_eq!(p.report.exit_code, 1, "{:?}", p.log);
+    assert_eq!(p.failure(), "replay-refused");
+    assert!(p.message().contains("and is closed"), "{}", p.message());
+    assert_eq!(head(&gh), None, "the branch is not created again");
+    assert_eq!(gh.state().pulls.len(), 1);
+    assert!(
+        !p.requests.iter().any(|q| q.method != "GET"),
+        "nothing was written: {:?}",
+        p.lines()
+    );
+}
+
+#[test]
+fn a_nonce_published_by_another_run_is_refused() {
+    let r = repo();
+    let diff = regular_change(&r);
+    let gh = r.standin(Scenario::default());
+    let first = r.plan_of_dispatch(&diff, RUN, NONCE);
+    assert_eq!(publish_on(&gh, &first, &r.base).report.exit_code, 0);
+    let replay = r.plan_of_dispatch(&diff, "4343", NONCE);
+    let p = publish_on(&gh, &replay, &r.base);
+    assert_eq!(p.report.exit_code, 1);
+    assert_eq!(p.failure(), "replay-refused");
+    assert_eq!(
+        p.message(),
+        format!(
+            "this dispatch (Dispatch-Nonce {NONCE}) was already published by run {RUN} (pull request #1): one signed dispatch publishes once"
+        )
+    );
+    // Without a pull request, the branch head alone tells.
+    gh.state().pulls.clear();
+    let p = publish_on(&gh, &replay, &r.base);
+    assert_eq!(p.failure(), "replay-refused");
+    assert!(
+        p.message()
+            .contains(&format!("was already published by run {RUN} (commit ")),
+        "{}",
+        p.message()
+    );
+}
+
+#[test]
+fn a_rerun_attempt_only_finishes_its_own_publication() {
+    let r = repo();
+    let diff = regular_change(&r);
+    let plan = r.plan_of_dispatch(&diff, RUN, NONCE);
+    // Attempt 2 with nothing published: it would start a publication.
+    let gh = r.standin(Scenario::default());
+    let p = publish_attempt(&gh, &gh.url(), &plan, &r.base, 2);
+    assert_eq!(p.report.exit_code, 1);
+    assert_eq!(p.failure(), "replay-refused");
+    assert!(
+        p.message()
+            .starts_with("run attempt 2 may only finish the publication its run started"),
+        "{}",
+        p.message()
+    );
+    assert_eq!(head(&gh), None);
+    // Attempt 1 committed but the pull request was not opened (lost): attempt 2 finishes it.
+    let gh = r.standin(Scenario::default());
+    assert_eq!(publish_on(&gh, &plan, &r.base).report.exit_code, 0);
+    gh.state().pulls.clear();
+    let p = publish_attempt(&gh, &gh.url(), &plan, &r.base, 2);
+    assert_eq!(p.report.exit_code, 0, "{:?} {}", p.log, p.message());
+    assert_eq!(
+        p.report.doc.branch_state.as_deref(),
+        Some("already-published")
+    );
+    assert_eq!(gh.state().pulls.len(), 1);
 }

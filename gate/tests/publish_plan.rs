@@ -901,6 +901,20 @@ fn allowed_mode_change_is_planned_with_its_mode() {
             .unwrap()
             .starts_with("src/lib.rs is written with mode 100755;")
     );
+    // The body says what the commit writes, from the entries: not "every file is 100644".
+    let body = plan["pull_request"]["body"].as_str().unwrap();
+    assert!(
+        body.contains("1 executable file(s), mode 100755: `src/lib.rs`"),
+        "{body}"
+    );
+    assert!(
+        body.contains("- **Mode changes**: `src/lib.rs` (100644 → 100755)."),
+        "{body}"
+    );
+    assert!(
+        !body.contains("every file is a regular non-executable file"),
+        "{body}"
+    );
     // And back: an executable made regular is written as 100644, which the mutation reproduces.
     let fx = fixture_with(|base| {
         write(base, "src/tool.sh", b"#!/bin/sh\n");

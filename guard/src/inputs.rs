@@ -13,7 +13,9 @@
 //! | `diff_b64` | base64 alphabet, `=` and ASCII white space only |
 //! | `diff_ref` | a branch `agent-team-diffs/...` of 1 to 200 characters `[A-Za-z0-9._/-]` after the prefix, valid as a git branch name (no empty component, none starting with `.` or ending in `.lock`, no `..`, not ending in `.` or `/`) |
 //! | one source | exactly one of `diff_b64` and `diff_ref` is non-empty |
-//! | `dispatch_mac` | empty (checked where it is verified) or `v1:` and 64 lowercase hex digits |
+//! | `dispatch_mac` | empty (checked where it is verified) or `v2:<nonce>:<expires>:<tag>`: the nonce 32 lowercase hex digits, the expiry a Unix time in decimal (no sign, no leading zero), the tag 64 lowercase hex digits; a `v1:` value is refused with its own message |
+//! | `pr_title` | optional (the agent's title for the draft): at most 256 characters, no control character |
+//! | `pr_description` | optional (the agent's description): at most 4,000 characters, no control character but newline and tab |
 //!
 //! Errors carry the offending value; their `Display` shows it escaped for a terminal and bounded
 //! in length, since the values come from whoever dispatched the workflow.
@@ -31,7 +33,13 @@ pub const DIFF_REF_PREFIX: &str = "agent-team-diffs/";
 /// Longest `diff_ref` after [`DIFF_REF_PREFIX`].
 pub const DIFF_REF_MAX: usize = 200;
 /// The version prefix of a `dispatch_mac` value.
-pub const DISPATCH_MAC_PREFIX: &str = "v1:";
+pub const DISPATCH_MAC_PREFIX: &str = "v2:";
+/// The prefix of the retired first version, refused with its own message.
+pub const DISPATCH_MAC_V1_PREFIX: &str = "v1:";
+/// Longest `pr_title`, in characters.
+pub const PR_TITLE_MAX: usize = 256;
+/// Longest `pr_description`, in characters.
+pub const PR_DESCRIPTION_MAX: usize = 4000;
 
 /// One invalid input. The messages say the rule; [`std::fmt::Display`] adds the value, escaped.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -73,10 +81,24 @@ pub enum InputError {
     #[error("declared_scope must name 1 to {SCOPE_MAX_ENTRIES} globs ({count} named)")]
     ScopeCount { count: usize },
     #[error(
-        "dispatch_mac must be 'v1:' and 64 lowercase hex digits (got {})",
+        "dispatch_mac must be 'v2:', a 32-hex nonce, ':', the expiry (Unix seconds), ':' and a 64-hex tag (got {})",
         shown(found)
     )]
     DispatchMac { found: String },
+    #[error(
+        "dispatch_mac is version 1, which binds no nonce, expiry or workflow and is no longer accepted: sign with a dispatcher that writes v2 (gate dispatch, gate sign; ADOPTING.md, \"Dispatch signatures\")"
+    )]
+    DispatchMacV1,
+    #[error(
+        "pr_title must be at most {PR_TITLE_MAX} characters without control characters (got {})",
+        shown(found)
+    )]
+    PrTitle { found: String },
+    #[error(
+        "pr_description must be at most {PR_DESCRIPTION_MAX} characters without control characters other than newline and tab (got {})",
+        shown(found)
+    )]
+    PrDescription { found: String },
     #[error("{name} is not valid UTF-8")]
     NotUtf8 { name: &'static str },
     #[error(
@@ -388,10 +410,52 @@ fn check_base64(value: &str) -> Result<(), InputError> {
     }
 }
 
-/// The `dispatch_mac` input: the version and the 32-byte tag.
+/// The `dispatch_mac` input (version 2): the dispatch's nonce, its expiry and the 32-byte tag.
+/// The nonce and the expiry travel in this one input (workflow_dispatch allows 25 inputs), and
+/// the tag covers both.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DispatchMac {
+    nonce: Nonce,
+    expires_at: u64,
     tag: [u8; 32],
+}
+
+/// A dispatch's nonce: 16 random bytes as 32 lowercase hex digits.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Nonce(String);
+
+impl Nonce {
+    /// 32 lowercase hex digits.
+    pub fn parse(value: &str) -> Option<Self> {
+        (value.len() == 32
+            && value
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))
+        .then(|| Nonce(value.to_owned()))
+    }
+
+    pub fn from_bytes(bytes: [u8; 16]) -> Self {
+        Nonce(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for Nonce {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A decimal Unix time without sign or leading zero, at most 12 digits.
+fn parse_unix(value: &str) -> Option<u64> {
+    let ok = !value.is_empty()
+        && value.len() <= 12
+        && value.bytes().all(|b| b.is_ascii_digit())
+        && (value == "0" || !value.starts_with('0'));
+    if ok { value.parse().ok() } else { None }
 }
 
 impl DispatchMac {
@@ -399,26 +463,86 @@ impl DispatchMac {
         let bad = || InputError::DispatchMac {
             found: value.to_owned(),
         };
-        let hex = value.strip_prefix(DISPATCH_MAC_PREFIX).ok_or_else(bad)?;
+        if value.starts_with(DISPATCH_MAC_V1_PREFIX) {
+            return Err(InputError::DispatchMacV1);
+        }
+        let rest = value.strip_prefix(DISPATCH_MAC_PREFIX).ok_or_else(bad)?;
+        let mut parts = rest.split(':');
+        let (Some(nonce), Some(expires), Some(hex), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad());
+        };
+        let nonce = Nonce::parse(nonce).ok_or_else(bad)?;
+        let expires_at = parse_unix(expires).ok_or_else(bad)?;
         if !is_lower_hex(hex, 64) {
             return Err(bad());
         }
         crate::hash::parse_sha256(hex)
-            .map(|tag| DispatchMac { tag })
+            .map(|tag| DispatchMac {
+                nonce,
+                expires_at,
+                tag,
+            })
             .ok_or_else(bad)
     }
 
-    pub fn from_tag(tag: [u8; 32]) -> Self {
-        DispatchMac { tag }
+    pub fn new(nonce: Nonce, expires_at: u64, tag: [u8; 32]) -> Self {
+        DispatchMac {
+            nonce,
+            expires_at,
+            tag,
+        }
+    }
+
+    pub fn nonce(&self) -> &Nonce {
+        &self.nonce
+    }
+
+    /// The Unix time after which the dispatch is refused.
+    pub fn expires_at(&self) -> u64 {
+        self.expires_at
     }
 
     pub fn tag(&self) -> &[u8; 32] {
         &self.tag
     }
 
-    /// The input value: `v1:<64 hex>`.
+    /// The input value: `v2:<nonce>:<expires>:<64 hex>`.
     pub fn to_input(&self) -> String {
-        format!("{DISPATCH_MAC_PREFIX}{}", crate::hash::to_hex(&self.tag))
+        format!(
+            "{DISPATCH_MAC_PREFIX}{}:{}:{}",
+            self.nonce,
+            self.expires_at,
+            crate::hash::to_hex(&self.tag)
+        )
+    }
+}
+
+/// The agent's title for the draft pull request (`pr_title`), checked; may be empty.
+pub fn check_pr_title(value: &str) -> Result<(), InputError> {
+    let ok = value.chars().count() <= PR_TITLE_MAX && !value.chars().any(char::is_control);
+    if ok {
+        Ok(())
+    } else {
+        Err(InputError::PrTitle {
+            found: value.to_owned(),
+        })
+    }
+}
+
+/// The agent's description (`pr_description`), checked; may be empty.
+pub fn check_pr_description(value: &str) -> Result<(), InputError> {
+    let ok = value.chars().count() <= PR_DESCRIPTION_MAX
+        && !value
+            .chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t');
+    if ok {
+        Ok(())
+    } else {
+        Err(InputError::PrDescription {
+            found: value.to_owned(),
+        })
     }
 }
 
@@ -432,6 +556,8 @@ pub struct RawInputs<'a> {
     pub diff_b64: &'a str,
     pub diff_ref: &'a str,
     pub dispatch_mac: &'a str,
+    pub pr_title: &'a str,
+    pub pr_description: &'a str,
 }
 
 /// The inputs, all valid.
@@ -444,6 +570,9 @@ pub struct DispatchInputs {
     pub diff: DiffSource,
     /// `None` when the input is empty; whether that is acceptable is decided where it is verified.
     pub dispatch_mac: Option<DispatchMac>,
+    /// The agent's words for the draft (empty when not given).
+    pub pr_title: String,
+    pub pr_description: String,
 }
 
 /// Validate every input; all problems are reported, in input order.
@@ -486,6 +615,12 @@ pub fn validate(raw: &RawInputs<'_>) -> Result<DispatchInputs, Vec<InputError>> 
             .map_err(|e| errors.push(e))
             .ok()
     };
+    if let Err(e) = check_pr_title(raw.pr_title) {
+        errors.push(e);
+    }
+    if let Err(e) = check_pr_description(raw.pr_description) {
+        errors.push(e);
+    }
 
     match (task_id, base_sha, expected_diff_sha256, scope, diff) {
         (Some(task_id), Some(base_sha), Some(expected_diff_sha256), Some(scope), Some(diff))
@@ -498,6 +633,8 @@ pub fn validate(raw: &RawInputs<'_>) -> Result<DispatchInputs, Vec<InputError>> 
                 scope,
                 diff,
                 dispatch_mac,
+                pr_title: raw.pr_title.to_owned(),
+                pr_description: raw.pr_description.to_owned(),
             })
         }
         _ => Err(errors),
@@ -509,7 +646,7 @@ pub fn validate(raw: &RawInputs<'_>) -> Result<DispatchInputs, Vec<InputError>> 
 pub const DISPATCH_EVENT: &str = "workflow_dispatch";
 
 /// The environment variables the workflow passes the inputs through, in [`RawInputs`] order.
-pub const INPUT_VARIABLES: [&str; 7] = [
+pub const INPUT_VARIABLES: [&str; 9] = [
     "TASK_ID",
     "BASE_SHA",
     "EXPECTED_DIFF_SHA256",
@@ -517,4 +654,6 @@ pub const INPUT_VARIABLES: [&str; 7] = [
     "DIFF_B64",
     "DIFF_REF",
     "DISPATCH_MAC",
+    "PR_TITLE",
+    "PR_DESCRIPTION",
 ];

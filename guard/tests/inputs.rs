@@ -23,6 +23,8 @@ fn good() -> RawInputs<'static> {
         diff_b64: "ZGlmZgo=",
         diff_ref: "",
         dispatch_mac: "",
+        pr_title: "",
+        pr_description: "",
     }
 }
 
@@ -237,9 +239,12 @@ fn diff_sources() {
 
 #[test]
 fn dispatch_macs() {
-    let value = format!("v1:{SHA}");
+    let nonce = "0123456789abcdef0123456789abcdef";
+    let value = format!("v2:{nonce}:1772370000:{SHA}");
     let mac = DispatchMac::parse(&value).unwrap();
     assert_eq!(mac.to_input(), value);
+    assert_eq!(mac.nonce().as_str(), nonce);
+    assert_eq!(mac.expires_at(), 1_772_370_000);
     let inputs = validate(&RawInputs {
         dispatch_mac: &value,
         ..good()
@@ -250,17 +255,51 @@ fn dispatch_macs() {
     for bad in [
         SHA.to_owned(),
         format!("v2:{SHA}"),
-        format!("V1:{SHA}"),
-        format!("v1:{}", SHA.to_ascii_uppercase()),
-        format!("v1:{}", &SHA[..63]),
-        format!("v1:{SHA}0"),
-        format!("v1: {SHA}"),
+        format!("V2:{nonce}:1:{SHA}"),
+        format!("v2:{nonce}:1:{}", SHA.to_ascii_uppercase()),
+        format!("v2:{nonce}:1:{}", &SHA[..63]),
+        format!("v2:{nonce}:1:{SHA}0"),
+        format!("v2:{nonce}:01:{SHA}"),
+        format!("v2:{nonce}:-1:{SHA}"),
+        format!("v2:{nonce}::{SHA}"),
+        format!("v2:{}:1:{SHA}", &nonce[..31]),
+        format!("v2:{nonce}:1:{SHA}:x"),
+        format!("v2: {nonce}:1:{SHA}"),
     ] {
         assert_eq!(
             DispatchMac::parse(&bad),
             Err(InputError::DispatchMac { found: bad.clone() }),
             "{bad:?}"
         );
+    }
+    // The retired version is refused with its own message, whatever follows the prefix.
+    let v1 = format!("v1:{SHA}");
+    assert_eq!(DispatchMac::parse(&v1), Err(InputError::DispatchMacV1));
+    assert!(
+        InputError::DispatchMacV1
+            .to_string()
+            .contains("version 1, which binds no nonce, expiry or workflow")
+    );
+}
+
+#[test]
+fn agent_words_are_bounded() {
+    let long_title = "t".repeat(257);
+    let long_description = "d".repeat(4001);
+    for (title, description, ok) in [
+        ("Fix the parser", "Why:\n\tit broke", true),
+        (long_title.as_str(), "", false),
+        ("a\nb", "", false),
+        ("", long_description.as_str(), false),
+        ("", "bell\u{7}", false),
+        ("", "", true),
+    ] {
+        let raw = RawInputs {
+            pr_title: title,
+            pr_description: description,
+            ..good()
+        };
+        assert_eq!(validate(&raw).is_ok(), ok, "{title:?} {description:?}");
     }
 }
 
@@ -274,6 +313,8 @@ fn every_error_is_reported_in_input_order() {
         diff_b64: "",
         diff_ref: "",
         dispatch_mac: "x",
+        pr_title: "",
+        pr_description: "",
     };
     let errors: Vec<String> = validate(&raw)
         .unwrap_err()
@@ -288,7 +329,7 @@ fn every_error_is_reported_in_input_order() {
             "expected_diff_sha256 must be 64 lowercase hex digits (got \"\")",
             "set exactly one of diff_b64 and diff_ref (0 set)",
             "declared_scope must name 1 to 100 globs (0 named)",
-            "dispatch_mac must be 'v1:' and 64 lowercase hex digits (got \"x\")",
+            "dispatch_mac must be 'v2:', a 32-hex nonce, ':', the expiry (Unix seconds), ':' and a 64-hex tag (got \"x\")",
         ]
     );
 }
@@ -552,7 +593,7 @@ fn subcommand_reports_each_problem_as_an_escaped_annotation() {
         ("EXPECTED_DIFF_SHA256", SHA),
         ("DECLARED_SCOPE", "src/**"),
         ("DIFF_B64", "ZGlmZgo="),
-        ("DISPATCH_MAC", "v1:zz"),
+        ("DISPATCH_MAC", "v2:zz"),
     ]);
     assert_eq!(code, 1);
     let lines: Vec<&str> = out.lines().collect();
@@ -560,7 +601,7 @@ fn subcommand_reports_each_problem_as_an_escaped_annotation() {
         lines,
         [
             "::error::task_id must match [A-Za-z0-9][A-Za-z0-9._-]{0,63} (got \"x\\u{a}::add-mask::%250A\")",
-            "::error::dispatch_mac must be 'v1:' and 64 lowercase hex digits (got \"v1:zz\")",
+            "::error::dispatch_mac must be 'v2:', a 32-hex nonce, ':', the expiry (Unix seconds), ':' and a 64-hex tag (got \"v2:zz\")",
         ]
     );
 }

@@ -457,7 +457,8 @@ fn memory_the_rlimits_miss_is_bounded_by_the_control_group() {
 /// for the build; no capability inside the sandbox's user namespace could.
 #[test]
 fn a_hard_core_limit_of_0_from_sudo_still_gives_the_build_exactly_1() {
-    let (dir, repo) = repo_with("import resource\nprint('CORE', resource.getrlimit(resource.RLIMIT_CORE))\n");
+    let (dir, repo) =
+        repo_with("import resource\nprint('CORE', resource.getrlimit(resource.RLIMIT_CORE))\n");
     let report = dir.path().join("run.json");
     let inner = guard_cmd(&report, &repo, &[], &format!("{PYTHON} attack.py"));
     let out = Command::new("prlimit")
@@ -485,10 +486,18 @@ fn a_hard_core_limit_of_0_from_sudo_still_gives_the_build_exactly_1() {
         .unwrap();
         assert_eq!(out.status.code(), Some(0), "{}", text(&out));
         assert!(tail(&doc).contains("CORE (1, 1)"), "{}", tail(&doc));
-        assert!(layers(&doc).contains(&"core-dumps-off".to_owned()), "{:?}", layers(&doc));
+        assert!(
+            layers(&doc).contains(&"core-dumps-off".to_owned()),
+            "{:?}",
+            layers(&doc)
+        );
     } else {
         // Then the limit cannot be made 1: a refusal, never a build that could dump to a pipe.
         assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-        assert!(text(&out).contains("set RLIMIT_CORE to 1"), "{}", text(&out));
+        assert!(
+            text(&out).contains("set RLIMIT_CORE to 1"),
+            "{}",
+            text(&out)
+        );
     }
 }

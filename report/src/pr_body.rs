@@ -6,10 +6,16 @@
 //! that came from the diff (paths) or from the dispatcher (scope globs, ids) is a code span
 //! ([`code_span`], [`table_code_span`]): copied from the page it gives back the exact name, and
 //! nothing in it becomes markup, a mention or a link. The title carries no diff-derived text at all.
+//!
+//! What the body says about file modes is rendered from the publication plan's entries (every
+//! path with the mode it had and the mode the commit writes), never assumed. The agent's own
+//! title and description, when the dispatcher sent them (signed), appear under a heading that
+//! says they are the agent's, escaped for markdown with mentions, references and links
+//! neutralised ([`escape_markdown`]).
 
 use contract::verdict::{FileDoc, VerdictDoc};
 
-use crate::escape::{code_span, table_code_span};
+use crate::escape::{code_span, escape_markdown, table_code_span};
 use contract::verdict::ChangeKind;
 
 /// What the pull request is bound to, besides the verdict.
@@ -23,6 +29,27 @@ pub struct PrContext<'a> {
     pub diff_sha256: &'a str,
     /// The full id of the base commit the change was computed against.
     pub base_commit: &'a str,
+    /// Every path the commit writes or deletes, with its modes (the plan's entries); `None`
+    /// when not known, and the body then says nothing about modes.
+    pub modes: Option<&'a [PathMode<'a>]>,
+    /// The agent's words, as the dispatcher sent them (signed, not verified).
+    pub agent: AgentWords<'a>,
+}
+
+/// One path of the publication with the mode it had (`None`: new) and the mode written
+/// (`None`: deleted), as octal numbers (`0o100644`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PathMode<'a> {
+    pub path: &'a str,
+    pub old_mode: Option<u32>,
+    pub new_mode: Option<u32>,
+}
+
+/// The agent's title and description for the draft (empty: not given).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AgentWords<'a> {
+    pub title: &'a str,
+    pub description: &'a str,
 }
 
 /// The pull-request title: `agent-team-apply <task id>: <N> file(s)`. The task id is included only
@@ -68,6 +95,7 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
     ));
 
     out.push_str(&protected_section(verdict));
+    out.push_str(&agent_section(&ctx.agent));
     if !verdict.accepted() {
         out.push_str(
             "### Not verified\n\nThe guard REJECTED this diff; nothing in it is verified.\n\n",
@@ -109,10 +137,10 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
             globs.join(", ")
         ));
     }
-    out.push_str(
-        "- **Publishable as-is**: every file is a regular non-executable file (mode 100644), so \
-         the commit, which carries no file modes, reproduces the diff exactly.\n\n",
-    );
+    if let Some(modes) = ctx.modes {
+        out.push_str(&modes_statement(modes));
+    }
+    out.push('\n');
 
     out.push_str("### Not verified by the gate\n\n");
     out.push_str(
@@ -123,6 +151,89 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
     );
 
     out.push_str(&files_section(verdict));
+    out
+}
+
+/// What the commit writes, by mode, from the plan's entries: regular files, executable files,
+/// mode changes and deletions, each with its paths.
+fn modes_statement(modes: &[PathMode<'_>]) -> String {
+    const REGULAR: u32 = 0o100644;
+    const EXECUTABLE: u32 = 0o100755;
+    let paths = |keep: &dyn Fn(&PathMode<'_>) -> bool| -> Vec<String> {
+        modes
+            .iter()
+            .filter(|m| keep(m))
+            .map(|m| code_span(m.path))
+            .collect()
+    };
+    let regular = paths(&|m| m.new_mode == Some(REGULAR));
+    let executable = paths(&|m| m.new_mode == Some(EXECUTABLE));
+    let other = paths(&|m| m.new_mode.is_some_and(|n| n != REGULAR && n != EXECUTABLE));
+    let changed: Vec<String> = modes
+        .iter()
+        .filter_map(|m| match (m.old_mode, m.new_mode) {
+            (Some(old), Some(new)) if old != new => {
+                Some(format!("{} ({old:o} → {new:o})", code_span(m.path)))
+            }
+            _ => None,
+        })
+        .collect();
+    let deleted = paths(&|m| m.new_mode.is_none());
+    let mut parts = Vec::new();
+    if !regular.is_empty() {
+        parts.push(format!("{} regular file(s), mode 100644", regular.len()));
+    }
+    if !executable.is_empty() {
+        parts.push(format!(
+            "{} executable file(s), mode 100755: {}",
+            executable.len(),
+            executable.join(", ")
+        ));
+    }
+    if !other.is_empty() {
+        parts.push(format!(
+            "{} file(s) of another mode: {}",
+            other.len(),
+            other.join(", ")
+        ));
+    }
+    if !deleted.is_empty() {
+        parts.push(format!("{} deletion(s)", deleted.len()));
+    }
+    let mut out = format!(
+        "- **Modes written**: {}. The published tree's id, which covers every mode, was proven \
+         equal to git's.\n",
+        if parts.is_empty() {
+            "nothing".to_owned()
+        } else {
+            parts.join("; ")
+        }
+    );
+    if !changed.is_empty() {
+        out.push_str(&format!("- **Mode changes**: {}.\n", changed.join(", ")));
+    }
+    out
+}
+
+/// The agent's title and description, under a heading that says whose words they are.
+fn agent_section(agent: &AgentWords<'_>) -> String {
+    if agent.title.is_empty() && agent.description.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "### The agent's words (not verified)\n\n\
+         The agent that wrote the diff describes it so; the dispatcher signed these words, the \
+         gate checked none of what they claim.\n\n",
+    );
+    if !agent.title.is_empty() {
+        out.push_str(&format!("**{}**\n\n", escape_markdown(agent.title)));
+    }
+    for line in agent.description.lines() {
+        out.push_str(&format!("> {}\n", escape_markdown(line)));
+    }
+    if !agent.description.is_empty() {
+        out.push('\n');
+    }
     out
 }
 
@@ -238,6 +349,8 @@ mod tests {
             run_id: Some("42"),
             diff_sha256: &"ab".repeat(32),
             base_commit: &"c".repeat(40),
+            modes: None,
+            agent: AgentWords::default(),
         };
         let body = render(&doc, &ctx);
         let e = code_span;
@@ -270,7 +383,100 @@ mod tests {
             run_id: None,
             diff_sha256: "x",
             base_commit: "y",
+            modes: None,
+            agent: AgentWords::default(),
         }
+    }
+
+    #[test]
+    fn modes_are_stated_from_the_entries() {
+        let doc = verdict(vec![file(ChangeKind::Added, None, Some("run.sh"))]);
+        let entries = [
+            PathMode {
+                path: "src/a.rs",
+                old_mode: Some(0o100644),
+                new_mode: Some(0o100644),
+            },
+            PathMode {
+                path: "run.sh",
+                old_mode: None,
+                new_mode: Some(0o100755),
+            },
+            PathMode {
+                path: "tool",
+                old_mode: Some(0o100644),
+                new_mode: Some(0o100755),
+            },
+            PathMode {
+                path: "gone.rs",
+                old_mode: Some(0o100644),
+                new_mode: None,
+            },
+        ];
+        let ctx = PrContext {
+            modes: Some(&entries),
+            ..bare_context()
+        };
+        let body = render(&doc, &ctx);
+        assert!(
+            body.contains(
+                "- **Modes written**: 1 regular file(s), mode 100644; 2 executable file(s), mode 100755: `run.sh`, `tool`; 1 deletion(s)."
+            ),
+            "{body}"
+        );
+        assert!(
+            body.contains("- **Mode changes**: `tool` (100644 → 100755).\n"),
+            "{body}"
+        );
+        // Never the unconditional claim of old.
+        assert!(
+            !body.contains("every file is a regular non-executable file"),
+            "{body}"
+        );
+        let regular_only = [entries[0]];
+        let body = render(
+            &doc,
+            &PrContext {
+                modes: Some(&regular_only),
+                ..bare_context()
+            },
+        );
+        assert!(
+            body.contains("- **Modes written**: 1 regular file(s), mode 100644. "),
+            "{body}"
+        );
+        assert!(!body.contains("100755"), "{body}");
+    }
+
+    #[test]
+    fn the_agents_words_are_shown_as_theirs_and_neutralised() {
+        let doc = verdict(vec![file(ChangeKind::Added, None, Some("a"))]);
+        let ctx = PrContext {
+            agent: AgentWords {
+                title: "Fix @octo/admins [click](https://evil.example)",
+                description: "# Approved\nsee #12 and @root\n- done",
+            },
+            ..bare_context()
+        };
+        let body = render(&doc, &ctx);
+        assert!(
+            body.contains("### The agent's words (not verified)"),
+            "{body}"
+        );
+        let section =
+            &body[body.find("### The agent's words").unwrap()..body.find("### Verified").unwrap()];
+        for raw in [
+            "@octo",
+            "@root",
+            "#12",
+            "](https://",
+            "\n# Approved",
+            "\n- done",
+        ] {
+            assert!(!section.contains(raw), "raw {raw:?} in:\n{section}");
+        }
+        assert!(section.contains("> \\# Approved\n"), "{section}");
+        assert!(!render(&doc, &bare_context()).contains("The agent's words"));
     }
 
     #[test]

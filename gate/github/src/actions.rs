@@ -88,6 +88,9 @@ pub struct WorkflowRun {
     pub created_at: String,
     pub html_url: String,
     pub url: String,
+    /// Which attempt of the run this is (1 for the first).
+    #[serde(default)]
+    pub run_attempt: Option<u64>,
 }
 
 /// `GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs` ("List workflow runs for a
@@ -114,6 +117,39 @@ pub struct Job {
     pub html_url: Option<String>,
     #[serde(default)]
     pub steps: Vec<JobStep>,
+    /// RFC 3339 times GitHub records; `null` for a job that did not start or finish.
+    #[serde(default)]
+    pub started_at: Option<String>,
+    #[serde(default)]
+    pub completed_at: Option<String>,
+}
+
+/// An artifact of a run (schema `artifact`, "List workflow run artifacts",
+/// <https://docs.github.com/en/rest/actions/artifacts#list-workflow-run-artifacts>); the fields
+/// used here.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Artifact {
+    pub id: u64,
+    pub name: String,
+    pub size_in_bytes: u64,
+    pub expired: bool,
+    #[serde(default)]
+    pub created_at: Option<String>,
+    #[serde(default)]
+    pub workflow_run: Option<ArtifactRun>,
+}
+
+/// `artifact.workflow_run`: the run that uploaded it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct ArtifactRun {
+    pub id: u64,
+}
+
+/// `{total_count, artifacts}`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Artifacts {
+    pub total_count: u64,
+    pub artifacts: Vec<Artifact>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -239,6 +275,53 @@ impl Client {
     /// OpenAPI `paths["/repos/{owner}/{repo}/actions/jobs/{job_id}/logs"].get`): `302` with a
     /// `Location` that expires after a minute. The log is then read without the token; only
     /// its last `keep` bytes are kept.
+    /// `GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts?name=...` ("List workflow run
+    /// artifacts", <https://docs.github.com/en/rest/actions/artifacts#list-workflow-run-artifacts>).
+    pub fn list_run_artifacts(
+        &self,
+        repo: &Repository,
+        run_id: u64,
+        name: Option<&str>,
+    ) -> Result<Artifacts, Error> {
+        let mut call = Call::get(repo.path(&format!("/actions/runs/{run_id}/artifacts")))
+            .query("per_page", "100");
+        if let Some(name) = name {
+            call = call.query("name", name);
+        }
+        self.json(&call, &[200])
+    }
+
+    /// `GET /repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}` with
+    /// `zip` ("Download an artifact",
+    /// <https://docs.github.com/en/rest/actions/artifacts#download-an-artifact>): a `302` to the
+    /// content, read here up to `max` bytes (more is an error). An artifact uploaded with
+    /// `archive: false` is the file itself.
+    pub fn download_artifact(
+        &self,
+        repo: &Repository,
+        artifact_id: u64,
+        max: usize,
+    ) -> Result<Vec<u8>, Error> {
+        let call = Call::get(repo.path(&format!("/actions/artifacts/{artifact_id}/zip")));
+        let response = self.send(&call)?;
+        self.expect(&call, &response, &[302])?;
+        let location = response.header("location").ok_or_else(|| Error::Decode {
+            method: "GET",
+            path: call.target(),
+            message: "302 without a Location".to_owned(),
+        })?;
+        let (bytes, dropped) =
+            self.fetch_redirect_tail(location, max, u64::try_from(max).unwrap_or(u64::MAX) + 1)?;
+        if dropped {
+            return Err(Error::Decode {
+                method: "GET",
+                path: call.target(),
+                message: format!("the artifact is larger than {max} bytes"),
+            });
+        }
+        Ok(bytes)
+    }
+
     pub fn job_log_tail(
         &self,
         repo: &Repository,

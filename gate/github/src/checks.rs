@@ -18,12 +18,30 @@ pub struct CheckRun {
     pub html_url: Option<String>,
     #[serde(default)]
     pub app: Option<CheckRunApp>,
+    /// `output`: `title`, `summary`, `text` as the creator wrote them.
+    #[serde(default)]
+    pub output: Option<CheckRunOutput>,
 }
 
+/// The App that created the check run (schema `integration`, nullable): its numeric `id` is
+/// what identifies it; `slug` names its bot, `<slug>[bot]`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct CheckRunApp {
     #[serde(default)]
+    pub id: Option<u64>,
+    #[serde(default)]
     pub slug: Option<String>,
+}
+
+/// `check-run.output`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+pub struct CheckRunOutput {
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default)]
+    pub text: Option<String>,
 }
 
 /// `{total_count, check_runs}`.
@@ -36,16 +54,23 @@ pub struct CheckRuns {
 impl Client {
     /// `GET /repos/{owner}/{repo}/commits/{ref}/check-runs?check_name=...` ("List check runs
     /// for a Git reference", <https://docs.github.com/en/rest/checks/runs#list-check-runs-for-a-git-reference>;
-    /// OpenAPI `paths["/repos/{owner}/{repo}/commits/{ref}/check-runs"].get`).
+    /// OpenAPI `paths["/repos/{owner}/{repo}/commits/{ref}/check-runs"].get`). With `app_id`,
+    /// only the check runs created by that App are listed (the query parameter `app_id`); the
+    /// caller still checks each run's `app.id`, so a server that ignores the filter cannot
+    /// pass another App's run off as that App's.
     pub fn list_check_runs(
         &self,
         repo: &Repository,
         sha: &str,
         check_name: &str,
+        app_id: Option<u64>,
     ) -> Result<CheckRuns, Error> {
-        let call = Call::get(repo.path(&format!("/commits/{}/check-runs", encode_path(sha))))
+        let mut call = Call::get(repo.path(&format!("/commits/{}/check-runs", encode_path(sha))))
             .query("check_name", check_name)
             .query("per_page", "100");
+        if let Some(app_id) = app_id {
+            call = call.query("app_id", app_id.to_string());
+        }
         self.json(&call, &[200])
     }
 

@@ -57,10 +57,22 @@ pub struct GitCommit {
     pub message: String,
     pub tree: ObjectId,
     pub parents: Vec<ObjectId>,
+    /// The git author and committer (`name`, `email`, `date`).
+    #[serde(default)]
+    pub author: Option<GitActor>,
+    #[serde(default)]
+    pub committer: Option<GitActor>,
     /// GitHub's verification of the commit's signature (`verification`: `verified`, `reason`,
     /// ...), absent on some servers.
     #[serde(default)]
     pub verification: Option<Verification>,
+}
+
+/// `git-commit.author` / `.committer`: the identity as written in the commit object.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct GitActor {
+    pub name: String,
+    pub email: String,
 }
 
 /// Schema `verification` (`git-commit.verification`): whether GitHub verified the commit's

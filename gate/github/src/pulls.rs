@@ -61,6 +61,20 @@ impl Client {
         self.json(&call, &[200])
     }
 
+    /// The same list with `state=all`: open and closed pull requests from `branch` of this
+    /// repository, a closed one listed even after its branch was deleted (its `head.sha` stays).
+    pub fn list_all_pulls_from(
+        &self,
+        repo: &Repository,
+        branch: &str,
+    ) -> Result<Vec<PullRequest>, Error> {
+        let call = Call::get(repo.path("/pulls"))
+            .query("head", format!("{}:{branch}", repo.owner()))
+            .query("state", "all")
+            .query("per_page", "100");
+        self.json(&call, &[200])
+    }
+
     /// `POST /repos/{owner}/{repo}/pulls` ("Create a pull request",
     /// <https://docs.github.com/en/rest/pulls/pulls#create-a-pull-request>; OpenAPI
     /// `paths["/repos/{owner}/{repo}/pulls"].post`): `201`. Sent as [`Replay::Once`].

@@ -380,7 +380,7 @@ fn pulls_and_check_runs() {
     });
     let created = client.create_check_run(&repo, &body).unwrap();
     let runs = client
-        .list_check_runs(&repo, &commit.sha, "agent-team-apply / gate")
+        .list_check_runs(&repo, &commit.sha, "agent-team-apply / gate", None)
         .unwrap();
     assert_eq!(runs.check_runs, vec![created]);
     let posts: Vec<String> = gh

@@ -105,6 +105,21 @@ impl SimulatedGitHub {
         self.standin.url()
     }
 
+    /// The simulated GitHub's clock, advanced a second (a job's start or end).
+    pub fn tick(&self) -> i64 {
+        self.standin.tick()
+    }
+
+    /// A job of the run uploads an artifact.
+    pub fn upload_artifact(&self, run_id: u64, name: &str, bytes: Vec<u8>) -> u64 {
+        self.standin.upload_artifact(run_id, name, bytes)
+    }
+
+    /// The publishing App's id (the dispatcher's `--app-id`).
+    pub fn app_id(&self) -> u64 {
+        self.standin.state().scenario.app_id
+    }
+
     pub fn token(&self) -> String {
         self.standin.token()
     }

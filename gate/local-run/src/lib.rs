@@ -191,6 +191,7 @@ fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunErro
             api_url: &api_url,
             token: &token,
             key: &key,
+            app_id: github.app_id(),
         },
     )?;
     let dispatched =
@@ -230,9 +231,17 @@ fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunErro
         key,
     };
 
-    let (guard, guard_report) = jobs::guard::play(runner, &ctx)?;
+    let started = github.tick();
+    let (guard, mut guard_report) = jobs::guard::play(runner, &ctx)?;
+    upload_guard_reasons(runner, &github, &ctx)?;
+    guard_report.started_at = Some(started);
+    guard_report.completed_at = Some(github.tick());
     let (build_test, build_test_report) = if guard == gate::JobResult::Success {
-        jobs::build_test::play(runner, &ctx)?
+        let started = github.tick();
+        let (result, mut report) = jobs::build_test::play(runner, &ctx)?;
+        report.started_at = Some(started);
+        report.completed_at = Some(github.tick());
+        (result, report)
     } else {
         skipped(
             runner,
@@ -404,11 +413,43 @@ fn install_step(runner: &mut Runner<'_>, binaries: &Binaries) -> Result<(), Loca
     Ok(())
 }
 
+/// The guard job's last steps: its verdict and readiness report in one file named for the run
+/// and attempt, uploaded as an artifact (as the workflow's "Upload the guard's verdict" steps do
+/// with jq and upload-artifact's `archive: false`).
+fn upload_guard_reasons(
+    runner: &mut Runner<'_>,
+    github: &SimulatedGitHub,
+    ctx: &Context,
+) -> Result<(), LocalRunError> {
+    let dir = runner.root.join("guard");
+    let read = |name: &str| -> serde_json::Value {
+        std::fs::read(dir.join(name))
+            .ok()
+            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+            .unwrap_or(serde_json::Value::Null)
+    };
+    let run_id = ctx.dispatched.run_id;
+    let name = gate::dispatch::guard_artifact_name(run_id, 1, "local-run");
+    let file = serde_json::json!({
+        "schema": gate::dispatch::GUARD_REASONS_SCHEMA,
+        "run_id": run_id,
+        "run_attempt": 1,
+        "verdict": read("verdict.json"),
+        "readiness": read("readiness.json"),
+    });
+    let bytes = serde_json::to_vec(&file)
+        .map_err(|e| LocalRunError::Stage(format!("the guard's verdict file: {e}")))?;
+    github.upload_artifact(run_id, &name, bytes);
+    runner.say(&format!(
+        "  - Upload the guard's verdict for the dispatcher\n    artifact {name} (archive: false)\n"
+    ))
+}
+
 fn report_dispatch(
     runner: &mut Runner<'_>,
     end: &jobs::dispatcher::DispatchEnd,
 ) -> Result<(), LocalRunError> {
-    let mut text = String::from("\ndispatcher's result (agent-team-apply/dispatch-result/v1):\n");
+    let mut text = String::from("\ndispatcher's result (agent-team-apply/dispatch-result/v2):\n");
     let _ = writeln!(
         text,
         "  gate dispatch: exit {}",
@@ -453,8 +494,51 @@ fn report_dispatch(
                     neutralize(check.conclusion.as_deref().unwrap_or("(none)"))
                 );
             }
+            if let Some(publication) = &doc.publication {
+                let _ = writeln!(
+                    text,
+                    "  authenticated: commit {} by {} (signature {}), tree {} = proven {}",
+                    neutralize(&publication.commit),
+                    neutralize(&publication.author),
+                    neutralize(&publication.signature),
+                    neutralize(&publication.tree),
+                    neutralize(&publication.proven_tree)
+                );
+            }
             for reason in &doc.reasons {
                 let _ = writeln!(text, "  reason: {}", neutralize(reason));
+            }
+            if let Some(why) = &doc.guard_verdict_unavailable {
+                let _ = writeln!(text, "  guard verdict: not available ({})", neutralize(why));
+            }
+            if let Some(verdict) = &doc.guard_verdict {
+                let _ = writeln!(
+                    text,
+                    "  guard verdict ({}, authoritative, {}): {}, {} violation(s)",
+                    neutralize(&verdict.source),
+                    neutralize(verdict.artifact.as_deref().unwrap_or("-")),
+                    neutralize(&verdict.verdict),
+                    verdict.violations.len()
+                );
+                for v in &verdict.violations {
+                    let path = v
+                        .path
+                        .as_ref()
+                        .or(v.old_path.as_ref())
+                        .map(|p| p.display())
+                        .unwrap_or_default();
+                    let _ = writeln!(
+                        text,
+                        "    error[{}]: {}{}: {}\n      hint: {}",
+                        neutralize(&v.rule),
+                        path,
+                        v.line
+                            .map(|l| format!(" (diff line {l})"))
+                            .unwrap_or_default(),
+                        neutralize(&v.message),
+                        neutralize(&v.hint)
+                    );
+                }
             }
             if let Some(tail) = &doc.log_tail {
                 let _ = writeln!(

@@ -162,8 +162,21 @@ pub const GATE_REDECIDE: StageSpec = StageSpec {
     subcommand: "decide",
     flags: DECIDE_FLAGS,
 };
-pub const GATE_VERIFY_DISPATCH: StageSpec = StageSpec {
-    job: "publish",
+const VERIFY_DISPATCH_FLAGS: &[&str] = &[
+    "--repository",
+    "--ref",
+    "--task-id",
+    "--base",
+    "--diff-sha256",
+    "--declared-scope",
+    "--workflow-ref",
+    "--pr-title",
+    "--pr-description",
+    "--mac",
+];
+/// guard checks the signature first, before any other work, and a replay (`--run-id`).
+pub const GUARD_VERIFY_DISPATCH: StageSpec = StageSpec {
+    job: "guard",
     step: "Verify the dispatcher's signature",
     program: "gate",
     subcommand: "verify-dispatch",
@@ -174,8 +187,20 @@ pub const GATE_VERIFY_DISPATCH: StageSpec = StageSpec {
         "--base",
         "--diff-sha256",
         "--declared-scope",
+        "--workflow-ref",
+        "--pr-title",
+        "--pr-description",
+        "--run-id",
+        "--run-attempt",
         "--mac",
     ],
+};
+pub const GATE_VERIFY_DISPATCH: StageSpec = StageSpec {
+    job: "publish",
+    step: "Verify the dispatcher's signature",
+    program: "gate",
+    subcommand: "verify-dispatch",
+    flags: VERIFY_DISPATCH_FLAGS,
 };
 pub const GATE_PUBLISH_PLAN: StageSpec = StageSpec {
     job: "publish",
@@ -192,6 +217,9 @@ pub const GATE_PUBLISH_PLAN: StageSpec = StageSpec {
         "--repository",
         "--task-id",
         "--run-id",
+        "--dispatch-nonce",
+        "--pr-title",
+        "--pr-description",
         "--policy",
         "--scope",
         "--out",
@@ -211,6 +239,7 @@ pub const GATE_PUBLISH: StageSpec = StageSpec {
         "--base-branch",
         "--decision",
         "--verdict",
+        "--run-attempt",
         "--details-url",
         "--out",
     ],
@@ -219,6 +248,7 @@ pub const GATE_PUBLISH: StageSpec = StageSpec {
 /// Every stage local-run plays, in the order the workflow runs them.
 pub const STAGES: &[StageSpec] = &[
     GUARD_INPUTS,
+    GUARD_VERIFY_DISPATCH,
     GUARD_CHECK,
     GUARD_READINESS,
     BUILD_TEST_INPUTS,

@@ -111,7 +111,7 @@ fn accepted_sample_runs_the_whole_loop_and_publishes_a_proven_draft() {
             // The install step: three assets, each checked.
             "with $RUN/release/SHA256SUMS; each copied into $RUN/bin and its SHA-256 checked",
             "$ gate dispatch --repository local/greeting --workflow agent-team-apply.yml --ref main --task-id local-accept",
-            "--wait --timeout 1800 --format json",
+            "--wait --app-id 424242 --timeout 1800 --format json",
             "the simulated GitHub received the dispatch: run ",
             "job guard: success",
             "$ guard readiness ",
@@ -132,6 +132,8 @@ fn accepted_sample_runs_the_whole_loop_and_publishes_a_proven_draft() {
             "draft pull request #1: https://github.com/local/greeting/pull/1 (draft: true)",
             "check run \"agent-team-apply / gate\": success",
             "pull request #1 from agent-team/local-accept (draft: true)",
+            "authenticated: commit ",
+            " by agent-team-apply[bot] (signature valid), tree ",
             "POST /repos/local/greeting/actions/workflows/agent-team-apply.yml/dispatches",
             "POST /graphql",
             "POST /repos/local/greeting/pulls",
@@ -183,6 +185,9 @@ fn hook_attack_fails_at_build_test_and_never_reaches_publish() {
             "job apply / build-test: failure (step \"Build and test the patched tree, then check what it wrote\")",
             "job apply / publish: skipped",
             "log tail of apply / build-test (non-authoritative):",
+            // The guard job's own verdict, from its artifact, as authoritative data.
+            "guard verdict (guard-job, authoritative, agent-team-guard-",
+            ".json): accept, 0 violation(s)",
             "no branch agent-team/local-hook-attack",
             "no pull request",
             "local-run: gate=fail, exit 1",
@@ -192,13 +197,22 @@ fn hook_attack_fails_at_build_test_and_never_reaches_publish() {
         &stdout,
         &[
             "$ gate publish-plan",
-            "$ gate verify-dispatch",
             "$ gate publish ",
             "PUBLICATION PLAN",
             "POST /graphql",
             "POST /repos/local/greeting/pulls",
             "POST /repos/local/greeting/check-runs",
         ],
+    );
+    // The signature is checked once, in guard, before anything else; publish never runs.
+    assert_eq!(
+        stdout.matches("$ gate verify-dispatch").count(),
+        1,
+        "{stdout}"
+    );
+    assert!(
+        stdout.find("$ gate verify-dispatch") < stdout.find("$ guard check"),
+        "{stdout}"
     );
     let kept = kept(&stdout);
     assert!(kept.join("decide/decision.json").is_file());
@@ -325,6 +339,8 @@ fn a_branch_already_at_the_base_is_reused_and_without_namespaces_the_opt_out_is_
             "publish-result: published (exit 0), branch reused-at-base",
             "= expected (proven)",
             "pull request #1 from agent-team/local-accept (draft: true)",
+            "authenticated: commit ",
+            " by agent-team-apply[bot] (signature valid), tree ",
             "isolation could not be established, so the command was not run",
             "!!! WARNING: guard run could not create its namespaces on this machine.",
             "$ guard run --no-isolation-because",

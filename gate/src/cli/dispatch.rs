@@ -2,7 +2,9 @@
 //!
 //! The token comes from `GH_TOKEN` or `GITHUB_TOKEN` and the signing key from
 //! `AGENT_TEAM_DISPATCH_KEY` (or `AGENT_TEAM_DISPATCH_KEY_FILE`), never from a flag; neither
-//! reaches any output. Exit 0: the gate passed and the draft pull request exists (without
+//! reaches any output. With `--wait` the publishing App's id is required (`--app-id`, or
+//! `AGENT_TEAM_APP_ID`): a pass is reported only for that App's check run on the commit GitHub
+//! signed for its bot. Exit 0: the gate passed and the publication is authentic (without
 //! `--wait`: the run was dispatched and identified); 1: the gate failed; 2: anything else.
 
 use std::path::PathBuf;
@@ -12,9 +14,9 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use contract::cli::emit;
-use gate::dispatch::{DispatchRequest, parse_workflow_file, run};
+use gate::dispatch::{DispatchRequest, Preflight, parse_workflow_file, run};
 use gate::dispatch_mac::{FullRef, signing_key};
-use gate::output::dispatch_result_v1::DispatchResultDoc;
+use gate::output::dispatch_result_v2::DispatchResultDoc;
 use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
 use guard::escape::neutralize;
 use guard::inputs::{BaseSha, Scope, TaskId};
@@ -52,9 +54,29 @@ pub struct DispatchArgs {
     /// The API URL (default: $GITHUB_API_URL, else https://api.github.com).
     #[arg(long, value_name = "URL")]
     api_url: Option<String>,
-    /// Follow the run to its outcome.
+    /// Follow the run to its outcome (needs --app-id).
     #[arg(long)]
     wait: bool,
+    /// The publishing App's numeric id (default: $AGENT_TEAM_APP_ID); required with --wait.
+    #[arg(long, value_name = "ID")]
+    app_id: Option<u64>,
+    /// The agent's title for the draft pull request (signed; shown as the agent's words).
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pr_title: String,
+    /// The agent's description for the draft pull request (signed; shown as the agent's words).
+    #[arg(long, value_name = "TEXT", default_value = "")]
+    pr_description: String,
+    /// Before dispatching, run `guard check` on this local clone at --base: a rejection (scope,
+    /// denylist, ...) ends here with exit 1 and the violations, nothing dispatched.
+    #[arg(long, value_name = "DIR")]
+    preflight: Option<PathBuf>,
+    /// The policy for --preflight (default: DIR/.github/agent-team-policy.yml when it exists,
+    /// else the embedded default).
+    #[arg(long, value_name = "FILE", requires = "preflight")]
+    preflight_policy: Option<PathBuf>,
+    /// How long the signed dispatch stays valid (at most 86400).
+    #[arg(long, value_name = "SECONDS", default_value_t = gate::dispatch_mac::DEFAULT_LIFETIME_SECONDS, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    lifetime: u64,
     /// The whole command's time limit.
     #[arg(long, value_name = "SECONDS", default_value_t = 3600, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     timeout: u64,
@@ -87,7 +109,49 @@ fn request(args: &DispatchArgs) -> Result<DispatchRequest, String> {
         key: signing_key(&env_bytes).map_err(|e| e.to_string())?,
         wait: args.wait,
         timeout: Duration::from_secs(args.timeout),
+        app_id: app_id(args.app_id)?,
+        pr_title: checked_title(&args.pr_title)?,
+        pr_description: checked_description(&args.pr_description)?,
+        lifetime: Duration::from_secs(args.lifetime),
+        nonce: None,
+        preflight: args.preflight.as_ref().map(|dir| Preflight {
+            dir: dir.clone(),
+            policy: args.preflight_policy.clone(),
+        }),
     })
+}
+
+/// `--app-id`, else `AGENT_TEAM_APP_ID` (a positive decimal; empty counts as unset).
+pub fn app_id(flag: Option<u64>) -> Result<Option<u64>, String> {
+    if let Some(id) = flag {
+        return if id == 0 {
+            Err("--app-id must be a positive App id".to_owned())
+        } else {
+            Ok(Some(id))
+        };
+    }
+    match env_text("AGENT_TEAM_APP_ID").filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(text) => match text.parse::<u64>() {
+            Ok(id) if id > 0 && !text.starts_with('0') => Ok(Some(id)),
+            _ => Err(format!(
+                "AGENT_TEAM_APP_ID {:?} is not a positive App id",
+                neutralize(&text)
+            )),
+        },
+    }
+}
+
+pub fn checked_title(value: &str) -> Result<String, String> {
+    guard::inputs::check_pr_title(value)
+        .map(|()| value.to_owned())
+        .map_err(|e| format!("--pr-title: {e}"))
+}
+
+pub fn checked_description(value: &str) -> Result<String, String> {
+    guard::inputs::check_pr_description(value)
+        .map(|()| value.to_owned())
+        .map_err(|e| format!("--pr-description: {e}"))
 }
 
 fn read_diff(path: &PathBuf) -> Result<Vec<u8>, String> {
@@ -157,8 +221,45 @@ pub fn render_text(doc: &DispatchResultDoc) -> String {
             pull.number, pull.html_url
         ));
     }
+    if let Some(publication) = &doc.publication {
+        out.push_str(&format!(
+            "  publication: commit {} by {} (signature {}), tree {} = proven {}\n",
+            publication.commit,
+            publication.author,
+            publication.signature,
+            publication.tree,
+            publication.proven_tree
+        ));
+    }
     for reason in &doc.reasons {
         out.push_str(&format!("  reason: {reason}\n"));
+    }
+    if let Some(why) = &doc.guard_verdict_unavailable {
+        out.push_str(&format!("  guard verdict: not available ({why})\n"));
+    }
+    if let Some(verdict) = &doc.guard_verdict {
+        out.push_str(&format!(
+            "  guard verdict ({}, authoritative): {}, {} violation(s)\n",
+            verdict.source,
+            verdict.verdict,
+            verdict.violations.len()
+        ));
+        for v in &verdict.violations {
+            let path = v
+                .path
+                .as_ref()
+                .or(v.old_path.as_ref())
+                .map(|p| p.display())
+                .unwrap_or_default();
+            let line = v
+                .line
+                .map(|l| format!(" (diff line {l})"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "    error[{}]: {path}{line}: {}\n      hint: {}\n",
+                v.rule, v.message, v.hint
+            ));
+        }
     }
     if let Some(tail) = &doc.log_tail {
         out.push_str(&format!("  log tail of {} ({}):\n", tail.job, tail.note));
@@ -182,6 +283,11 @@ pub fn run_cli(args: DispatchArgs) -> u8 {
         Ok(request) => request,
         Err(e) => return fail(&e),
     };
+    if request.wait && request.app_id.is_none() {
+        return fail(
+            "--wait needs the publishing App's id (--app-id ID or AGENT_TEAM_APP_ID): a pass is only reported for that App's check run and signed commit",
+        );
+    }
     let (client, token) = match client(&args, request.timeout) {
         Ok(pair) => pair,
         Err(e) => return fail(&e),

@@ -7,4 +7,5 @@ pub mod init;
 pub mod publish;
 pub mod publish_plan;
 pub mod repo_steps;
+pub mod sign;
 pub mod verify_dispatch;

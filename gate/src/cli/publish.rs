@@ -54,6 +54,10 @@ pub struct PublishArgs {
     /// paths label the pull request and title the check run.
     #[arg(long, value_name = "FILE")]
     verdict: String,
+    /// The run attempt (`$GITHUB_RUN_ATTEMPT`): a re-run may only finish the publication its
+    /// run started, never start one.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    run_attempt: u32,
     /// The check run's name.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_CHECK_NAME)]
     check_name: String,
@@ -162,6 +166,7 @@ fn run_inner(args: &PublishArgs) -> Result<u8, String> {
         verdict: &verdict,
         check_name: &args.check_name,
         details_url: args.details_url.as_deref(),
+        run_attempt: args.run_attempt,
     };
     let mut log = |line: &str| eprintln!("gate publish: {}", neutralize(&token.redact(line)));
     let report = publish(&client, &plan, &request, &mut log);

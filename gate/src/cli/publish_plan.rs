@@ -47,6 +47,27 @@ pub struct PublishPlanArgs {
     /// The workflow run id (decimal), bound into the commit message.
     #[arg(long, value_name = "ID")]
     run_id: Option<String>,
+    /// The signed dispatch's nonce (the `dispatch_mac` input's second field), bound into the
+    /// commit message as `Dispatch-Nonce`.
+    #[arg(long, value_name = "HEX")]
+    dispatch_nonce: Option<String>,
+    /// The agent's title for the draft (the signed `pr_title` input; may be empty), shown in the
+    /// body under a heading that says it is the agent's.
+    #[arg(
+        long,
+        value_name = "TEXT",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
+    pr_title: String,
+    /// The agent's description (the signed `pr_description` input; may be empty).
+    #[arg(
+        long,
+        value_name = "TEXT",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
+    pr_description: String,
     /// Write the plan here instead of stdout (atomically: the file exists only when complete).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -79,6 +100,15 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
         args.run_id.as_deref(),
     )
     .map_err(|e| e.to_string())?;
+    let target = match &args.dispatch_nonce {
+        Some(nonce) => target
+            .with_dispatch_nonce(nonce)
+            .map_err(|e| e.to_string())?,
+        None => target,
+    };
+    let target = target
+        .with_agent_words(&args.pr_title, &args.pr_description)
+        .map_err(|e| e.to_string())?;
     validate_inputs(&args.base, &args.expected_sha256).map_err(|e| e.to_string())?;
 
     let policy = Policy::load(args.policy.as_deref())?;

@@ -1,6 +1,16 @@
-//! `gate verify-dispatch`: check the dispatcher's signature before anything is published.
+//! `gate verify-dispatch`: check the dispatcher's signature before any other work (the guard
+//! job's first step after the inputs) and again before anything is published.
 //!
-//! The keys come from the environment (the publishing environment's secrets): the current one
+//! Beyond the tag (version 2, [`gate::dispatch_mac`]): the dispatch must not have expired, its
+//! expiry must lie at most 24 hours ahead, and it must have been signed for the workflow this
+//! run is (`--workflow-ref "$GITHUB_WORKFLOW_REF"`, the `@ref` stripped). With `--run-id` (the
+//! guard job, which also passes `--run-attempt`), the task's branch and its pull requests, open and closed, are read through
+//! the API (`GH_TOKEN`, `GITHUB_API_URL`) and a nonce another run already published, one a closed
+//! pull request carried, or a re-run attempt with nothing of its own to finish is refused
+//! ([`gate::replay`]), before any reviewer is asked; `gate publish` checks the same again before
+//! it writes.
+//!
+//! The keys come from the environment (the verifying jobs' secrets): the current one
 //! from `AGENT_TEAM_DISPATCH_KEY` (or a file named by `AGENT_TEAM_DISPATCH_KEY_FILE`), the
 //! previous one, while a rotation is under way, from `AGENT_TEAM_DISPATCH_KEY_PREVIOUS`.
 //!
@@ -12,7 +22,8 @@ use serde::Serialize;
 
 use contract::cli::emit;
 use gate::dispatch_mac::{
-    FullRef, KeySlot, MacError, RepositoryName, SignedFields, verify, verifying_keys,
+    FullRef, KeySlot, MacError, RepositoryName, SignedFields, WorkflowPath, check_expiry, verify,
+    verifying_keys,
 };
 use guard::escape::neutralize;
 use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Scope, TaskId};
@@ -48,6 +59,35 @@ pub struct VerifyDispatchArgs {
     /// The `dispatch_mac` input as received (may be empty: then the dispatch is rejected).
     #[arg(long, value_name = "MAC", allow_hyphen_values = true)]
     mac: String,
+    /// The workflow this run is (`$GITHUB_WORKFLOW_REF`: OWNER/NAME/.github/workflows/FILE@REF).
+    #[arg(long, value_name = "REF")]
+    workflow_ref: String,
+    /// The `pr_title` input as received (may be empty).
+    #[arg(
+        long,
+        value_name = "TEXT",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
+    pr_title: String,
+    /// The `pr_description` input as received (may be empty).
+    #[arg(
+        long,
+        value_name = "TEXT",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
+    pr_description: String,
+    /// The time to check the expiry against, in Unix seconds (default: the system clock).
+    #[arg(long, value_name = "UNIX")]
+    now: Option<u64>,
+    /// This run's id (`$GITHUB_RUN_ID`): also refuse a replay, reading what was published for
+    /// this dispatch's nonce (token from GH_TOKEN, API from GITHUB_API_URL).
+    #[arg(long, value_name = "ID")]
+    run_id: Option<String>,
+    /// This run's attempt (`$GITHUB_RUN_ATTEMPT`), with --run-id.
+    #[arg(long, value_name = "N", requires = "run_id", value_parser = clap::value_parser!(u32).range(1..))]
+    run_attempt: Option<u32>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -66,6 +106,9 @@ struct VerificationDoc {
     task_id: String,
     base_sha: String,
     diff_sha256: String,
+    workflow: Option<String>,
+    nonce: Option<String>,
+    expires_at: Option<u64>,
 }
 
 enum Outcome {
@@ -74,16 +117,35 @@ enum Outcome {
     Error(String),
 }
 
-fn fields(args: &VerifyDispatchArgs) -> Result<SignedFields, String> {
+fn fields(args: &VerifyDispatchArgs, mac: &DispatchMac) -> Result<SignedFields, String> {
     let scope = Scope::parse_described(&args.declared_scope)?;
+    let repository = RepositoryName::parse(&args.repository).map_err(|e| e.to_string())?;
+    guard::inputs::check_pr_title(&args.pr_title).map_err(|e| e.to_string())?;
+    guard::inputs::check_pr_description(&args.pr_description).map_err(|e| e.to_string())?;
     Ok(SignedFields {
-        repository: RepositoryName::parse(&args.repository).map_err(|e| e.to_string())?,
+        workflow: WorkflowPath::from_workflow_ref(&args.workflow_ref, &repository)
+            .map_err(|e| e.to_string())?,
+        repository,
         git_ref: FullRef::parse(&args.git_ref).map_err(|e| e.to_string())?,
         task_id: TaskId::parse(&args.task_id).map_err(|e| e.to_string())?,
         base: BaseSha::parse(&args.base).map_err(|e| e.to_string())?,
         diff_sha256: DiffSha256::parse(&args.diff_sha256).map_err(|e| e.to_string())?,
+        nonce: mac.nonce().clone(),
+        expires_at: mac.expires_at(),
         scope,
+        pr_title: args.pr_title.clone(),
+        pr_description: args.pr_description.clone(),
     })
+}
+
+fn now(args: &VerifyDispatchArgs) -> Result<u64, String> {
+    match args.now {
+        Some(now) => Ok(now),
+        None => std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .map_err(|e| format!("the system clock: {e}")),
+    }
 }
 
 fn outcome(args: &VerifyDispatchArgs) -> Outcome {
@@ -92,23 +154,72 @@ fn outcome(args: &VerifyDispatchArgs) -> Outcome {
         Ok(keys) => keys,
         Err(e) => return Outcome::Error(e.to_string()),
     };
-    let fields = match fields(args) {
+    let now = match now(args) {
+        Ok(now) => now,
+        Err(e) => return Outcome::Error(e),
+    };
+    if args.mac.is_empty() {
+        return Outcome::Rejected(MacError::Missing.to_string());
+    }
+    let mac = match DispatchMac::parse(&args.mac) {
+        Ok(mac) => mac,
+        Err(e) => return Outcome::Rejected(e.to_string()),
+    };
+    let fields = match fields(args, &mac) {
         Ok(fields) => fields,
         Err(reason) => return Outcome::Rejected(reason),
     };
-    let mac = if args.mac.is_empty() {
-        None
-    } else {
-        match DispatchMac::parse(&args.mac) {
-            Ok(mac) => Some(mac),
-            Err(e) => return Outcome::Rejected(e.to_string()),
+    let slot = match verify(&fields, Some(&mac), &keys) {
+        Ok(slot) => slot,
+        Err(e @ (MacError::Missing | MacError::Mismatch { .. })) => {
+            return Outcome::Rejected(e.to_string());
         }
+        Err(e) => return Outcome::Error(e.to_string()),
     };
-    match verify(&fields, mac.as_ref(), &keys) {
-        Ok(slot) => Outcome::Verified(slot),
-        Err(e @ (MacError::Missing | MacError::Mismatch)) => Outcome::Rejected(e.to_string()),
-        Err(e) => Outcome::Error(e.to_string()),
+    if let Err(e) = check_expiry(mac.expires_at(), now) {
+        return Outcome::Rejected(e.to_string());
     }
+    if args.run_id.is_some() {
+        return match replay(args, &fields) {
+            Ok(gate::replay::Verdict::Refused(why)) => Outcome::Rejected(why),
+            Ok(_) => Outcome::Verified(slot),
+            Err(e) => Outcome::Error(e),
+        };
+    }
+    Outcome::Verified(slot)
+}
+
+fn replay(
+    args: &VerifyDispatchArgs,
+    fields: &SignedFields,
+) -> Result<gate::replay::Verdict, String> {
+    use std::sync::Arc;
+    let env = |name: &str| std::env::var(name).ok();
+    let run_id = args.run_id.as_deref().unwrap_or_default();
+    if !gate::decide::valid_run_id(run_id) {
+        return Err(format!("--run-id {:?} is not a run id", neutralize(run_id)));
+    }
+    let token = github::Token::from_env(&env).map_err(|e| e.to_string())?;
+    let api_url = github::ApiUrl::resolve(None, &env).map_err(|e| e.to_string())?;
+    let mut config =
+        github::ClientConfig::new(api_url, token.clone(), Arc::new(github::SystemClock::new()));
+    config.proxy = github::ProxySettings::from_env(&env);
+    config.deadline = Some(std::time::Duration::from_secs(300));
+    let client = github::Client::new(config).map_err(|e| e.to_string())?;
+    let repo = github::Repository::parse(&args.repository).map_err(|e| e.to_string())?;
+    gate::replay::find(
+        &client,
+        &repo,
+        &fields.task_id.publish_branch(),
+        fields.nonce.as_str(),
+        run_id,
+        args.run_attempt.unwrap_or(1),
+    )
+    .map_err(|e| {
+        token.redact(&format!(
+            "looking for earlier publications of this dispatch: {e}"
+        ))
+    })
 }
 
 pub fn run(args: VerifyDispatchArgs) -> u8 {
@@ -142,6 +253,11 @@ pub fn run(args: VerifyDispatchArgs) -> u8 {
             (None, None) => format!("dispatch signature {result}\n"),
         },
         Format::Json => {
+            let mac_parts = DispatchMac::parse(&args.mac).ok();
+            let workflow = RepositoryName::parse(&args.repository)
+                .and_then(|r| WorkflowPath::from_workflow_ref(&args.workflow_ref, &r))
+                .ok()
+                .map(|w| w.as_str().to_owned());
             let doc = VerificationDoc {
                 schema: SCHEMA,
                 result,
@@ -152,6 +268,9 @@ pub fn run(args: VerifyDispatchArgs) -> u8 {
                 task_id: args.task_id,
                 base_sha: args.base,
                 diff_sha256: args.diff_sha256,
+                workflow,
+                nonce: mac_parts.as_ref().map(|m| m.nonce().as_str().to_owned()),
+                expires_at: mac_parts.as_ref().map(DispatchMac::expires_at),
             };
             match serde_json::to_string_pretty(&doc) {
                 Ok(json) => format!("{json}\n"),

@@ -199,6 +199,24 @@ pub enum Tamper {
     ReadBackTree(String),
 }
 
+/// A forged publication, as someone with a workflow token (`checks: write`, `contents: write`)
+/// but without the publishing App's key can make one: the simulated pass publishes it instead
+/// of the App's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Forgery {
+    /// The check run is created by another App (`github-actions`, id [`OTHER_APP_ID`]).
+    CheckRunFromOtherApp,
+    /// The head commit is another author's, unsigned (`verification.reason: unsigned`).
+    UnsignedHead,
+    /// The head commit is signed by another user's key (verified, but not for the App's bot).
+    ForeignSignedHead,
+    /// The check run's output names this tree as proven, not the head commit's.
+    ProvenTree(String),
+}
+
+/// The App id GitHub Actions' own App (`github-actions`) has on github.com.
+pub const OTHER_APP_ID: u64 = 15368;
+
 /// A run that existed before the dispatch (for correlation tests).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PriorRun {
@@ -256,6 +274,28 @@ pub struct Scenario {
     pub ref_moves: Vec<RefMove>,
     /// What the settings routes serve (`gate doctor`'s reads).
     pub settings: settings::RepositorySettings,
+    /// The publishing App: its id and slug (its bot is `<slug>[bot]`, user id `bot_user_id`).
+    /// Every check run and commit the token creates is that App's.
+    pub app_id: u64,
+    pub app_slug: String,
+    pub bot_user_id: u64,
+    /// What the simulated pass publishes instead of the App's publication.
+    pub forgery: Option<Forgery>,
+    /// The file the guard job uploads as its artifact `agent-team-guard-<run>-<attempt>-standin.json`
+    /// when a scripted run completes: its creation time (seconds after the run's creation; the
+    /// guard job runs from +0 to +5, build-test from +10) and its bytes (`RUN_ID` in them is
+    /// replaced with the run's id).
+    pub guard_artifact: Option<(i64, Vec<u8>)>,
+}
+
+/// An artifact a job uploaded (`archive: false`: the file itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArtifactState {
+    pub id: u64,
+    pub name: String,
+    pub run_id: u64,
+    pub created_at: i64,
+    pub bytes: Vec<u8>,
 }
 
 impl Default for Scenario {
@@ -287,6 +327,11 @@ impl Default for Scenario {
             tamper: None,
             ref_moves: Vec::new(),
             settings: settings::RepositorySettings::default(),
+            app_id: 424_242,
+            app_slug: "agent-team-apply".into(),
+            bot_user_id: 190_000_001,
+            forgery: None,
+            guard_artifact: None,
         }
     }
 }
@@ -317,6 +362,9 @@ pub struct JobState {
     /// (name, conclusion) in order.
     pub steps: Vec<(String, Option<String>)>,
     pub log: String,
+    /// Unix seconds; `None` for a job that did not run.
+    pub started_at: Option<i64>,
+    pub completed_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -339,6 +387,11 @@ pub struct CheckRunState {
     pub name: String,
     pub head_sha: String,
     pub conclusion: Option<String>,
+    /// The App that created it.
+    pub app_id: u64,
+    pub app_slug: String,
+    /// `output.text` as created.
+    pub output_text: String,
 }
 
 /// The stand-in's whole state, visible to tests.
@@ -357,6 +410,9 @@ pub struct State {
     pub created_commits: std::collections::BTreeSet<String>,
     /// Tokens revoked by `DELETE /installation/token`: refused from then on.
     pub revoked_tokens: std::collections::BTreeSet<String>,
+    /// Commits signed with another user's key (verified, for that user).
+    pub foreign_signed: std::collections::BTreeSet<String>,
+    pub artifacts: Vec<ArtifactState>,
     /// How many requests each fault (by index) has let through.
     fault_passes: Vec<u32>,
     next_id: u64,
@@ -376,6 +432,8 @@ impl State {
             check_runs: Vec::new(),
             created_commits: std::collections::BTreeSet::new(),
             revoked_tokens: std::collections::BTreeSet::new(),
+            foreign_signed: std::collections::BTreeSet::new(),
+            artifacts: Vec::new(),
             fault_passes: Vec::new(),
             next_id: 100,
         };
@@ -461,6 +519,30 @@ impl StandIn {
         self.state().requests.clone()
     }
 
+    /// The stand-in's clock, advanced by one second (a driver's job start or end).
+    pub fn tick(&self) -> i64 {
+        let mut state = self.state();
+        let now = state.now;
+        state.now += 1;
+        now
+    }
+
+    /// A job of run `run_id` uploads the file `name` as an artifact (`archive: false`), now.
+    pub fn upload_artifact(&self, run_id: u64, name: &str, bytes: Vec<u8>) -> u64 {
+        let mut state = self.state();
+        let id = state.next_id();
+        let created_at = state.now;
+        state.now += 1;
+        state.artifacts.push(ArtifactState {
+            id,
+            name: name.to_owned(),
+            run_id,
+            created_at,
+            bytes,
+        });
+        id
+    }
+
     /// Finish a [`Outcome::Pending`] run with `outcome` (for a driver that runs the jobs itself).
     pub fn complete_run(&self, run_id: u64, outcome: Outcome) -> bool {
         let mut state = self.state();
@@ -481,6 +563,10 @@ pub struct JobReport {
     pub steps: Vec<(String, String)>,
     /// What "Download job logs for a workflow run" serves for the job.
     pub log: String,
+    /// When it started and completed (the stand-in's clock, [`StandIn::tick`]); `None` when it
+    /// did not run.
+    pub started_at: Option<i64>,
+    pub completed_at: Option<i64>,
 }
 
 impl StandIn {

@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use crate::git::Object;
 use crate::http::{Recorded, Reply};
 use crate::{
-    CALLER_JOB, CHECK_NAME, CheckRunState, DECIDE_STEP, DispatchMode, JOBS, JobState, Outcome,
-    PullState, RunState, State,
+    CALLER_JOB, CHECK_NAME, CheckRunState, DECIDE_STEP, DispatchMode, Forgery, JOBS, JobState,
+    OTHER_APP_ID, Outcome, PullState, RunState, State,
 };
 
 const DOCS: &str = "https://docs.github.com/rest";
@@ -111,6 +111,18 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
             None => not_found(),
         });
     }
+    if let Some(rest) = req.path.strip_prefix("/_blob/artifacts/") {
+        // The signed download URL the API redirects to: the file itself (`archive: false`).
+        let id = rest.parse::<u64>().ok();
+        return Some(match state.artifacts.iter().find(|a| Some(a.id) == id) {
+            Some(a) => Reply {
+                status: 200,
+                headers: vec![("content-type".into(), "application/octet-stream".into())],
+                body: a.bytes.clone(),
+            },
+            None => not_found(),
+        });
+    }
     if let ["app", "installations", _, "access_tokens"] = req
         .path
         .trim_start_matches('/')
@@ -176,6 +188,8 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         ("GET", ["actions", "runs", id]) => get_run(state, id, base),
         ("GET", ["actions", "runs", id, "jobs"]) => list_jobs(state, id),
         ("GET", ["actions", "jobs", id, "logs"]) => job_logs(state, id, base),
+        ("GET", ["actions", "runs", id, "artifacts"]) => list_artifacts(state, req, id),
+        ("GET", ["actions", "artifacts", id, "zip"]) => download_artifact(state, id, base),
         ("POST", ["git", "blobs"]) => create_blob(state, req, base),
         ("POST", ["git", "trees"]) => create_tree(state, req, base),
         ("POST", ["git", "commits"]) => create_commit(state, req),
@@ -416,6 +430,8 @@ fn job(state: &mut State, name: &str, conclusion: &str, failing_step: Option<&st
         conclusion: Some(conclusion.to_owned()),
         steps,
         log,
+        started_at: None,
+        completed_at: None,
     }
 }
 
@@ -466,6 +482,31 @@ pub fn complete_run(state: &mut State, run_id: u64, outcome: Outcome) -> bool {
     if matches!(outcome, Outcome::Passed | Outcome::PassedWithoutPullRequest) {
         publish(state, index, outcome == Outcome::Passed);
     }
+    // Each job that ran took its slot: guard +0..+5, build-test +10..+15, ...
+    let created = state.runs[index].created_at;
+    let mut jobs = jobs;
+    for (i, job) in jobs.iter_mut().enumerate() {
+        if job.conclusion.as_deref() != Some("skipped") {
+            let at = created + 10 * i64::try_from(i).unwrap_or(0);
+            job.started_at = Some(at);
+            job.completed_at = Some(at + 5);
+        }
+    }
+    if let Some((offset, bytes)) = state.scenario.guard_artifact.clone() {
+        let id = state.next_id();
+        let run_id = state.runs[index].id;
+        // `RUN_ID` in the scripted file stands for the run's id.
+        let bytes = String::from_utf8_lossy(&bytes)
+            .replace("RUN_ID", &run_id.to_string())
+            .into_bytes();
+        state.artifacts.push(crate::ArtifactState {
+            id,
+            name: format!("agent-team-guard-{run_id}-1-standin.json"),
+            run_id,
+            created_at: created + offset,
+            bytes,
+        });
+    }
     let run = &mut state.runs[index];
     run.jobs = jobs;
     run.status = "completed".into();
@@ -508,6 +549,8 @@ pub fn finish_run_with_jobs(
             conclusion: Some(report.conclusion),
             steps,
             log: report.log,
+            started_at: report.started_at,
+            completed_at: report.completed_at,
         });
     }
     let run = &mut state.runs[index];
@@ -517,35 +560,66 @@ pub fn finish_run_with_jobs(
     true
 }
 
-/// What publish leaves behind on a pass: the branch, the commit (with its trailers), the
-/// check run and the draft pull request.
+/// What publish leaves behind on a pass: the branch, the commit (with its trailers: the
+/// dispatch's nonce from its `dispatch_mac` input among them), the App's check run (its output
+/// naming the proven tree and the nonce, as `gate publish` writes them) and the draft pull
+/// request; or, with a [`Forgery`], the forged version of one of them.
 fn publish(state: &mut State, index: usize, open_pull: bool) {
     let run = state.runs[index].clone();
     let input = |name: &str| run.inputs.get(name).cloned().unwrap_or_default();
     let task = input("task_id");
+    // `v2:<nonce>:<expires>:<tag>`
+    let nonce = input("dispatch_mac")
+        .split(':')
+        .nth(1)
+        .unwrap_or_default()
+        .to_owned();
     let blob = state.git.put_blob(b"published by the stand-in\n".to_vec());
     let mut leaves = BTreeMap::new();
     leaves.insert("CHANGES.txt".to_owned(), ("100644".to_owned(), blob));
     let tree = state.git.build(&leaves);
     let message = format!(
-        "agent-team-apply {task}: apply verified diff\n\nDiff-Sha256: {}\nTask-Id: {task}\nRun-Id: {}\n",
+        "agent-team-apply {task}: apply verified diff\n\nDiff-Sha256: {}\nTask-Id: {task}\nRun-Id: {}\nDispatch-Nonce: {nonce}\n",
         input("expected_diff_sha256"),
         run.id
     );
-    let commit = state
-        .git
-        .put_commit(&tree, &[input("base_sha")], &message, state.now, false);
+    let forgery = state.scenario.forgery.clone();
+    let forged_commit = matches!(
+        forgery,
+        Some(Forgery::UnsignedHead | Forgery::ForeignSignedHead)
+    );
+    let commit = state.git.put_commit(
+        &tree,
+        &[input("base_sha")],
+        &message,
+        state.now,
+        forged_commit,
+    );
+    if forgery == Some(Forgery::ForeignSignedHead) {
+        state.foreign_signed.insert(commit.clone());
+    }
     let branch = format!("agent-team/{task}");
     state
         .git
         .refs
         .insert(format!("refs/heads/{branch}"), commit.clone());
     let check_id = state.next_id();
+    let (app_id, app_slug) = match forgery {
+        Some(Forgery::CheckRunFromOtherApp) => (OTHER_APP_ID, "github-actions".to_owned()),
+        _ => (state.scenario.app_id, state.scenario.app_slug.clone()),
+    };
+    let proven = match &forgery {
+        Some(Forgery::ProvenTree(other)) => other.clone(),
+        _ => tree,
+    };
     state.check_runs.push(CheckRunState {
         id: check_id,
         name: CHECK_NAME.into(),
         head_sha: commit.clone(),
         conclusion: Some("success".into()),
+        app_id,
+        app_slug,
+        output_text: format!("Proven-Tree: {proven}\nDispatch-Nonce: {nonce}\n\n### Reasons\n"),
     });
     if open_pull {
         let number = u64::try_from(state.pulls.len()).unwrap_or(0) + 1;
@@ -560,6 +634,58 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
             state: "open".into(),
             labels: Vec::new(),
         });
+    }
+}
+
+/// "List workflow run artifacts"
+/// (<https://docs.github.com/en/rest/actions/artifacts#list-workflow-run-artifacts>): the `name`
+/// filter; `{total_count, artifacts}`, each with `workflow_run.id` and `created_at`.
+fn list_artifacts(state: &State, req: &Recorded, id: &str) -> Reply {
+    let Some(run_id) = id.parse::<u64>().ok() else {
+        return not_found();
+    };
+    let name = req.query("name");
+    let list: Vec<Value> = state
+        .artifacts
+        .iter()
+        .filter(|a| a.run_id == run_id && name.is_none_or(|n| n == a.name))
+        .map(|a| {
+            json!({
+                "id": a.id,
+                "node_id": format!("MDg6QXJ0aWZhY3Q{}", a.id),
+                "name": a.name,
+                "size_in_bytes": a.bytes.len(),
+                "archive_download_url": format!("/repos/{}/{}/actions/artifacts/{}/zip", state.scenario.owner, state.scenario.repo, a.id),
+                "expired": false,
+                "created_at": github::date::format_rfc3339(a.created_at),
+                "workflow_run": { "id": a.run_id },
+            })
+        })
+        .collect();
+    Reply::json(
+        200,
+        &json!({ "total_count": list.len(), "artifacts": list }),
+    )
+}
+
+/// "Download an artifact"
+/// (<https://docs.github.com/en/rest/actions/artifacts#download-an-artifact>): `302` to a
+/// short-lived URL of the content.
+fn download_artifact(state: &State, id: &str, base: &str) -> Reply {
+    match id
+        .parse::<u64>()
+        .ok()
+        .and_then(|id| state.artifacts.iter().find(|a| a.id == id))
+    {
+        Some(a) => Reply {
+            status: 302,
+            headers: vec![(
+                "location".into(),
+                format!("{base}/_blob/artifacts/{}", a.id),
+            )],
+            body: Vec::new(),
+        },
+        None => not_found(),
     }
 }
 
@@ -585,6 +711,8 @@ fn list_jobs(state: &State, id: &str) -> Reply {
                 "status": j.status,
                 "conclusion": j.conclusion,
                 "html_url": format!("https://github.com/{}/{}/actions/runs/{}/job/{}", s.owner, s.repo, run.id, j.id),
+                "started_at": j.started_at.map(github::date::format_rfc3339),
+                "completed_at": j.completed_at.map(github::date::format_rfc3339),
                 "steps": j.steps.iter().enumerate().map(|(i, (name, conclusion))| json!({
                     "name": name,
                     "status": "completed",
@@ -747,17 +875,50 @@ fn commit_json(state: &State, sha: &str) -> Option<Value> {
     else {
         return None;
     };
+    // A commit the token made without an identity is the App's: authored by its bot and
+    // signed by GitHub ("Signature verification for bots",
+    // <https://docs.github.com/en/authentication/managing-commit-signature-verification/about-commit-signature-verification#signature-verification-for-bots>),
+    // committed as GitHub (`noreply@github.com`). Any other commit is someone else's: unsigned,
+    // or signed with that user's own key (`verified: true`, reason `valid`, for that user).
+    // Schema `git-commit` ("Get a commit object",
+    // <https://docs.github.com/en/rest/git/commits#get-a-commit-object>): `author` and
+    // `committer` are `{name, email, date}`; `verification` is `{verified, reason, signature,
+    // payload, verified_at}`.
+    let date = github::date::format_rfc3339(state.now);
+    let s = &state.scenario;
+    let bot = format!("{}[bot]", s.app_slug);
+    let bot_email = format!("{}+{bot}@users.noreply.github.com", s.bot_user_id);
+    let foreign = state.foreign_signed.contains(sha);
+    let (author, committer, verified, reason) = if !custom_identity {
+        (
+            json!({ "name": bot, "email": bot_email, "date": date }),
+            json!({ "name": "GitHub", "email": "noreply@github.com", "date": date }),
+            true,
+            "valid",
+        )
+    } else {
+        let mallory = json!({ "name": "mallory", "email": "mallory@example.com", "date": date });
+        (
+            mallory.clone(),
+            mallory,
+            foreign,
+            if foreign { "valid" } else { "unsigned" },
+        )
+    };
     Some(json!({
         "sha": sha,
         "node_id": format!("C_{sha}"),
         "message": message,
         "tree": { "sha": tree },
         "parents": parents.iter().map(|p| json!({ "sha": p })).collect::<Vec<_>>(),
-        "author": { "name": "GitHub", "email": "noreply@github.com", "date": github::date::format_rfc3339(state.now) },
-        "committer": { "name": "GitHub", "email": "noreply@github.com", "date": github::date::format_rfc3339(state.now) },
+        "author": author,
+        "committer": committer,
         "verification": {
-            "verified": !custom_identity,
-            "reason": if *custom_identity { "unsigned" } else { "valid" },
+            "verified": verified,
+            "reason": reason,
+            "signature": if verified { Value::String("-----BEGIN PGP SIGNATURE-----".into()) } else { Value::Null },
+            "payload": if verified { Value::String(format!("tree {tree}")) } else { Value::Null },
+            "verified_at": if verified { Value::String(date.clone()) } else { Value::Null },
         },
     }))
 }
@@ -973,6 +1134,9 @@ fn create_pull(state: &mut State, req: &Recorded) -> Reply {
     Reply::json(201, &value)
 }
 
+/// Schema `check-run`: `app` is the `integration` that created it (`id`, `slug`, ...), `output`
+/// `{title, summary, text, annotations_count, annotations_url}`
+/// (<https://docs.github.com/en/rest/checks/runs#get-a-check-run>).
 fn check_run_json(run: &CheckRunState) -> Value {
     json!({
         "id": run.id,
@@ -981,17 +1145,27 @@ fn check_run_json(run: &CheckRunState) -> Value {
         "status": "completed",
         "conclusion": run.conclusion,
         "html_url": format!("https://github.com/checks/{}", run.id),
-        "app": { "slug": "agent-team-apply" },
+        "app": { "id": run.app_id, "slug": run.app_slug },
+        "output": {
+            "title": "Gate",
+            "summary": "",
+            "text": run.output_text,
+            "annotations_count": 0,
+        },
     })
 }
 
-/// "List check runs for a Git reference": `check_name` filter; `{total_count, check_runs}`.
+/// "List check runs for a Git reference"
+/// (<https://docs.github.com/en/rest/checks/runs#list-check-runs-for-a-git-reference>): the
+/// `check_name` and `app_id` query filters; `{total_count, check_runs}`.
 fn list_check_runs(state: &State, req: &Recorded, sha: &str) -> Reply {
     let name = req.query("check_name");
+    let app_id = req.query("app_id").map(|a| a.parse::<u64>().unwrap_or(0));
     let list: Vec<Value> = state
         .check_runs
         .iter()
         .filter(|c| c.head_sha == sha && name.is_none_or(|n| n == c.name))
+        .filter(|c| app_id.is_none_or(|a| a == c.app_id))
         .map(check_run_json)
         .collect();
     Reply::json(
@@ -1009,6 +1183,7 @@ fn create_check_run(state: &mut State, req: &Recorded) -> Reply {
     ) else {
         return error(422, "Validation Failed");
     };
+    // Created by the App whose installation token made the request.
     let run = CheckRunState {
         id: state.next_id(),
         name: name.to_owned(),
@@ -1017,6 +1192,13 @@ fn create_check_run(state: &mut State, req: &Recorded) -> Reply {
             .get("conclusion")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        app_id: state.scenario.app_id,
+        app_slug: state.scenario.app_slug.clone(),
+        output_text: body
+            .pointer("/output/text")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
     };
     let value = check_run_json(&run);
     state.check_runs.push(run);

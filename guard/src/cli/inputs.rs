@@ -35,8 +35,17 @@ pub fn run(_args: InputsArgs) -> u8 {
             errors.push(InputError::Event { found: event });
         }
     }
-    let [task_id, base_sha, expected, scope, diff_b64, diff_ref, mac] =
-        guard::inputs::INPUT_VARIABLES.map(|name| variable(name, &mut errors));
+    let [
+        task_id,
+        base_sha,
+        expected,
+        scope,
+        diff_b64,
+        diff_ref,
+        mac,
+        pr_title,
+        pr_description,
+    ] = guard::inputs::INPUT_VARIABLES.map(|name| variable(name, &mut errors));
     let raw = RawInputs {
         task_id: &task_id,
         base_sha: &base_sha,
@@ -45,6 +54,8 @@ pub fn run(_args: InputsArgs) -> u8 {
         diff_b64: &diff_b64,
         diff_ref: &diff_ref,
         dispatch_mac: &mac,
+        pr_title: &pr_title,
+        pr_description: &pr_description,
     };
     let result = validate(&raw);
     let (text, code) = match result {

@@ -28,7 +28,7 @@ pub(crate) const JOBS: [&str; 4] = [GUARD, BUILD_TEST, DECIDE, PUBLISH];
 pub(crate) const DIFF_JOBS: [&str; 3] = [GUARD, BUILD_TEST, PUBLISH];
 
 /// The dispatch inputs: declared by the caller, read by the reusable workflow from the event.
-pub(crate) const DISPATCH_INPUTS: [&str; 7] = [
+pub(crate) const DISPATCH_INPUTS: [&str; 9] = [
     "task_id",
     "base_sha",
     "expected_diff_sha256",
@@ -36,6 +36,8 @@ pub(crate) const DISPATCH_INPUTS: [&str; 7] = [
     "diff_b64",
     "diff_ref",
     "dispatch_mac",
+    "pr_title",
+    "pr_description",
 ];
 
 /// Those the dispatcher must always send.
@@ -72,7 +74,7 @@ pub(crate) const REUSABLE_REF: &str =
 pub(crate) const LOCAL_REUSABLE_REF: &str = "./.github/workflows/agent-team-apply-verify.yml";
 
 /// An example caller fits on a screen.
-pub(crate) const MAX_CALLER_LINES: usize = 25;
+pub(crate) const MAX_CALLER_LINES: usize = 27;
 
 pub(crate) const INSTALL_STEP: &str = "Install the pinned agent-team binaries";
 
@@ -125,7 +127,53 @@ pub(crate) const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("app-token-scoped", app_token_scoped),
     ("app-token-revoked", app_token_revoked),
     ("dispatch-signature-verified", dispatch_signature_verified),
+    ("guard-verdict-uploaded", guard_verdict_uploaded),
 ];
+
+/// guard's last steps upload its verdict and readiness for the dispatcher, whatever the checks
+/// concluded (unless the run was cancelled): one file named for the run and attempt, uploaded
+/// as is (`archive: false`) with the pinned upload-artifact.
+pub(crate) fn guard_verdict_uploaded(wf: &Workflow) -> Result<(), String> {
+    let steps = wf.steps(GUARD)?;
+    let Some(collect) = steps
+        .iter()
+        .find(|s| str_of(s, "id") == Some("guard-reasons"))
+    else {
+        return Err("guard does not collect its verdict for the dispatcher".into());
+    };
+    let script = joined(run_of(collect).unwrap_or_default());
+    if !script.contains("agent-team-guard-$GITHUB_RUN_ID-$GITHUB_RUN_ATTEMPT-$call.json")
+        || !script.contains("\"agent-team-apply/guard-reasons/v1\"")
+        || str_of(collect, "if") != Some("${{ !cancelled() }}")
+    {
+        return Err(
+            "guard's verdict file is not named for the run and attempt, or not always written"
+                .into(),
+        );
+    }
+    let Some(upload) = steps
+        .iter()
+        .find(|s| uses_action(s, "actions/upload-artifact"))
+    else {
+        return Err("guard uploads no artifact".into());
+    };
+    let with = |key: &str| {
+        with_of(upload, key).map(|v| match v {
+            Value::Bool(b) => b.to_string(),
+            other => other.as_str().unwrap_or_default().to_owned(),
+        })
+    };
+    if with("archive").as_deref() != Some("false")
+        || with("path").as_deref() != Some("${{ steps.guard-reasons.outputs.file }}")
+        || str_of(upload, "if")
+            != Some("${{ !cancelled() && steps.guard-reasons.outputs.file != '' }}")
+    {
+        return Err(
+            "guard's verdict is not uploaded as is, or not whatever the checks concluded".into(),
+        );
+    }
+    Ok(())
+}
 
 /// Only `workflow_call` starts it; no `pull_request_target` or `workflow_run` anywhere.
 pub(crate) fn reusable_only(wf: &Workflow) -> Result<(), String> {
@@ -213,8 +261,9 @@ pub(crate) fn dispatch_inputs_from_event(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// Exactly the four jobs: guard, build-test and publish with `contents: read` alone, decide
-/// with nothing at all.
+/// Exactly the four jobs: build-test and publish with `contents: read` alone, guard with
+/// `contents: read` and `pull-requests: read` (the replay check lists the task branch's pull
+/// requests), decide with nothing at all.
 pub(crate) fn job_permissions_exact(wf: &Workflow) -> Result<(), String> {
     let names: BTreeSet<&str> = wf.jobs()?.keys().map(String::as_str).collect();
     let expected_names: BTreeSet<&str> = JOBS.into_iter().collect();
@@ -222,10 +271,10 @@ pub(crate) fn job_permissions_exact(wf: &Workflow) -> Result<(), String> {
         return Err(format!("jobs are {names:?}, expected {expected_names:?}"));
     }
     for name in JOBS {
-        let expected = if name == DECIDE {
-            json!({})
-        } else {
-            json!({ "contents": "read" })
+        let expected = match name {
+            DECIDE => json!({}),
+            GUARD => json!({ "contents": "read", "pull-requests": "read" }),
+            _ => json!({ "contents": "read" }),
         };
         let permissions = wf.job(name)?.get("permissions");
         if permissions != Some(&expected) {
@@ -254,7 +303,8 @@ pub(crate) fn needs_chain(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// `secrets` appears in no expression outside publish (nor at workflow level).
+/// `secrets` appears in no expression outside publish (nor at workflow level), except the
+/// dispatch keys in the env of guard's signature check: guard runs no patch code.
 pub(crate) fn secrets_only_in_publish(wf: &Workflow) -> Result<(), String> {
     if let Value::Object(top) = &wf.doc {
         for (key, value) in top {
@@ -264,19 +314,55 @@ pub(crate) fn secrets_only_in_publish(wf: &Workflow) -> Result<(), String> {
         }
     }
     for (name, job) in wf.jobs()? {
-        if name != PUBLISH && mentions_secrets(job) {
+        if name == PUBLISH {
+            continue;
+        }
+        let mut job = job.clone();
+        if name == GUARD
+            && let Some(Value::Array(steps)) = job.get_mut("steps")
+        {
+            for step in steps.iter_mut() {
+                if str_of(step, "name") != Some(VERIFY_STEP) {
+                    continue;
+                }
+                if let Some(Value::Object(env)) = step.get_mut("env") {
+                    for key in DISPATCH_KEYS {
+                        if env.get(key).and_then(Value::as_str)
+                            == Some(format!("${{{{ secrets.{key} }}}}").as_str())
+                        {
+                            env.remove(key);
+                        }
+                    }
+                }
+            }
+        }
+        if mentions_secrets(&job) {
             return Err(format!("job `{name}` references secrets"));
         }
     }
     Ok(())
 }
 
-/// Only publish names an environment, and it is `agent-team-publish`: runs that did not pass
-/// never ask the environment's reviewers, and its secrets reach no other job.
+/// The step of guard and publish that checks the dispatcher's signature.
+pub(crate) const VERIFY_STEP: &str = "Verify the dispatcher's signature";
+
+/// The only secrets guard may read.
+pub(crate) const DISPATCH_KEYS: [&str; 2] = [
+    "AGENT_TEAM_DISPATCH_KEY",
+    "AGENT_TEAM_DISPATCH_KEY_PREVIOUS",
+];
+
+/// publish names `agent-team-publish` (the App key; reviewers are asked only for runs that
+/// passed), guard names `agent-team-verify` (the dispatch keys, no reviewers), and no other job
+/// names an environment.
 pub(crate) fn environment_only_on_publish(wf: &Workflow) -> Result<(), String> {
     for (name, job) in wf.jobs()? {
         let environment = job.get("environment");
-        let expected = (name == PUBLISH).then(|| json!("agent-team-publish"));
+        let expected = match name.as_str() {
+            PUBLISH => Some(json!("agent-team-publish")),
+            GUARD => Some(json!("agent-team-verify")),
+            _ => None,
+        };
         if environment != expected.as_ref() {
             return Err(format!("job `{name}` environment is {environment:?}"));
         }
@@ -1283,10 +1369,33 @@ pub(crate) fn app_token_revoked(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// publish verifies the dispatcher's signature with `gate verify-dispatch` over the run's own
-/// repository and ref and every signed input (the MAC as dispatched), with the environment's
-/// keys, before the App token is minted; the step cannot be skipped or its failure ignored.
+/// guard verifies the dispatcher's signature with `gate verify-dispatch` right after validating
+/// the inputs, before any other work (so an unsigned dispatch fails before reviewers are asked),
+/// and publish verifies it again before the App token is minted; both over the run's own
+/// repository, ref and caller workflow and every signed input (the MAC as dispatched), with the
+/// environment's keys; neither step can be skipped or its failure ignored.
 pub(crate) fn dispatch_signature_verified(wf: &Workflow) -> Result<(), String> {
+    let guard = wf.steps(GUARD)?;
+    let validate = index_of(guard, |s| str_of(s, "id") == Some("validate-inputs"))
+        .ok_or("guard does not validate its inputs")?;
+    let first = index_of(guard, |s| run_contains(s, "/gate verify-dispatch "))
+        .ok_or("guard does not run gate verify-dispatch")?;
+    if first != validate + 1 {
+        return Err("guard does not verify the signature right after validating the inputs".into());
+    }
+    verify_step(&guard[first], "guard")?;
+    let script = joined(run_of(&guard[first]).unwrap_or_default());
+    for needed in [
+        " --run-id=\"$GITHUB_RUN_ID\" ",
+        " --run-attempt=\"$GITHUB_RUN_ATTEMPT\" ",
+    ] {
+        if !script.contains(needed) {
+            return Err(format!(
+                "guard: gate verify-dispatch lacks `{}` (the replay check)",
+                needed.trim()
+            ));
+        }
+    }
     let steps = wf.steps(PUBLISH)?;
     let verify = index_of(steps, |s| run_contains(s, "/gate verify-dispatch "))
         .ok_or("publish does not run gate verify-dispatch")?;
@@ -1295,7 +1404,10 @@ pub(crate) fn dispatch_signature_verified(wf: &Workflow) -> Result<(), String> {
     if verify > mint {
         return Err("the dispatch signature is verified after the App token is minted".into());
     }
-    let step = &steps[verify];
+    verify_step(&steps[verify], "publish")
+}
+
+fn verify_step(step: &Value, job: &str) -> Result<(), String> {
     let script = joined(run_of(step).unwrap_or_default());
     for needed in [
         " --repository=\"$GITHUB_REPOSITORY\" ",
@@ -1304,10 +1416,16 @@ pub(crate) fn dispatch_signature_verified(wf: &Workflow) -> Result<(), String> {
         " --base=\"$BASE_SHA\" ",
         " --diff-sha256=\"$EXPECTED_DIFF_SHA256\" ",
         " --declared-scope=\"$DECLARED_SCOPE\" ",
+        " --workflow-ref=\"$GITHUB_WORKFLOW_REF\" ",
+        " --pr-title=\"$PR_TITLE\" ",
+        " --pr-description=\"$PR_DESCRIPTION\" ",
         " --mac=\"$DISPATCH_MAC\"",
     ] {
         if !script.contains(needed) {
-            return Err(format!("gate verify-dispatch lacks `{}`", needed.trim()));
+            return Err(format!(
+                "{job}: gate verify-dispatch lacks `{}`",
+                needed.trim()
+            ));
         }
     }
     for (name, value) in [
@@ -1327,14 +1445,14 @@ pub(crate) fn dispatch_signature_verified(wf: &Workflow) -> Result<(), String> {
             != Some(value)
         {
             return Err(format!(
-                "the verification step does not set {name} to `{value}`"
+                "{job}: the verification step does not set {name} to `{value}`"
             ));
         }
     }
     if step.get("if").is_some() || step.get("continue-on-error").is_some() {
-        return Err(
-            "the verification step is conditional or may fail without stopping the job".into(),
-        );
+        return Err(format!(
+            "{job}: the verification step is conditional or may fail without stopping the job"
+        ));
     }
     Ok(())
 }

@@ -65,8 +65,9 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
         description: "verify a MAC the caller passes instead of the dispatched one",
         breaks: &["dispatch-inputs-from-event", "dispatch-signature-verified"],
         apply: |t| {
-            replace_once(
+            replace_in_job(
                 t,
+                PUBLISH,
                 "DISPATCH_MAC: ${{ github.event.inputs.dispatch_mac }}",
                 "DISPATCH_MAC: ${{ inputs.dispatch_mac }}",
             )
@@ -162,8 +163,9 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
         description: "pin upload-artifact to an unverified commit",
         breaks: &["actions-pinned"],
         apply: |t| {
-            replace_once(
+            replace_in_job(
                 t,
+                BUILD_TEST,
                 "bbbca2ddaa5d8feaa63e36b76fdaad77386f024f",
                 "0123456789abcdef0123456789abcdef01234567",
             )
@@ -420,8 +422,8 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
         apply: |t| {
             replace_once(
                 t,
-                "--format annotations || true\n          fi\n          exit \"$status\"\n\n  build-test:",
-                "--format annotations || true\n          fi\n          exit 0\n\n  build-test:",
+                "--format annotations || true\n          fi\n          exit \"$status\"\n\n      # The verdict and the readiness report",
+                "--format annotations || true\n          fi\n          exit 0\n\n      # The verdict and the readiness report",
             )
         },
     },
@@ -926,8 +928,9 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
         description: "ignore a failed signature check",
         breaks: &["dispatch-signature-verified"],
         apply: |t| {
-            replace_once(
+            replace_in_job(
                 t,
+                PUBLISH,
                 "      - name: Verify the dispatcher's signature\n",
                 "      - name: Verify the dispatcher's signature\n        continue-on-error: true\n",
             )
@@ -936,19 +939,112 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
     Mutation {
         description: "verify the signature without the MAC",
         breaks: &["dispatch-signature-verified"],
-        apply: |t| replace_once(t, " --mac=\"$DISPATCH_MAC\"", ""),
+        apply: |t| replace_in_job(t, PUBLISH, " --mac=\"$DISPATCH_MAC\"", ""),
     },
     Mutation {
         description: "leave the scope out of the verified fields",
         breaks: &["dispatch-signature-verified"],
-        apply: |t| replace_once(t, "--declared-scope=\"$DECLARED_SCOPE\" ", ""),
+        apply: |t| replace_in_job(t, PUBLISH, "--declared-scope=\"$DECLARED_SCOPE\" ", ""),
+    },
+    Mutation {
+        description: "leave the caller workflow out of guard's verified fields",
+        breaks: &["dispatch-signature-verified"],
+        apply: |t| replace_in_job(t, GUARD, " --workflow-ref=\"$GITHUB_WORKFLOW_REF\"", ""),
+    },
+    Mutation {
+        description: "skip the replay check in guard",
+        breaks: &["dispatch-signature-verified"],
+        apply: |t| replace_in_job(t, GUARD, " --run-attempt=\"$GITHUB_RUN_ATTEMPT\"", ""),
+    },
+    Mutation {
+        description: "let guard write pull requests",
+        breaks: &["job-permissions-exact"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GUARD,
+                "      pull-requests: read\n",
+                "      pull-requests: write\n",
+            )
+        },
+    },
+    Mutation {
+        description: "leave the agent's title out of publish's verified fields",
+        breaks: &["dispatch-signature-verified"],
+        apply: |t| replace_in_job(t, PUBLISH, " --pr-title=\"$PR_TITLE\"", ""),
+    },
+    Mutation {
+        description: "check the signature in guard only after the checkouts",
+        breaks: &["dispatch-signature-verified"],
+        apply: |t| {
+            let (start, end) = {
+                let start = t
+                    .find("      # Before any other work: the dispatcher's signature")
+                    .expect("guard's verification");
+                let end = t[start..]
+                    .find("      - name: Check out the dispatched commit (trusted)\n")
+                    .expect("next step")
+                    + start;
+                (start, end)
+            };
+            let step = &t[start..end];
+            let without = format!("{}{}", &t[..start], &t[end..]);
+            replace_in_job(
+                &without,
+                GUARD,
+                "      - name: Read the policy from the trusted commit\n",
+                &format!("{step}      - name: Read the policy from the trusted commit\n"),
+            )
+        },
+    },
+    Mutation {
+        description: "give guard the App's private key",
+        breaks: &["secrets-only-in-publish", "dispatch-signature-verified"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GUARD,
+                "AGENT_TEAM_DISPATCH_KEY_PREVIOUS: ${{ secrets.AGENT_TEAM_DISPATCH_KEY_PREVIOUS }}",
+                "AGENT_TEAM_DISPATCH_KEY_PREVIOUS: ${{ secrets.AGENT_TEAM_APP_PRIVATE_KEY }}",
+            )
+        },
+    },
+    Mutation {
+        description: "upload the guard's verdict zipped",
+        breaks: &["guard-verdict-uploaded"],
+        apply: |t| replace_in_job(t, GUARD, "          archive: false\n", ""),
+    },
+    Mutation {
+        description: "upload the guard's verdict only when guard passed",
+        breaks: &["guard-verdict-uploaded"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GUARD,
+                "        if: ${{ !cancelled() && steps.guard-reasons.outputs.file != '' }}\n",
+                "        if: ${{ success() && steps.guard-reasons.outputs.file != '' }}\n",
+            )
+        },
+    },
+    Mutation {
+        description: "let guard ask the publishing environment's reviewers",
+        breaks: &["environment-only-on-publish"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GUARD,
+                "    environment: agent-team-verify\n",
+                "    environment: agent-team-publish\n",
+            )
+        },
     },
     Mutation {
         description: "verify with a key from a repository variable",
         breaks: &["dispatch-signature-verified"],
         apply: |t| {
-            replace_once(
+            replace_in_job(
                 t,
+                PUBLISH,
                 "AGENT_TEAM_DISPATCH_KEY: ${{ secrets.AGENT_TEAM_DISPATCH_KEY }}",
                 "AGENT_TEAM_DISPATCH_KEY: ${{ vars.AGENT_TEAM_DISPATCH_KEY }}",
             )

@@ -33,7 +33,8 @@ pub fn play(
         "build-test",
         "contents: read, no secrets; the only job that applies and runs the patch",
     )?;
-    let Some(opened) = open_with_diff(runner, &mut job, ctx, BUILD_TEST_INPUTS, "work")? else {
+    let Some(opened) = open_with_diff(runner, &mut job, ctx, BUILD_TEST_INPUTS, None, "work")?
+    else {
         return job.finish(runner);
     };
     let (work, policy) = (opened.checkout.clone(), opened.policy.clone());
@@ -167,6 +168,5 @@ fn toolchain_bin_dir() -> PathBuf {
 fn isolation_unavailable(end: &StepEnd, output: &Output, report: &Path) -> bool {
     *end == StepEnd::Error("exit 2 (an error, not a verdict)".to_owned())
         && !report.exists()
-        && String::from_utf8_lossy(&output.stderr)
-            .contains("isolation could not be established")
+        && String::from_utf8_lossy(&output.stderr).contains("isolation could not be established")
 }

@@ -8,7 +8,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use gate::output::dispatch_result_v1::DispatchResultDoc;
+use gate::output::dispatch_result_v2::DispatchResultDoc;
 
 use crate::samples::{BASE_BRANCH, REPOSITORY, WORKFLOW_FILE};
 use crate::stage::Runner;
@@ -39,6 +39,9 @@ pub struct DispatchArgs<'a> {
     pub api_url: &'a str,
     pub token: &'a str,
     pub key: &'a str,
+    /// The simulated GitHub's publishing App, whose check run and signed commit authenticate
+    /// the outcome.
+    pub app_id: u64,
 }
 
 impl Dispatcher {
@@ -70,6 +73,8 @@ impl Dispatcher {
             "--api-url".into(),
             args.api_url.into(),
             "--wait".into(),
+            "--app-id".into(),
+            args.app_id.to_string().into(),
             "--timeout".into(),
             TIMEOUT_SECONDS.into(),
             "--format".into(),

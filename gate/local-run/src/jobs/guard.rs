@@ -1,5 +1,5 @@
-//! Job `guard`: validates the diff as data and reads the base's own workflows; never applies or
-//! runs the diff.
+//! Job `guard`: verifies the dispatcher's signature first (environment agent-team-verify), then
+//! validates the diff as data and reads the base's own workflows; never applies or runs the diff.
 
 use std::fmt::Write as _;
 
@@ -11,7 +11,9 @@ use github_standin::JobReport;
 use super::{Context, Job, open_with_diff, read_json, verdict_evidence};
 use crate::LocalRunError;
 use crate::samples::{BASE_BRANCH, REPOSITORY};
-use crate::stage::{GUARD_CHECK, GUARD_INPUTS, GUARD_READINESS, Invocation, Runner};
+use crate::stage::{
+    GUARD_CHECK, GUARD_INPUTS, GUARD_READINESS, GUARD_VERIFY_DISPATCH, Invocation, Runner,
+};
 
 pub fn play(
     runner: &mut Runner<'_>,
@@ -22,7 +24,15 @@ pub fn play(
         "guard",
         "contents: read; validates the diff as data, never applies it",
     )?;
-    let Some(opened) = open_with_diff(runner, &mut job, ctx, GUARD_INPUTS, "base")? else {
+    let Some(opened) = open_with_diff(
+        runner,
+        &mut job,
+        ctx,
+        GUARD_INPUTS,
+        Some(GUARD_VERIFY_DISPATCH),
+        "base",
+    )?
+    else {
         return job.finish(runner);
     };
     let verdict = job.dir.join("verdict.json");

@@ -7,7 +7,7 @@
 //!
 //! | job | stages |
 //! |---|---|
-//! | `guard` | `guard inputs`; `guard check`; `guard readiness` |
+//! | `guard` | `guard inputs`; `gate verify-dispatch`; `guard check`; `guard readiness` |
 //! | `build-test` | `guard inputs`; `guard apply`, `guard verify-tree`; `guard run -- bash -euo pipefail -c "<build-command>"`; `report build-test` |
 //! | `decide` | `guard inputs`; `gate decide` (`--require guard,build-test`) |
 //! | `publish` (only when decide passed) | `guard inputs`; `gate decide` (`--require guard,build-test,decide`); `gate verify-dispatch`; `gate publish-plan`; `guard readiness`; `gate publish` |
@@ -123,6 +123,8 @@ impl Job {
             conclusion: result.as_str().to_owned(),
             steps: self.steps,
             log: runner.job_log(self.name),
+            started_at: None,
+            completed_at: None,
         };
         Ok((result, report))
     }
@@ -142,6 +144,8 @@ pub fn skipped(
             conclusion: "skipped".to_owned(),
             steps: Vec::new(),
             log: String::new(),
+            started_at: None,
+            completed_at: None,
         },
     ))
 }
@@ -262,9 +266,15 @@ pub fn open_with_diff(
     job: &mut Job,
     ctx: &Context,
     inputs: StageSpec,
+    verify_first: Option<StageSpec>,
     path: &str,
 ) -> Result<Option<Opened>, LocalRunError> {
     if !validate_inputs(runner, job, inputs)? {
+        return Ok(None);
+    }
+    if let Some(verify) = verify_first
+        && !verify_dispatch(runner, job, ctx, verify)?
+    {
         return Ok(None);
     }
     let trusted = check_out(
@@ -281,6 +291,47 @@ pub fn open_with_diff(
         policy,
         diff,
     }))
+}
+
+/// `gate verify-dispatch` over the run's inputs, as guard and publish run it: the caller
+/// workflow from `GITHUB_WORKFLOW_REF` (`owner/name/.github/workflows/FILE@ref`), the key the
+/// verifying environments hold. Whether the step passed.
+pub fn verify_dispatch(
+    runner: &mut Runner<'_>,
+    job: &mut Job,
+    ctx: &Context,
+    spec: StageSpec,
+) -> Result<bool, LocalRunError> {
+    let workflow_ref = format!(
+        "{}/.github/workflows/{}@{}",
+        crate::samples::REPOSITORY,
+        crate::samples::WORKFLOW_FILE,
+        ctx.dispatched.git_ref
+    );
+    let mut invocation = Invocation::new(spec)
+        .flag("--repository", crate::samples::REPOSITORY)
+        .flag("--ref", &ctx.dispatched.git_ref)
+        .flag("--task-id", ctx.task_id())
+        .flag("--base", ctx.base())
+        .flag("--diff-sha256", ctx.expected())
+        .flag("--declared-scope", ctx.dispatched.input("declared_scope"))
+        .flag("--workflow-ref", workflow_ref)
+        .flag("--pr-title", ctx.dispatched.input("pr_title"))
+        .flag("--pr-description", ctx.dispatched.input("pr_description"));
+    if spec.flags.contains(&"--run-id") {
+        // guard's replay check, with the job's own (read-only) token.
+        invocation = invocation
+            .flag("--run-id", ctx.run_id())
+            .flag("--run-attempt", "1")
+            .env("GH_TOKEN", &ctx.token)
+            .env("GITHUB_API_URL", &ctx.api_url);
+    }
+    let (end, _) = runner.stage(
+        invocation
+            .flag("--mac", ctx.dispatched.input("dispatch_mac"))
+            .env("AGENT_TEAM_DISPATCH_KEY", &ctx.key),
+    )?;
+    Ok(job.step(spec.step, end.ok()))
 }
 
 pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Option<T> {

@@ -13,7 +13,7 @@ use guard::inputs::Scope;
 
 use super::{
     Context, Job, check_out, fetch_diff, read_json, read_policy, require_pass, run_decide,
-    validate_inputs,
+    validate_inputs, verify_dispatch,
 };
 use crate::LocalRunError;
 use crate::samples::{BASE_BRANCH, REPOSITORY};
@@ -76,18 +76,12 @@ pub fn play(
     stop_unless!(job.step(GATE_REDECIDE.step, end.ok()));
     stop_unless!(require_pass(runner, &mut job, passed)?);
 
-    let (end, _) = runner.stage(
-        Invocation::new(GATE_VERIFY_DISPATCH)
-            .flag("--repository", REPOSITORY)
-            .flag("--ref", &ctx.dispatched.git_ref)
-            .flag("--task-id", ctx.task_id())
-            .flag("--base", ctx.base())
-            .flag("--diff-sha256", ctx.expected())
-            .flag("--declared-scope", ctx.dispatched.input("declared_scope"))
-            .flag("--mac", ctx.dispatched.input("dispatch_mac"))
-            .env("AGENT_TEAM_DISPATCH_KEY", &ctx.key),
-    )?;
-    stop_unless!(job.step(GATE_VERIFY_DISPATCH.step, end.ok()));
+    stop_unless!(verify_dispatch(
+        runner,
+        &mut job,
+        ctx,
+        GATE_VERIFY_DISPATCH
+    )?);
 
     let Some(diff) = fetch_diff(runner, &mut job, ctx)? else {
         let (result, report) = job.finish(runner)?;
@@ -109,6 +103,12 @@ pub fn play(
         .flag("--repository", REPOSITORY)
         .flag("--task-id", ctx.task_id())
         .flag("--run-id", ctx.run_id())
+        .flag(
+            "--dispatch-nonce",
+            dispatch_nonce(&ctx.dispatched.input("dispatch_mac")),
+        )
+        .flag("--pr-title", ctx.dispatched.input("pr_title"))
+        .flag("--pr-description", ctx.dispatched.input("pr_description"))
         .flag("--policy", &policy);
     for glob in scope.globs() {
         invocation = invocation.flag("--scope", glob);
@@ -157,6 +157,7 @@ pub fn play(
             .flag("--base-branch", BASE_BRANCH)
             .flag("--decision", &decision)
             .flag("--verdict", &verdict)
+            .flag("--run-attempt", "1")
             .flag(
                 "--details-url",
                 format!(
@@ -192,6 +193,12 @@ pub fn play(
     job.step(GATE_PUBLISH.step, end.ok());
     let (result, report) = job.finish(runner)?;
     Ok((result, report, published))
+}
+
+/// The nonce of a verified `v2:<nonce>:<expires>:<tag>`, as the workflow's step cuts it.
+fn dispatch_nonce(mac: &str) -> String {
+    let rest = mac.strip_prefix("v2:").unwrap_or(mac);
+    rest.split(':').next().unwrap_or_default().to_owned()
 }
 
 fn print_plan(runner: &mut Runner<'_>, plan: &PublishPlanDoc) -> Result<(), LocalRunError> {

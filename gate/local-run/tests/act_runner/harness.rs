@@ -59,6 +59,8 @@ const ACTIONS: [(&str, &str); 4] = [
 pub const DISPATCH_KEY: &str = "harness-dispatch-key-9f1c2e7d4b6a8053e1f2a3b4c5d6e7f8";
 pub const APP_PRIVATE_KEY: &str = "-----BEGIN RSA PRIVATE KEY-----\nMIIharnessSTANDINkey0000000000000000000000000000000000000000\n-----END RSA PRIVATE KEY-----";
 pub const APP_CLIENT_ID: &str = "Iv23liHarnessClientId";
+/// The publishing App's id, as the stand-in GitHub serves it (its default).
+pub const APP_ID: u64 = 424_242;
 /// The App's JSON web token, with which the create-github-app-token stand-in mints an
 /// installation token per publish job (accepted until that job revokes it).
 pub const APP_JWT: &str = "eyJhbGciOiJSUzI1NiJ9.harness-app-jwt.c2lnbmF0dXJl";
@@ -165,6 +167,8 @@ pub struct ScenarioRun {
     pub check_runs: Vec<(String, String, Option<String>)>,
     /// Commit → tree, for the refs.
     pub trees: BTreeMap<String, String>,
+    /// The tree `git apply --cached` and `git write-tree` give for the base and the diff.
+    pub expected_tree: Option<String>,
     pub base: String,
     /// The stand-in's token (the job token and the App's installation token alike).
     pub token: String,
@@ -635,6 +639,18 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
         ],
     );
     let base = git(&repo, &["rev-parse", "HEAD"]);
+    // The tree git computes for the base with the diff applied: what a publication must hold.
+    let diff_file = root.join("candidate.diff");
+    std::fs::write(&diff_file, &scenario.diff).unwrap();
+    let expected_tree = Command::new("git")
+        .args(["apply", "--cached", "--"])
+        .arg(&diff_file)
+        .current_dir(&repo)
+        .status()
+        .unwrap()
+        .success()
+        .then(|| git(&repo, &["write-tree"]));
+    git(&repo, &["read-tree", "HEAD"]);
     let origin = root.join("origin.git");
     git(
         &root,
@@ -669,8 +685,7 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
     std::fs::create_dir_all(&artifacts).unwrap();
     let home = root.join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let diff = root.join("candidate.diff");
-    std::fs::write(&diff, &scenario.diff).unwrap();
+    let diff = diff_file;
     // The simulated GitHub, holding the base commit on the default branch.
     let standin = StandIn::start(StandInScenario {
         owner: OWNER.to_owned(),
@@ -732,7 +747,8 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
             "json",
             "--timeout",
             "1200",
-        ]);
+        ])
+        .args(["--app-id", &APP_ID.to_string()]);
     for glob in &scenario.scope {
         dispatcher.arg(format!("--scope={glob}"));
     }
@@ -782,7 +798,12 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
     let mut attempts = Vec::new();
     let mut act_exit = Vec::new();
     let mut act_log = String::new();
+    let uploads_log = artifacts.join(run_id.to_string()).join("uploads.tsv");
+    let mut uploads_before = 0;
     for attempt in 1..=scenario.attempts {
+        uploads_before = std::fs::read_to_string(&uploads_log)
+            .map(|t| t.lines().count())
+            .unwrap_or(0);
         // The runner user's session as the runner service starts it (not through sudo, which
         // would set its own limits): uid 1001, group docker, no other group.
         let mut cmd = Command::new("setpriv");
@@ -821,6 +842,14 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
             ("GITHUB_GRAPHQL_URL", graphql.clone()),
             ("GITHUB_RUN_ID", run_id.to_string()),
             ("GITHUB_RUN_ATTEMPT", attempt.to_string()),
+            // The caller's workflow, as GitHub names it in a called workflow too.
+            (
+                "GITHUB_WORKFLOW_REF",
+                format!(
+                    "{OWNER}/{NAME}/.github/workflows/{}@refs/heads/{DEFAULT_BRANCH}",
+                    scenario.caller.0
+                ),
+            ),
         ] {
             cmd.arg("--env").arg(format!("{name}={value}"));
         }
@@ -845,8 +874,44 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
     }
 
     // The run's jobs as GitHub lists them: the last attempt's, each caller job's four jobs
-    // (a job act never started was skipped).
+    // (a job act never started was skipped), with their times on the stand-in's clock and each
+    // file a job uploaded as is (`archive: false`) recorded on the stand-in while that job ran,
+    // in the order act ran them.
     let last = attempts.last().cloned().unwrap_or_default();
+    let mut uploads: Vec<(String, String, String)> = std::fs::read_to_string(&uploads_log)
+        .unwrap_or_default()
+        .lines()
+        .skip(uploads_before)
+        .filter_map(|l| {
+            let mut f = l.split('\t');
+            Some((
+                f.next()?.to_owned(),
+                f.next()?.to_owned(),
+                f.next()?.to_owned(),
+            ))
+        })
+        .collect();
+    let mut timed: BTreeMap<(String, String), (Option<i64>, Option<i64>)> = BTreeMap::new();
+    for job in &last {
+        if job.conclusion == "skipped" {
+            continue;
+        }
+        let started = standin.tick();
+        while let Some(i) = uploads.iter().position(|(j, _, _)| *j == job.name) {
+            let (_, name, archive) = uploads.remove(i);
+            if archive == "false" {
+                let bytes =
+                    std::fs::read(artifacts.join(run_id.to_string()).join(&name).join(&name))
+                        .unwrap();
+                standin.upload_artifact(run_id, &name, bytes);
+            }
+        }
+        let completed = standin.tick();
+        timed.insert(
+            (job.caller.clone(), job.name.clone()),
+            (Some(started), Some(completed)),
+        );
+    }
     let mut reports = Vec::new();
     for caller in caller_jobs(&scenario.caller.1) {
         for name in JOBS {
@@ -860,6 +925,10 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
                     conclusion: "skipped".to_owned(),
                     ..JobRecord::default()
                 });
+            let (started_at, completed_at) = timed
+                .get(&(caller.clone(), name.to_owned()))
+                .copied()
+                .unwrap_or((None, None));
             reports.push(JobReport {
                 name: if caller == "apply" {
                     name.to_owned()
@@ -869,6 +938,8 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
                 conclusion: record.conclusion.clone(),
                 steps: record.steps.clone(),
                 log: record.log.clone(),
+                started_at,
+                completed_at,
             });
         }
     }
@@ -896,6 +967,9 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
     if let Ok(entries) = std::fs::read_dir(artifacts.join(run_id.to_string())) {
         for entry in entries {
             let entry = entry.unwrap();
+            if !entry.path().is_dir() {
+                continue;
+            }
             let mut files: Vec<String> = std::fs::read_dir(entry.path())
                 .unwrap()
                 .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
@@ -943,6 +1017,7 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
         pulls,
         check_runs,
         trees,
+        expected_tree,
         base,
         token: token.clone(),
         document: document.clone(),

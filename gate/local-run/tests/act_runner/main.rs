@@ -87,6 +87,13 @@ fn the_accepted_sample_becomes_a_proven_draft_pull_request_as_the_runner_user() 
         .get("refs/heads/agent-team/accept-1")
         .expect("the branch");
     assert_ne!(head, &run.base);
+    // The tree proven: the published head holds exactly the tree git computes locally.
+    assert!(run.expected_tree.is_some());
+    assert_eq!(
+        run.trees.get(head),
+        run.expected_tree.as_ref(),
+        "the published tree is git's: {summary}"
+    );
     assert_eq!(run.pulls.len(), 1, "{summary}");
     assert!(run.pulls[0].1, "the pull request is a draft");
     assert!(
