@@ -45,6 +45,8 @@ enum Command {
     FetchDiff(cli::repo_steps::FetchDiffArgs),
     /// Revoke the installation token in GH_TOKEN.
     RevokeToken(cli::repo_steps::RevokeTokenArgs),
+    /// Print the commit a branch points at now (token from GH_TOKEN).
+    BranchHead(cli::repo_steps::BranchHeadArgs),
     /// Read the repository's GitHub settings the gate depends on (token from GH_TOKEN, read-only
     /// suffices) and report each as ok, missing or cannot read, with its fix.
     Doctor(cli::doctor::DoctorArgs),
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
         Command::RequireBase(args) => cli::repo_steps::require_base(args),
         Command::FetchDiff(args) => cli::repo_steps::fetch_diff(args),
         Command::RevokeToken(args) => cli::repo_steps::revoke_token(args),
+        Command::BranchHead(args) => cli::repo_steps::branch_head(args),
         Command::Doctor(args) => cli::doctor::run_cli(args),
         Command::Init(args) => cli::init::run_cli(args),
     };

@@ -8,6 +8,7 @@
 //! - `gate fetch-diff`: the bytes of `<task id>.patch` on the dispatcher's diff branch, written
 //!   to a file; the caller re-hashes them.
 //! - `gate revoke-token`: revokes the installation token in `GH_TOKEN`.
+//! - `gate branch-head`: prints the commit a branch points at now.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -55,6 +56,15 @@ pub struct FetchDiffArgs {
 
 #[derive(Args)]
 pub struct RevokeTokenArgs {}
+
+#[derive(Args)]
+pub struct BranchHeadArgs {
+    #[arg(long, value_name = "OWNER/NAME")]
+    repository: String,
+    /// The branch (unqualified).
+    #[arg(long, value_name = "NAME")]
+    branch: String,
+}
 
 fn env_text(name: &str) -> Option<String> {
     std::env::var(name).ok()
@@ -167,5 +177,33 @@ fn revoke_token_inner() -> Result<u8, String> {
         .revoke_installation_token()
         .map_err(|e| client.redact(&e.to_string()))?;
     println!("installation token revoked");
+    Ok(Exit::Pass.code())
+}
+
+pub fn branch_head(args: BranchHeadArgs) -> u8 {
+    finish("branch-head", branch_head_inner(&args))
+}
+
+fn branch_head_inner(args: &BranchHeadArgs) -> Result<u8, String> {
+    let repo = repository(&args.repository)?;
+    if let Some(problem) = branch_name_problem(&args.branch) {
+        return Err(format!("--branch {:?}: {problem}", args.branch));
+    }
+    let client = client()?;
+    let found = client
+        .get_ref(&repo, &format!("heads/{}", args.branch))
+        .map_err(|e| client.redact(&e.to_string()))?;
+    let Some(found) = found else {
+        return Err(format!("no branch {}", neutralize(&args.branch)));
+    };
+    if found.object.kind != "commit" {
+        return Err(format!(
+            "branch {} points at a {}, not a commit",
+            neutralize(&args.branch),
+            neutralize(&found.object.kind)
+        ));
+    }
+    let commit = CommitId::parse(&found.object.sha).map_err(|e| format!("the branch head: {e}"))?;
+    println!("{}", commit.as_str());
     Ok(Exit::Pass.code())
 }

@@ -281,8 +281,12 @@ jobs:
     assert_no_secret_leaked(&run);
 }
 
+/// A re-run of a run whose build-test failed (act re-runs every job: it cannot select the jobs
+/// of a called workflow): each attempt's uploads get names of their own (upload-artifact refuses
+/// a second upload of a name in a run, and a re-run is the same run), and the re-run, which has
+/// no publication of its own to finish, is refused at the signature, before any other work.
 #[test]
-fn a_re_run_of_a_failed_build_test_uploads_its_report_again() {
+fn a_re_run_uploads_under_its_own_names_and_never_starts_a_publication() {
     let files = sample_files();
     let lib = String::from_utf8(read("fixtures/sample/base/src/lib.rs")).unwrap()
         + "\n#[test]\nfn fails_until_fixed() {\n    assert_eq!(1 + 1, 3);\n}\n";
@@ -299,36 +303,66 @@ fn a_re_run_of_a_failed_build_test_uploads_its_report_again() {
         attempts: 2,
     });
     let summary = run.summary();
-    for (n, jobs) in run.attempts.iter().enumerate() {
-        let build = jobs
-            .iter()
-            .find(|j| j.name == "build-test")
-            .unwrap_or_else(|| panic!("attempt {}: no build-test: {summary}", n + 1));
-        assert_eq!(build.conclusion, "failure", "{summary}");
+    let step = |jobs: &[harness::JobRecord], job: &str, step: &str| {
+        jobs.iter()
+            .find(|j| j.name == job)
+            .and_then(|j| j.steps.iter().find(|(s, _)| s == step))
+            .map(|(_, c)| c.clone())
+    };
+    let first = &run.attempts[0];
+    assert_eq!(
+        step(
+            first,
+            "build-test",
+            "Build and test the patched tree, then check what it wrote"
+        )
+        .as_deref(),
+        Some("failure"),
+        "{summary}"
+    );
+    assert_eq!(
+        step(
+            first,
+            "build-test",
+            "Upload the non-authoritative build-test report"
+        )
+        .as_deref(),
+        Some("success"),
+        "{summary}"
+    );
+    let second = &run.attempts[1];
+    assert_eq!(
+        step(second, "guard", "Verify the dispatcher's signature").as_deref(),
+        Some("failure"),
+        "{summary}"
+    );
+    let guard = second.iter().find(|j| j.name == "guard").unwrap();
+    assert!(
+        guard.log.contains("a re-run never starts a publication"),
+        "{}",
+        run.errors(guard)
+    );
+    for attempt in [first, second] {
         assert_eq!(
-            build
-                .steps
-                .iter()
-                .find(|(s, _)| s == "Build and test the patched tree, then check what it wrote")
-                .map(|(_, c)| c.as_str()),
-            Some("failure"),
-            "{summary}"
-        );
-        assert_eq!(
-            build
-                .steps
-                .iter()
-                .find(|(s, _)| s == "Upload the non-authoritative build-test report")
-                .map(|(_, c)| c.as_str()),
+            step(attempt, "guard", "Upload the guard's verdict artifact").as_deref(),
             Some("success"),
-            "attempt {}'s upload: {summary}",
-            n + 1
+            "{summary}"
         );
     }
     let names: Vec<&String> = run.artifacts.keys().collect();
+    for expected in ["-1-", "-2-"] {
+        assert!(
+            names
+                .iter()
+                .any(|n| n.starts_with("agent-team-guard-") && n.contains(expected)),
+            "{names:?}"
+        );
+    }
     assert!(
-        names.iter().any(|n| n.ends_with("-attempt-1"))
-            && names.iter().any(|n| n.ends_with("-attempt-2")),
+        names
+            .iter()
+            .any(|n| n.starts_with("build-test-report-non-authoritative-")
+                && n.ends_with("-attempt-1")),
         "{names:?}"
     );
     assert_eq!(run.dispatch_exit, Some(1), "{}", failing_reasons(&run));
