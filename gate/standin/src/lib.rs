@@ -555,7 +555,8 @@ impl StandIn {
 /// <https://docs.github.com/en/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run>).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobReport {
-    /// The reusable workflow's job (`guard`, ...); listed as `<caller job> / <name>`.
+    /// The reusable workflow's job (`guard`, ...); listed as `<caller job> / <name>`, or as it
+    /// is when it already names its caller's job (`docs / guard`).
     pub name: String,
     /// `success`, `failure`, `skipped` or `cancelled`.
     pub conclusion: String,

@@ -544,7 +544,13 @@ pub fn finish_run_with_jobs(
         }
         jobs.push(JobState {
             id,
-            name: format!("{CALLER_JOB} / {}", report.name),
+            // A name that already names its caller's job (`<caller job> / <job>`, a caller that
+            // calls the reusable workflow more than once) is listed as it is.
+            name: if report.name.contains(" / ") {
+                report.name.clone()
+            } else {
+                format!("{CALLER_JOB} / {}", report.name)
+            },
             status: "completed".into(),
             conclusion: Some(report.conclusion),
             steps,

@@ -278,6 +278,10 @@ jobs:
         .collect();
     assert_eq!(reports.len(), 2, "one report per call: {summary}");
     assert_eq!(run.pulls.len(), 1, "one draft pull request: {summary}");
+    // The dispatcher follows a run that calls the reusable workflow once: two calls are an
+    // error to it (exit 2), never a pass it could not attribute.
+    assert_eq!(run.dispatch_exit, Some(2), "{}", failing_reasons(&run));
+    assert_ne!(run.dispatch_doc["decision"], "pass");
     assert_no_secret_leaked(&run);
 }
 
