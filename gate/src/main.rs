@@ -47,6 +47,9 @@ enum Command {
     RevokeToken(cli::repo_steps::RevokeTokenArgs),
     /// Print the commit a branch points at now (token from GH_TOKEN).
     BranchHead(cli::repo_steps::BranchHeadArgs),
+    /// Exit 0 only when every environment the policy counts as protection exists and holds the
+    /// branch back (required reviewers, or branch policies that exclude it); token from GH_TOKEN.
+    VerifyEnvironments(cli::verify_environments::VerifyEnvironmentsArgs),
     /// Read the repository's GitHub settings the gate depends on (token from GH_TOKEN, read-only
     /// suffices) and report each as ok, missing or cannot read, with its fix.
     Doctor(cli::doctor::DoctorArgs),
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Command::FetchDiff(args) => cli::repo_steps::fetch_diff(args),
         Command::RevokeToken(args) => cli::repo_steps::revoke_token(args),
         Command::BranchHead(args) => cli::repo_steps::branch_head(args),
+        Command::VerifyEnvironments(args) => cli::verify_environments::run(args),
         Command::Doctor(args) => cli::doctor::run_cli(args),
         Command::Init(args) => cli::init::run_cli(args),
     };

@@ -465,6 +465,14 @@ mod tests {
         );
         let section =
             &body[body.find("### The agent's words").unwrap()..body.find("### Verified").unwrap()];
+        // Mentions, references and links are code spans, which GitHub renders as text: outside
+        // the spans none of them is left.
+        let outside: String = section.split('`').step_by(2).collect();
+        assert!(
+            section.contains("`@octo/admins`") && section.contains("`#12`"),
+            "{section}"
+        );
+        let section = outside.as_str();
         for raw in [
             "@octo",
             "@root",

@@ -9,3 +9,4 @@ pub mod publish_plan;
 pub mod repo_steps;
 pub mod sign;
 pub mod verify_dispatch;
+pub mod verify_environments;

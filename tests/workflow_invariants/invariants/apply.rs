@@ -264,6 +264,29 @@ pub(crate) fn dispatch_inputs_from_event(wf: &Workflow) -> Result<(), String> {
 /// Exactly the four jobs: build-test and publish with `contents: read` alone, guard with
 /// `contents: read` and `pull-requests: read` (the replay check lists the task branch's pull
 /// requests), decide with nothing at all.
+/// Each job's grant: guard reads pull requests (the replay check), publish reads the
+/// environments' settings (`actions: read`), decide nothing; every job reads contents.
+pub(crate) fn job_grant(name: &str) -> serde_json::Value {
+    match name {
+        DECIDE => json!({}),
+        GUARD => json!({ "contents": "read", "pull-requests": "read" }),
+        PUBLISH => json!({ "actions": "read", "contents": "read" }),
+        _ => json!({ "contents": "read" }),
+    }
+}
+
+/// What a caller grants the call: the union of the jobs' grants (a called job is never granted
+/// more than its caller).
+pub(crate) fn caller_grant() -> serde_json::Value {
+    let mut union = serde_json::Map::new();
+    for name in JOBS {
+        if let serde_json::Value::Object(grant) = job_grant(name) {
+            union.extend(grant);
+        }
+    }
+    serde_json::Value::Object(union)
+}
+
 pub(crate) fn job_permissions_exact(wf: &Workflow) -> Result<(), String> {
     let names: BTreeSet<&str> = wf.jobs()?.keys().map(String::as_str).collect();
     let expected_names: BTreeSet<&str> = JOBS.into_iter().collect();
@@ -271,11 +294,7 @@ pub(crate) fn job_permissions_exact(wf: &Workflow) -> Result<(), String> {
         return Err(format!("jobs are {names:?}, expected {expected_names:?}"));
     }
     for name in JOBS {
-        let expected = match name {
-            DECIDE => json!({}),
-            GUARD => json!({ "contents": "read", "pull-requests": "read" }),
-            _ => json!({ "contents": "read" }),
-        };
+        let expected = job_grant(name);
         let permissions = wf.job(name)?.get("permissions");
         if permissions != Some(&expected) {
             return Err(format!(

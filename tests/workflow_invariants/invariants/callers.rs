@@ -91,7 +91,9 @@ pub(crate) fn caller_run_name(wf: &Workflow) -> Result<(), String> {
 }
 
 /// One job: the reusable workflow (this commit's, or the published one pinned by full commit
-/// SHA), granted `contents: read` and nothing else, with no steps of its own.
+/// SHA), granted exactly what the reusable workflow's jobs ask for together (a called job may
+/// not be granted more than its caller: GitHub refuses such a workflow), with no steps of its
+/// own.
 pub(crate) fn caller_calls_the_reusable_workflow(wf: &Workflow) -> Result<(), String> {
     let (name, job) = caller_job(wf)?;
     let uses = str_of(job, "uses").ok_or_else(|| format!("job `{name}` calls no workflow"))?;
@@ -102,10 +104,9 @@ pub(crate) fn caller_calls_the_reusable_workflow(wf: &Workflow) -> Result<(), St
     if uses != LOCAL_REUSABLE_REF && !pinned {
         return Err(format!("job `{name}` calls `{uses}`"));
     }
-    if job.get("permissions") != Some(&json!({ "contents": "read" })) {
-        return Err(format!(
-            "job `{name}` is not granted exactly contents: read"
-        ));
+    let expected = crate::invariants::apply::caller_grant();
+    if job.get("permissions") != Some(&expected) {
+        return Err(format!("job `{name}` is not granted exactly {expected}"));
     }
     if job.get("steps").is_some() {
         return Err(format!("job `{name}` has steps of its own"));
