@@ -1097,7 +1097,7 @@ fn check_files(
             ),
         ]);
     };
-    let caller = match read(client.get_file(repo, CALLER_PATH, branch))? {
+    let caller = match read(client.raw_contents(repo, CALLER_PATH, branch))? {
         Read::Found(bytes) => caller_pin(&bytes),
         Read::NotFound(_) => found(
             Setting::CallerPin,
@@ -1106,7 +1106,7 @@ fn check_files(
         ),
         Read::Unreadable(m) => found(Setting::CallerPin, Status::CannotRead, m),
     };
-    let policy = match read(client.get_file(repo, POLICY_PATH, branch))? {
+    let policy = match read(client.raw_contents(repo, POLICY_PATH, branch))? {
         Read::Found(bytes) => match std::str::from_utf8(&bytes)
             .map_err(|e| e.to_string())
             .and_then(|text| guard::policy::Policy::from_yaml(text).map_err(|e| e.to_string()))

@@ -291,11 +291,6 @@ pub struct ActionsPermissions {
     pub sha_pinning_required: Option<bool>,
 }
 
-/// The raw media type of "Get repository content"
-/// (<https://docs.github.com/en/rest/repos/contents#get-repository-content>, "Custom media
-/// types": `application/vnd.github.raw+json` returns the file's bytes).
-pub const ACCEPT_RAW: &str = "application/vnd.github.raw+json";
-
 impl Client {
     /// [`RepositoryInfo`].
     pub fn get_repository(&self, repo: &Repository) -> Result<RepositoryInfo, Error> {
@@ -411,18 +406,5 @@ impl Client {
     /// [`ActionsPermissions`].
     pub fn get_actions_permissions(&self, repo: &Repository) -> Result<ActionsPermissions, Error> {
         self.json(&Call::get(repo.path("/actions/permissions")), &[200])
-    }
-
-    /// `GET /repos/{owner}/{repo}/contents/{path}?ref=...` with the raw media type ("Get
-    /// repository content", <https://docs.github.com/en/rest/repos/contents#get-repository-content>;
-    /// OpenAPI `paths["/repos/{owner}/{repo}/contents/{path}"].get`): the file's bytes (`404`
-    /// when it does not exist at `git_ref`).
-    pub fn get_file(&self, repo: &Repository, path: &str, git_ref: &str) -> Result<Vec<u8>, Error> {
-        let mut call =
-            Call::get(repo.path(&format!("/contents/{}", encode_path(path)))).query("ref", git_ref);
-        call.accept = ACCEPT_RAW;
-        let response = self.send(&call)?;
-        self.expect(&call, &response, &[200])?;
-        Ok(response.body)
     }
 }

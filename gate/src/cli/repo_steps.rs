@@ -75,7 +75,7 @@ fn gh_token_only(name: &str) -> Option<String> {
     (name == "GH_TOKEN").then(|| env_text(name)).flatten()
 }
 
-fn client() -> Result<Client, String> {
+pub(crate) fn client() -> Result<Client, String> {
     let token = Token::from_env(&gh_token_only).map_err(|e| match e {
         github::ConfigError::NoToken => {
             "no token: set GH_TOKEN (GITHUB_TOKEN is not read)".to_owned()

@@ -14,13 +14,11 @@
 //! with `actions: read`) reaches no output.
 
 use std::path::PathBuf;
-use std::sync::Arc;
-use std::time::Duration;
 
 use clap::Args;
 use contract::cli::Exit;
 use gate::publish::{branch_name_problem, repository_problem};
-use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
+use github::{Client, Repository};
 use guard::escape::neutralize;
 
 #[derive(Args)]
@@ -34,25 +32,6 @@ pub struct VerifyEnvironmentsArgs {
     /// The branch the publication writes: the one each environment must hold back.
     #[arg(long, value_name = "NAME")]
     branch: String,
-}
-
-fn env_text(name: &str) -> Option<String> {
-    std::env::var(name).ok()
-}
-
-fn client() -> Result<Client, String> {
-    let only_gh = |name: &str| (name == "GH_TOKEN").then(|| env_text(name)).flatten();
-    let token = Token::from_env(&only_gh).map_err(|e| match e {
-        github::ConfigError::NoToken => {
-            "no token: set GH_TOKEN (GITHUB_TOKEN is not read)".to_owned()
-        }
-        other => other.to_string(),
-    })?;
-    let api_url = ApiUrl::resolve(None, &env_text).map_err(|e| e.to_string())?;
-    let mut config = ClientConfig::new(api_url, token, Arc::new(SystemClock::new()));
-    config.proxy = ProxySettings::from_env(&env_text);
-    config.deadline = Some(Duration::from_secs(300));
-    Client::new(config).map_err(|e| e.to_string())
 }
 
 /// Whether GitHub's deployment branch pattern `pattern` admits `branch`: `*` and `?` never
@@ -164,7 +143,7 @@ fn run_inner(args: &VerifyEnvironmentsArgs) -> Result<u8, String> {
         );
         return Ok(Exit::Pass.code());
     }
-    let client = client()?;
+    let client = super::repo_steps::client()?;
     let mut failed = 0;
     for name in listed {
         match standing(&client, &repo, name, &args.branch)? {
