@@ -285,10 +285,14 @@ impl ContainmentProbe {
         if !self.proc_keys_masked {
             problems.push("/proc/keys shows the kernel's keys".into());
         }
+        // 1 stops every dump; 0 stops every dump but one to a pipe `core_pattern`.
         let core = self.rlimits.iter().find(|r| r.name == "core");
-        if core.is_none_or(|c| c.soft != Some(1) || c.hard != Some(1)) {
+        let stopped =
+            |value: u64| core.is_some_and(|c| c.soft == Some(value) && c.hard == Some(value));
+        let zero_suffices = stopped(0) && !crate::sandbox::stage::core_pattern_is_pipe();
+        if !stopped(1) && !zero_suffices {
             problems.push(format!(
-                "RLIMIT_CORE is not 1 (the value that also stops a dump to a pipe): {core:?}"
+                "RLIMIT_CORE is not 1 (the value that also stops a dump to a pipe), nor 0 with a core_pattern that is not a pipe: {core:?}"
             ));
         }
         problems

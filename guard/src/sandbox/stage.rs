@@ -206,6 +206,12 @@ enum Failure {
     Exec(io::Error),
 }
 
+/// Whether the kernel hands core dumps to a program (`core_pattern` starting with `|`), which
+/// ignores an `RLIMIT_CORE` of 0; unreadable counts as a pipe.
+pub fn core_pattern_is_pipe() -> bool {
+    std::fs::read("/proc/sys/kernel/core_pattern").map_or(true, |p| p.starts_with(b"|"))
+}
+
 fn refuse(context: &str) -> impl FnOnce(nix::Error) -> Failure + '_ {
     move |e| Failure::Refuse(format!("{context}: {e}"))
 }
@@ -755,9 +761,18 @@ fn set_limits(limits: &Limits) -> Result<Vec<RlimitProof>, Failure> {
     }
     // Exactly 1, not 0: the kernel ignores 0 for a pipe `core_pattern` (apport,
     // systemd-coredump, helpers that run as root in the host's namespaces), 1 stops those too
-    // and any dump to a file (smaller than a page). The seccomp layer keeps it there.
-    setrlimit(Resource::RLIMIT_CORE, 1, 1)
-        .map_err(refuse("set RLIMIT_CORE to 1 (the host's hard limit is 0?)"))?;
+    // and any dump to a file (smaller than a page). The seccomp layer keeps it there. Where the
+    // hard limit is already 0 and cannot be raised (no CAP_SYS_RESOURCE in the initial user
+    // namespace), 0 stops every dump the kernel would write to a file: accepted only when
+    // `core_pattern` is not a pipe.
+    if let Err(e) = setrlimit(Resource::RLIMIT_CORE, 1, 1) {
+        if core_pattern_is_pipe() {
+            return Err(refuse(
+                "set RLIMIT_CORE to 1 (the host's hard limit is 0 and core_pattern is a pipe, which 0 does not stop)",
+            )(e));
+        }
+        setrlimit(Resource::RLIMIT_CORE, 0, 0).map_err(refuse("set RLIMIT_CORE to 0"))?;
+    }
     let (soft, hard) = getrlimit(Resource::RLIMIT_CORE).map_err(refuse("getrlimit"))?;
     proof.push(RlimitProof {
         name: "core".into(),
