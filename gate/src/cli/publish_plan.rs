@@ -52,22 +52,8 @@ pub struct PublishPlanArgs {
     #[arg(long, value_name = "HEX")]
     dispatch_nonce: Option<String>,
     /// The agent's title for the draft (the signed `pr_title` input; may be empty), shown in the
-    /// body under a heading that says it is the agent's.
-    #[arg(
-        long,
-        value_name = "TEXT",
-        default_value = "",
-        allow_hyphen_values = true
-    )]
-    pr_title: String,
-    /// The agent's description (the signed `pr_description` input; may be empty).
-    #[arg(
-        long,
-        value_name = "TEXT",
-        default_value = "",
-        allow_hyphen_values = true
-    )]
-    pr_description: String,
+    #[command(flatten)]
+    agent: super::AgentWordsArgs,
     /// Write the plan here instead of stdout (atomically: the file exists only when complete).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -107,7 +93,7 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
         None => target,
     };
     let target = target
-        .with_agent_words(&args.pr_title, &args.pr_description)
+        .with_agent_words(&args.agent.pr_title, &args.agent.pr_description)
         .map_err(|e| e.to_string())?;
     validate_inputs(&args.base, &args.expected_sha256).map_err(|e| e.to_string())?;
 

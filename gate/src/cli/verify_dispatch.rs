@@ -62,22 +62,8 @@ pub struct VerifyDispatchArgs {
     /// The workflow this run is (`$GITHUB_WORKFLOW_REF`: OWNER/NAME/.github/workflows/FILE@REF).
     #[arg(long, value_name = "REF")]
     workflow_ref: String,
-    /// The `pr_title` input as received (may be empty).
-    #[arg(
-        long,
-        value_name = "TEXT",
-        default_value = "",
-        allow_hyphen_values = true
-    )]
-    pr_title: String,
-    /// The `pr_description` input as received (may be empty).
-    #[arg(
-        long,
-        value_name = "TEXT",
-        default_value = "",
-        allow_hyphen_values = true
-    )]
-    pr_description: String,
+    #[command(flatten)]
+    agent: super::AgentWordsArgs,
     /// The time to check the expiry against, in Unix seconds (default: the system clock).
     #[arg(long, value_name = "UNIX")]
     now: Option<u64>,
@@ -120,8 +106,8 @@ enum Outcome {
 fn fields(args: &VerifyDispatchArgs, mac: &DispatchMac) -> Result<SignedFields, String> {
     let scope = Scope::parse_described(&args.declared_scope)?;
     let repository = RepositoryName::parse(&args.repository).map_err(|e| e.to_string())?;
-    guard::inputs::check_pr_title(&args.pr_title).map_err(|e| e.to_string())?;
-    guard::inputs::check_pr_description(&args.pr_description).map_err(|e| e.to_string())?;
+    guard::inputs::check_pr_title(&args.agent.pr_title).map_err(|e| e.to_string())?;
+    guard::inputs::check_pr_description(&args.agent.pr_description).map_err(|e| e.to_string())?;
     Ok(SignedFields {
         workflow: WorkflowPath::from_workflow_ref(&args.workflow_ref, &repository)
             .map_err(|e| e.to_string())?,
@@ -133,8 +119,8 @@ fn fields(args: &VerifyDispatchArgs, mac: &DispatchMac) -> Result<SignedFields, 
         nonce: mac.nonce().clone(),
         expires_at: mac.expires_at(),
         scope,
-        pr_title: args.pr_title.clone(),
-        pr_description: args.pr_description.clone(),
+        pr_title: args.agent.pr_title.clone(),
+        pr_description: args.agent.pr_description.clone(),
     })
 }
 

@@ -39,6 +39,21 @@ fn sample_scope() -> Vec<String> {
         .to_vec()
 }
 
+/// A scenario on the sample crate with this repository's caller, scope and toolchain.
+fn sample(name: &'static str, task_id: &'static str, diff: Vec<u8>) -> Scenario {
+    Scenario {
+        name,
+        files: sample_files(),
+        caller: own_caller(),
+        local_reusable: true,
+        diff,
+        scope: sample_scope(),
+        task_id,
+        rust_toolchain: true,
+        attempts: 1,
+    }
+}
+
 fn conclusions(run: &ScenarioRun) -> Vec<(String, String)> {
     run.conclusions("apply")
 }
@@ -52,17 +67,11 @@ fn expect(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[test]
 fn the_accepted_sample_becomes_a_proven_draft_pull_request_as_the_runner_user() {
-    let run = play(Scenario {
-        name: "accepted-sample",
-        files: sample_files(),
-        caller: own_caller(),
-        local_reusable: true,
-        diff: read("fixtures/sample/accept.diff"),
-        scope: sample_scope(),
-        task_id: "accept-1",
-        rust_toolchain: true,
-        attempts: 1,
-    });
+    let run = play(sample(
+        "accepted-sample",
+        "accept-1",
+        read("fixtures/sample/accept.diff"),
+    ));
     let summary = run.summary();
     assert_eq!(
         conclusions(&run),
@@ -120,17 +129,11 @@ fn failing_reasons(run: &ScenarioRun) -> String {
 
 #[test]
 fn a_build_hook_attack_fails_build_test_and_nothing_is_published() {
-    let run = play(Scenario {
-        name: "hook-attack",
-        files: sample_files(),
-        caller: own_caller(),
-        local_reusable: true,
-        diff: read("fixtures/sample/hook-attack.diff"),
-        scope: sample_scope(),
-        task_id: "hook-1",
-        rust_toolchain: true,
-        attempts: 1,
-    });
+    let run = play(sample(
+        "hook-attack",
+        "hook-1",
+        read("fixtures/sample/hook-attack.diff"),
+    ));
     let summary = run.summary();
     assert_eq!(
         conclusions(&run),
@@ -296,15 +299,9 @@ fn a_re_run_uploads_under_its_own_names_and_never_starts_a_publication() {
         + "\n#[test]\nfn fails_until_fixed() {\n    assert_eq!(1 + 1, 3);\n}\n";
     let diff = harness::git_diff(&files, &[("src/lib.rs", Some(lib.as_bytes()))]);
     let run = play(Scenario {
-        name: "re-run",
         files,
-        caller: own_caller(),
-        local_reusable: true,
-        diff,
-        scope: sample_scope(),
-        task_id: "rerun-1",
-        rust_toolchain: true,
         attempts: 2,
+        ..sample("re-run", "rerun-1", diff)
     });
     let summary = run.summary();
     let step = |jobs: &[harness::JobRecord], job: &str, step: &str| {
@@ -441,15 +438,8 @@ fn a_base_whose_own_workflow_would_run_the_agents_code_with_secrets_fails_readin
             .to_vec(),
     ));
     let run = play(Scenario {
-        name: "readiness",
         files,
-        caller: own_caller(),
-        local_reusable: true,
-        diff: read("fixtures/sample/accept.diff"),
-        scope: sample_scope(),
-        task_id: "ready-1",
-        rust_toolchain: true,
-        attempts: 1,
+        ..sample("readiness", "ready-1", read("fixtures/sample/accept.diff"))
     });
     let summary = run.summary();
     assert_eq!(
