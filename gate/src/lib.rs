@@ -17,6 +17,7 @@ pub mod init;
 pub mod output;
 pub mod publication;
 pub mod publish;
+pub mod release;
 pub mod replay;
 pub mod strict_json;
 

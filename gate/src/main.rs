@@ -56,6 +56,9 @@ enum Command {
     /// Write the caller workflow and a starting policy for the repository's build system, the
     /// App manifest and the rulesets to import, and print the remaining setup steps.
     Init(cli::init::InitArgs),
+    /// The release workflow's last step: the pin commit (the built commit plus the pinned
+    /// hashes), its tag vX.Y.Z and the release with the assets (token from GH_TOKEN).
+    Release(Box<cli::release::ReleaseArgs>),
 }
 
 fn main() -> ExitCode {
@@ -78,6 +81,7 @@ fn main() -> ExitCode {
         Command::VerifyEnvironments(args) => cli::verify_environments::run(args),
         Command::Doctor(args) => cli::doctor::run_cli(args),
         Command::Init(args) => cli::init::run_cli(args),
+        Command::Release(args) => cli::release::run(*args),
     };
     ExitCode::from(code)
 }

@@ -166,6 +166,21 @@ impl ApiUrl {
         &self.host
     }
 
+    /// Where release assets are uploaded ("Upload a release asset": `https://uploads.github.com`
+    /// for github.com; an Enterprise Server, whose API is `https://HOST/api/v3`, takes uploads
+    /// at `https://HOST/api/uploads`; a stand-in on its own scheme and authority). The scheme
+    /// and authority, without a path: a release's `upload_url` must start with it.
+    pub fn upload_origin(&self) -> String {
+        let scheme = if self.https { "https" } else { "http" };
+        let rest = &self.base[scheme.len() + 3..];
+        let authority = rest.split('/').next().unwrap_or(rest);
+        if self.https && authority.eq_ignore_ascii_case("api.github.com") {
+            "https://uploads.github.com".to_owned()
+        } else {
+            format!("{scheme}://{authority}")
+        }
+    }
+
     pub fn is_https(&self) -> bool {
         self.https
     }
@@ -874,6 +889,50 @@ impl Client {
             None => self.agent.run(builder.body(())?)?,
         };
         read_response(response, self.config.max_body_bytes)
+    }
+
+    /// One request of raw `bytes` to an absolute `url` (a release's upload URL, checked by the
+    /// caller), with the token, sent once: an upload is not replayed.
+    pub fn send_bytes(
+        &self,
+        method: Method,
+        url: &str,
+        content_type: &str,
+        bytes: &[u8],
+    ) -> Result<Response, Error> {
+        let fail = |message: String, reached: bool| Error::Transport {
+            method: method.as_str(),
+            path: "(upload)".to_owned(),
+            message: self.config.token.redact(&message),
+            may_have_reached: reached,
+        };
+        let (scheme, rest) = url
+            .split_once("://")
+            .ok_or_else(|| fail("not an absolute URL".to_owned(), false))?;
+        let host = host_of(rest.split(['/', '?']).next().unwrap_or(""))
+            .ok_or_else(|| fail("no host".to_owned(), false))?;
+        let https = scheme == "https";
+        let own = host == self.config.api_url.host() && https == self.config.api_url.is_https();
+        let other;
+        let agent = if own {
+            &self.agent
+        } else if https {
+            other = agent(&self.config, https, &host, Some(self.roots()?))?;
+            &other
+        } else {
+            return Err(fail("plain http:// to another host".to_owned(), false));
+        };
+        let request = ureq::http::Request::builder()
+            .method(method.as_str())
+            .uri(url)
+            .header("accept", ACCEPT_JSON)
+            .header("x-github-api-version", API_VERSION)
+            .header("authorization", self.config.token.bearer())
+            .header("content-type", content_type)
+            .body(bytes)
+            .map_err(|e| fail(e.to_string(), false))?;
+        let response = agent.run(request).map_err(|e| fail(e.to_string(), true))?;
+        read_response(response, self.config.max_body_bytes).map_err(|e| fail(e.to_string(), true))
     }
 
     /// Send and decode a JSON response with one of the `expected` statuses; any other status is

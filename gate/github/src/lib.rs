@@ -12,6 +12,7 @@
 //! | [`checks`] | check runs |
 //! | [`graphql`] | the GraphQL API: `createCommitOnBranch` |
 //! | [`issues`] | labels on a pull request |
+//! | [`releases`] | releases and their assets |
 //! | [`repos`] | comparing commits, a file's raw contents, revoking the installation token |
 //! | [`settings`] | what `gate doctor` reads: the repository, the App, environments, rules, protection, Actions permissions, contents |
 #![forbid(unsafe_code)]
@@ -24,6 +25,7 @@ pub mod git;
 pub mod graphql;
 pub mod issues;
 pub mod pulls;
+pub mod releases;
 pub mod repos;
 pub mod roots;
 pub mod settings;

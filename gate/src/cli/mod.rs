@@ -6,6 +6,7 @@ pub mod doctor;
 pub mod init;
 pub mod publish;
 pub mod publish_plan;
+pub mod release;
 pub mod repo_steps;
 pub mod sign;
 pub mod verify_dispatch;

@@ -90,7 +90,7 @@ pub(crate) fn client() -> Result<Client, String> {
     Client::new(config).map_err(|e| e.to_string())
 }
 
-fn repository(value: &str) -> Result<Repository, String> {
+pub(crate) fn repository(value: &str) -> Result<Repository, String> {
     match Repository::parse(value) {
         Ok(repo) if repository_problem(value).is_none() => Ok(repo),
         _ => Err(format!("--repository {value:?} is not OWNER/NAME")),

@@ -34,6 +34,7 @@
 pub mod git;
 mod http;
 mod load;
+mod releases;
 mod routes;
 pub mod settings;
 
@@ -353,6 +354,17 @@ pub struct RunState {
     pub outcome: Outcome,
 }
 
+/// A release and its uploaded assets (name, bytes), in upload order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReleaseState {
+    pub id: u64,
+    pub tag: String,
+    pub name: String,
+    pub body: String,
+    pub draft: bool,
+    pub assets: Vec<(String, Vec<u8>)>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobState {
     pub id: u64,
@@ -413,6 +425,8 @@ pub struct State {
     /// Commits signed with another user's key (verified, for that user).
     pub foreign_signed: std::collections::BTreeSet<String>,
     pub artifacts: Vec<ArtifactState>,
+    /// Releases created through the API (`crate::releases`).
+    pub releases: Vec<ReleaseState>,
     /// How many requests each fault (by index) has let through.
     fault_passes: Vec<u32>,
     next_id: u64,
@@ -434,6 +448,7 @@ impl State {
             revoked_tokens: std::collections::BTreeSet::new(),
             foreign_signed: std::collections::BTreeSet::new(),
             artifacts: Vec::new(),
+            releases: Vec::new(),
             fault_passes: Vec::new(),
             next_id: 100,
         };
@@ -456,7 +471,7 @@ impl State {
         state
     }
 
-    fn next_id(&mut self) -> u64 {
+    pub(crate) fn next_id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
     }

@@ -160,6 +160,16 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
     Some(match segments {
         ["graphql"] if req.method == "POST" => graphql(state, req),
         ["installation", "token"] if req.method == "DELETE" => revoke_token(state, &presented),
+        [
+            "api",
+            "uploads",
+            "repos",
+            owner,
+            repo,
+            "releases",
+            id,
+            "assets",
+        ] if req.method == "POST" => crate::releases::upload(state, req, owner, repo, id),
         ["repos", owner, repo, rest @ ..]
             if owner.eq_ignore_ascii_case(&state.scenario.owner)
                 && repo.eq_ignore_ascii_case(&state.scenario.repo) =>
@@ -220,8 +230,10 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         ("POST", ["check-runs"]) => create_check_run(state, req),
         ("GET", ["contents", path @ ..]) => get_contents(state, req, &path.join("/")),
         ("GET", ["compare", basehead]) => compare(state, basehead),
-        // The settings `gate doctor` reads (crate::settings).
-        _ => crate::settings::repo_route(state, req, rest).unwrap_or_else(not_found),
+        _ => crate::releases::repo_route(state, req, rest, base)
+            // The settings `gate doctor` reads (crate::settings).
+            .or_else(|| crate::settings::repo_route(state, req, rest))
+            .unwrap_or_else(not_found),
     }
 }
 
