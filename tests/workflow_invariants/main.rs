@@ -26,15 +26,16 @@ use crate::invariants::apply::APPLY_INVARIANTS;
 use crate::invariants::callers::{CALLER_INVARIANTS, EXAMPLE_INVARIANTS};
 use crate::invariants::ci::CI_INVARIANTS;
 use crate::invariants::failing;
-use crate::invariants::release::RELEASE_INVARIANTS;
+use crate::invariants::release::{RELEASE_INVARIANTS, RELEASE_PUBLISH_INVARIANTS};
 use crate::model::{
-    APPLY_WORKFLOW, CI_WORKFLOW, EXAMPLE_CALLERS, OWN_CALLER, RELEASE_WORKFLOW, Workflow,
+    APPLY_WORKFLOW, CI_WORKFLOW, EXAMPLE_CALLERS, OWN_CALLER, RELEASE_PUBLISH_WORKFLOW,
+    RELEASE_WORKFLOW, Workflow,
 };
 use crate::mutations::apply::APPLY_MUTATIONS;
 use crate::mutations::callers::{CALLER_MUTATIONS, EXAMPLE_MUTATIONS};
 use crate::mutations::check_mutations;
 use crate::mutations::ci::CI_MUTATIONS;
-use crate::mutations::release::RELEASE_MUTATIONS;
+use crate::mutations::release::{RELEASE_MUTATIONS, RELEASE_PUBLISH_MUTATIONS};
 
 #[test]
 fn apply_workflow_holds_every_invariant() {
@@ -69,6 +70,9 @@ fn release_workflow_holds_every_invariant() {
     let wf = Workflow::load(RELEASE_WORKFLOW);
     let failures = failing(&wf, RELEASE_INVARIANTS);
     assert!(failures.is_empty(), "{failures:#?}");
+    let wf = Workflow::load(RELEASE_PUBLISH_WORKFLOW);
+    let failures = failing(&wf, RELEASE_PUBLISH_INVARIANTS);
+    assert!(failures.is_empty(), "{failures:#?}");
 }
 
 #[test]
@@ -79,6 +83,7 @@ fn invariant_ids_are_unique() {
         EXAMPLE_INVARIANTS,
         CI_INVARIANTS,
         RELEASE_INVARIANTS,
+        RELEASE_PUBLISH_INVARIANTS,
     ] {
         let ids: BTreeSet<&str> = list.iter().map(|(id, _)| *id).collect();
         assert_eq!(ids.len(), list.len());
@@ -105,11 +110,17 @@ fn every_workflow_is_checked_and_audited() {
             .map(|n| format!("{dir}/{n}"))
             .collect()
     };
-    let checked: BTreeSet<String> = [APPLY_WORKFLOW, OWN_CALLER, CI_WORKFLOW, RELEASE_WORKFLOW]
-        .into_iter()
-        .chain(EXAMPLE_CALLERS)
-        .map(str::to_owned)
-        .collect();
+    let checked: BTreeSet<String> = [
+        APPLY_WORKFLOW,
+        OWN_CALLER,
+        CI_WORKFLOW,
+        RELEASE_WORKFLOW,
+        RELEASE_PUBLISH_WORKFLOW,
+    ]
+    .into_iter()
+    .chain(EXAMPLE_CALLERS)
+    .map(str::to_owned)
+    .collect();
     let present: BTreeSet<String> = listed(".github/workflows")
         .into_iter()
         .chain(listed("examples"))
@@ -178,6 +189,12 @@ fn each_release_mutation_breaks_exactly_its_invariant() {
         &[RELEASE_INVARIANTS],
         RELEASE_INVARIANTS,
         RELEASE_MUTATIONS,
+    );
+    check_mutations(
+        RELEASE_PUBLISH_WORKFLOW,
+        &[RELEASE_PUBLISH_INVARIANTS],
+        RELEASE_PUBLISH_INVARIANTS,
+        RELEASE_PUBLISH_MUTATIONS,
     );
 }
 

@@ -20,6 +20,8 @@ pub(crate) const CI_WORKFLOW: &str = ".github/workflows/ci.yml";
 
 pub(crate) const RELEASE_WORKFLOW: &str = ".github/workflows/release.yml";
 
+pub(crate) const RELEASE_PUBLISH_WORKFLOW: &str = ".github/workflows/release-publish.yml";
+
 /// A workflow file: its text and its parsed document.
 pub(crate) struct Workflow {
     pub(crate) raw: String,
