@@ -3,7 +3,7 @@
 //! read the accepted ones as the same tree, over every expression of the readiness fixtures and a
 //! table of GitHub's syntax. The product keeps its own reader because the evaluation it needs is
 //! three-valued (unknown contexts, `refs/pull/<n>/merge` known by its shape), which the oracle's
-//! constant evaluation does not give (README, "Dependencies").
+//! constant evaluation does not give (ARCHITECTURE.md, "Dependencies").
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;

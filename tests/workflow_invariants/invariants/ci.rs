@@ -51,7 +51,7 @@ pub(crate) fn ci_job_permissions_read(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// Exactly what the README says CI runs.
+/// Exactly what EVIDENCE.md ("What CI runs") says CI runs.
 pub(crate) fn ci_runs_the_checks(wf: &Workflow) -> Result<(), String> {
     let scripts: Vec<String> = wf
         .all_steps()?
