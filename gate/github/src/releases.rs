@@ -139,3 +139,66 @@ impl Client {
         self.decode(&call, &response)
     }
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::{ApiUrl, ClientConfig, SystemClock, Token};
+
+    fn client(api: &str) -> Client {
+        let token =
+            Token::from_env(&|name| (name == "GH_TOKEN").then(|| "t0ken".to_owned())).unwrap();
+        let config = ClientConfig::new(
+            ApiUrl::parse(api).unwrap(),
+            token,
+            Arc::new(SystemClock::new()),
+        );
+        Client::new(config).unwrap()
+    }
+
+    #[test]
+    fn the_upload_host_goes_with_the_api() {
+        for (api, origin) in [
+            ("https://api.github.com", "https://uploads.github.com"),
+            ("https://ghe.example.com/api/v3", "https://ghe.example.com"),
+            ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+        ] {
+            assert_eq!(ApiUrl::parse(api).unwrap().upload_origin(), origin, "{api}");
+        }
+    }
+
+    /// The token goes to no upload URL but the API's own upload host: refused before any
+    /// connection (nothing listens on the API's port here).
+    #[test]
+    fn an_upload_url_on_another_host_is_refused_before_sending() {
+        let client = client("http://127.0.0.1:9");
+        for upload_url in [
+            "https://uploads.github.com/repos/o/r/releases/1/assets{?name,label}",
+            "http://127.0.0.1:9.evil.example/repos/o/r/releases/1/assets{?name,label}",
+            "http://127.0.0.1:10/repos/o/r/releases/1/assets{?name,label}",
+            "http://127.0.0.1:9@evil.example/repos/o/r/releases/1/assets",
+            "http://127.0.0.1:9/x?redirect=https://evil.example/",
+        ] {
+            let release = Release {
+                id: 1,
+                tag_name: "v1.0.0".into(),
+                draft: true,
+                upload_url: upload_url.into(),
+                html_url: String::new(),
+                assets: Vec::new(),
+            };
+            let error = client
+                .upload_release_asset(&release, "a.tar.gz", b"x")
+                .unwrap_err()
+                .to_string();
+            assert!(
+                error.contains("is not on http://127.0.0.1:9")
+                    || error.contains("unexpected shape"),
+                "{upload_url}: {error}"
+            );
+        }
+    }
+}
