@@ -49,8 +49,9 @@ pub(crate) const REQUIRED_DISPATCH_INPUTS: [&str; 4] = [
 ];
 
 /// The reusable workflow's own inputs (the caller's configuration) and the secrets it takes.
-pub(crate) const CALL_INPUTS: [&str; 8] = [
+pub(crate) const CALL_INPUTS: [&str; 9] = [
     "build-command",
+    "setup-command",
     "fetch-command",
     "policy",
     "egress-allow",
@@ -116,6 +117,7 @@ pub(crate) const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("build-sandboxed-under-sudo", build_sandboxed_under_sudo),
     ("later-steps-out-of-reach", later_steps_out_of_reach),
     ("deps-fetched-before-sandbox", deps_fetched_before_sandbox),
+    ("setup-before-the-diff", setup_before_the_diff),
     ("build-command-from-caller", build_command_from_caller),
     ("decide-runs-unless-cancelled", decide_runs_unless_cancelled),
     ("publish-only-on-pass", publish_only_on_pass),
@@ -1015,6 +1017,82 @@ pub(crate) fn deps_fetched_before_sandbox(wf: &Workflow) -> Result<(), String> {
         " --read-only \"$AGENT_TEAM_DEPS\" ",
         " --allow-env AGENT_TEAM_DEPS ",
         " AGENT_TEAM_DEPS=\"$AGENT_TEAM_DEPS\" ",
+    ] {
+        if !build.contains(needed) {
+            return Err(format!("guard run lacks `{}`", needed.trim()));
+        }
+    }
+    Ok(())
+}
+
+/// The caller's setup command (a toolchain the image lacks) runs in build-test alone, before the
+/// diff reaches the job (before its fetch and its apply: the work tree is still the base), from
+/// an empty directory outside the checkouts, unprivileged, with exactly its command and
+/// AGENT_TEAM_TOOLS in its environment (no secret, no token), and only when the caller gave one;
+/// what it installs there is bound read-only into the build.
+pub(crate) fn setup_before_the_diff(wf: &Workflow) -> Result<(), String> {
+    for (job, step) in wf.all_steps()? {
+        if job != BUILD_TEST && run_contains(step, "$SETUP_COMMAND") {
+            return Err(format!("job `{job}` runs the setup command"));
+        }
+    }
+    let steps = wf.steps(BUILD_TEST)?;
+    let setup = index_of(steps, |s| run_contains(s, "\"$SETUP_COMMAND\""))
+        .ok_or("build-test does not run the setup command")?;
+    let diff = index_of(steps, |s| run_contains(s, "/agent-team/diff.patch\""))
+        .ok_or("build-test does not fetch the diff")?;
+    if setup > diff {
+        return Err(format!(
+            "the setup (step {setup}) runs after the diff is fetched (step {diff})"
+        ));
+    }
+    let step = &steps[setup];
+    let tools = "${{ runner.temp }}/agent-team/tools";
+    let expected_env = json!({
+        "SETUP_COMMAND": "${{ inputs.setup-command }}",
+        "AGENT_TEAM_TOOLS": tools,
+    });
+    if step.get("env") != Some(&expected_env) {
+        return Err(format!(
+            "the setup step's environment is {:?}, not exactly {expected_env}",
+            step.get("env")
+        ));
+    }
+    if mentions_secrets(step) {
+        return Err("the setup step reads a secret".into());
+    }
+    if condition(step.get("if")).as_deref() != Some("inputs.setup-command != ''") {
+        return Err("the setup step does not run only when the caller gave a command".into());
+    }
+    let script = run_of(step).unwrap_or_default();
+    let lines: Vec<&str> = script.lines().map(str::trim).collect();
+    if step.get("working-directory").is_some()
+        || step.get("uses").is_some()
+        || lines
+            != [
+                "mkdir -p \"$RUNNER_TEMP/agent-team/setup\" \"$AGENT_TEAM_TOOLS\"",
+                "cd \"$RUNNER_TEMP/agent-team/setup\"",
+                "bash -euo pipefail -c \"$SETUP_COMMAND\"",
+            ]
+    {
+        return Err(
+            "the setup does not run from an empty directory outside the checkouts, unprivileged"
+                .into(),
+        );
+    }
+    let untrusted = untrusted_run_index(steps)?;
+    if steps[untrusted]
+        .pointer("/env/AGENT_TEAM_TOOLS")
+        .and_then(Value::as_str)
+        != Some(tools)
+    {
+        return Err("the build does not read the setup's AGENT_TEAM_TOOLS".into());
+    }
+    let build = joined(run_of(&steps[untrusted]).unwrap_or_default());
+    for needed in [
+        " --read-only \"$AGENT_TEAM_TOOLS\" ",
+        " --allow-env AGENT_TEAM_TOOLS ",
+        " AGENT_TEAM_TOOLS=\"$AGENT_TEAM_TOOLS\" ",
     ] {
         if !build.contains(needed) {
             return Err(format!("guard run lacks `{}`", needed.trim()));

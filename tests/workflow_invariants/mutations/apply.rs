@@ -634,6 +634,81 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
         },
     },
     Mutation {
+        description: "set up the toolchain after the diff is applied",
+        breaks: &["setup-before-the-diff"],
+        apply: |t| {
+            let start = t
+                .find("      # Trusted, with the network harden-runner allows, before the diff")
+                .expect("setup comment");
+            let end = t[start..]
+                .find("      - name: Fetch the diff and re-hash it")
+                .expect("next step")
+                + start;
+            let step = &t[start..end];
+            let without = format!("{}{}", &t[..start], &t[end..]);
+            replace_once(
+                &without,
+                "      - name: Build and test the patched tree, then check what it wrote\n",
+                &format!(
+                    "{step}      - name: Build and test the patched tree, then check what it wrote\n"
+                ),
+            )
+        },
+    },
+    Mutation {
+        description: "give the setup command the job's token",
+        breaks: &["setup-before-the-diff"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "          SETUP_COMMAND: ${{ inputs.setup-command }}\n",
+                "          SETUP_COMMAND: ${{ inputs.setup-command }}\n          GH_TOKEN: ${{ github.token }}\n",
+            )
+        },
+    },
+    Mutation {
+        description: "give the setup command a secret",
+        breaks: &["setup-before-the-diff", "secrets-only-in-publish"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "          SETUP_COMMAND: ${{ inputs.setup-command }}\n",
+                "          SETUP_COMMAND: ${{ inputs.setup-command }}\n          KEY: ${{ secrets.AGENT_TEAM_DISPATCH_KEY }}\n",
+            )
+        },
+    },
+    Mutation {
+        description: "run the setup command in the work tree",
+        breaks: &["setup-before-the-diff"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "          cd \"$RUNNER_TEMP/agent-team/setup\"\n",
+                "          cd \"$GITHUB_WORKSPACE/work\"\n",
+            )
+        },
+    },
+    Mutation {
+        description: "let the build write what the setup installed",
+        breaks: &["setup-before-the-diff"],
+        apply: |t| replace_in_job(t, BUILD_TEST, " --read-only \"$AGENT_TEAM_TOOLS\"", ""),
+    },
+    Mutation {
+        description: "run the setup command in publish",
+        breaks: &["setup-before-the-diff"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                PUBLISH,
+                "      - name: Verify the environments the readiness check counts on\n",
+                "      - name: Setup\n        env:\n          SETUP_COMMAND: ${{ inputs.setup-command }}\n        run: bash -c \"$SETUP_COMMAND\"\n\n      - name: Verify the environments the readiness check counts on\n",
+            )
+        },
+    },
+    Mutation {
         description: "let the dispatch choose what the build runs",
         breaks: &["build-command-from-caller"],
         apply: |t| {
