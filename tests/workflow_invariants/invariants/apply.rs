@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::invariants::Invariant;
 use crate::invariants::shared::{
-    actions_pinned, checkout_no_persisted_credentials, no_cache, no_dangerous_trigger_text,
+    actions_pinned, cache_save, checkout_no_persisted_credentials, no_dangerous_trigger_text,
     no_expression_in_run, top_level_permissions_empty,
 };
 use crate::model::{
@@ -49,9 +49,12 @@ pub(crate) const REQUIRED_DISPATCH_INPUTS: [&str; 4] = [
 ];
 
 /// The reusable workflow's own inputs (the caller's configuration) and the secrets it takes.
-pub(crate) const CALL_INPUTS: [&str; 9] = [
+pub(crate) const CALL_INPUTS: [&str; 12] = [
     "build-command",
     "setup-command",
+    "cache-key",
+    "cache-paths",
+    "cache-restore-keys",
     "fetch-command",
     "policy",
     "egress-allow",
@@ -102,7 +105,7 @@ pub(crate) const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("no-expression-in-run", no_expression_in_run),
     ("secrets-only-in-publish", secrets_only_in_publish),
     ("environment-only-on-publish", environment_only_on_publish),
-    ("no-cache", no_cache),
+    ("cache-restore-only", cache_restore_only),
     ("binaries-installed-first", binaries_installed_first),
     ("release-pinned", release_pinned),
     ("inputs-validated-first", inputs_validated_first),
@@ -387,6 +390,74 @@ pub(crate) fn environment_only_on_publish(wf: &Workflow) -> Result<(), String> {
         if environment != expected.as_ref() {
             return Err(format!("job `{name}` environment is {environment:?}"));
         }
+    }
+    Ok(())
+}
+
+/// No job saves a cache (build-test runs the patch on the dispatched ref, whose cache scope every
+/// workflow of the default branch reads; the other jobs need none), and the one cache read is
+/// the pinned, restore-only `actions/cache/restore` in build-test: only when the caller gave a
+/// key, after the step that checks the cache inputs and before any checkout, the policy or the
+/// diff reach the job, with exactly the caller's key, paths and restore keys.
+pub(crate) fn cache_restore_only(wf: &Workflow) -> Result<(), String> {
+    for (job, step) in wf.all_steps()? {
+        if let Some(why) = cache_save(step) {
+            return Err(format!("job `{job}`: {why}"));
+        }
+        if job != BUILD_TEST && uses_of(step).is_some_and(|u| u.starts_with("actions/cache")) {
+            return Err(format!("job `{job}` reads a cache"));
+        }
+    }
+    let steps = wf.steps(BUILD_TEST)?;
+    let restores: Vec<usize> = (0..steps.len())
+        .filter(|&i| uses_of(&steps[i]).is_some_and(|u| u.starts_with("actions/cache")))
+        .collect();
+    let &[restore] = restores.as_slice() else {
+        return Err(format!(
+            "build-test has {} cache steps, expected one restore",
+            restores.len()
+        ));
+    };
+    let step = &steps[restore];
+    if !uses_action(step, "actions/cache/restore") {
+        return Err("build-test's cache step is not actions/cache/restore".into());
+    }
+    let first_checkout = index_of(steps, |s| uses_action(s, "actions/checkout"))
+        .ok_or("build-test checks nothing out")?;
+    let policy = index_of(steps, |s| str_of(s, "name") == Some(POLICY_STEP))
+        .ok_or("build-test does not read the policy")?;
+    if restore > first_checkout || restore > policy {
+        return Err("the cache is restored after a checkout or the policy reached the job".into());
+    }
+    if condition(step.get("if")).as_deref() != Some("inputs.cache-key != ''") {
+        return Err("the cache is restored without the caller's key".into());
+    }
+    let expected = json!({
+        "key": "${{ inputs.cache-key }}",
+        "path": "${{ inputs.cache-paths }}",
+        "restore-keys": "${{ inputs.cache-restore-keys }}",
+    });
+    if step.get("with") != Some(&expected) {
+        return Err(format!(
+            "the restore's inputs are {:?}, not exactly {expected}",
+            step.get("with")
+        ));
+    }
+    let check = restore
+        .checked_sub(1)
+        .map(|i| &steps[i])
+        .filter(|s| str_of(s, "name") == Some("Check the cache inputs"))
+        .ok_or("the cache inputs are not checked right before the restore")?;
+    let script = run_of(check).unwrap_or_default();
+    let guarded = condition(check.get("if")).is_some_and(|c| {
+        c.contains("inputs.cache-key != ''") && c.contains("inputs.cache-paths != ''")
+    });
+    if !guarded
+        || !script
+            .contains(r#"for inside in "$GITHUB_WORKSPACE" "$RUNNER_TEMP" /opt/agent-team; do"#)
+        || !script.contains("exit \"$status\"")
+    {
+        return Err("the cache paths are not refused inside the workspace and RUNNER_TEMP".into());
     }
     Ok(())
 }

@@ -35,23 +35,34 @@ pub const JOBS: [&str; 4] = ["guard", "build-test", "decide", "publish"];
 /// pinned copy of the reusable workflow (`--local-repository`).
 pub const EXAMPLE_REUSABLE: &str =
     "agent-team/agent-team-apply@0000000000000000000000000000000000000000";
-/// Pinned actions and their stand-ins under `tests/act/actions/`.
-const ACTIONS: [(&str, &str); 4] = [
+/// Pinned actions and their stand-ins under `tests/act/actions/`: the repository at its ref, its
+/// directory, and the action file in it (act resolves `owner/repo/sub@ref` to `sub/` of the
+/// repository).
+const ACTIONS: [(&str, &str, &str); 5] = [
     (
         "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1",
         "checkout",
+        "action.yml",
     ),
     (
         "actions/upload-artifact@bbbca2ddaa5d8feaa63e36b76fdaad77386f024f",
         "upload-artifact",
+        "action.yml",
     ),
     (
         "step-security/harden-runner@b09bb98e06d4d774595224525879c09bc6e98c40",
         "harden-runner",
+        "action.yml",
     ),
     (
         "actions/create-github-app-token@1b10c78c7865c340bc4f6099eb2f838309f1e8c3",
         "create-github-app-token",
+        "action.yml",
+    ),
+    (
+        "actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae",
+        "cache",
+        "restore/action.yml",
     ),
 ];
 
@@ -668,17 +679,11 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
     );
 
     let actions = root.join("actions");
-    for (_, dir) in ACTIONS {
+    for (_, dir, file) in ACTIONS {
         write_file(
             &actions.join(dir),
-            "action.yml",
-            &std::fs::read(
-                project()
-                    .join("tests/act/actions")
-                    .join(dir)
-                    .join("action.yml"),
-            )
-            .unwrap(),
+            file,
+            &std::fs::read(project().join("tests/act/actions").join(dir).join(file)).unwrap(),
         );
     }
     let artifacts = root.join("artifacts");
@@ -822,7 +827,7 @@ pub fn play(scenario: Scenario) -> ScenarioRun {
             .arg("-e")
             .arg(&event_path)
             .args(["-P", "ubuntu-24.04=-self-hosted"]);
-        for (uses, dir) in ACTIONS {
+        for (uses, dir, _) in ACTIONS {
             cmd.arg("--local-repository")
                 .arg(format!("{uses}={}", actions.join(dir).display()));
         }
