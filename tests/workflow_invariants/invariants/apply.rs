@@ -49,7 +49,7 @@ pub(crate) const REQUIRED_DISPATCH_INPUTS: [&str; 4] = [
 ];
 
 /// The reusable workflow's own inputs (the caller's configuration) and the secrets it takes.
-pub(crate) const CALL_INPUTS: [&str; 12] = [
+pub(crate) const CALL_INPUTS: [&str; 16] = [
     "build-command",
     "setup-command",
     "cache-key",
@@ -59,6 +59,10 @@ pub(crate) const CALL_INPUTS: [&str; 12] = [
     "policy",
     "egress-allow",
     "toolchain-paths",
+    "environment",
+    "protected-label",
+    "check-run-name",
+    "protected-reviewers",
     "runner",
     "build-timeout-minutes",
     "timeout-minutes",
@@ -127,6 +131,7 @@ pub(crate) const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("gate-decision-wired", gate_decision_wired),
     ("publication-from-plan", publication_from_plan),
     ("protected-files-surfaced", protected_files_surfaced),
+    ("publication-names-wired", publication_names_wired),
     ("no-head-checkout-downstream", no_head_checkout_downstream),
     ("no-artifact-read-downstream", no_artifact_read_downstream),
     ("app-token-scoped", app_token_scoped),
@@ -376,14 +381,14 @@ pub(crate) const DISPATCH_KEYS: [&str; 2] = [
     "AGENT_TEAM_DISPATCH_KEY_PREVIOUS",
 ];
 
-/// publish names `agent-team-publish` (the App key; reviewers are asked only for runs that
-/// passed), guard names `agent-team-verify` (the dispatch keys, no reviewers), and no other job
+/// publish names the caller's `environment` (`agent-team-publish` by default: the App key;
+/// reviewers are asked only for runs that passed), guard names `agent-team-verify` (the dispatch keys, no reviewers), and no other job
 /// names an environment.
 pub(crate) fn environment_only_on_publish(wf: &Workflow) -> Result<(), String> {
     for (name, job) in wf.jobs()? {
         let environment = job.get("environment");
         let expected = match name.as_str() {
-            PUBLISH => Some(json!("agent-team-publish")),
+            PUBLISH => Some(json!("${{ inputs.environment }}")),
             GUARD => Some(json!("agent-team-verify")),
             _ => None,
         };
@@ -1409,6 +1414,71 @@ pub(crate) fn protected_files_surfaced(wf: &Workflow) -> Result<(), String> {
     }
     if !publish.contains("jq -er '.protected_files' \"$result\"") {
         return Err("the publication step does not surface the protected files".into());
+    }
+    Ok(())
+}
+
+/// The names a caller may choose keep today's values as defaults and reach what uses them:
+/// `environment` is publish's (checked by its first step after the inputs, before any checkout
+/// or token), `check-run-name`, `protected-label` and `protected-reviewers` reach `gate publish`
+/// (which refuses an odd value before any request) through its environment, never through `run:`.
+pub(crate) fn publication_names_wired(wf: &Workflow) -> Result<(), String> {
+    for (input, default) in [
+        ("environment", "agent-team-publish"),
+        ("protected-label", "agent-team: protected files"),
+        ("check-run-name", "agent-team-apply / gate"),
+        ("protected-reviewers", ""),
+    ] {
+        let found = wf
+            .doc
+            .pointer(&format!("/on/workflow_call/inputs/{input}/default"))
+            .and_then(Value::as_str);
+        if found != Some(default) {
+            return Err(format!(
+                "input `{input}` defaults to {found:?}, not {default:?}"
+            ));
+        }
+    }
+    let steps = wf.steps(PUBLISH)?;
+    let check = steps
+        .get(first_step(wf, PUBLISH)? + 2)
+        .ok_or("publish ends after validating its inputs")?;
+    let script = run_of(check).unwrap_or_default();
+    if check
+        .pointer("/env/PUBLISH_ENVIRONMENT")
+        .and_then(Value::as_str)
+        != Some("${{ inputs.environment }}")
+        || !script.contains(
+            r#"if [[ ! "$PUBLISH_ENVIRONMENT" =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$ ]]; then"#,
+        )
+    {
+        return Err("publish does not check the environment's name before anything else".into());
+    }
+    let publish = steps
+        .iter()
+        .find(|s| run_contains(s, "/gate publish "))
+        .ok_or("publish does not run gate publish")?;
+    let flat = joined(run_of(publish).unwrap_or_default());
+    for (var, input, flag) in [
+        ("CHECK_RUN_NAME", "check-run-name", "--check-name"),
+        ("PROTECTED_LABEL", "protected-label", "--protected-label"),
+        (
+            "PROTECTED_REVIEWERS",
+            "protected-reviewers",
+            "--protected-reviewers",
+        ),
+    ] {
+        let wanted = format!("${{{{ inputs.{input} }}}}");
+        if publish
+            .pointer(&format!("/env/{var}"))
+            .and_then(Value::as_str)
+            != Some(wanted.as_str())
+            || !flat.contains(&format!(" {flag} \"${var}\" "))
+        {
+            return Err(format!(
+                "gate publish does not get `{input}` as `{flag} \"${var}\"`"
+            ));
+        }
     }
     Ok(())
 }

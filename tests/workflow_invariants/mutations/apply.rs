@@ -250,7 +250,57 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
     Mutation {
         description: "publish without the environment",
         breaks: &["environment-only-on-publish"],
-        apply: |t| replace_in_job(t, PUBLISH, "    environment: agent-team-publish\n", ""),
+        apply: |t| {
+            replace_in_job(
+                t,
+                PUBLISH,
+                "    environment: ${{ inputs.environment }}\n",
+                "",
+            )
+        },
+    },
+    Mutation {
+        description: "change the environment's default",
+        breaks: &["publication-names-wired"],
+        apply: |t| {
+            replace_once(
+                t,
+                "        default: agent-team-publish\n",
+                "        default: agent-team\n",
+            )
+        },
+    },
+    Mutation {
+        description: "publish without checking the environment's name",
+        breaks: &["publication-names-wired"],
+        apply: |t| {
+            replace_once(
+                t,
+                "          if [[ ! \"$PUBLISH_ENVIRONMENT\" =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$ ]]; then\n",
+                "          if false; then\n",
+            )
+        },
+    },
+    Mutation {
+        description: "post the check run under the default name whatever the caller chose",
+        breaks: &["publication-names-wired"],
+        apply: |t| replace_once(t, " --check-name \"$CHECK_RUN_NAME\"", ""),
+    },
+    Mutation {
+        description: "never ask the protected files' reviewers",
+        breaks: &["publication-names-wired"],
+        apply: |t| replace_once(t, " --protected-reviewers \"$PROTECTED_REVIEWERS\"", ""),
+    },
+    Mutation {
+        description: "label with a value the dispatch chooses",
+        breaks: &["publication-names-wired"],
+        apply: |t| {
+            replace_once(
+                t,
+                "          PROTECTED_LABEL: ${{ inputs.protected-label }}\n",
+                "          PROTECTED_LABEL: ${{ github.event.inputs.pr_title }}\n",
+            )
+        },
     },
     Mutation {
         description: "turn on setup-python's cache in build-test",
