@@ -12,10 +12,11 @@ use github::settings::{BranchRule, BypassActor};
 use github::{Client, Error, Repository};
 use serde::Serialize;
 
-/// The environment `publish` names.
-pub const ENVIRONMENT: &str = "agent-team-publish";
-/// The check run `gate publish` posts (the required status check).
-pub const CHECK_NAME: &str = "agent-team-apply / gate";
+/// The environment `publish` names by default (the reusable workflow's input `environment`).
+pub const ENVIRONMENT: &str = crate::names::DEFAULT_ENVIRONMENT;
+/// The check run `gate publish` posts by default (input `check-run-name`; the required status
+/// check).
+pub const CHECK_NAME: &str = crate::names::DEFAULT_CHECK_RUN_NAME;
 /// The caller workflow.
 pub const CALLER_PATH: &str = ".github/workflows/agent-team-apply.yml";
 /// The policy the caller reads by default.
@@ -306,6 +307,11 @@ pub struct DoctorRequest {
     pub repository: Repository,
     /// The App's slug (`github.com/apps/<slug>`).
     pub app: String,
+    /// The publication's environment and the check run's name, as the caller's inputs
+    /// `environment` and `check-run-name` set them ([`ENVIRONMENT`], [`CHECK_NAME`] by default;
+    /// checked by [`crate::names`]). Titles and fixes name the defaults.
+    pub environment: String,
+    pub check_name: String,
 }
 
 /// Every finding, in [`Setting::ALL`]'s order.
@@ -394,10 +400,16 @@ pub fn run(client: &Client, request: &DoctorRequest) -> Result<Report, DoctorErr
 
     let app = check_app(client, request, &mut findings)?;
     findings.push(check_installation(client, info.as_ref(), app.as_ref())?);
-    findings.extend(check_environment(client, repo, default_branch.as_deref())?);
+    findings.extend(check_environment(
+        client,
+        repo,
+        &request.environment,
+        default_branch.as_deref(),
+    )?);
     findings.extend(check_default_branch(
         client,
         repo,
+        &request.check_name,
         default_branch.as_deref(),
         app.as_ref().map(|a| a.id),
     )?);
@@ -573,6 +585,7 @@ fn check_installation(
 fn check_environment(
     client: &Client,
     repo: &Repository,
+    environment_name: &str,
     default_branch: Option<&str>,
 ) -> Result<Vec<Finding>, DoctorError> {
     let all = [
@@ -582,7 +595,7 @@ fn check_environment(
         Setting::EnvironmentSecrets,
         Setting::EnvironmentVariables,
     ];
-    let environment = match read(client.get_environment(repo, ENVIRONMENT))? {
+    let environment = match read(client.get_environment(repo, environment_name))? {
         Read::Found(environment) => environment,
         Read::NotFound(_) => {
             return Ok(all
@@ -591,7 +604,7 @@ fn check_environment(
                     found(
                         *s,
                         Status::Missing,
-                        "no environment agent-team-publish (GitHub would create it unprotected on first use)",
+                        format!("no environment {environment_name} (GitHub would create it unprotected on first use)"),
                     )
                 })
                 .collect());
@@ -628,7 +641,7 @@ fn check_environment(
                 "the default branch is unknown",
             ),
             (Some(_), Some(default)) => {
-                match read(client.list_deployment_branch_policies(repo, ENVIRONMENT))? {
+                match read(client.list_deployment_branch_policies(repo, environment_name))? {
                     Read::Found(list) => {
                         let names: Vec<String> = list
                             .branch_policies
@@ -692,14 +705,14 @@ fn check_environment(
         Setting::EnvironmentSecrets,
         "secret",
         &SECRETS,
-        read(client.list_environment_secrets(repo, ENVIRONMENT))?
+        read(client.list_environment_secrets(repo, environment_name))?
             .map(|l| l.secrets.into_iter().map(|n| n.name).collect()),
     ));
     out.push(names_finding(
         Setting::EnvironmentVariables,
         "variable",
         &VARIABLES,
-        read(client.list_environment_variables(repo, ENVIRONMENT))?
+        read(client.list_environment_variables(repo, environment_name))?
             .map(|l| l.variables.into_iter().map(|n| n.name).collect()),
     ));
     Ok(out)
@@ -753,6 +766,7 @@ fn rule_param<'a>(rule: &'a BranchRule, pointer: &str) -> Option<&'a serde_json:
 fn check_default_branch(
     client: &Client,
     repo: &Repository,
+    check_name: &str,
     default_branch: Option<&str>,
     app_id: Option<u64>,
 ) -> Result<Vec<Finding>, DoctorError> {
@@ -827,7 +841,7 @@ fn check_default_branch(
         .filter(|r| r.kind == "required_status_checks")
         .filter_map(|r| rule_param(r, "/required_status_checks").and_then(|v| v.as_array()))
         .flatten()
-        .filter(|c| c.get("context").and_then(|v| v.as_str()) == Some(CHECK_NAME))
+        .filter(|c| c.get("context").and_then(|v| v.as_str()) == Some(check_name))
         .map(|c| c.get("integration_id").and_then(|v| v.as_u64()))
         .collect();
     if let Read::Found(b) = read(client.get_branch(repo, branch))? {
@@ -837,7 +851,7 @@ fn check_default_branch(
                 .map(|c| c.checks)
                 .unwrap_or_default()
                 .into_iter()
-                .filter(|c| c.context == CHECK_NAME)
+                .filter(|c| c.context == check_name)
                 .map(|c| c.app_id),
         );
     }
@@ -845,18 +859,18 @@ fn check_default_branch(
         _ if sources.is_empty() => found(
             Setting::DefaultBranchCheck,
             Status::Missing,
-            format!("{branch} does not require the check {CHECK_NAME:?}"),
+            format!("{branch} does not require the check {check_name:?}"),
         ),
         Some(id) if sources.contains(&Some(id)) => found(
             Setting::DefaultBranchCheck,
             Status::Ok,
-            format!("{branch} requires {CHECK_NAME:?} from the App (id {id})"),
+            format!("{branch} requires {check_name:?} from the App (id {id})"),
         ),
         Some(id) => found(
             Setting::DefaultBranchCheck,
             Status::Missing,
             format!(
-                "{branch} requires {CHECK_NAME:?} from {}, not from the App (id {id}): anyone who can post a check run could satisfy it",
+                "{branch} requires {check_name:?} from {}, not from the App (id {id}): anyone who can post a check run could satisfy it",
                 describe_sources(&sources)
             ),
         ),
@@ -864,7 +878,7 @@ fn check_default_branch(
             Setting::DefaultBranchCheck,
             Status::CannotRead,
             format!(
-                "{branch} requires {CHECK_NAME:?} from {}; the App could not be read to compare",
+                "{branch} requires {check_name:?} from {}; the App could not be read to compare",
                 describe_sources(&sources)
             ),
         ),

@@ -35,7 +35,10 @@
 //!    pull requests ends as `draft-unsupported` with the fix; the gate never opens a pull
 //!    request that is ready for review.
 //! 6. **Protected files**: when the gate's verdict names protected paths (the policy lets them
-//!    through for a human's review), the pull request is labelled [`PROTECTED_LABEL`].
+//!    through for a human's review), the pull request is labelled (by default
+//!    [`PROTECTED_LABEL`]) and, when the caller names any, review is requested from its
+//!    protected files' reviewers. A refused request fails the publication before the check
+//!    run: the draft stays, labelled, without the required check (a rerun repeats the request).
 //! 7. **The check run** on the new head, its body from [`report::check_run::build`] (its title
 //!    says how many protected files need review).
 //!
@@ -56,6 +59,7 @@ use github::git::TreeEntry;
 use github::pulls::{NewPullRequest, PullRequest};
 use github::{Client, Error, Repository};
 
+use crate::names::Reviewers;
 use crate::output::publish_plan_v2::{PublishMethod, PublishPlanDoc, SCHEMA as PLAN_SCHEMA};
 use crate::output::publish_result_v1::{
     CheckRunResultDoc, FailureDoc, PublishResultDoc, PullRequestResultDoc, SCHEMA, SignatureDoc,
@@ -63,8 +67,8 @@ use crate::output::publish_result_v1::{
 };
 use crate::publish::choose_method;
 
-/// The label a draft pull request gets when the verdict names protected paths.
-pub const PROTECTED_LABEL: &str = "agent-team: protected files";
+/// The label a draft pull request gets by default when the verdict names protected paths.
+pub const PROTECTED_LABEL: &str = crate::names::DEFAULT_PROTECTED_LABEL;
 
 /// Why a publication is not a success. Stable ids in [`FAILURES`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -229,6 +233,10 @@ pub struct PublicationRequest<'a> {
     /// The check run's name and details URL.
     pub check_name: &'a str,
     pub details_url: Option<&'a str>,
+    /// The label and the reviewers requested when protected files changed (checked by
+    /// [`crate::names`]; no reviewers: only the label).
+    pub protected_label: &'a str,
+    pub protected_reviewers: &'a Reviewers,
     /// `GITHUB_RUN_ATTEMPT`: a re-run (> 1) may only finish the publication this run started.
     pub run_attempt: u32,
 }
@@ -423,6 +431,7 @@ impl Publisher<'_> {
         self.prove(&commit)?;
         let number = self.pull_request()?;
         self.label(number)?;
+        self.request_reviewers(number)?;
         self.check_run(&commit)
     }
 
@@ -1146,25 +1155,80 @@ impl Publisher<'_> {
         if protected == 0 {
             return Ok(());
         }
+        let label = self.req.protected_label;
         let labels = self
             .client
-            .add_labels(self.repo(), number, &[PROTECTED_LABEL])
+            .add_labels(self.repo(), number, &[label])
             .map_err(|e| {
                 failure(
                     FailureCode::GitHubError,
                     format!(
-                        "labelling pull request #{number} `{PROTECTED_LABEL}` for {protected} \
+                        "labelling pull request #{number} `{label}` for {protected} \
                          protected file(s) failed ({e}). Fix: run the job again (the proven branch \
                          and the pull request are reused)"
                     ),
                 )
             })?;
         self.say(&format!(
-            "{protected} protected file(s): pull request #{number} labelled `{PROTECTED_LABEL}`"
+            "{protected} protected file(s): pull request #{number} labelled `{label}`"
         ));
         if let Some(pull) = &mut self.doc.pull_request {
             pull.labels = labels.into_iter().map(|l| l.name).collect();
         }
+        Ok(())
+    }
+
+    /// Ask the caller's protected-files reviewers for a review when the verdict names protected
+    /// paths. A refusal fails the publication here, before the check run: the draft pull request
+    /// stays (labelled, its body listing the files) without the required check, so it cannot be
+    /// merged as is, and a rerun repeats the request.
+    fn request_reviewers(&mut self, number: u64) -> Result<(), Failure> {
+        let reviewers = self.req.protected_reviewers;
+        if self.req.verdict.protected.is_empty() || reviewers.is_empty() {
+            return Ok(());
+        }
+        let named: Vec<String> = reviewers
+            .users
+            .iter()
+            .cloned()
+            .chain(
+                reviewers
+                    .teams
+                    .iter()
+                    .map(|t| format!("{}/{t}", self.req.repository.owner())),
+            )
+            .collect();
+        let request = github::pulls::ReviewRequest {
+            reviewers: &reviewers.users,
+            team_reviewers: &reviewers.teams,
+        };
+        self.client
+            .request_reviewers(self.repo(), number, &request)
+            .map_err(|e| {
+                let cause = if e.status() == Some(422) {
+                    " Cause: GitHub cannot request one of them (a user who is not a collaborator \
+                     with read access, a team without access to the repository, or the pull \
+                     request's author)."
+                } else {
+                    ""
+                };
+                failure(
+                    FailureCode::GitHubError,
+                    format!(
+                        "requesting the protected files' review of pull request #{number} from {} \
+                         failed ({e}).{cause} The draft pull request stays open, labelled `{}`, \
+                         without its check run, so a ruleset that requires the check keeps it \
+                         unmerged. Fix: correct protected-reviewers or the reviewers' access, then \
+                         run the job again (the proven branch and the pull request are reused)",
+                        named.join(", "),
+                        self.req.protected_label
+                    ),
+                )
+            })?;
+        self.say(&format!(
+            "pull request #{number}: review requested from {}",
+            named.join(", ")
+        ));
         Ok(())
     }
 

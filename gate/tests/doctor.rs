@@ -53,12 +53,28 @@ fn client(gh: &StandIn) -> Client {
 }
 
 fn doctor_with(scenario: Scenario, files: &[(&str, &[u8])]) -> Report {
+    doctor_named(
+        scenario,
+        files,
+        gate::doctor::ENVIRONMENT,
+        gate::doctor::CHECK_NAME,
+    )
+}
+
+fn doctor_named(
+    scenario: Scenario,
+    files: &[(&str, &[u8])],
+    environment: &str,
+    check_name: &str,
+) -> Report {
     let gh = start(scenario, files);
     let report = run(
         &client(&gh),
         &DoctorRequest {
             repository: Repository::parse("octo/repo").unwrap(),
             app: SLUG.into(),
+            environment: environment.into(),
+            check_name: check_name.into(),
         },
     )
     .unwrap();
@@ -289,6 +305,38 @@ fn environment() {
     ));
     assert_eq!(status(&report, Setting::Environment).0, Status::CannotRead);
     assert_eq!(report.exit_code(), 1);
+}
+
+/// The caller's own environment and check run names are the ones read: the configured
+/// repository's `agent-team-publish` and `agent-team-apply / gate` do not stand in for them.
+#[test]
+fn the_callers_environment_and_check_names_are_read() {
+    let files = default_files();
+    let refs: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    let report = doctor_named(
+        configured(),
+        &refs,
+        "prod-publish",
+        gate::doctor::CHECK_NAME,
+    );
+    let (got, detail) = status(&report, Setting::Environment);
+    assert_eq!(got, Status::Missing);
+    assert!(detail.contains("no environment prod-publish"), "{detail}");
+
+    let mut s = configured();
+    s.settings.environments[0].name = "prod-publish".into();
+    assert_eq!(
+        doctor_named(s, &refs, "prod-publish", gate::doctor::CHECK_NAME).exit_code(),
+        0
+    );
+
+    let report = doctor_named(configured(), &refs, gate::doctor::ENVIRONMENT, "ci / gate");
+    assert_only(
+        &report,
+        Setting::DefaultBranchCheck,
+        Status::Missing,
+        "does not require the check \"ci / gate\"",
+    );
 }
 
 #[test]

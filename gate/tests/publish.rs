@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use contract::decision::DecisionDoc;
 use contract::verdict::VerdictDoc;
+use gate::names::Reviewers;
 use gate::output::publish_plan_v2::{PublishMethod, PublishPlanDoc};
 use gate::publication::PROTECTED_LABEL;
 use gate::publication::{FAILURES, PublicationReport, PublicationRequest, publish};
@@ -321,6 +322,26 @@ fn publish_attempt(
     base: &str,
     run_attempt: u32,
 ) -> Published {
+    publish_configured(
+        gh,
+        api_url,
+        plan,
+        base,
+        run_attempt,
+        PROTECTED_LABEL,
+        &Reviewers::default(),
+    )
+}
+
+fn publish_configured(
+    gh: &StandIn,
+    api_url: &str,
+    plan: &Planned,
+    base: &str,
+    run_attempt: u32,
+    protected_label: &str,
+    protected_reviewers: &Reviewers,
+) -> Published {
     let client = client_for(gh, api_url);
     let decision = decision_for(plan, "success");
     let repository = Repository::parse("octo/repo").unwrap();
@@ -333,6 +354,8 @@ fn publish_attempt(
         verdict: &plan.verdict,
         check_name: "agent-team-apply / gate",
         details_url: Some(DETAILS),
+        protected_label,
+        protected_reviewers,
         run_attempt,
     };
     let mut log = Vec::new();
@@ -722,6 +745,169 @@ fn protected_files_label_the_pull_request() {
     assert_eq!(p.count("POST /repos/octo/repo/check-runs"), 0);
 }
 
+fn protected_change(r: &Repo) -> Planned {
+    let diff = r.diff(|w| write(w, "Cargo.toml", b"[package]\nname = \"x\"\n", false));
+    let plan = r.plan(&diff, None);
+    assert_eq!(plan.verdict.protected.len(), 1, "{:?}", plan.verdict);
+    plan
+}
+
+fn reviewers(text: &str) -> Reviewers {
+    Reviewers::parse(text, &Repository::parse("octo/repo").unwrap()).unwrap()
+}
+
+const REVIEW_REQUEST: &str = "POST /repos/octo/repo/pulls/1/requested_reviewers";
+
+/// With protected files changed, the caller's label is added and review is requested from its
+/// users and teams, after the label and before the check run.
+#[test]
+fn protected_files_request_the_protected_reviewers() {
+    let r = repo();
+    let plan = protected_change(&r);
+    let gh = r.standin(Scenario::default());
+    let who = reviewers("octocat, octo/release-team");
+    let p = publish_configured(&gh, &gh.url(), &plan, &r.base, 1, "needs-owner", &who);
+    assert_eq!(p.report.exit_code, 0, "{}", p.message());
+    assert_eq!(gh.state().pulls[0].labels, ["needs-owner"]);
+    assert_eq!(
+        p.bodies(REVIEW_REQUEST),
+        [serde_json::json!({ "reviewers": ["octocat"], "team_reviewers": ["release-team"] })]
+    );
+    assert_eq!(gh.state().pulls[0].requested_reviewers, ["octocat"]);
+    assert_eq!(gh.state().pulls[0].requested_teams, ["release-team"]);
+    let lines = p.lines();
+    let at = |line: &str| lines.iter().position(|l| l == line).unwrap();
+    assert!(at("POST /repos/octo/repo/issues/1/labels") < at(REVIEW_REQUEST));
+    assert!(at(REVIEW_REQUEST) < at("POST /repos/octo/repo/check-runs"));
+    assert!(
+        p.log
+            .iter()
+            .any(|l| l == "pull request #1: review requested from octocat, octo/release-team"),
+        "{:?}",
+        p.log
+    );
+}
+
+/// Without protected files nobody is asked, whatever the caller names; with protected files and
+/// no reviewers named, only the label.
+#[test]
+fn no_review_is_requested_without_protected_files_or_reviewers() {
+    let (r, _, plan) = regular();
+    let gh = r.standin(Scenario::default());
+    let p = publish_configured(
+        &gh,
+        &gh.url(),
+        &plan,
+        &r.base,
+        1,
+        PROTECTED_LABEL,
+        &reviewers("octocat"),
+    );
+    assert_eq!(p.report.exit_code, 0, "{}", p.message());
+    assert_eq!(p.count(REVIEW_REQUEST), 0);
+    assert!(gh.state().pulls[0].labels.is_empty());
+
+    let plan = protected_change(&r);
+    let gh = r.standin(Scenario::default());
+    let p = publish_on(&gh, &plan, &r.base);
+    assert_eq!(p.report.exit_code, 0, "{}", p.message());
+    assert_eq!(p.count(REVIEW_REQUEST), 0);
+    assert_eq!(gh.state().pulls[0].labels, [PROTECTED_LABEL]);
+}
+
+/// A refused review request fails the publication closed before the check run, naming who and
+/// why; the draft stays, labelled; a rerun repeats the request and completes.
+#[test]
+fn a_refused_review_request_fails_closed_and_keeps_the_draft() {
+    let r = repo();
+    let plan = protected_change(&r);
+    let gh = r.standin(faulting(vec![Fault::new(
+        "POST",
+        "/repos/octo/repo/pulls/1/requested_reviewers",
+        vec![Canned::status(
+            422,
+            "Reviews may only be requested from collaborators. One or more of the users or teams \
+             you specified is not a collaborator of the octo/repo repository.",
+        )],
+    )]));
+    let who = reviewers("octocat");
+    let p = publish_configured(&gh, &gh.url(), &plan, &r.base, 1, PROTECTED_LABEL, &who);
+    assert_eq!(p.report.exit_code, 2);
+    assert_eq!(p.failure(), "github-error");
+    for needed in [
+        "from octocat",
+        "Cause: GitHub cannot request",
+        "stays open",
+        "run the job again",
+    ] {
+        assert!(p.message().contains(needed), "{needed}: {}", p.message());
+    }
+    assert_eq!(p.count("POST /repos/octo/repo/check-runs"), 0);
+    assert_eq!(gh.state().pulls.len(), 1);
+    assert!(gh.state().pulls[0].draft);
+    assert_eq!(gh.state().pulls[0].labels, [PROTECTED_LABEL]);
+    assert!(gh.state().check_runs.is_empty());
+
+    let p = publish_configured(&gh, &gh.url(), &plan, &r.base, 1, PROTECTED_LABEL, &who);
+    assert_eq!(p.report.exit_code, 0, "{}", p.message());
+    assert_eq!(p.count(REVIEW_REQUEST), 1);
+    assert_eq!(gh.state().pulls.len(), 1);
+    assert_eq!(gh.state().pulls[0].requested_reviewers, ["octocat"]);
+}
+
+/// Malformed names are refused by the command before any request, each with its rule.
+#[test]
+fn malformed_names_are_refused_before_any_write() {
+    let r = repo();
+    let plan = protected_change(&r);
+    for (flag, value, rule) in [
+        (
+            "--protected-reviewers",
+            "octocat,-bad",
+            "neither a user login",
+        ),
+        (
+            "--protected-reviewers",
+            "other-org/team",
+            "is not of the repository's owner",
+        ),
+        (
+            "--protected-reviewers",
+            "octo/Team Name",
+            "neither a user login",
+        ),
+        (
+            "--protected-label",
+            "",
+            "protected-label \"\" must be 1 to 50",
+        ),
+        (
+            "--protected-label",
+            "a,b",
+            "without a control character, a comma",
+        ),
+        ("--check-name", " agent-team-apply / gate", "check-run-name"),
+    ] {
+        let gh = r.standin(Scenario::default());
+        let token = gh.token();
+        let (code, _, stderr, out) = gate_publish_with(
+            &gh,
+            r.tmp.path(),
+            &plan,
+            &r.base,
+            &[("GH_TOKEN", &token)],
+            &[&format!("{flag}={value}")],
+        );
+        assert_eq!(code, Some(2), "{flag} {value}: {stderr}");
+        assert!(
+            stderr.contains(flag) && stderr.contains(rule),
+            "{flag} {value}: {stderr}"
+        );
+        assert!(gh.requests().is_empty(), "{flag} {value}");
+        assert!(!out.exists());
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // the proof: a tree GitHub stored or reports that is not git's is never a success
 
@@ -940,6 +1126,8 @@ fn an_open_pull_request_from_the_branch_is_reused_not_duplicated() {
         draft: true,
         state: "open".into(),
         labels: Vec::new(),
+        requested_reviewers: Vec::new(),
+        requested_teams: Vec::new(),
     });
     let p = publish_on(&gh, &plan, &r.base);
     assert_published(&gh, &p, &r.git_tree(&diff), &r.base);
@@ -959,6 +1147,8 @@ fn an_open_pull_request_from_the_branch_is_reused_not_duplicated() {
         draft: true,
         state: "open".into(),
         labels: Vec::new(),
+        requested_reviewers: Vec::new(),
+        requested_teams: Vec::new(),
     });
     let p = publish_on(&gh, &plan, &r.base);
     assert_eq!(p.report.exit_code, 1);
@@ -1275,6 +1465,8 @@ fn a_plan_for_something_else_sends_nothing() {
             verdict,
             check_name: "agent-team-apply / gate",
             details_url: None,
+            protected_label: PROTECTED_LABEL,
+            protected_reviewers: &Reviewers::default(),
             run_attempt: 1,
         };
         let report = publish(&client, &plan, &request, &mut |_: &str| {});
@@ -1336,6 +1528,17 @@ fn gate_publish(
     base: &str,
     env: &[(&str, &str)],
 ) -> (Option<i32>, String, String, PathBuf) {
+    gate_publish_with(gh, dir, plan, base, env, &[])
+}
+
+fn gate_publish_with(
+    gh: &StandIn,
+    dir: &Path,
+    plan: &Planned,
+    base: &str,
+    env: &[(&str, &str)],
+    extra: &[&str],
+) -> (Option<i32>, String, String, PathBuf) {
     let plan_path = dir.join(format!("plan-{}.json", unique()));
     fs::write(&plan_path, plan.to_json().unwrap()).unwrap();
     let decision = dir.join(format!("decision-{}.json", unique()));
@@ -1364,6 +1567,7 @@ fn gate_publish(
         .args(["--verdict", verdict.to_str().unwrap()])
         .args(["--details-url", DETAILS, "--api-url", &gh.url()])
         .args(["--out", out.to_str().unwrap()])
+        .args(extra)
         .stdin(Stdio::null())
         .output()
         .unwrap();

@@ -44,6 +44,13 @@ pub struct NewPullRequest {
     pub draft: bool,
 }
 
+/// The body of `POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReviewRequest<'a> {
+    pub reviewers: &'a [String],
+    pub team_reviewers: &'a [String],
+}
+
 impl Client {
     /// `GET /repos/{owner}/{repo}/pulls?head={owner}:{branch}&state=open` ("List pull
     /// requests", <https://docs.github.com/en/rest/pulls/pulls#list-pull-requests>; OpenAPI
@@ -84,6 +91,28 @@ impl Client {
         pull: &NewPullRequest,
     ) -> Result<PullRequest, Error> {
         let call = Call::with_json(Method::Post, repo.path("/pulls"), pull, Replay::Once)?;
+        self.json(&call, &[201])
+    }
+
+    /// `POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers` ("Request reviewers
+    /// for a pull request",
+    /// <https://docs.github.com/en/rest/pulls/review-requests#request-reviewers-for-a-pull-request>;
+    /// OpenAPI `paths["/repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers"].post`):
+    /// body `reviewers` (user logins) and `team_reviewers` (team slugs); `201` with the pull
+    /// request, `422` when a reviewer cannot be requested (not a collaborator, the author).
+    /// Requesting a reviewer already requested changes nothing: [`Replay::Safe`].
+    pub fn request_reviewers(
+        &self,
+        repo: &Repository,
+        number: u64,
+        request: &ReviewRequest<'_>,
+    ) -> Result<PullRequest, Error> {
+        let call = Call::with_json(
+            Method::Post,
+            repo.path(&format!("/pulls/{number}/requested_reviewers")),
+            request,
+            Replay::Safe,
+        )?;
         self.json(&call, &[201])
     }
 }

@@ -26,6 +26,12 @@ pub struct DoctorArgs {
     /// The publishing App's slug (github.com/apps/<slug>).
     #[arg(long, value_name = "SLUG")]
     app: String,
+    /// The publication's environment (the caller's input `environment`).
+    #[arg(long, value_name = "NAME", default_value = gate::doctor::ENVIRONMENT)]
+    environment: String,
+    /// The check run's name (the caller's input `check-run-name`): the required status check.
+    #[arg(long, value_name = "NAME", default_value = gate::doctor::CHECK_NAME)]
+    check_name: String,
     /// The API URL (default: $GITHUB_API_URL, else https://api.github.com).
     #[arg(long, value_name = "URL")]
     api_url: Option<String>,
@@ -101,6 +107,12 @@ pub fn run_cli(args: DoctorArgs) -> u8 {
         Ok(r) => r,
         Err(e) => return fail(&e.to_string()),
     };
+    if let Err(e) = gate::names::check_environment(&args.environment) {
+        return fail(&format!("--environment: {e}"));
+    }
+    if let Err(e) = gate::names::check_check_run_name(&args.check_name) {
+        return fail(&format!("--check-name: {e}"));
+    }
     let (client, token) = match client(&args) {
         Ok(pair) => pair,
         Err(e) => return fail(&e),
@@ -108,6 +120,8 @@ pub fn run_cli(args: DoctorArgs) -> u8 {
     let request = DoctorRequest {
         repository,
         app: args.app.clone(),
+        environment: args.environment.clone(),
+        check_name: args.check_name.clone(),
     };
     let report = match run(&client, &request) {
         Ok(report) => report,

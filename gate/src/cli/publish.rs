@@ -17,8 +17,9 @@ use std::time::Duration;
 use clap::Args;
 use contract::cli::{Exit, emit, read_bounded, write_atomic};
 use contract::ids::CommitId;
+use gate::names::{Reviewers, check_check_run_name, check_label};
 use gate::output::publish_plan_v2::PublishPlanDoc;
-use gate::publication::{PublicationRequest, publish};
+use gate::publication::{PROTECTED_LABEL, PublicationRequest, publish};
 use gate::publish::{branch_name_problem, repository_problem};
 use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
 use guard::escape::neutralize;
@@ -61,6 +62,13 @@ pub struct PublishArgs {
     /// The check run's name.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_CHECK_NAME)]
     check_name: String,
+    /// The label the pull request gets when protected files changed.
+    #[arg(long, value_name = "NAME", default_value = PROTECTED_LABEL)]
+    protected_label: String,
+    /// Users and teams (`octocat,ORG/TEAM-SLUG`) asked for a review when protected files
+    /// changed, beside the label; empty: nobody.
+    #[arg(long, value_name = "LIST", default_value = "")]
+    protected_reviewers: String,
     /// An https:// URL for the check run's details (the workflow run).
     #[arg(long, value_name = "URL")]
     details_url: Option<String>,
@@ -140,6 +148,12 @@ fn run_inner(args: &PublishArgs) -> Result<u8, String> {
     if args.branch == args.base_branch {
         return Err("--branch is the base branch: never publish onto the base branch".to_owned());
     }
+    check_check_run_name(&args.check_name).map_err(|e| format!("--check-name: {e}"))?;
+    check_label(&args.protected_label).map_err(|e| format!("--protected-label: {e}"))?;
+    let reviewers = Reviewers::parse(&args.protected_reviewers, &repository).map_err(|errors| {
+        let all: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        format!("--protected-reviewers: {}", all.join("; "))
+    })?;
     let base = CommitId::parse(&args.base).map_err(|e| format!("--base: {e}"))?;
     let plan: PublishPlanDoc = serde_json::from_str(&text(&args.plan, MAX_PLAN_BYTES, "--plan")?)
         .map_err(|e| format!("--plan: {e}"))?;
@@ -166,6 +180,8 @@ fn run_inner(args: &PublishArgs) -> Result<u8, String> {
         verdict: &verdict,
         check_name: &args.check_name,
         details_url: args.details_url.as_deref(),
+        protected_label: &args.protected_label,
+        protected_reviewers: &reviewers,
         run_attempt: args.run_attempt,
     };
     let mut log = |line: &str| eprintln!("gate publish: {}", neutralize(&token.redact(line)));

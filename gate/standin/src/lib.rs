@@ -391,6 +391,9 @@ pub struct PullState {
     /// `open` or `closed`.
     pub state: String,
     pub labels: Vec<String>,
+    /// Logins and team slugs review was requested from, in request order.
+    pub requested_reviewers: Vec<String>,
+    pub requested_teams: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

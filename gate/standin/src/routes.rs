@@ -226,6 +226,7 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         ("GET", ["pulls"]) => list_pulls(state, req),
         ("POST", ["pulls"]) => create_pull(state, req),
         ("POST", ["issues", number, "labels"]) => add_labels(state, req, number),
+        ("POST", ["pulls", number, "requested_reviewers"]) => request_reviewers(state, req, number),
         ("GET", ["commits", sha, "check-runs"]) => list_check_runs(state, req, sha),
         ("POST", ["check-runs"]) => create_check_run(state, req),
         ("GET", ["contents", path @ ..]) => get_contents(state, req, &path.join("/")),
@@ -651,6 +652,8 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
             draft: true,
             state: "open".into(),
             labels: Vec::new(),
+            requested_reviewers: Vec::new(),
+            requested_teams: Vec::new(),
         });
     }
 }
@@ -1072,6 +1075,8 @@ fn pull_json(state: &State, pull: &PullState) -> Value {
         "body": pull.body,
         "draft": pull.draft,
         "labels": pull.labels.iter().map(|l| json!({ "name": l })).collect::<Vec<_>>(),
+        "requested_reviewers": pull.requested_reviewers.iter().map(|l| json!({ "login": l })).collect::<Vec<_>>(),
+        "requested_teams": pull.requested_teams.iter().map(|s| json!({ "slug": s })).collect::<Vec<_>>(),
         "head": { "ref": pull.head, "sha": pull.head_sha, "label": format!("{}:{}", s.owner, pull.head), "repo": { "full_name": full_name } },
         "base": { "ref": pull.base, "sha": "", "label": format!("{}:{}", s.owner, pull.base), "repo": { "full_name": full_name } },
     })
@@ -1146,6 +1151,8 @@ fn create_pull(state: &mut State, req: &Recorded) -> Reply {
         draft,
         state: "open".into(),
         labels: Vec::new(),
+        requested_reviewers: Vec::new(),
+        requested_teams: Vec::new(),
     };
     let value = pull_json(state, &pull);
     state.pulls.push(pull);
@@ -1552,4 +1559,53 @@ fn add_labels(state: &mut State, req: &Recorded, number: &str) -> Reply {
         .map(|l| json!({ "name": l, "default": false }))
         .collect();
     Reply::json(200, &Value::Array(labels))
+}
+
+/// "Request reviewers for a pull request"
+/// (<https://docs.github.com/en/rest/pulls/review-requests#request-reviewers-for-a-pull-request>):
+/// `{reviewers: [logins], team_reviewers: [slugs]}`, at least one of them given → `201` with the
+/// pull request; `404` for an unknown number, `422` for a body without either list or with a
+/// value that is not a string. Requesting a reviewer again changes nothing.
+fn request_reviewers(state: &mut State, req: &Recorded, number: &str) -> Reply {
+    let body = req.json();
+    let list = |key: &str| -> Option<Option<Vec<String>>> {
+        match body.get(key) {
+            None => Some(None),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<String>>>()
+                .map(Some),
+            Some(_) => None,
+        }
+    };
+    let (Some(users), Some(teams)) = (list("reviewers"), list("team_reviewers")) else {
+        return error(422, "Invalid request.\n\nFor 'items', is not a string.");
+    };
+    if users.is_none() && teams.is_none() {
+        return error(
+            422,
+            "Invalid request.\n\nNo subschema in \"anyOf\" matched.\n\"reviewers\" wasn't supplied.",
+        );
+    }
+    let Some(index) = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| state.pulls.iter().position(|p| p.number == n))
+    else {
+        return not_found();
+    };
+    let pull = &mut state.pulls[index];
+    for (new, held) in [
+        (users.unwrap_or_default(), &mut pull.requested_reviewers),
+        (teams.unwrap_or_default(), &mut pull.requested_teams),
+    ] {
+        for name in new {
+            if !held.contains(&name) {
+                held.push(name);
+            }
+        }
+    }
+    let pull = state.pulls[index].clone();
+    Reply::json(201, &pull_json(state, &pull))
 }

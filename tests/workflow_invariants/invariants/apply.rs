@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use crate::invariants::Invariant;
 use crate::invariants::shared::{
-    actions_pinned, checkout_no_persisted_credentials, no_cache, no_dangerous_trigger_text,
+    actions_pinned, cache_save, checkout_no_persisted_credentials, no_dangerous_trigger_text,
     no_expression_in_run, top_level_permissions_empty,
 };
 use crate::model::{
@@ -49,12 +49,20 @@ pub(crate) const REQUIRED_DISPATCH_INPUTS: [&str; 4] = [
 ];
 
 /// The reusable workflow's own inputs (the caller's configuration) and the secrets it takes.
-pub(crate) const CALL_INPUTS: [&str; 8] = [
+pub(crate) const CALL_INPUTS: [&str; 16] = [
     "build-command",
+    "setup-command",
+    "cache-key",
+    "cache-paths",
+    "cache-restore-keys",
     "fetch-command",
     "policy",
     "egress-allow",
     "toolchain-paths",
+    "environment",
+    "protected-label",
+    "check-run-name",
+    "protected-reviewers",
     "runner",
     "build-timeout-minutes",
     "timeout-minutes",
@@ -101,7 +109,7 @@ pub(crate) const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("no-expression-in-run", no_expression_in_run),
     ("secrets-only-in-publish", secrets_only_in_publish),
     ("environment-only-on-publish", environment_only_on_publish),
-    ("no-cache", no_cache),
+    ("cache-restore-only", cache_restore_only),
     ("binaries-installed-first", binaries_installed_first),
     ("release-pinned", release_pinned),
     ("inputs-validated-first", inputs_validated_first),
@@ -116,12 +124,14 @@ pub(crate) const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("build-sandboxed-under-sudo", build_sandboxed_under_sudo),
     ("later-steps-out-of-reach", later_steps_out_of_reach),
     ("deps-fetched-before-sandbox", deps_fetched_before_sandbox),
+    ("setup-before-the-diff", setup_before_the_diff),
     ("build-command-from-caller", build_command_from_caller),
     ("decide-runs-unless-cancelled", decide_runs_unless_cancelled),
     ("publish-only-on-pass", publish_only_on_pass),
     ("gate-decision-wired", gate_decision_wired),
     ("publication-from-plan", publication_from_plan),
     ("protected-files-surfaced", protected_files_surfaced),
+    ("publication-names-wired", publication_names_wired),
     ("no-head-checkout-downstream", no_head_checkout_downstream),
     ("no-artifact-read-downstream", no_artifact_read_downstream),
     ("app-token-scoped", app_token_scoped),
@@ -371,20 +381,88 @@ pub(crate) const DISPATCH_KEYS: [&str; 2] = [
     "AGENT_TEAM_DISPATCH_KEY_PREVIOUS",
 ];
 
-/// publish names `agent-team-publish` (the App key; reviewers are asked only for runs that
-/// passed), guard names `agent-team-verify` (the dispatch keys, no reviewers), and no other job
+/// publish names the caller's `environment` (`agent-team-publish` by default: the App key;
+/// reviewers are asked only for runs that passed), guard names `agent-team-verify` (the dispatch keys, no reviewers), and no other job
 /// names an environment.
 pub(crate) fn environment_only_on_publish(wf: &Workflow) -> Result<(), String> {
     for (name, job) in wf.jobs()? {
         let environment = job.get("environment");
         let expected = match name.as_str() {
-            PUBLISH => Some(json!("agent-team-publish")),
+            PUBLISH => Some(json!("${{ inputs.environment }}")),
             GUARD => Some(json!("agent-team-verify")),
             _ => None,
         };
         if environment != expected.as_ref() {
             return Err(format!("job `{name}` environment is {environment:?}"));
         }
+    }
+    Ok(())
+}
+
+/// No job saves a cache (build-test runs the patch on the dispatched ref, whose cache scope every
+/// workflow of the default branch reads; the other jobs need none), and the one cache read is
+/// the pinned, restore-only `actions/cache/restore` in build-test: only when the caller gave a
+/// key, after the step that checks the cache inputs and before any checkout, the policy or the
+/// diff reach the job, with exactly the caller's key, paths and restore keys.
+pub(crate) fn cache_restore_only(wf: &Workflow) -> Result<(), String> {
+    for (job, step) in wf.all_steps()? {
+        if let Some(why) = cache_save(step) {
+            return Err(format!("job `{job}`: {why}"));
+        }
+        if job != BUILD_TEST && uses_of(step).is_some_and(|u| u.starts_with("actions/cache")) {
+            return Err(format!("job `{job}` reads a cache"));
+        }
+    }
+    let steps = wf.steps(BUILD_TEST)?;
+    let restores: Vec<usize> = (0..steps.len())
+        .filter(|&i| uses_of(&steps[i]).is_some_and(|u| u.starts_with("actions/cache")))
+        .collect();
+    let &[restore] = restores.as_slice() else {
+        return Err(format!(
+            "build-test has {} cache steps, expected one restore",
+            restores.len()
+        ));
+    };
+    let step = &steps[restore];
+    if !uses_action(step, "actions/cache/restore") {
+        return Err("build-test's cache step is not actions/cache/restore".into());
+    }
+    let first_checkout = index_of(steps, |s| uses_action(s, "actions/checkout"))
+        .ok_or("build-test checks nothing out")?;
+    let policy = index_of(steps, |s| str_of(s, "name") == Some(POLICY_STEP))
+        .ok_or("build-test does not read the policy")?;
+    if restore > first_checkout || restore > policy {
+        return Err("the cache is restored after a checkout or the policy reached the job".into());
+    }
+    if condition(step.get("if")).as_deref() != Some("inputs.cache-key != ''") {
+        return Err("the cache is restored without the caller's key".into());
+    }
+    let expected = json!({
+        "key": "${{ inputs.cache-key }}",
+        "path": "${{ inputs.cache-paths }}",
+        "restore-keys": "${{ inputs.cache-restore-keys }}",
+    });
+    if step.get("with") != Some(&expected) {
+        return Err(format!(
+            "the restore's inputs are {:?}, not exactly {expected}",
+            step.get("with")
+        ));
+    }
+    let check = restore
+        .checked_sub(1)
+        .map(|i| &steps[i])
+        .filter(|s| str_of(s, "name") == Some("Check the cache inputs"))
+        .ok_or("the cache inputs are not checked right before the restore")?;
+    let script = run_of(check).unwrap_or_default();
+    let guarded = condition(check.get("if")).is_some_and(|c| {
+        c.contains("inputs.cache-key != ''") && c.contains("inputs.cache-paths != ''")
+    });
+    if !guarded
+        || !script
+            .contains(r#"for inside in "$GITHUB_WORKSPACE" "$RUNNER_TEMP" /opt/agent-team; do"#)
+        || !script.contains("exit \"$status\"")
+    {
+        return Err("the cache paths are not refused inside the workspace and RUNNER_TEMP".into());
     }
     Ok(())
 }
@@ -1023,6 +1101,82 @@ pub(crate) fn deps_fetched_before_sandbox(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
+/// The caller's setup command (a toolchain the image lacks) runs in build-test alone, before the
+/// diff reaches the job (before its fetch and its apply: the work tree is still the base), from
+/// an empty directory outside the checkouts, unprivileged, with exactly its command and
+/// AGENT_TEAM_TOOLS in its environment (no secret, no token), and only when the caller gave one;
+/// what it installs there is bound read-only into the build.
+pub(crate) fn setup_before_the_diff(wf: &Workflow) -> Result<(), String> {
+    for (job, step) in wf.all_steps()? {
+        if job != BUILD_TEST && run_contains(step, "$SETUP_COMMAND") {
+            return Err(format!("job `{job}` runs the setup command"));
+        }
+    }
+    let steps = wf.steps(BUILD_TEST)?;
+    let setup = index_of(steps, |s| run_contains(s, "\"$SETUP_COMMAND\""))
+        .ok_or("build-test does not run the setup command")?;
+    let diff = index_of(steps, |s| run_contains(s, "/agent-team/diff.patch\""))
+        .ok_or("build-test does not fetch the diff")?;
+    if setup > diff {
+        return Err(format!(
+            "the setup (step {setup}) runs after the diff is fetched (step {diff})"
+        ));
+    }
+    let step = &steps[setup];
+    let tools = "${{ runner.temp }}/agent-team/tools";
+    let expected_env = json!({
+        "SETUP_COMMAND": "${{ inputs.setup-command }}",
+        "AGENT_TEAM_TOOLS": tools,
+    });
+    if step.get("env") != Some(&expected_env) {
+        return Err(format!(
+            "the setup step's environment is {:?}, not exactly {expected_env}",
+            step.get("env")
+        ));
+    }
+    if mentions_secrets(step) {
+        return Err("the setup step reads a secret".into());
+    }
+    if condition(step.get("if")).as_deref() != Some("inputs.setup-command != ''") {
+        return Err("the setup step does not run only when the caller gave a command".into());
+    }
+    let script = run_of(step).unwrap_or_default();
+    let lines: Vec<&str> = script.lines().map(str::trim).collect();
+    if step.get("working-directory").is_some()
+        || step.get("uses").is_some()
+        || lines
+            != [
+                "mkdir -p \"$RUNNER_TEMP/agent-team/setup\" \"$AGENT_TEAM_TOOLS\"",
+                "cd \"$RUNNER_TEMP/agent-team/setup\"",
+                "bash -euo pipefail -c \"$SETUP_COMMAND\"",
+            ]
+    {
+        return Err(
+            "the setup does not run from an empty directory outside the checkouts, unprivileged"
+                .into(),
+        );
+    }
+    let untrusted = untrusted_run_index(steps)?;
+    if steps[untrusted]
+        .pointer("/env/AGENT_TEAM_TOOLS")
+        .and_then(Value::as_str)
+        != Some(tools)
+    {
+        return Err("the build does not read the setup's AGENT_TEAM_TOOLS".into());
+    }
+    let build = joined(run_of(&steps[untrusted]).unwrap_or_default());
+    for needed in [
+        " --read-only \"$AGENT_TEAM_TOOLS\" ",
+        " --allow-env AGENT_TEAM_TOOLS ",
+        " AGENT_TEAM_TOOLS=\"$AGENT_TEAM_TOOLS\" ",
+    ] {
+        if !build.contains(needed) {
+            return Err(format!("guard run lacks `{}`", needed.trim()));
+        }
+    }
+    Ok(())
+}
+
 /// The code guard run executes is the caller's build command, from the caller's file (an input
 /// of the call, never of the dispatch), run by bash inside the sandbox.
 pub(crate) fn build_command_from_caller(wf: &Workflow) -> Result<(), String> {
@@ -1260,6 +1414,71 @@ pub(crate) fn protected_files_surfaced(wf: &Workflow) -> Result<(), String> {
     }
     if !publish.contains("jq -er '.protected_files' \"$result\"") {
         return Err("the publication step does not surface the protected files".into());
+    }
+    Ok(())
+}
+
+/// The names a caller may choose keep today's values as defaults and reach what uses them:
+/// `environment` is publish's (checked by its first step after the inputs, before any checkout
+/// or token), `check-run-name`, `protected-label` and `protected-reviewers` reach `gate publish`
+/// (which refuses an odd value before any request) through its environment, never through `run:`.
+pub(crate) fn publication_names_wired(wf: &Workflow) -> Result<(), String> {
+    for (input, default) in [
+        ("environment", "agent-team-publish"),
+        ("protected-label", "agent-team: protected files"),
+        ("check-run-name", "agent-team-apply / gate"),
+        ("protected-reviewers", ""),
+    ] {
+        let found = wf
+            .doc
+            .pointer(&format!("/on/workflow_call/inputs/{input}/default"))
+            .and_then(Value::as_str);
+        if found != Some(default) {
+            return Err(format!(
+                "input `{input}` defaults to {found:?}, not {default:?}"
+            ));
+        }
+    }
+    let steps = wf.steps(PUBLISH)?;
+    let check = steps
+        .get(first_step(wf, PUBLISH)? + 2)
+        .ok_or("publish ends after validating its inputs")?;
+    let script = run_of(check).unwrap_or_default();
+    if check
+        .pointer("/env/PUBLISH_ENVIRONMENT")
+        .and_then(Value::as_str)
+        != Some("${{ inputs.environment }}")
+        || !script.contains(
+            r#"if [[ ! "$PUBLISH_ENVIRONMENT" =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$ ]]; then"#,
+        )
+    {
+        return Err("publish does not check the environment's name before anything else".into());
+    }
+    let publish = steps
+        .iter()
+        .find(|s| run_contains(s, "/gate publish "))
+        .ok_or("publish does not run gate publish")?;
+    let flat = joined(run_of(publish).unwrap_or_default());
+    for (var, input, flag) in [
+        ("CHECK_RUN_NAME", "check-run-name", "--check-name"),
+        ("PROTECTED_LABEL", "protected-label", "--protected-label"),
+        (
+            "PROTECTED_REVIEWERS",
+            "protected-reviewers",
+            "--protected-reviewers",
+        ),
+    ] {
+        let wanted = format!("${{{{ inputs.{input} }}}}");
+        if publish
+            .pointer(&format!("/env/{var}"))
+            .and_then(Value::as_str)
+            != Some(wanted.as_str())
+            || !flat.contains(&format!(" {flag} \"${var}\" "))
+        {
+            return Err(format!(
+                "gate publish does not get `{input}` as `{flag} \"${var}\"`"
+            ));
+        }
     }
     Ok(())
 }

@@ -41,6 +41,11 @@ pub(crate) const KNOWN_PINS: &[(&str, &str, &str)] = &[
         "v4.1.0",
     ),
     (
+        "actions/cache/restore",
+        "27d5ce7f107fe9357f9df03efb73ab90386fccae",
+        "v5.0.5",
+    ),
+    (
         "step-security/harden-runner",
         "b09bb98e06d4d774595224525879c09bc6e98c40",
         "v2.20.1",
@@ -158,16 +163,50 @@ pub(crate) fn no_expression_in_run(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// No actions/cache and no setup-* caching: build-test can write the Actions cache of its ref, so
-/// nothing may read a cache back.
+/// Why a step saves an Actions cache, if it does: `actions/cache` (its post step saves),
+/// `actions/cache/save`, a `cache:` input other than `false` or empty (the `setup-*` actions save
+/// after the job), and the `setup-*` actions that cache unless told not to: `setup-go` (`cache`
+/// defaults to `true`) and `setup-node` from v5 (`package-manager-cache` defaults to `true`).
+/// `actions/cache/restore` has no post step and saves nothing.
+pub(crate) fn cache_save(step: &Value) -> Option<String> {
+    let uses = uses_of(step).unwrap_or("");
+    let action = uses.split('@').next().unwrap_or("");
+    if action == "actions/cache" || action == "actions/cache/save" {
+        return Some(format!("`{uses}` saves a cache"));
+    }
+    let off = |key: &str| match with_of(step, key) {
+        None => None,
+        Some(Value::Bool(b)) => Some(!b),
+        Some(Value::String(s)) => Some(s.is_empty() || s == "false"),
+        Some(_) => Some(false),
+    };
+    if off("cache") == Some(false) {
+        return Some(format!(
+            "`{uses}` is given a `cache:` input, saved after the job"
+        ));
+    }
+    if action == "actions/setup-go" && off("cache") != Some(true) {
+        return Some(format!(
+            "`{uses}` caches by default (`cache: false` is missing)"
+        ));
+    }
+    if action == "actions/setup-node" && off("package-manager-cache") != Some(true) {
+        return Some(format!(
+            "`{uses}` caches by default (`package-manager-cache: false` is missing)"
+        ));
+    }
+    None
+}
+
+/// No cache at all, restored or saved: the project's own CI and release build from nothing.
 pub(crate) fn no_cache(wf: &Workflow) -> Result<(), String> {
     for (job, step) in wf.all_steps()? {
         let uses = uses_of(step).unwrap_or("");
         if uses.starts_with("actions/cache") {
             return Err(format!("job `{job}` uses `{uses}`"));
         }
-        if step.get("with").and_then(|w| w.get("cache")).is_some() {
-            return Err(format!("job `{job}`: `{uses}` is given a `cache:` input"));
+        if let Some(why) = cache_save(step) {
+            return Err(format!("job `{job}`: {why}"));
         }
     }
     Ok(())

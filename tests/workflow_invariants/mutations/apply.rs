@@ -250,11 +250,61 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
     Mutation {
         description: "publish without the environment",
         breaks: &["environment-only-on-publish"],
-        apply: |t| replace_in_job(t, PUBLISH, "    environment: agent-team-publish\n", ""),
+        apply: |t| {
+            replace_in_job(
+                t,
+                PUBLISH,
+                "    environment: ${{ inputs.environment }}\n",
+                "",
+            )
+        },
+    },
+    Mutation {
+        description: "change the environment's default",
+        breaks: &["publication-names-wired"],
+        apply: |t| {
+            replace_once(
+                t,
+                "        default: agent-team-publish\n",
+                "        default: agent-team\n",
+            )
+        },
+    },
+    Mutation {
+        description: "publish without checking the environment's name",
+        breaks: &["publication-names-wired"],
+        apply: |t| {
+            replace_once(
+                t,
+                "          if [[ ! \"$PUBLISH_ENVIRONMENT\" =~ ^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$ ]]; then\n",
+                "          if false; then\n",
+            )
+        },
+    },
+    Mutation {
+        description: "post the check run under the default name whatever the caller chose",
+        breaks: &["publication-names-wired"],
+        apply: |t| replace_once(t, " --check-name \"$CHECK_RUN_NAME\"", ""),
+    },
+    Mutation {
+        description: "never ask the protected files' reviewers",
+        breaks: &["publication-names-wired"],
+        apply: |t| replace_once(t, " --protected-reviewers \"$PROTECTED_REVIEWERS\"", ""),
+    },
+    Mutation {
+        description: "label with a value the dispatch chooses",
+        breaks: &["publication-names-wired"],
+        apply: |t| {
+            replace_once(
+                t,
+                "          PROTECTED_LABEL: ${{ inputs.protected-label }}\n",
+                "          PROTECTED_LABEL: ${{ github.event.inputs.pr_title }}\n",
+            )
+        },
     },
     Mutation {
         description: "turn on setup-python's cache in build-test",
-        breaks: &["no-cache"],
+        breaks: &["cache-restore-only"],
         apply: |t| {
             replace_in_job(
                 t,
@@ -265,14 +315,125 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
         },
     },
     Mutation {
-        description: "add actions/cache",
-        breaks: &["no-cache", "actions-pinned"],
+        description: "save a cache with actions/cache in build-test",
+        breaks: &["cache-restore-only", "actions-pinned"],
         apply: |t| {
             replace_in_job(
                 t,
                 BUILD_TEST,
                 "      - name: Prove that egress is blocked\n",
-                "      - name: Cache\n        uses: actions/cache@0123456789abcdef0123456789abcdef01234567 # v4.2.0\n        with:\n          path: ~/.cargo\n          key: cargo\n\n      - name: Prove that egress is blocked\n",
+                "      - name: Cache\n        uses: actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae # v5.0.5\n        with:\n          path: ~/.cargo\n          key: cargo\n\n      - name: Prove that egress is blocked\n",
+            )
+        },
+    },
+    Mutation {
+        description: "save a cache with actions/cache/save in build-test",
+        breaks: &["cache-restore-only", "actions-pinned"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "      - name: Prove that egress is blocked\n",
+                "      - name: Cache\n        uses: actions/cache/save@27d5ce7f107fe9357f9df03efb73ab90386fccae # v5.0.5\n        with:\n          path: ~/.cargo\n          key: cargo\n\n      - name: Prove that egress is blocked\n",
+            )
+        },
+    },
+    Mutation {
+        description: "turn on setup-node's cache in build-test",
+        breaks: &["cache-restore-only", "actions-pinned"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "      - name: Prove that egress is blocked\n",
+                "      - name: Set up Node\n        uses: actions/setup-node@0123456789abcdef0123456789abcdef01234567 # v5.0.0\n        with:\n          node-version: 22\n          cache: npm\n\n      - name: Prove that egress is blocked\n",
+            )
+        },
+    },
+    Mutation {
+        description: "use setup-node in build-test without turning its package-manager cache off",
+        breaks: &["cache-restore-only", "actions-pinned"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "      - name: Prove that egress is blocked\n",
+                "      - name: Set up Node\n        uses: actions/setup-node@0123456789abcdef0123456789abcdef01234567 # v5.0.0\n        with:\n          node-version: 22\n\n      - name: Prove that egress is blocked\n",
+            )
+        },
+    },
+    Mutation {
+        description: "use setup-go in build-test, whose cache is on by default",
+        breaks: &["cache-restore-only", "actions-pinned"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "      - name: Prove that egress is blocked\n",
+                "      - name: Set up Go\n        uses: actions/setup-go@0123456789abcdef0123456789abcdef01234567 # v6.0.0\n        with:\n          go-version: stable\n\n      - name: Prove that egress is blocked\n",
+            )
+        },
+    },
+    Mutation {
+        description: "turn on setup-java's cache in build-test",
+        breaks: &["cache-restore-only", "actions-pinned"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "      - name: Prove that egress is blocked\n",
+                "      - name: Set up Java\n        uses: actions/setup-java@0123456789abcdef0123456789abcdef01234567 # v5.0.0\n        with:\n          distribution: temurin\n          java-version: 21\n          cache: maven\n\n      - name: Prove that egress is blocked\n",
+            )
+        },
+    },
+    Mutation {
+        description: "restore a cache in publish",
+        breaks: &["cache-restore-only", "no-artifact-read-downstream"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                PUBLISH,
+                "      - name: Verify the environments the readiness check counts on\n",
+                "      - name: Cache\n        uses: actions/cache/restore@27d5ce7f107fe9357f9df03efb73ab90386fccae # v5.0.5\n        with:\n          path: ~/.cargo\n          key: cargo\n\n      - name: Verify the environments the readiness check counts on\n",
+            )
+        },
+    },
+    Mutation {
+        description: "restore the cache after the checkouts and the policy",
+        breaks: &["cache-restore-only"],
+        apply: |t| {
+            let start = t
+                .find("      - name: Restore the caller's cache")
+                .expect("restore step");
+            let end = t[start..]
+                .find("      - name: Check out the dispatched commit (trusted)")
+                .expect("next step")
+                + start;
+            let step = &t[start..end];
+            let without = format!("{}{}", &t[..start], &t[end..]);
+            replace_in_job(
+                &without,
+                BUILD_TEST,
+                "      - name: Fetch the build's dependencies (trusted, before the sandbox)\n",
+                &format!(
+                    "{step}      - name: Fetch the build's dependencies (trusted, before the sandbox)\n"
+                ),
+            )
+        },
+    },
+    Mutation {
+        description: "restore a cache the caller did not ask for",
+        breaks: &["cache-restore-only"],
+        apply: |t| replace_once(t, "        if: ${{ inputs.cache-key != '' }}\n", ""),
+    },
+    Mutation {
+        description: "let a cache path reach into the workspace",
+        breaks: &["cache-restore-only"],
+        apply: |t| {
+            replace_once(
+                t,
+                "for inside in \"$GITHUB_WORKSPACE\" \"$RUNNER_TEMP\" /opt/agent-team; do",
+                "for inside in /opt/agent-team; do",
             )
         },
     },
@@ -630,6 +791,81 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
                 BUILD_TEST,
                 "          bash -euo pipefail -c \"$FETCH_COMMAND\"\n",
                 "          sudo bash -euo pipefail -c \"$FETCH_COMMAND\"\n",
+            )
+        },
+    },
+    Mutation {
+        description: "set up the toolchain after the diff is applied",
+        breaks: &["setup-before-the-diff"],
+        apply: |t| {
+            let start = t
+                .find("      # Trusted, with the network harden-runner allows, before the diff")
+                .expect("setup comment");
+            let end = t[start..]
+                .find("      - name: Fetch the diff and re-hash it")
+                .expect("next step")
+                + start;
+            let step = &t[start..end];
+            let without = format!("{}{}", &t[..start], &t[end..]);
+            replace_once(
+                &without,
+                "      - name: Build and test the patched tree, then check what it wrote\n",
+                &format!(
+                    "{step}      - name: Build and test the patched tree, then check what it wrote\n"
+                ),
+            )
+        },
+    },
+    Mutation {
+        description: "give the setup command the job's token",
+        breaks: &["setup-before-the-diff"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "          SETUP_COMMAND: ${{ inputs.setup-command }}\n",
+                "          SETUP_COMMAND: ${{ inputs.setup-command }}\n          GH_TOKEN: ${{ github.token }}\n",
+            )
+        },
+    },
+    Mutation {
+        description: "give the setup command a secret",
+        breaks: &["setup-before-the-diff", "secrets-only-in-publish"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "          SETUP_COMMAND: ${{ inputs.setup-command }}\n",
+                "          SETUP_COMMAND: ${{ inputs.setup-command }}\n          KEY: ${{ secrets.AGENT_TEAM_DISPATCH_KEY }}\n",
+            )
+        },
+    },
+    Mutation {
+        description: "run the setup command in the work tree",
+        breaks: &["setup-before-the-diff"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "          cd \"$RUNNER_TEMP/agent-team/setup\"\n",
+                "          cd \"$GITHUB_WORKSPACE/work\"\n",
+            )
+        },
+    },
+    Mutation {
+        description: "let the build write what the setup installed",
+        breaks: &["setup-before-the-diff"],
+        apply: |t| replace_in_job(t, BUILD_TEST, " --read-only \"$AGENT_TEAM_TOOLS\"", ""),
+    },
+    Mutation {
+        description: "run the setup command in publish",
+        breaks: &["setup-before-the-diff"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                PUBLISH,
+                "      - name: Verify the environments the readiness check counts on\n",
+                "      - name: Setup\n        env:\n          SETUP_COMMAND: ${{ inputs.setup-command }}\n        run: bash -c \"$SETUP_COMMAND\"\n\n      - name: Verify the environments the readiness check counts on\n",
             )
         },
     },

@@ -158,6 +158,11 @@ pub fn play(
             .flag("--decision", &decision)
             .flag("--verdict", &verdict)
             .flag("--run-attempt", "1")
+            // The reusable workflow's defaults (its inputs check-run-name, protected-label and
+            // protected-reviewers).
+            .flag("--check-name", gate::names::DEFAULT_CHECK_RUN_NAME)
+            .flag("--protected-label", gate::names::DEFAULT_PROTECTED_LABEL)
+            .flag("--protected-reviewers", "")
             .flag(
                 "--details-url",
                 format!(

@@ -35,27 +35,39 @@ pub const JOBS: [&str; 4] = ["guard", "build-test", "decide", "publish"];
 /// pinned copy of the reusable workflow (`--local-repository`).
 pub const EXAMPLE_REUSABLE: &str =
     "agent-team/agent-team-apply@0000000000000000000000000000000000000000";
-/// Pinned actions and their stand-ins under `tests/act/actions/`.
-const ACTIONS: [(&str, &str); 5] = [
+/// Pinned actions and their stand-ins under `tests/act/actions/`: the repository at its ref, its
+/// directory, and the action file in it (act resolves `owner/repo/sub@ref` to `sub/` of the
+/// repository).
+const ACTIONS: [(&str, &str, &str); 6] = [
     (
         "actions/download-artifact@3e5f45b2cfb9172054b4087a40e8e0b5a5461e7c",
         "download-artifact",
+        "action.yml",
     ),
     (
         "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1",
         "checkout",
+        "action.yml",
     ),
     (
         "actions/upload-artifact@bbbca2ddaa5d8feaa63e36b76fdaad77386f024f",
         "upload-artifact",
+        "action.yml",
     ),
     (
         "step-security/harden-runner@b09bb98e06d4d774595224525879c09bc6e98c40",
         "harden-runner",
+        "action.yml",
     ),
     (
         "actions/create-github-app-token@1b10c78c7865c340bc4f6099eb2f838309f1e8c3",
         "create-github-app-token",
+        "action.yml",
+    ),
+    (
+        "actions/cache@27d5ce7f107fe9357f9df03efb73ab90386fccae",
+        "cache",
+        "restore/action.yml",
     ),
 ];
 
@@ -728,17 +740,11 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
     );
 
     let actions = root.join("actions");
-    for (_, dir) in ACTIONS {
+    for (_, dir, file) in ACTIONS {
         write_file(
             &actions.join(dir),
-            "action.yml",
-            &std::fs::read(
-                project()
-                    .join("tests/act/actions")
-                    .join(dir)
-                    .join("action.yml"),
-            )
-            .unwrap(),
+            file,
+            &std::fs::read(project().join("tests/act/actions").join(dir).join(file)).unwrap(),
         );
     }
     let artifacts = root.join("artifacts");
@@ -882,7 +888,7 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
             .arg("-e")
             .arg(&event_path)
             .args(["-P", "ubuntu-24.04=-self-hosted"]);
-        for (uses, dir) in ACTIONS {
+        for (uses, dir, _) in ACTIONS {
             cmd.arg("--local-repository")
                 .arg(format!("{uses}={}", actions.join(dir).display()));
         }
@@ -1261,17 +1267,11 @@ pub fn rehearse_release() -> Rehearsal {
         built_assets.insert(entry.file_name().to_string_lossy().into_owned(), bytes);
     }
     let actions = root.join("actions");
-    for (_, dir) in ACTIONS {
+    for (_, dir, file) in ACTIONS {
         write_file(
             &actions.join(dir),
-            "action.yml",
-            &std::fs::read(
-                project()
-                    .join("tests/act/actions")
-                    .join(dir)
-                    .join("action.yml"),
-            )
-            .unwrap(),
+            file,
+            &std::fs::read(project().join("tests/act/actions").join(dir).join(file)).unwrap(),
         );
     }
     let home = root.join("home");
@@ -1318,7 +1318,7 @@ pub fn rehearse_release() -> Rehearsal {
         .arg("-e")
         .arg(&event_path)
         .args(["-P", "ubuntu-24.04=-self-hosted"]);
-    for (uses, dir) in ACTIONS {
+    for (uses, dir, _) in ACTIONS {
         cmd.arg("--local-repository")
             .arg(format!("{uses}={}", actions.join(dir).display()));
     }
