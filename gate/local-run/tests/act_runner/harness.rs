@@ -180,6 +180,8 @@ pub struct ScenarioRun {
     /// `refs/heads/...` → commit.
     pub refs: BTreeMap<String, String>,
     pub pulls: Vec<(u64, bool, String)>,
+    /// Each pull request's labels, requested reviewers and requested teams.
+    pub pull_reviews: Vec<(Vec<String>, Vec<String>, Vec<String>)>,
     pub check_runs: Vec<(String, String, Option<String>)>,
     /// Commit → tree, for the refs.
     pub trees: BTreeMap<String, String>,
@@ -1055,6 +1057,17 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
         .iter()
         .map(|p| (p.number, p.draft, p.head.clone()))
         .collect();
+    let pull_reviews = state
+        .pulls
+        .iter()
+        .map(|p| {
+            (
+                p.labels.clone(),
+                p.requested_reviewers.clone(),
+                p.requested_teams.clone(),
+            )
+        })
+        .collect();
     let check_runs = state
         .check_runs
         .iter()
@@ -1081,6 +1094,7 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
         artifacts: artifact_list,
         refs,
         pulls,
+        pull_reviews,
         check_runs,
         trees,
         expected_tree,

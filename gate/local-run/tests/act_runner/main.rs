@@ -556,3 +556,66 @@ fn a_release_tags_a_pin_commit_of_its_assets_and_an_adoption_of_that_tag_passes(
     assert_eq!(run.pulls.len(), 1, "{summary}");
     assert_no_secret_leaked(&run);
 }
+
+/// The caller's knobs, as the runner user plays them: a trusted setup command installs a tool
+/// the build then runs from the sandbox, a restore-only cache (a miss: the harness has no cache
+/// service), the publish environment and the protected-files label renamed, and reviewers
+/// requested because the diff changes a protected file (`build.rs`).
+#[test]
+fn the_callers_knobs_set_up_a_tool_restore_a_cache_and_request_reviewers_for_protected_files() {
+    let caller = String::from_utf8(read(".github/workflows/agent-team-apply.yml")).unwrap();
+    let build = "      build-command: cargo test --workspace --locked --offline\n";
+    assert!(caller.contains(build));
+    let knobs = r#"      setup-command: |
+        mkdir -p "$AGENT_TEAM_TOOLS/bin"
+        printf '#!/bin/sh\necho "the setup tool ran in the sandbox"\n' > "$AGENT_TEAM_TOOLS/bin/setup-tool"
+        chmod 0755 "$AGENT_TEAM_TOOLS/bin/setup-tool"
+      build-command: '"$AGENT_TEAM_TOOLS/bin/setup-tool" && cargo test --workspace --locked --offline'
+      cache-key: sample-cargo-v1
+      cache-paths: ~/.cache/agent-team-sample
+      environment: agent-team-publish-sample
+      protected-label: "needs: human review"
+      protected-reviewers: octocat,local/reviewers
+"#;
+    let caller = caller.replace(build, knobs);
+    let files = sample_files();
+    let build_rs = b"fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n}\n";
+    let diff = harness::git_diff(&files, &[("build.rs", Some(build_rs))]);
+    let run = play(Scenario {
+        name: "caller-knobs",
+        caller: ("agent-team-apply.yml".to_owned(), caller.into_bytes()),
+        ..sample("caller-knobs", "knobs-1", diff)
+    });
+    let summary = run.summary();
+    assert_eq!(
+        conclusions(&run),
+        expect(&[
+            ("guard", "success"),
+            ("build-test", "success"),
+            ("decide", "success"),
+            ("publish", "success"),
+        ]),
+        "{summary}\n{}",
+        run.act_log
+    );
+    assert!(
+        run.act_log.contains("the setup tool ran in the sandbox"),
+        "the build did not run the tool the setup command installed"
+    );
+    assert!(
+        run.act_log
+            .contains("Cache not found for input keys: sample-cargo-v1"),
+        "the cache was not restored"
+    );
+    assert_eq!(run.dispatch_exit, Some(0), "{}", failing_reasons(&run));
+    let [(labels, reviewers, teams)] = run.pull_reviews.as_slice() else {
+        panic!("{summary}");
+    };
+    assert!(
+        labels.iter().any(|l| l == "needs: human review"),
+        "{labels:?}"
+    );
+    assert_eq!(reviewers, &vec!["octocat".to_owned()]);
+    assert_eq!(teams, &vec!["reviewers".to_owned()]);
+    assert_no_secret_leaked(&run);
+}
