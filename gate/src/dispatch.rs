@@ -126,6 +126,9 @@ pub struct DispatchRequest {
     pub timeout: Duration,
     /// The publishing App's id: required with `wait` (the outcome is authenticated against it).
     pub app_id: Option<u64>,
+    /// The check run the publication posts (the caller's `check-run-name`; default
+    /// [`CHECK_NAME`]), read with `wait`.
+    pub check_name: String,
     /// The agent's title and description for the draft (empty: none).
     pub pr_title: String,
     pub pr_description: String,
@@ -931,12 +934,12 @@ fn verify_publication(
     // The check run: the App's own (filtered by app_id, and each run's app.id checked: a
     // server that ignored the filter must not pass another App's run off as this one's).
     let listed = client
-        .list_check_runs(repo, head, CHECK_NAME, Some(app_id))
+        .list_check_runs(repo, head, &request.check_name, Some(app_id))
         .map_err(|e| text(&e))?;
     let named: Vec<_> = listed
         .check_runs
         .iter()
-        .filter(|c| c.name == CHECK_NAME && c.head_sha == head)
+        .filter(|c| c.name == request.check_name && c.head_sha == head)
         .collect();
     let from_app: Vec<_> = named
         .iter()
@@ -956,10 +959,14 @@ fn verify_publication(
             })
             .collect();
         return Err(if others.is_empty() {
-            format!("no check run \"{CHECK_NAME}\" from App {app_id} on {head}")
+            format!(
+                "no check run {:?} from App {app_id} on {head}",
+                request.check_name
+            )
         } else {
             format!(
-                "the check run \"{CHECK_NAME}\" on {head} does not come from the publishing App {app_id} (created by {}): anyone with checks: write can post a check run of that name",
+                "the check run {:?} on {head} does not come from the publishing App {app_id} (created by {}): anyone with checks: write can post a check run of that name",
+                request.check_name,
                 others.join(", ")
             )
         });
@@ -974,8 +981,8 @@ fn verify_publication(
     });
     if check.status != "completed" || check.conclusion.as_deref() != Some("success") {
         return Err(format!(
-            "the check run \"{CHECK_NAME}\" of App {app_id} on {head} concluded {:?}",
-            check.conclusion
+            "the check run {:?} of App {app_id} on {head} concluded {:?}",
+            request.check_name, check.conclusion
         ));
     }
     let Some(slug) = slug.filter(|s| !s.is_empty()) else {

@@ -49,6 +49,7 @@ fn request(diff: &[u8], wait: bool) -> DispatchRequest {
         wait,
         timeout: Duration::from_secs(3600),
         app_id: Some(APP_ID),
+        check_name: gate::dispatch::CHECK_NAME.to_owned(),
         pr_title: String::new(),
         pr_description: String::new(),
         lifetime: Duration::from_secs(3600),
@@ -1735,4 +1736,32 @@ fn verify_dispatch_refuses_replays_before_anything_runs() {
     for out in [&run.stdout, &run.stderr] {
         assert!(!out.contains(&gh.token()) && !out.contains(KEY));
     }
+}
+
+/// The caller renamed its check run (`check-run-name`): the dispatcher reads the name it is
+/// given, and a dispatcher still looking for the default finds no check run and fails.
+#[test]
+fn a_renamed_check_run_is_read_by_its_name_and_only_by_it() {
+    let renamed = || Scenario {
+        check_name: "ci / agent gate".into(),
+        ..Scenario::default()
+    };
+    let mut req = request(b"diff", true);
+    req.check_name = "ci / agent gate".into();
+    let case = run_case_with(renamed(), req, None);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    let checks = case
+        .requests
+        .iter()
+        .find(|r| r.path.ends_with("/check-runs"))
+        .unwrap();
+    assert_eq!(checks.query("check_name"), Some("ci / agent gate"));
+
+    let case = run_case_with(renamed(), request(b"diff", true), None);
+    assert_ne!(case.report.exit_code, 0);
+    let reasons = format!("{:?}", case.report.doc.reasons);
+    assert!(
+        reasons.contains("no check run \\\"agent-team-apply / gate\\\" from App 424242"),
+        "{reasons}"
+    );
 }

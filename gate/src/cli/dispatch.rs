@@ -60,6 +60,10 @@ pub struct DispatchArgs {
     /// The publishing App's numeric id (default: $AGENT_TEAM_APP_ID); required with --wait.
     #[arg(long, value_name = "ID")]
     app_id: Option<u64>,
+    /// The check run the caller's publication posts (its `check-run-name` input), read with
+    /// --wait.
+    #[arg(long, value_name = "NAME", default_value = gate::dispatch::CHECK_NAME)]
+    check_name: String,
     /// The agent's title for the draft pull request (signed; shown as the agent's words).
     #[arg(long, value_name = "TEXT", default_value = "")]
     pr_title: String,
@@ -110,6 +114,11 @@ fn request(args: &DispatchArgs) -> Result<DispatchRequest, String> {
         wait: args.wait,
         timeout: Duration::from_secs(args.timeout),
         app_id: app_id(args.app_id)?,
+        check_name: {
+            gate::names::check_check_run_name(&args.check_name)
+                .map_err(|e| format!("--check-name: {e}"))?;
+            args.check_name.clone()
+        },
         pr_title: checked_title(&args.pr_title)?,
         pr_description: checked_description(&args.pr_description)?,
         lifetime: Duration::from_secs(args.lifetime),

@@ -279,6 +279,8 @@ pub struct Scenario {
     /// Every check run and commit the token creates is that App's.
     pub app_id: u64,
     pub app_slug: String,
+    /// The name of the check run a played publication posts (the caller's `check-run-name`).
+    pub check_name: String,
     pub bot_user_id: u64,
     /// What the simulated pass publishes instead of the App's publication.
     pub forgery: Option<Forgery>,
@@ -330,6 +332,7 @@ impl Default for Scenario {
             settings: settings::RepositorySettings::default(),
             app_id: 424_242,
             app_slug: "agent-team-apply".into(),
+            check_name: CHECK_NAME.into(),
             bot_user_id: 190_000_001,
             forgery: None,
             guard_artifact: None,

@@ -633,7 +633,7 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
     };
     state.check_runs.push(CheckRunState {
         id: check_id,
-        name: CHECK_NAME.into(),
+        name: state.scenario.check_name.clone(),
         head_sha: commit.clone(),
         conclusion: Some("success".into()),
         app_id,
