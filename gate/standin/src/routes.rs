@@ -8,8 +8,8 @@ use serde_json::{Value, json};
 use crate::git::Object;
 use crate::http::{Recorded, Reply};
 use crate::{
-    CALLER_JOB, CHECK_NAME, CheckRunState, DECIDE_STEP, DispatchMode, Forgery, JOBS, JobState,
-    OTHER_APP_ID, Outcome, PullState, RunState, State,
+    CALLER_JOB, CheckRunState, DECIDE_STEP, DispatchMode, Forgery, JOBS, JobState, OTHER_APP_ID,
+    Outcome, PullState, RunState, State,
 };
 
 const DOCS: &str = "https://docs.github.com/rest";
