@@ -23,6 +23,12 @@ pub const CALLER_PATH: &str = ".github/workflows/agent-team-apply.yml";
 pub const POLICY_PATH: &str = ".github/agent-team-policy.yml";
 /// The environment's secrets.
 pub const SECRETS: [&str; 2] = ["AGENT_TEAM_APP_PRIVATE_KEY", "AGENT_TEAM_DISPATCH_KEY"];
+/// The environment the guard job names: the dispatch keys it verifies signatures with.
+pub const VERIFY_ENVIRONMENT: &str = "agent-team-verify";
+/// Its secrets.
+pub const VERIFY_SECRETS: [&str; 1] = ["AGENT_TEAM_DISPATCH_KEY"];
+/// The reusable workflow a caller pins.
+pub const REUSABLE_PATH: &str = ".github/workflows/agent-team-apply-verify.yml";
 /// The environment's variables.
 pub const VARIABLES: [&str; 1] = ["AGENT_TEAM_APP_CLIENT_ID"];
 /// The App's permissions, exactly (`metadata: read` is every App's).
@@ -49,6 +55,7 @@ pub enum Setting {
     EnvironmentReviewers,
     EnvironmentSecrets,
     EnvironmentVariables,
+    VerifyEnvironment,
     DefaultBranchReview,
     DefaultBranchCheck,
     AgentTeamBranches,
@@ -56,11 +63,12 @@ pub enum Setting {
     WorkflowToken,
     AllowedActions,
     CallerPin,
+    CallerRelease,
     Policy,
 }
 
 impl Setting {
-    pub const ALL: [Setting; 16] = [
+    pub const ALL: [Setting; 18] = [
         Setting::Repository,
         Setting::App,
         Setting::AppInstallation,
@@ -69,6 +77,7 @@ impl Setting {
         Setting::EnvironmentReviewers,
         Setting::EnvironmentSecrets,
         Setting::EnvironmentVariables,
+        Setting::VerifyEnvironment,
         Setting::DefaultBranchReview,
         Setting::DefaultBranchCheck,
         Setting::AgentTeamBranches,
@@ -76,6 +85,7 @@ impl Setting {
         Setting::WorkflowToken,
         Setting::AllowedActions,
         Setting::CallerPin,
+        Setting::CallerRelease,
         Setting::Policy,
     ];
 
@@ -89,6 +99,7 @@ impl Setting {
             Setting::EnvironmentReviewers => "environment-reviewers",
             Setting::EnvironmentSecrets => "environment-secrets",
             Setting::EnvironmentVariables => "environment-variables",
+            Setting::VerifyEnvironment => "verify-environment",
             Setting::DefaultBranchReview => "default-branch-review",
             Setting::DefaultBranchCheck => "default-branch-check",
             Setting::AgentTeamBranches => "agent-team-branches",
@@ -96,6 +107,7 @@ impl Setting {
             Setting::WorkflowToken => "workflow-token",
             Setting::AllowedActions => "allowed-actions",
             Setting::CallerPin => "caller-pin",
+            Setting::CallerRelease => "caller-release",
             Setting::Policy => "policy",
         }
     }
@@ -135,6 +147,9 @@ impl Setting {
             Setting::EnvironmentVariables => {
                 "agent-team-publish holds the variable AGENT_TEAM_APP_CLIENT_ID"
             }
+            Setting::VerifyEnvironment => {
+                "environment agent-team-verify: only the default branch may deploy, and it holds AGENT_TEAM_DISPATCH_KEY"
+            }
             Setting::DefaultBranchReview => {
                 "the default branch requires a pull request with an approving review"
             }
@@ -152,6 +167,9 @@ impl Setting {
             }
             Setting::AllowedActions => "only selected actions may run",
             Setting::CallerPin => "the caller pins the reusable workflow to a full commit SHA",
+            Setting::CallerRelease => {
+                "the pinned commit is a release's pin commit: its reusable workflow pins the assets of the release the caller names"
+            }
             Setting::Policy => "the policy file .github/agent-team-policy.yml",
         }
     }
@@ -174,6 +192,9 @@ impl Setting {
             Setting::EnvironmentVariables => {
                 "GET /repos/{owner}/{repo}/environments/agent-team-publish/variables"
             }
+            Setting::VerifyEnvironment => {
+                "GET /repos/{owner}/{repo}/environments/agent-team-verify[/deployment-branch-policies, /secrets]"
+            }
             Setting::DefaultBranchReview | Setting::DefaultBranchCheck => {
                 "GET /repos/{owner}/{repo}/rules/branches/{branch}, GET /repos/{owner}/{repo}/branches/{branch}[/protection]"
             }
@@ -184,6 +205,9 @@ impl Setting {
             Setting::AllowedActions => "GET /repos/{owner}/{repo}/actions/permissions",
             Setting::CallerPin => {
                 "GET /repos/{owner}/{repo}/contents/.github/workflows/agent-team-apply.yml"
+            }
+            Setting::CallerRelease => {
+                "GET /repos/{pinned owner}/{pinned repo}/contents/.github/workflows/agent-team-apply-verify.yml?ref={pin}"
             }
             Setting::Policy => "GET /repos/{owner}/{repo}/contents/.github/agent-team-policy.yml",
         }
@@ -202,6 +226,7 @@ impl Setting {
                 "Actions: read"
             }
             Setting::EnvironmentSecrets => "Secrets: read",
+            Setting::VerifyEnvironment => "Actions: read and Secrets: read",
             Setting::EnvironmentVariables => "Environments: read",
             Setting::DefaultBranchReview | Setting::DefaultBranchCheck => {
                 "Metadata: read for rulesets; Administration: read for classic branch protection"
@@ -211,6 +236,7 @@ impl Setting {
             }
             Setting::WorkflowToken | Setting::AllowedActions => "Administration: read",
             Setting::CallerPin | Setting::Policy => "Contents: read",
+            Setting::CallerRelease => "read access to the pinned repository (public: any token)",
         }
     }
 
@@ -241,6 +267,9 @@ impl Setting {
             Setting::EnvironmentVariables => {
                 "agent-team-publish → Environment variables: AGENT_TEAM_APP_CLIENT_ID (the App's client ID)"
             }
+            Setting::VerifyEnvironment => {
+                "Settings → Environments → `agent-team-verify`: Selected branches, the default branch only; secret AGENT_TEAM_DISPATCH_KEY (the same value as in agent-team-publish)"
+            }
             Setting::DefaultBranchReview => {
                 "ruleset on the default branch: Require a pull request before merging, 1 approval"
             }
@@ -261,6 +290,9 @@ impl Setting {
             }
             Setting::CallerPin => {
                 "pin `uses: …/agent-team-apply-verify.yml@<full commit SHA> # vX.Y.Z` to the commit the release notes name (gate init writes the caller)"
+            }
+            Setting::CallerRelease => {
+                "pin the commit the release's tag names (its notes give the `uses:` line), not the commit it was built from"
             }
             Setting::Policy => {
                 "add .github/agent-team-policy.yml (gate init writes a starting one), or rely on the embedded default"
@@ -404,6 +436,11 @@ pub fn run(client: &Client, request: &DoctorRequest) -> Result<Report, DoctorErr
         client,
         repo,
         &request.environment,
+        default_branch.as_deref(),
+    )?);
+    findings.push(check_verify_environment(
+        client,
+        repo,
         default_branch.as_deref(),
     )?);
     findings.extend(check_default_branch(
@@ -623,55 +660,14 @@ fn check_environment(
     )];
 
     // Deployment branches: custom policies naming exactly the default branch.
-    out.push(
-        match (environment.deployment_branch_policy, default_branch) {
-            (None, _) => found(
-                Setting::EnvironmentBranches,
-                Status::Missing,
-                "any branch may deploy (no deployment branch policy)",
-            ),
-            (Some(p), _) if p.protected_branches => found(
-                Setting::EnvironmentBranches,
-                Status::Missing,
-                "every protected branch may deploy, not only the default branch",
-            ),
-            (Some(_), None) => found(
-                Setting::EnvironmentBranches,
-                Status::CannotRead,
-                "the default branch is unknown",
-            ),
-            (Some(_), Some(default)) => {
-                match read(client.list_deployment_branch_policies(repo, environment_name))? {
-                    Read::Found(list) => {
-                        let names: Vec<String> = list
-                            .branch_policies
-                            .iter()
-                            .map(|p| match p.kind.as_deref() {
-                                Some("tag") => format!("tag {}", p.name),
-                                _ => p.name.clone(),
-                            })
-                            .collect();
-                        if names == [default.to_owned()] {
-                            found(
-                                Setting::EnvironmentBranches,
-                                Status::Ok,
-                                format!("only {default} may deploy"),
-                            )
-                        } else {
-                            found(
-                                Setting::EnvironmentBranches,
-                                Status::Missing,
-                                format!("may deploy: {:?}; wanted only {default:?}", names),
-                            )
-                        }
-                    }
-                    Read::NotFound(m) | Read::Unreadable(m) => {
-                        found(Setting::EnvironmentBranches, Status::CannotRead, m)
-                    }
-                }
-            }
-        },
-    );
+    let (status, detail) = deployment_branches(
+        client,
+        repo,
+        environment_name,
+        environment.deployment_branch_policy.as_ref(),
+        default_branch,
+    )?;
+    out.push(found(Setting::EnvironmentBranches, status, detail));
 
     let reviewers: Vec<String> = environment
         .protection_rules
@@ -716,6 +712,105 @@ fn check_environment(
             .map(|l| l.variables.into_iter().map(|n| n.name).collect()),
     ));
     Ok(out)
+}
+
+/// Whether only the default branch may deploy to `environment_name`: custom policies naming
+/// exactly the default branch.
+fn deployment_branches(
+    client: &Client,
+    repo: &Repository,
+    environment_name: &str,
+    policy: Option<&github::settings::DeploymentBranchPolicy>,
+    default_branch: Option<&str>,
+) -> Result<(Status, String), DoctorError> {
+    Ok(match (policy, default_branch) {
+        (None, _) => (
+            Status::Missing,
+            "any branch may deploy (no deployment branch policy)".to_owned(),
+        ),
+        (Some(p), _) if p.protected_branches => (
+            Status::Missing,
+            "every protected branch may deploy, not only the default branch".to_owned(),
+        ),
+        (Some(_), None) => (
+            Status::CannotRead,
+            "the default branch is unknown".to_owned(),
+        ),
+        (Some(_), Some(default)) => {
+            match read(client.list_deployment_branch_policies(repo, environment_name))? {
+                Read::Found(list) => {
+                    let names: Vec<String> = list
+                        .branch_policies
+                        .iter()
+                        .map(|p| match p.kind.as_deref() {
+                            Some("tag") => format!("tag {}", p.name),
+                            _ => p.name.clone(),
+                        })
+                        .collect();
+                    if names == [default.to_owned()] {
+                        (Status::Ok, format!("only {default} may deploy"))
+                    } else {
+                        (
+                            Status::Missing,
+                            format!("may deploy: {names:?}; wanted only {default:?}"),
+                        )
+                    }
+                }
+                Read::NotFound(m) | Read::Unreadable(m) => (Status::CannotRead, m),
+            }
+        }
+    })
+}
+
+/// `agent-team-verify`, which the guard job names for the dispatch keys: it exists, only the
+/// default branch may deploy to it, and it holds the dispatch key.
+fn check_verify_environment(
+    client: &Client,
+    repo: &Repository,
+    default_branch: Option<&str>,
+) -> Result<Finding, DoctorError> {
+    let setting = Setting::VerifyEnvironment;
+    let environment = match read(client.get_environment(repo, VERIFY_ENVIRONMENT))? {
+        Read::Found(environment) => environment,
+        Read::NotFound(_) => {
+            return Ok(found(
+                setting,
+                Status::Missing,
+                format!(
+                    "no environment {VERIFY_ENVIRONMENT} (GitHub would create it unprotected on first use, without the dispatch key the guard job verifies with)"
+                ),
+            ));
+        }
+        Read::Unreadable(m) => return Ok(found(setting, Status::CannotRead, m)),
+    };
+    let branches = deployment_branches(
+        client,
+        repo,
+        VERIFY_ENVIRONMENT,
+        environment.deployment_branch_policy.as_ref(),
+        default_branch,
+    )?;
+    let secrets = names_finding(
+        setting,
+        "secret",
+        &VERIFY_SECRETS,
+        read(client.list_environment_secrets(repo, VERIFY_ENVIRONMENT))?
+            .map(|l| l.secrets.into_iter().map(|n| n.name).collect()),
+    );
+    let parts = [branches, (secrets.status, secrets.detail)];
+    let status = if parts.iter().all(|(s, _)| *s == Status::Ok) {
+        Status::Ok
+    } else if parts.iter().any(|(s, _)| *s == Status::Missing) {
+        Status::Missing
+    } else {
+        Status::CannotRead
+    };
+    let detail: Vec<String> = parts.into_iter().map(|(_, d)| d).collect();
+    Ok(found(
+        setting,
+        status,
+        format!("{VERIFY_ENVIRONMENT}: {}", detail.join("; ")),
+    ))
 }
 
 impl<T> Read<T> {
@@ -1105,20 +1200,30 @@ fn check_files(
                 "the default branch is unknown",
             ),
             found(
+                Setting::CallerRelease,
+                Status::CannotRead,
+                "the default branch is unknown",
+            ),
+            found(
                 Setting::Policy,
                 Status::CannotRead,
                 "the default branch is unknown",
             ),
         ]);
     };
-    let caller = match read(client.raw_contents(repo, CALLER_PATH, branch))? {
-        Read::Found(bytes) => caller_pin(&bytes),
-        Read::NotFound(_) => found(
-            Setting::CallerPin,
-            Status::Missing,
-            format!("no {CALLER_PATH} on {branch}"),
+    let (caller, release) = match read(client.raw_contents(repo, CALLER_PATH, branch))? {
+        Read::Found(bytes) => (caller_pin(&bytes), caller_release(client, &bytes)?),
+        Read::NotFound(_) => {
+            let detail = format!("no {CALLER_PATH} on {branch}");
+            (
+                found(Setting::CallerPin, Status::Missing, detail.clone()),
+                found(Setting::CallerRelease, Status::Missing, detail),
+            )
+        }
+        Read::Unreadable(m) => (
+            found(Setting::CallerPin, Status::CannotRead, m.clone()),
+            found(Setting::CallerRelease, Status::CannotRead, m),
         ),
-        Read::Unreadable(m) => found(Setting::CallerPin, Status::CannotRead, m),
     };
     let policy = match read(client.raw_contents(repo, POLICY_PATH, branch))? {
         Read::Found(bytes) => match std::str::from_utf8(&bytes)
@@ -1143,7 +1248,101 @@ fn check_files(
         ),
         Read::Unreadable(m) => found(Setting::Policy, Status::CannotRead, m),
     };
-    Ok(vec![caller, policy])
+    Ok(vec![caller, release, policy])
+}
+
+/// The release a caller pins: the job that calls the reusable workflow names
+/// `OWNER/REPO/.github/workflows/agent-team-apply-verify.yml@<commit> # vX.Y.Z`; that commit's
+/// reusable workflow must pin release vX.Y.Z of OWNER/REPO, both assets with a SHA-256 that is
+/// not the all-zero placeholder. A caller that pins the commit a release was built from, rather
+/// than the tag's pin commit, reads `missing` here: every job would fail at its install step.
+pub fn caller_release(client: &Client, caller: &[u8]) -> Result<Finding, DoctorError> {
+    let setting = Setting::CallerRelease;
+    let missing = |detail: String| Ok(found(setting, Status::Missing, detail));
+    let Ok(text) = std::str::from_utf8(caller) else {
+        return missing(format!("{CALLER_PATH} is not UTF-8"));
+    };
+    let marker = format!("/{REUSABLE_PATH}@");
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("uses:") && l.contains(&marker))
+        .collect();
+    let [line] = lines.as_slice() else {
+        return missing(format!(
+            "{} lines of {CALLER_PATH} call …{marker}<commit> (expected one)",
+            lines.len()
+        ));
+    };
+    let value = line.trim_start().trim_start_matches("uses:").trim();
+    let (target, comment) = value.split_once('#').unwrap_or((value, ""));
+    let Some((pinned, commit)) = target.trim().split_once(&marker) else {
+        return missing(format!("{CALLER_PATH}: cannot read {target:?}"));
+    };
+    let version = comment.split_whitespace().next().unwrap_or("");
+    if crate::release::version_problem(version).is_some() {
+        return missing(format!(
+            "the pin {commit} has no `# vX.Y.Z` beside it naming its release"
+        ));
+    }
+    let Ok(repository) = Repository::parse(pinned) else {
+        return missing(format!("{pinned:?} is not OWNER/REPO"));
+    };
+    if contract::ids::CommitId::parse(commit).is_err() || commit.bytes().all(|b| b == b'0') {
+        return missing(format!(
+            "{commit:?} is not a commit to read (see caller-pin)"
+        ));
+    }
+    let workflow = match read(client.raw_contents(&repository, REUSABLE_PATH, commit))? {
+        Read::Found(bytes) => bytes,
+        Read::NotFound(m) => {
+            return missing(format!("{pinned}@{commit} has no {REUSABLE_PATH} ({m})"));
+        }
+        Read::Unreadable(m) => return Ok(found(setting, Status::CannotRead, m)),
+    };
+    let Ok(workflow) = std::str::from_utf8(&workflow) else {
+        return missing(format!("{pinned}@{commit}: {REUSABLE_PATH} is not UTF-8"));
+    };
+    let mut problems = Vec::new();
+    let url = crate::release::env_line(workflow, "AGENT_TEAM_RELEASE_URL").unwrap_or("");
+    let want = format!("/{}/releases/download/{version}", repository.full_name());
+    if !url.ends_with(&want) {
+        problems.push(format!(
+            "it pins the release URL {url:?}, not release {version} of {pinned}"
+        ));
+    }
+    let mut hashes = Vec::new();
+    for (target, key) in crate::release::TARGETS {
+        let asset = crate::release::env_line(workflow, &format!("AGENT_TEAM_ASSET_{key}"));
+        if asset != Some(crate::release::asset_name(version, target).as_str()) {
+            problems.push(format!("its {key} asset is {asset:?}, not of {version}"));
+        }
+        let hash = crate::release::env_line(workflow, &format!("AGENT_TEAM_SHA256_{key}"))
+            .unwrap_or("")
+            .trim_matches('"');
+        let hex = hash.len() == 64
+            && hash
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !hex || hash.bytes().all(|b| b == b'0') {
+            problems.push(format!(
+                "its {key} SHA-256 is {hash:?}: no release is pinned there (a release's built commit, not its pin commit?)"
+            ));
+        } else {
+            hashes.push(format!("{key} {}", &hash[..12]));
+        }
+    }
+    if problems.is_empty() {
+        Ok(found(
+            setting,
+            Status::Ok,
+            format!(
+                "{pinned}@{commit} pins release {version} ({})",
+                hashes.join(", ")
+            ),
+        ))
+    } else {
+        missing(format!("{pinned}@{commit}: {}", problems.join("; ")))
+    }
 }
 
 /// The caller's pin: every `uses:` of a job or a step is local (`./`) or pinned to a full commit

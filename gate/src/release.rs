@@ -101,7 +101,7 @@ fn pinnable(path: &str) -> bool {
 }
 
 /// The value of `  NAME: value` at the top level of the workflow's `env:` (two spaces).
-fn env_line<'a>(workflow: &'a str, name: &str) -> Option<&'a str> {
+pub fn env_line<'a>(workflow: &'a str, name: &str) -> Option<&'a str> {
     let prefix = format!("  {name}: ");
     let mut found = workflow.lines().filter_map(|l| l.strip_prefix(&prefix));
     let value = found.next()?;

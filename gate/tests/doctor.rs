@@ -24,9 +24,31 @@ fn caller(pin: &str) -> String {
 
 const POLICY: &str = include_str!("../../examples/policy/node.yml");
 
+/// The reusable workflow of the pin commit a release tags: the committed file with the assets'
+/// SHA-256 written in (as `.ci/pin-release.sh` writes them).
+fn pinned_reusable_workflow() -> Vec<u8> {
+    let committed = include_str!("../../.github/workflows/agent-team-apply-verify.yml");
+    let zeros = format!("\"{}\"", "0".repeat(64));
+    assert_eq!(committed.matches(&zeros).count(), 2);
+    committed
+        .replacen(&zeros, &format!("\"{}\"", "a1".repeat(32)), 1)
+        .replacen(&zeros, &format!("\"{}\"", "b2".repeat(32)), 1)
+        .into_bytes()
+}
+
+fn release_file(commit: &str, workflow: Vec<u8>) -> (String, String, String, Vec<u8>) {
+    (
+        "agent-team/agent-team-apply".into(),
+        commit.into(),
+        ".github/workflows/agent-team-apply-verify.yml".into(),
+        workflow,
+    )
+}
+
 fn configured() -> Scenario {
     Scenario {
         settings: RepositorySettings::configured(APP_ID, SLUG, "main"),
+        other_files: vec![release_file(PIN, pinned_reusable_workflow())],
         ..Scenario::default()
     }
 }
@@ -108,6 +130,18 @@ fn status(report: &Report, setting: Setting) -> (Status, String) {
 /// Assert `setting` reads `want`, every other setting reads ok, and the exit code follows from
 /// whether `setting` is required.
 fn assert_only(report: &Report, setting: Setting, want: Status, detail_has: &str) {
+    assert_only_with(report, setting, want, detail_has, &[]);
+}
+
+/// As [`assert_only`], where the settings in `also` (which read what `setting` reads) are not
+/// ok either.
+fn assert_only_with(
+    report: &Report,
+    setting: Setting,
+    want: Status,
+    detail_has: &str,
+    also: &[Setting],
+) {
     let (got, detail) = status(report, setting);
     assert_eq!(got, want, "{}: {detail}", setting.id());
     assert!(
@@ -115,8 +149,11 @@ fn assert_only(report: &Report, setting: Setting, want: Status, detail_has: &str
         "{}: {detail:?} lacks {detail_has:?}",
         setting.id()
     );
+    for also in also {
+        assert_ne!(status(report, *also).0, Status::Ok, "{}", also.id());
+    }
     for f in &report.findings {
-        if f.setting != setting {
+        if f.setting != setting && !also.contains(&f.setting) {
             assert_eq!(f.status, Status::Ok, "{}: {}", f.setting.id(), f.detail);
         }
     }
@@ -673,24 +710,27 @@ fn caller_pin_setting() {
     let mut files = default_files();
     files[0].1 = caller("0000000000000000000000000000000000000000").into_bytes();
     let refs: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (*p, b.as_slice())).collect();
-    assert_only(
+    assert_only_with(
         &doctor_with(configured(), &refs),
         Setting::CallerPin,
         Status::Missing,
         "all-zero placeholder",
+        &[Setting::CallerRelease],
     );
     let refs: Vec<(&str, &[u8])> = files[1..].iter().map(|(p, b)| (*p, b.as_slice())).collect();
-    assert_only(
+    assert_only_with(
         &doctor_with(configured(), &refs),
         Setting::CallerPin,
         Status::Missing,
         "no .github/workflows/agent-team-apply.yml",
+        &[Setting::CallerRelease],
     );
-    assert_only(
+    assert_only_with(
         &doctor(unreadable("/repos/octo/repo/contents/.github/workflows/")),
         Setting::CallerPin,
         Status::CannotRead,
         "HTTP 403",
+        &[Setting::CallerRelease],
     );
 }
 
@@ -869,4 +909,93 @@ fn cli_usage_and_io_errors_exit_2() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn verify_environment() {
+    let mut s = configured();
+    s.settings
+        .environments
+        .retain(|e| e.name != "agent-team-verify");
+    assert_only(
+        &doctor(s),
+        Setting::VerifyEnvironment,
+        Status::Missing,
+        "no environment agent-team-verify",
+    );
+
+    let mut s = configured();
+    s.settings.environments[1].branch_policy = BranchPolicy::Any;
+    assert_only(
+        &doctor(s),
+        Setting::VerifyEnvironment,
+        Status::Missing,
+        "any branch may deploy",
+    );
+
+    let mut s = configured();
+    s.settings.environments[1].secrets.clear();
+    assert_only(
+        &doctor(s),
+        Setting::VerifyEnvironment,
+        Status::Missing,
+        "no secret AGENT_TEAM_DISPATCH_KEY",
+    );
+
+    let report = doctor(unreadable(
+        "/repos/octo/repo/environments/agent-team-verify",
+    ));
+    assert_eq!(
+        status(&report, Setting::VerifyEnvironment).0,
+        Status::CannotRead
+    );
+    assert_eq!(report.exit_code(), 1);
+}
+
+/// The pinned commit must be a release's pin commit: its reusable workflow pins the release the
+/// caller's `# vX.Y.Z` names. The commit a release was built from (zero hashes), another
+/// release's assets, a commit without the file and an unreadable repository all fail.
+#[test]
+fn caller_release() {
+    let built = String::from_utf8(
+        include_bytes!("../../.github/workflows/agent-team-apply-verify.yml").to_vec(),
+    )
+    .unwrap();
+    let other_version = String::from_utf8(pinned_reusable_workflow())
+        .unwrap()
+        .replace("v0.1.0", "v0.2.0");
+    for (workflow, detail) in [
+        (Some(built.clone()), "no release is pinned there"),
+        (
+            Some(other_version),
+            "not release v0.1.0 of agent-team/agent-team-apply",
+        ),
+        (None, "has no .github/workflows/agent-team-apply-verify.yml"),
+    ] {
+        let mut s = configured();
+        s.other_files = workflow
+            .map(|w| vec![release_file(PIN, w.into_bytes())])
+            .unwrap_or_default();
+        assert_only(&doctor(s), Setting::CallerRelease, Status::Missing, detail);
+    }
+
+    let mut s = configured();
+    s.faults
+        .push(forbidden("/repos/agent-team/agent-team-apply/contents/"));
+    let report = doctor(s);
+    assert_eq!(
+        status(&report, Setting::CallerRelease).0,
+        Status::CannotRead
+    );
+    assert_eq!(report.exit_code(), 1);
+
+    let report = doctor(configured());
+    let (got, detail) = status(&report, Setting::CallerRelease);
+    assert_eq!(got, Status::Ok, "{detail}");
+    assert!(
+        detail.contains(&format!(
+            "agent-team/agent-team-apply@{PIN} pins release v0.1.0"
+        )),
+        "{detail}"
+    );
 }

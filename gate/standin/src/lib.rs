@@ -281,6 +281,9 @@ pub struct Scenario {
     pub app_slug: String,
     /// The name of the check run a played publication posts (the caller's `check-run-name`).
     pub check_name: String,
+    /// Files of other repositories, served by "Get repository content" at a commit:
+    /// (`owner/repo`, commit, path, bytes). A caller's pinned reusable workflow lives there.
+    pub other_files: Vec<(String, String, String, Vec<u8>)>,
     pub bot_user_id: u64,
     /// What the simulated pass publishes instead of the App's publication.
     pub forgery: Option<Forgery>,
@@ -333,6 +336,7 @@ impl Default for Scenario {
             app_id: 424_242,
             app_slug: "agent-team-apply".into(),
             check_name: CHECK_NAME.into(),
+            other_files: Vec::new(),
             bot_user_id: 190_000_001,
             forgery: None,
             guard_artifact: None,

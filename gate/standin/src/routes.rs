@@ -176,6 +176,9 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
         {
             repo_route(state, req, rest, base)
         }
+        ["repos", owner, repo, "contents", path @ ..] if req.method == "GET" => {
+            other_contents(state, req, &format!("{owner}/{repo}"), &path.join("/"))
+        }
         // The settings `gate doctor` reads (crate::settings).
         _ => crate::settings::global_route(state, req, segments).unwrap_or_else(not_found),
     })
@@ -1314,6 +1317,30 @@ fn compare(state: &State, basehead: &str) -> Reply {
 }
 
 /// "Get repository content" with `ref`; the raw media type answers the bytes.
+/// "Get repository content" of another repository, at a commit (`Scenario::other_files`), raw.
+fn other_contents(state: &State, req: &Recorded, repository: &str, path: &str) -> Reply {
+    let reference = req.query("ref").unwrap_or("");
+    match state
+        .scenario
+        .other_files
+        .iter()
+        .find(|(r, c, p, _)| r.eq_ignore_ascii_case(repository) && c == reference && p == path)
+    {
+        Some((_, _, _, bytes)) if req.header("accept").is_some_and(|a| a.contains("raw")) => {
+            Reply {
+                status: 200,
+                headers: vec![("content-type".into(), "application/vnd.github.raw".into())],
+                body: bytes.clone(),
+            }
+        }
+        Some(_) => error(
+            415,
+            "the stand-in serves other repositories' files raw only",
+        ),
+        None => not_found(),
+    }
+}
+
 fn get_contents(state: &State, req: &Recorded, path: &str) -> Reply {
     let reference = req.query("ref").unwrap_or("main");
     let commit = state

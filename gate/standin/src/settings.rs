@@ -135,16 +135,25 @@ impl RepositorySettings {
                 installation_permissions: Some(app_permissions()),
                 repository_selection: "selected".into(),
             }),
-            environments: vec![EnvironmentSettings {
-                name: "agent-team-publish".into(),
-                reviewers: vec![("Team".into(), "maintainers".into())],
-                branch_policy: BranchPolicy::Custom(vec![default_branch.to_owned()]),
-                secrets: vec![
-                    "AGENT_TEAM_APP_PRIVATE_KEY".into(),
-                    "AGENT_TEAM_DISPATCH_KEY".into(),
-                ],
-                variables: vec!["AGENT_TEAM_APP_CLIENT_ID".into()],
-            }],
+            environments: vec![
+                EnvironmentSettings {
+                    name: "agent-team-publish".into(),
+                    reviewers: vec![("Team".into(), "maintainers".into())],
+                    branch_policy: BranchPolicy::Custom(vec![default_branch.to_owned()]),
+                    secrets: vec![
+                        "AGENT_TEAM_APP_PRIVATE_KEY".into(),
+                        "AGENT_TEAM_DISPATCH_KEY".into(),
+                    ],
+                    variables: vec!["AGENT_TEAM_APP_CLIENT_ID".into()],
+                },
+                EnvironmentSettings {
+                    name: "agent-team-verify".into(),
+                    reviewers: Vec::new(),
+                    branch_policy: BranchPolicy::Custom(vec![default_branch.to_owned()]),
+                    secrets: vec!["AGENT_TEAM_DISPATCH_KEY".into()],
+                    variables: Vec::new(),
+                },
+            ],
             rulesets: vec![
                 RulesetSettings {
                     id: 1,
