@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 
 use crate::doctor::{
     APP_PERMISSIONS, CALLER_PATH, CHECK_NAME, ENVIRONMENT, POLICY_PATH, SECRETS, VARIABLES,
+    VERIFY_ENVIRONMENT, VERIFY_SECRETS,
 };
 
 /// The placeholder pin of the example callers.
@@ -338,6 +339,10 @@ fn steps(request: &InitRequest) -> Vec<String> {
         "Create the environment {ENVIRONMENT}: deployment branches = the default branch only, required reviewers if you want a person to approve each publication; secrets {} (the App's key; `openssl rand -hex 32` for the dispatch key), variable {} (the App's client ID).",
         SECRETS.join(", "),
         VARIABLES.join(", ")
+    ));
+    steps.push(format!(
+        "Create the environment {VERIFY_ENVIRONMENT} (the guard job's): deployment branches = the default branch only, no reviewers; secret {} (the same value as in {ENVIRONMENT}).",
+        VERIFY_SECRETS.join(", ")
     ));
     steps.push(
         "Actions settings: workflow permissions Read repository contents, GitHub Actions may not create or approve pull requests; allow select actions only (agent-team/agent-team-apply and the actions it pins).".to_owned(),

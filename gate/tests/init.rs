@@ -86,6 +86,19 @@ fn three_build_systems_get_their_example_caller_and_policy() {
                 .contains("gate doctor --repository octo/repo")
         );
         assert!(!out.contains("replace @0000"), "{out}");
+        // Both environments the workflow names, each with its secrets.
+        for environment in [
+            "Create the environment agent-team-publish",
+            "Create the environment agent-team-verify",
+        ] {
+            assert!(steps.iter().any(|s| s.contains(environment)), "{out}");
+        }
+        assert!(
+            steps
+                .iter()
+                .any(|s| s.contains("agent-team-verify") && s.contains("AGENT_TEAM_DISPATCH_KEY")),
+            "{out}"
+        );
     }
 }
 
