@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Audit .github/workflows/ and the example callers (examples/*.yml) with a pinned zizmor; any
-# finding fails.
+# Audit .github/workflows/, the example callers (examples/*.yml) and the callers `gate init`
+# writes, with a pinned zizmor; any finding fails.
 # Installs into a private virtualenv so neither the system Python nor the work tree is touched.
 set -euo pipefail
 
@@ -17,6 +17,21 @@ fi
 # zizmor exits non-zero when it reports any finding; the JSON count is a second, explicit check
 # (an ignore comment in a workflow still silences a finding: review those like code).
 inputs=("$root/.github/workflows/" "$root"/examples/*.yml)
+# And the callers `gate init` writes for a Rust, a Node and a Python repository.
+gate="$root/target/x86_64-unknown-linux-gnu/release/gate"
+if [[ ! -x "$gate" ]]; then
+  cargo build --locked -q --manifest-path "$root/Cargo.toml" -p gate --bin gate
+  gate="$root/target/debug/gate"
+fi
+written="$(mktemp -d)"
+trap 'rm -rf "$written"' EXIT
+for marker in Cargo.toml package.json pyproject.toml; do
+  dir="$written/${marker%%.*}"
+  mkdir -p "$dir"
+  echo '{}' > "$dir/$marker"
+  "$gate" init --dir "$dir" --pin 89abcdef0123456789abcdef0123456789abcdef --app-id 4711 --repository octo/repo > /dev/null
+  inputs+=("$dir/.github/workflows/agent-team-apply.yml")
+done
 "$venv/bin/zizmor" --offline --strict-collection --no-progress --color never "${inputs[@]}"
 findings="$("$venv/bin/zizmor" --offline --strict-collection --no-progress --format json "${inputs[@]}" 2>/dev/null | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')"
 if [[ "$findings" != "0" ]]; then
