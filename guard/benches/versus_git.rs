@@ -19,7 +19,8 @@
 //! Each command runs under `/usr/bin/time`, the commands of one table in turn, run after run (so a
 //! change in the machine's load falls on all of them alike); the table shows the median wall time
 //! (monotonic clock), peak RSS and CPU, each also as a ratio of git's in the same run, and a last
-//! line `ratios` sums up the wall ratios. Targets: parser-only
+//! line `ratios` sums up the wall ratios; a closing `summary` puts the volume's ratios beside
+//! their targets and lists every path shape's parser-only and `--repo` ratios. Targets: parser-only
 //! ≤ 0.4× git's wall time and ≤ 1× its peak memory; with the git cross-check (`--repo`) ≤ 2× git's
 //! wall time; every path shape linear (no row grows with the square of path depth).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -337,9 +338,56 @@ fn main() {
             format!("{dirs}file-{i:05}.txt")
         })
         .collect();
+    let mut shapes = Vec::new();
     for (name, paths, code) in [("deep", &deep, 1), ("long", &long, 1), ("many", &many, 0)] {
         let shape = shape_rows(name, paths, code, shape_runs, tmp.path(), &guards);
         print_table(&format!("path shape: {name}"), &shape);
+        shapes.push((name, shape));
+    }
+    print_summary(&rows, &shapes);
+}
+
+/// The wall ratio of each row to its table's first (git's) row, by label.
+fn wall_ratios(rows: &[Row]) -> Vec<(&str, f64)> {
+    let base = rows
+        .first()
+        .map_or(0.001, |(_, (wall, _, _))| wall.max(0.001));
+    rows.iter()
+        .skip(1)
+        .map(|(label, (wall, _, _))| (label.as_str(), wall / base))
+        .collect()
+}
+
+/// One line against the targets: the volume's parser-only (≤ 0.4× `git apply --check`) and
+/// `--repo` (≤ 2×) and git's own step alone, then every path shape's parser-only and `--repo`.
+fn print_summary(volume: &[Row], shapes: &[(&str, Vec<Row>)]) {
+    let verdict = |ratio: f64, target: f64| if ratio <= target { "met" } else { "NOT met" };
+    println!("\nsummary (wall × git apply --check of the same table, medians):");
+    for (label, ratio) in wall_ratios(volume) {
+        let target = if label.ends_with("guard check, parser-only") {
+            Some(0.4)
+        } else if label.ends_with("guard check --repo") {
+            Some(2.0)
+        } else {
+            None
+        };
+        match target {
+            Some(t) => println!(
+                "  volume {label}: {ratio:.2} (target ≤ {t}: {})",
+                verdict(ratio, t)
+            ),
+            None => println!("  volume {label}: {ratio:.2}"),
+        }
+    }
+    for (name, rows) in shapes {
+        let line: Vec<String> = wall_ratios(rows)
+            .into_iter()
+            .map(|(label, ratio)| {
+                let label = label.strip_prefix(&format!("{name}: ")).unwrap_or(label);
+                format!("{label} {ratio:.2}")
+            })
+            .collect();
+        println!("  shape {name}: {}", line.join("; "));
     }
 }
 

@@ -66,12 +66,12 @@ pub struct Checked {
 
 /// Run every check and return the verdict.
 pub fn check(req: &CheckRequest<'_>) -> Result<Verdict, CheckError> {
-    check_keeping_index(req).map(|c| c.verdict)
+    check_with_digest(req, hash::sha256(req.diff), false).map(|c| c.verdict)
 }
 
 /// Like [`check`], keeping the throwaway index when git applied the diff.
 pub fn check_keeping_index(req: &CheckRequest<'_>) -> Result<Checked, CheckError> {
-    check_with_digest(req, hash::sha256(req.diff))
+    check_with_digest(req, hash::sha256(req.diff), true)
 }
 
 /// Like [`check`], for a diff whose SHA-256 was computed while it was read. The digest is used
@@ -85,10 +85,17 @@ pub fn check_hashed(
     } else {
         hash::sha256(req.diff)
     };
-    check_with_digest(req, digest).map(|c| c.verdict)
+    check_with_digest(req, digest, false).map(|c| c.verdict)
 }
 
-fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked, CheckError> {
+/// The check, for a diff whose SHA-256 is `digest`. With `keep_objects`, the throwaway index git
+/// produced keeps the objects it wrote (the caller reads the new contents from it); otherwise they
+/// are removed as soon as git's reading no longer needs them.
+fn check_with_digest(
+    req: &CheckRequest<'_>,
+    digest: [u8; 32],
+    keep_objects: bool,
+) -> Result<Checked, CheckError> {
     let expected = hash::parse_sha256(req.expected_sha256)
         .ok_or_else(|| CheckError::BadExpectedHash(req.expected_sha256.to_string()))?;
     let scope = Scope::new(req.scope)?;
@@ -148,7 +155,8 @@ fn check_with_digest(req: &CheckRequest<'_>, digest: [u8; 32]) -> Result<Checked
         }
         let git_side = req.repo.map(|repo| {
             let (base_out, base_in) = std::sync::mpsc::channel();
-            let thread = s.spawn(move || read_git_side(repo, req.diff, &go_signal, &base_out));
+            let thread =
+                s.spawn(move || read_git_side(repo, req.diff, &go_signal, &base_out, keep_objects));
             GitThread { thread, base_in }
         });
         let index = evaluate(req, &scope, &mut verdict, git_side)?;
@@ -1184,38 +1192,56 @@ struct GitSide {
 
 /// git's side: the base tree (listed on one more thread and sent on `base_out` as soon as it is
 /// read) and a throwaway index of the base; then, if `go` says so, the diff applied to that index
-/// and git's reading of the result.
+/// and git's reading of the result. The copy of the (verified) bytes git will read is written
+/// while git resolves the base and reads its tree. Unless `keep_objects`, the objects git wrote
+/// are removed while `git diff-index` reads the result (it compares ids and reads none of them).
 fn read_git_side(
     repo: RepoBase<'_>,
     diff_bytes: &[u8],
     go: &std::sync::mpsc::Receiver<bool>,
     base_out: &std::sync::mpsc::Sender<BaseTree>,
+    keep_objects: bool,
 ) -> Result<GitSide, git::GitError> {
-    let git = GitRepo::open(repo.dir)?;
-    let commit = git.resolve_commit(repo.base)?;
-    let (listed, applied) = std::thread::scope(|s| {
-        let listing = s.spawn(|| {
-            read_base_tree(&git, &commit).map(|base| {
-                // The receiver is gone only when the check stopped early.
-                let _ = base_out.send(base);
-            })
-        });
-        let applied = git
-            .staged_index(&commit, diff_bytes)
-            .and_then(|index| match go.recv() {
-                Ok(true) => index.apply().map(Some),
-                _ => Ok(None),
+    let thread_failed = |what: &str| git::GitError::BadOutput {
+        command: format!("{what} (thread)"),
+    };
+    let scratch = git::Scratch::new()?;
+    let (prepared, staged) = std::thread::scope(|s| {
+        let staging = s.spawn(|| scratch.stage(diff_bytes));
+        let prepared = GitRepo::open_resolved(repo.dir, repo.base).and_then(|(git, commit)| {
+            let (listed, read) = std::thread::scope(|s| {
+                let listing = s.spawn(|| {
+                    read_base_tree(&git, &commit).map(|base| {
+                        // The receiver is gone only when the check stopped early.
+                        let _ = base_out.send(base);
+                    })
+                });
+                let read = git.read_tree(&scratch, &commit);
+                let listed = listing
+                    .join()
+                    .unwrap_or_else(|_| Err(thread_failed("ls-tree")));
+                (listed, read)
             });
-        let listed = listing.join().unwrap_or_else(|_| {
-            Err(git::GitError::BadOutput {
-                command: "ls-tree (thread)".into(),
-            })
+            listed.and(read).map(|()| (git, commit))
         });
-        (listed, applied)
+        let staged = staging
+            .join()
+            .unwrap_or_else(|_| Err(thread_failed("staging")));
+        (prepared, staged)
     });
-    let (_, applied) = (listed?, applied?);
+    let (git, commit) = prepared?;
+    staged?;
+    let applied = match go.recv() {
+        Ok(true) => Some(git.staged_in(scratch, &commit).apply()?),
+        _ => None,
+    };
     let changes = match &applied {
-        Some(Applied::Applied(index)) => Some(index.changes()?),
+        Some(Applied::Applied(index)) if keep_objects => Some(index.changes()?),
+        Some(Applied::Applied(index)) => Some(std::thread::scope(|s| {
+            // A failed removal leaves the files to the directory's removal when it is dropped.
+            s.spawn(|| index.discard_objects());
+            index.changes()
+        })?),
         _ => None,
     };
     Ok(GitSide { applied, changes })

@@ -257,6 +257,7 @@ pub fn parse(input: &[u8], max_line_bytes: usize) -> Result<CandidateDiff, Parse
     };
     let mut lines = Lines::new(body, max_line_bytes)?;
     let mut patches = Vec::new();
+    let mut sides = HunkSides::default();
     while let Some(line) = lines.peek() {
         if !line.starts_with(b"diff --git ") {
             return Err(err(
@@ -264,12 +265,20 @@ pub fn parse(input: &[u8], max_line_bytes: usize) -> Result<CandidateDiff, Parse
                 ParseErrorKind::ExpectedDiffHeader { found: show(line) },
             ));
         }
-        patches.push(parse_file_patch(&mut lines)?);
+        patches.push(parse_file_patch(&mut lines, &mut sides)?);
     }
     Ok(CandidateDiff {
         patches,
         longest_line: lines.longest,
     })
+}
+
+/// Each side's lines of the hunk being read (slices into the input, never copies), kept from hunk
+/// to hunk and file patch to file patch so that their buffers grow once per diff.
+#[derive(Default)]
+struct HunkSides<'a> {
+    old: Vec<&'a [u8]>,
+    new: Vec<&'a [u8]>,
 }
 
 /// Extended header values collected for one file patch.
@@ -301,7 +310,10 @@ fn set_once<T>(
     Ok(())
 }
 
-fn parse_file_patch(lines: &mut Lines<'_>) -> Result<FilePatch, ParseError> {
+fn parse_file_patch<'a>(
+    lines: &mut Lines<'a>,
+    sides: &mut HunkSides<'a>,
+) -> Result<FilePatch, ParseError> {
     let header_line = lines.number();
     let header = lines.peek().unwrap_or_default();
     if header.contains(&b'\r') {
@@ -387,7 +399,7 @@ fn parse_file_patch(lines: &mut Lines<'_>) -> Result<FilePatch, ParseError> {
         }
         Some(line) if line.starts_with(b"--- ") => {
             parse_old_new_lines(lines, &mut patch)?;
-            parse_hunks(lines, &mut patch)?;
+            parse_hunks(lines, &mut patch, sides)?;
         }
         _ => {}
     }
@@ -856,14 +868,19 @@ fn parse_old_new_lines(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(
     }
 }
 
-fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), ParseError> {
+fn parse_hunks<'a>(
+    lines: &mut Lines<'a>,
+    patch: &mut FilePatch,
+    sides: &mut HunkSides<'a>,
+) -> Result<(), ParseError> {
     // Once a side has had its `\ No newline` it may not continue, in this hunk or a later one.
     let mut old_ended = false;
     let mut new_ended = false;
     let mut next_old_min = 0u64;
-    // Reused across hunks: slices into the input, never copies.
-    let mut old_lines: Vec<&[u8]> = Vec::new();
-    let mut new_lines: Vec<&[u8]> = Vec::new();
+    let HunkSides {
+        old: old_lines,
+        new: new_lines,
+    } = sides;
     while let Some(line) = lines.peek() {
         if !line.starts_with(b"@@ ") {
             break;
@@ -942,7 +959,7 @@ fn parse_hunks(lines: &mut Lines<'_>, patch: &mut FilePatch) -> Result<(), Parse
             let end = lines.offset().min(lines.body.len());
             patch.content_issue = content_issue(&lines.body[body_start..end], body_line);
         }
-        if old_lines == new_lines && old_no_newline == new_no_newline {
+        if *old_lines == *new_lines && old_no_newline == new_no_newline {
             return Err(err(hunk.line, ParseErrorKind::HunkChangesNothing));
         }
         patch.hunks.push(hunk);

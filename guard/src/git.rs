@@ -174,6 +174,51 @@ fn failed(command: &str, out: &std::process::Output) -> GitError {
     }
 }
 
+/// `git rev-parse` of the repository's common directory, read by [`opened`].
+fn open_command(dir: &Path) -> Command {
+    let mut cmd = command(dir);
+    cmd.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+    cmd
+}
+
+fn opened(dir: &Path, out: &std::process::Output) -> Result<GitRepo, GitError> {
+    if !out.status.success() {
+        return Err(GitError::NotARepository {
+            dir: dir.display().to_string(),
+            stderr: lossy(&out.stderr),
+        });
+    }
+    let common = String::from_utf8(out.stdout.trim_ascii_end().to_vec()).map_err(|_| {
+        GitError::BadOutput {
+            command: "rev-parse".into(),
+        }
+    })?;
+    Ok(GitRepo {
+        dir: dir.to_path_buf(),
+        objects: PathBuf::from(common).join("objects"),
+    })
+}
+
+/// `git rev-parse` of the commit `rev` names, read by [`resolved`].
+fn resolve_command(dir: &Path, rev: &str) -> Command {
+    let mut cmd = command(dir);
+    cmd.args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
+        .arg(format!("{rev}^{{commit}}"));
+    cmd
+}
+
+fn resolved(dir: &Path, rev: &str, out: &std::process::Output) -> Result<String, GitError> {
+    let id = String::from_utf8_lossy(out.stdout.trim_ascii_end()).to_string();
+    if !out.status.success() || id.is_empty() {
+        return Err(GitError::UnknownBase {
+            rev: rev.to_string(),
+            dir: dir.display().to_string(),
+            stderr: lossy(&out.stderr),
+        });
+    }
+    Ok(id)
+}
+
 /// One workflow file of a commit: its path (display form) and its bytes, or why it cannot be read
 /// as a regular file.
 pub type WorkflowEntry = (String, Result<Vec<u8>, String>);
@@ -181,24 +226,23 @@ pub type WorkflowEntry = (String, Result<Vec<u8>, String>);
 impl GitRepo {
     /// Open the repository at `dir` (its worktree or bare directory).
     pub fn open(dir: &Path) -> Result<GitRepo, GitError> {
-        let mut cmd = command(dir);
-        cmd.args(["rev-parse", "--path-format=absolute", "--git-common-dir"]);
-        let out = run(cmd, None)?;
-        if !out.status.success() {
-            return Err(GitError::NotARepository {
-                dir: dir.display().to_string(),
-                stderr: lossy(&out.stderr),
-            });
-        }
-        let common = String::from_utf8(out.stdout.trim_ascii_end().to_vec()).map_err(|_| {
-            GitError::BadOutput {
-                command: "rev-parse".into(),
-            }
-        })?;
-        Ok(GitRepo {
-            dir: dir.to_path_buf(),
-            objects: PathBuf::from(common).join("objects"),
-        })
+        let out = run(open_command(dir), None)?;
+        opened(dir, &out)
+    }
+
+    /// Open the repository at `dir` and resolve `rev` to the full id of the commit it names: the
+    /// two `git rev-parse` run at once, and their answers are read as [`GitRepo::open`] and
+    /// [`GitRepo::resolve_commit`] read them (a directory that is no repository is reported as
+    /// such first).
+    pub fn open_resolved(dir: &Path, rev: &str) -> Result<(GitRepo, String), GitError> {
+        let opening = open_command(dir).spawn().map_err(GitError::Spawn);
+        let resolving = resolve_command(dir, rev).spawn().map_err(GitError::Spawn);
+        // Both children are waited for before either answer is read.
+        let opened_out = opening.and_then(|c| c.wait_with_output().map_err(GitError::Spawn));
+        let resolved_out = resolving.and_then(|c| c.wait_with_output().map_err(GitError::Spawn));
+        let repo = opened(dir, &opened_out?)?;
+        let commit = resolved(dir, rev, &resolved_out?)?;
+        Ok((repo, commit))
     }
 
     pub fn dir(&self) -> &Path {
@@ -211,19 +255,8 @@ impl GitRepo {
 
     /// The full commit id `rev` names.
     pub fn resolve_commit(&self, rev: &str) -> Result<String, GitError> {
-        let mut cmd = self.command();
-        cmd.args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
-            .arg(format!("{rev}^{{commit}}"));
-        let out = run(cmd, None)?;
-        let id = String::from_utf8_lossy(out.stdout.trim_ascii_end()).to_string();
-        if !out.status.success() || id.is_empty() {
-            return Err(GitError::UnknownBase {
-                rev: rev.to_string(),
-                dir: self.dir.display().to_string(),
-                stderr: lossy(&out.stderr),
-            });
-        }
-        Ok(id)
+        let out = run(resolve_command(&self.dir, rev), None)?;
+        resolved(&self.dir, rev, &out)
     }
 
     /// Every entry of the commit's tree, trees included, as path → mode.
@@ -367,19 +400,71 @@ impl GitRepo {
 
     /// A throwaway index (and object directory) holding `commit`'s tree.
     pub fn throwaway_index(&self, commit: &str) -> Result<ThrowawayIndex, GitError> {
-        self.index_of(commit, None)
+        let scratch = Scratch::new()?;
+        self.read_tree(&scratch, commit)?;
+        Ok(self.index_in(scratch, commit))
     }
 
     /// A throwaway index holding `commit`'s tree, with `diff` staged beside it for
     /// [`StagedIndex::apply`] (written while `git read-tree` runs).
     pub fn staged_index(&self, commit: &str, diff: &[u8]) -> Result<StagedIndex, GitError> {
-        self.index_of(commit, Some(diff))
-            .map(|index| StagedIndex { index })
+        let scratch = Scratch::new()?;
+        let (read, staged) = std::thread::scope(|s| {
+            let staging = s.spawn(|| scratch.stage(diff));
+            let read = self.read_tree(&scratch, commit);
+            (read, staging.join())
+        });
+        read?;
+        staged
+            .map_err(|_| GitError::TempDir(std::io::Error::other("the staging thread failed")))??;
+        Ok(self.staged_in(scratch, commit))
     }
 
-    fn index_of(&self, commit: &str, diff: Option<&[u8]>) -> Result<ThrowawayIndex, GitError> {
-        // Thousands of small loose objects are written; on a memory file system that costs a
-        // fraction of what it costs on a journaling disk.
+    /// `git read-tree` of `commit` into the index of `scratch`.
+    pub fn read_tree(&self, scratch: &Scratch, commit: &str) -> Result<(), GitError> {
+        let mut cmd = throwaway_command(self, scratch);
+        cmd.args(["read-tree", "--end-of-options", commit]);
+        let out = run(cmd, None)?;
+        if !out.status.success() {
+            return Err(failed("read-tree", &out));
+        }
+        Ok(())
+    }
+
+    /// The throwaway index of `scratch`, which [`GitRepo::read_tree`] filled with `commit`'s tree.
+    pub fn index_in(&self, scratch: Scratch, commit: &str) -> ThrowawayIndex {
+        ThrowawayIndex {
+            repo: self.clone(),
+            commit: commit.to_string(),
+            tmp: scratch,
+        }
+    }
+
+    /// Like [`GitRepo::index_in`], for a scratch directory where [`Scratch::stage`] wrote the diff.
+    pub fn staged_in(&self, scratch: Scratch, commit: &str) -> StagedIndex {
+        StagedIndex {
+            index: self.index_in(scratch, commit),
+        }
+    }
+
+    /// Apply `diff` to a throwaway index holding `commit`'s tree. The worktree, the real index and
+    /// the repository's object store are left untouched.
+    pub fn apply_cached(&self, commit: &str, diff: &[u8]) -> Result<Applied, GitError> {
+        self.staged_index(commit, diff)?.apply()
+    }
+}
+
+/// The private directory (0700) of one throwaway index: the index file, the object directory git
+/// writes new objects to, and the diff staged for git. Thousands of small loose objects are
+/// written there; on a memory file system (`/dev/shm`, when there is one) that costs a fraction of
+/// what it costs on a journaling disk. Removed when dropped.
+#[derive(Debug)]
+pub struct Scratch {
+    tmp: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Result<Scratch, GitError> {
         let builder = || {
             let mut b = tempfile::Builder::new();
             b.prefix("guard-index-");
@@ -390,34 +475,45 @@ impl GitRepo {
             Some(Ok(dir)) => dir,
             _ => builder().tempdir().map_err(GitError::TempDir)?,
         };
-        let index = ThrowawayIndex {
-            repo: self.clone(),
-            commit: commit.to_string(),
-            tmp,
-        };
-        std::fs::create_dir_all(index.tmp.path().join("objects")).map_err(GitError::TempDir)?;
-
-        let mut cmd = index.command();
-        cmd.args(["read-tree", "--end-of-options", commit]);
-        let child = cmd.spawn().map_err(GitError::Spawn)?;
-        // git reads the verified bytes from a file in this check's private directory (0700):
-        // a file is read in a few large reads, where a pipe costs a round trip per 64 KiB.
-        let staged = diff.map_or(Ok(()), |diff| {
-            std::fs::write(index.patch(), diff).map_err(GitError::TempDir)
-        });
-        let out = child.wait_with_output().map_err(GitError::Spawn)?;
-        staged?;
-        if !out.status.success() {
-            return Err(failed("read-tree", &out));
-        }
-        Ok(index)
+        let scratch = Scratch { tmp };
+        std::fs::create_dir_all(scratch.objects()).map_err(GitError::TempDir)?;
+        Ok(scratch)
     }
 
-    /// Apply `diff` to a throwaway index holding `commit`'s tree. The worktree, the real index and
-    /// the repository's object store are left untouched.
-    pub fn apply_cached(&self, commit: &str, diff: &[u8]) -> Result<Applied, GitError> {
-        self.staged_index(commit, diff)?.apply()
+    /// Write the diff where [`StagedIndex::apply`] has git read it: git reads a file in a few large
+    /// reads, where a pipe costs a round trip per 64 KiB. Callers stage only bytes whose hash
+    /// was checked; the directory is private, so nothing else can change them before git reads.
+    pub fn stage(&self, diff: &[u8]) -> Result<(), GitError> {
+        std::fs::write(self.patch(), diff).map_err(GitError::TempDir)
     }
+
+    fn patch(&self) -> PathBuf {
+        self.tmp.path().join("candidate.diff")
+    }
+
+    fn index(&self) -> PathBuf {
+        self.tmp.path().join("index")
+    }
+
+    fn objects(&self) -> PathBuf {
+        self.tmp.path().join("objects")
+    }
+}
+
+/// A git command on the throwaway index and object directory of `scratch`.
+fn throwaway_command(repo: &GitRepo, scratch: &Scratch) -> Command {
+    let mut cmd = repo.command();
+    // The inherited environment was cleared, so the repository's own objects are the only
+    // alternate; objects git writes while applying land in the temporary directory.
+    let alternates = OsString::from(repo.objects.as_os_str());
+    cmd.env("GIT_INDEX_FILE", scratch.index())
+        .env("GIT_OBJECT_DIRECTORY", scratch.objects())
+        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", alternates);
+    for setting in THROWAWAY_CONFIG {
+        cmd.arg("-c").arg(setting);
+    }
+    cmd.env("GLIBC_TUNABLES", THROWAWAY_MALLOC);
+    cmd
 }
 
 /// A throwaway index with the diff to apply to it staged in its private directory.
@@ -431,7 +527,7 @@ impl StagedIndex {
     /// throwaway object directory.
     pub fn apply(self) -> Result<Applied, GitError> {
         let index = self.index;
-        let patch = index.patch();
+        let patch = index.tmp.patch();
         let mut cmd = index.command();
         cmd.args(["-c", "apply.whitespace=nowarn", "apply", "--cached", "--"])
             .arg(&patch);
@@ -588,28 +684,28 @@ pub enum Applied {
 pub struct ThrowawayIndex {
     repo: GitRepo,
     commit: String,
-    tmp: tempfile::TempDir,
+    tmp: Scratch,
 }
 
 impl ThrowawayIndex {
-    /// Where a diff is staged for git.
-    fn patch(&self) -> PathBuf {
-        self.tmp.path().join("candidate.diff")
+    fn command(&self) -> Command {
+        throwaway_command(&self.repo, &self.tmp)
     }
 
-    fn command(&self) -> Command {
-        let mut cmd = self.repo.command();
-        // The inherited environment was cleared, so the repository's own objects are the only
-        // alternate; objects git writes while applying land in the temporary directory.
-        let alternates = OsString::from(self.repo.objects.as_os_str());
-        cmd.env("GIT_INDEX_FILE", self.tmp.path().join("index"))
-            .env("GIT_OBJECT_DIRECTORY", self.tmp.path().join("objects"))
-            .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", alternates);
-        for setting in THROWAWAY_CONFIG {
-            cmd.arg("-c").arg(setting);
+    /// Remove the objects git wrote while applying, keeping the (then empty) object directory:
+    /// for a caller that reads only [`ThrowawayIndex::changes`], which compares index entries with
+    /// the base tree by id and reads no new object. Run beside `git diff-index`, so the removal of
+    /// thousands of files is not a step of its own. Once called, the new contents cannot be read.
+    pub fn discard_objects(&self) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(self.tmp.objects())? {
+            let entry = entry?;
+            if entry.file_type()?.is_dir() {
+                std::fs::remove_dir_all(entry.path())?;
+            } else {
+                std::fs::remove_file(entry.path())?;
+            }
         }
-        cmd.env("GLIBC_TUNABLES", THROWAWAY_MALLOC);
-        cmd
+        Ok(())
     }
 
     /// What the index now differs in from the base commit, renames not detected.

@@ -397,6 +397,23 @@ pub fn component_count(path: &[u8]) -> usize {
 /// canonically decomposed, without the code points HFS+ ignores, lower case, and without the
 /// trailing dots and spaces NTFS drops. Two components with one key name the same entry there.
 pub fn fold_component(component: &[u8]) -> String {
+    // ASCII is its own canonical decomposition and holds no ignorable code point and no case twin
+    // (those are all above U+007F), so lower-casing it is the whole fold: the same key, without
+    // the Unicode tables (most components of most paths are ASCII).
+    if component.is_ascii() {
+        let mut folded: String = component
+            .iter()
+            .map(|&b| char::from(b.to_ascii_lowercase()))
+            .collect();
+        let kept = folded.trim_end_matches(['.', ' ']).len();
+        folded.truncate(kept);
+        return folded;
+    }
+    fold_unicode(component)
+}
+
+/// [`fold_component`] for any bytes, through the Unicode tables.
+fn fold_unicode(component: &[u8]) -> String {
     use unicode_normalization::UnicodeNormalization;
     let mut folded: String = String::from_utf8_lossy(component)
         .nfd()
@@ -584,6 +601,41 @@ mod tests {
     /// Every non-ASCII character whose one-character lower or upper case is an ASCII letter is
     /// that letter on a case-insensitive file system; the list is derived from the Unicode tables
     /// (not written by hand), and no other character is folded.
+    #[test]
+    fn ascii_components_fold_as_through_the_unicode_tables() {
+        let mut samples: Vec<Vec<u8>> = (0u8..=0x7f).map(|b| vec![b]).collect();
+        for s in [
+            "",
+            ".",
+            "..",
+            "a.",
+            "A. .",
+            " . ",
+            ".GitHub",
+            "Makefile",
+            "CON.txt . ",
+            "a~1",
+            "K",
+            "ss",
+            "I",
+            "x\u{7f}y",
+            "tab\there",
+            "Mixed-Case_123.RS..",
+        ] {
+            samples.push(s.as_bytes().to_vec());
+        }
+        for b in 0u8..=0x7f {
+            samples.push([b"Ab", &[b][..], b"Z. "].concat());
+        }
+        for sample in &samples {
+            assert_eq!(fold_component(sample), fold_unicode(sample), "{sample:?}");
+        }
+        // Not ASCII: the tables decide (the Kelvin sign is the letter k; a composed é is e and a
+        // combining acute).
+        assert_eq!(fold_component("\u{212a}".as_bytes()), "k");
+        assert_eq!(fold_component("É".as_bytes()), "e\u{301}");
+    }
+
     #[test]
     fn ascii_case_twins_are_exactly_the_unicode_ones() {
         let mut twins = Vec::new();

@@ -411,14 +411,41 @@ impl Policy {
     /// The policy in the YAML file at `path` (on top of the default), or the embedded default.
     /// The error names the file.
     pub fn load(path: Option<&std::path::Path>) -> Result<Policy, String> {
-        match path {
-            None => Policy::embedded_default().map_err(|e| format!("embedded default policy: {e}")),
+        Policy::load_beside(path, |_| ()).map(|(policy, ())| policy)
+    }
+
+    /// Like [`Policy::load`], running `beside` with the policy's limits on this thread while its
+    /// pattern lists are compiled on another (the compilation is most of a policy's cost, and the
+    /// limits are known before it). `beside` runs only when the file was read and validated; a
+    /// policy error is reported before anything `beside` returned.
+    pub fn load_beside<T>(
+        path: Option<&std::path::Path>,
+        beside: impl FnOnce(&Limits) -> T,
+    ) -> Result<(Policy, T), String> {
+        let (draft, named) = match path {
+            None => (
+                PolicyDraft::embedded_default(),
+                "embedded default policy".to_owned(),
+            ),
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| format!("cannot read policy {}: {e}", path.display()))?;
-                Policy::from_yaml(&text).map_err(|e| format!("policy {}: {e}", path.display()))
+                let draft =
+                    parse(&text).and_then(|raw| PolicyDraft::embedded_default()?.apply(raw));
+                (draft, format!("policy {}", path.display()))
             }
-        }
+        };
+        let draft = draft.map_err(|e| format!("{named}: {e}"))?;
+        let limits = draft.limits;
+        let (policy, value) = std::thread::scope(|s| {
+            let compiling = s.spawn(|| draft.finish());
+            let value = beside(&limits);
+            (compiling.join(), value)
+        });
+        let policy = policy
+            .map_err(|_| format!("{named}: the thread compiling its patterns failed"))?
+            .map_err(|e| format!("{named}: {e}"))?;
+        Ok((policy, value))
     }
 
     /// The first deny pattern matching `path` (case-insensitively), or None.

@@ -24,6 +24,26 @@ fn err(yaml: &str) -> PolicyError {
 // ---- the default file ----
 
 #[test]
+fn load_beside_runs_with_the_file_limits_and_not_after_a_bad_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.yml");
+    std::fs::write(&good, "version: 1\nlimits:\n  diff-bytes: 1000\n").unwrap();
+    let (policy, seen) = Policy::load_beside(Some(&good), |limits| limits.max_diff_bytes).unwrap();
+    assert_eq!((seen, policy.limits.max_diff_bytes), (1000, 1000));
+    assert_eq!(patterns(&policy), patterns(&default_policy()));
+    let (embedded, seen) = Policy::load_beside(None, |limits| *limits).unwrap();
+    assert_eq!(seen, default_policy().limits);
+    assert_eq!(embedded.limits, seen);
+
+    let bad = dir.path().join("bad.yml");
+    std::fs::write(&bad, "version: 1\ndeny:\n  - \"a[\"\n").unwrap();
+    let mut ran = false;
+    let e = Policy::load_beside(Some(&bad), |_| ran = true).unwrap_err();
+    assert!(!ran, "ran beside a policy that does not load");
+    assert!(e.starts_with(&format!("policy {}: ", bad.display())), "{e}");
+}
+
+#[test]
 fn default_file_loads_with_documented_values() {
     let p = default_policy();
     assert_eq!(

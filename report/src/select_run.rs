@@ -127,145 +127,110 @@ pub fn select<'a>(runs: &'a [Run], task: &TaskId, since: Timestamp) -> Option<&'
         .max_by_key(|r| (r.created, r.record.database_id))
 }
 
-/// An instant in UTC: seconds since the Unix epoch and nanoseconds within the second. Ordered
-/// chronologically.
+/// An instant, read from an RFC 3339 timestamp by `jiff`. Ordered chronologically.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Timestamp {
-    secs: i64,
-    nanos: u32,
-}
+pub struct Timestamp(jiff::Timestamp);
 
 /// Why a timestamp is not strict RFC 3339.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{input:?} is not an RFC 3339 timestamp: {reason}")]
 pub struct TimestampError {
     pub input: String,
-    pub reason: &'static str,
+    pub reason: String,
 }
 
 impl Timestamp {
+    /// Whole seconds since the Unix epoch, rounded down (jiff's own count is truncated toward
+    /// zero, with a negative sub-second part before the epoch).
     pub fn unix_seconds(&self) -> i64 {
-        self.secs
+        let secs = self.0.as_second();
+        if self.0.subsec_nanosecond() < 0 {
+            secs - 1
+        } else {
+            secs
+        }
     }
 
+    /// Nanoseconds after [`Timestamp::unix_seconds`], 0 to 999,999,999.
     pub fn subsec_nanos(&self) -> u32 {
-        self.nanos
+        u32::try_from(self.0.subsec_nanosecond().rem_euclid(1_000_000_000)).unwrap_or(0)
     }
 
     /// Parse RFC 3339 `date-time` (§5.6): `YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM)`.
     ///
-    /// Strict: exactly that grammar (`T` and `Z` may be lower case, as §5.6 allows; no space
-    /// separator, no missing seconds or offset), calendar-valid dates, hours 00-23, minutes and
-    /// seconds 00-59. A leap second (`:60`) is refused, and so is a fraction of more than 9
-    /// digits (finer than the nanoseconds kept).
+    /// `jiff` reads the value: the date must exist in the calendar, hours are 00-23, minutes and
+    /// seconds 00-59, the fraction is 1 to 9 digits, and the offset is applied. jiff's reading
+    /// (ISO 8601 as Temporal and RFC 9557 take it) also accepts other spellings, so the shape
+    /// RFC 3339 allows is required first: exactly that grammar (`T` and `Z` may be lower case, as
+    /// §5.6 allows; no space separator, no missing seconds or offset, no basic format, no comma
+    /// fraction, no bracketed annotation), an offset hour of at most 23 (jiff takes up to 25),
+    /// and no leap second (`:60`, which jiff would read as `:59`).
     pub fn parse_rfc3339(input: &str) -> Result<Self, TimestampError> {
-        let fail = |reason| TimestampError {
+        let fail = |reason: &str| TimestampError {
             input: input.to_string(),
-            reason,
+            reason: reason.to_string(),
         };
-        let b = input.as_bytes();
-        if b.len() < 20 {
-            return Err(fail("too short"));
-        }
-        let digits = |range: std::ops::Range<usize>| -> Option<i64> {
-            let part = b.get(range)?;
-            if part.is_empty() || !part.iter().all(u8::is_ascii_digit) {
-                return None;
-            }
-            Some(
-                part.iter()
-                    .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')),
-            )
-        };
-        let year = digits(0..4).ok_or_else(|| fail("bad year"))?;
-        let month = digits(5..7).ok_or_else(|| fail("bad month"))?;
-        let day = digits(8..10).ok_or_else(|| fail("bad day"))?;
-        let hour = digits(11..13).ok_or_else(|| fail("bad hour"))?;
-        let minute = digits(14..16).ok_or_else(|| fail("bad minute"))?;
-        let second = digits(17..19).ok_or_else(|| fail("bad second"))?;
-        if b[4] != b'-' || b[7] != b'-' || b[13] != b':' || b[16] != b':' {
-            return Err(fail("bad separator"));
-        }
-        if b[10] != b'T' && b[10] != b't' {
-            return Err(fail("date and time must be separated by T"));
-        }
-        if !(1..=12).contains(&month) {
-            return Err(fail("month out of range"));
-        }
-        if day < 1 || day > days_in_month(year, month) {
-            return Err(fail("day out of range"));
-        }
-        if hour > 23 || minute > 59 {
-            return Err(fail("time out of range"));
-        }
-        if second > 59 {
-            return Err(fail("second out of range (leap seconds are not accepted)"));
-        }
-
-        let mut pos = 19;
-        let mut nanos: u32 = 0;
-        if b[pos] == b'.' {
-            pos += 1;
-            let start = pos;
-            while pos < b.len() && b[pos].is_ascii_digit() {
-                pos += 1;
-            }
-            let count = pos - start;
-            if count == 0 || count > 9 {
-                return Err(fail("fraction must have 1 to 9 digits"));
-            }
-            for (i, d) in b[start..pos].iter().enumerate() {
-                nanos += u32::from(d - b'0') * 10u32.pow(8 - i as u32);
-            }
-        }
-
-        let offset_secs = match b.get(pos) {
-            Some(b'Z' | b'z') if pos + 1 == b.len() => 0,
-            Some(sign @ (b'+' | b'-')) if pos + 6 == b.len() => {
-                let oh = digits(pos + 1..pos + 3).ok_or_else(|| fail("bad offset hour"))?;
-                let om = digits(pos + 4..pos + 6).ok_or_else(|| fail("bad offset minute"))?;
-                if b[pos + 3] != b':' {
-                    return Err(fail("bad offset separator"));
-                }
-                if oh > 23 || om > 59 {
-                    return Err(fail("offset out of range"));
-                }
-                let magnitude = oh * 3600 + om * 60;
-                if *sign == b'+' { magnitude } else { -magnitude }
-            }
-            _ => return Err(fail("missing or malformed offset (Z or +HH:MM)")),
-        };
-
-        let local = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
-        Ok(Timestamp {
-            secs: local - offset_secs,
-            nanos,
-        })
+        rfc3339_shape(input.as_bytes()).map_err(fail)?;
+        input
+            .parse::<jiff::Timestamp>()
+            .map(Timestamp)
+            .map_err(|e| fail(&e.to_string()))
     }
 }
 
-fn is_leap(year: i64) -> bool {
-    (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
-}
-
-fn days_in_month(year: i64, month: i64) -> i64 {
-    match month {
-        2 if is_leap(year) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
+/// Whether `b` has the shape of RFC 3339's `date-time`: digits and separators where the grammar
+/// puts them, and the two limits jiff's reading does not apply.
+fn rfc3339_shape(b: &[u8]) -> Result<(), &'static str> {
+    let digits_at = |at: &[usize]| at.iter().all(|&i| b.get(i).is_some_and(u8::is_ascii_digit));
+    let byte_at = |i: usize, allowed: &[u8]| b.get(i).is_some_and(|c| allowed.contains(c));
+    if b.len() < 20 {
+        return Err("too short");
     }
-}
-
-/// Days from 1970-01-01 to the given proleptic Gregorian date (H. Hinnant's `days_from_civil`).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    for (at, reason) in [
+        (&[0, 1, 2, 3][..], "bad year"),
+        (&[5, 6], "bad month"),
+        (&[8, 9], "bad day"),
+        (&[11, 12], "bad hour"),
+        (&[14, 15], "bad minute"),
+        (&[17, 18], "bad second"),
+    ] {
+        if !digits_at(at) {
+            return Err(reason);
+        }
+    }
+    if !(byte_at(4, b"-") && byte_at(7, b"-") && byte_at(13, b":") && byte_at(16, b":")) {
+        return Err("bad separator");
+    }
+    if !byte_at(10, b"Tt") {
+        return Err("date and time must be separated by T");
+    }
+    if b.get(17..19) == Some(b"60") {
+        return Err("second out of range (leap seconds are not accepted)");
+    }
+    let mut pos = 19;
+    if byte_at(pos, b".") {
+        let count = b[pos + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        if count == 0 || count > 9 {
+            return Err("fraction must have 1 to 9 digits");
+        }
+        pos += 1 + count;
+    }
+    match &b[pos..] {
+        [b'Z' | b'z'] => Ok(()),
+        [b'+' | b'-', h1, h2, b':', m1, m2]
+            if [h1, h2, m1, m2].iter().all(|c| c.is_ascii_digit()) =>
+        {
+            if (*h1, *h2) > (b'2', b'3') {
+                Err("offset out of range")
+            } else {
+                Ok(())
+            }
+        }
+        _ => Err("missing or malformed offset (Z or +HH:MM)"),
+    }
 }
 
 #[cfg(test)]
@@ -286,6 +251,11 @@ mod tests {
         assert_eq!(ts("2000-03-01T00:00:00Z").unix_seconds(), 951_868_800);
         assert_eq!(ts("2024-02-29T12:34:56Z").unix_seconds(), 1_709_210_096);
         assert_eq!(ts("1969-12-31T23:59:59Z").unix_seconds(), -1);
+        let before_epoch = ts("1969-12-31T23:59:59.25Z");
+        assert_eq!(
+            (before_epoch.unix_seconds(), before_epoch.subsec_nanos()),
+            (-1, 250_000_000)
+        );
         assert_eq!(ts("2024-05-01T10:00:00+02:00"), ts("2024-05-01T08:00:00Z"));
         assert_eq!(ts("2024-05-01T10:00:00-00:30"), ts("2024-05-01T10:30:00z"));
         assert_eq!(ts("2024-05-01t10:00:00.5Z").subsec_nanos(), 500_000_000);
@@ -296,49 +266,74 @@ mod tests {
 
     #[test]
     fn invalid_timestamps() {
-        for (input, reason) in [
+        // `Some(reason)`: refused for its shape, before jiff reads it; `None`: of RFC 3339's
+        // shape, refused by jiff's reading of the value (a date or time that does not exist).
+        for (input, shape) in [
             (
                 "2024-05-01 10:00:00Z",
-                "date and time must be separated by T",
+                Some("date and time must be separated by T"),
             ),
-            ("2024-05-01T10:00:00", "too short"),
+            ("2024-05-01T10:00:00", Some("too short")),
             (
                 "2024-05-01T10:00:00+0200",
-                "missing or malformed offset (Z or +HH:MM)",
+                Some("missing or malformed offset (Z or +HH:MM)"),
             ),
-            ("2024-05-01T10:00Z", "too short"),
-            ("2024-13-01T10:00:00Z", "month out of range"),
-            ("2023-02-29T10:00:00Z", "day out of range"),
-            ("2024-04-31T10:00:00Z", "day out of range"),
-            ("2024-05-01T24:00:00Z", "time out of range"),
-            ("2024-05-01T10:60:00Z", "time out of range"),
+            ("2024-05-01T10:00Z", Some("too short")),
+            ("2024-13-01T10:00:00Z", None),
+            ("2023-02-29T10:00:00Z", None),
+            ("2024-04-31T10:00:00Z", None),
+            ("2024-05-01T24:00:00Z", None),
+            ("2024-05-01T10:60:00Z", None),
             (
                 "2016-12-31T23:59:60Z",
-                "second out of range (leap seconds are not accepted)",
+                Some("second out of range (leap seconds are not accepted)"),
             ),
-            ("2024-05-01T10:00:00.Z", "fraction must have 1 to 9 digits"),
+            (
+                "2024-05-01T10:00:00.Z",
+                Some("fraction must have 1 to 9 digits"),
+            ),
             (
                 "2024-05-01T10:00:00.1234567890Z",
-                "fraction must have 1 to 9 digits",
+                Some("fraction must have 1 to 9 digits"),
             ),
             (
                 "2024-05-01T10:00:00ZZ",
-                "missing or malformed offset (Z or +HH:MM)",
+                Some("missing or malformed offset (Z or +HH:MM)"),
             ),
-            ("2024-05-01T10:00:00+24:00", "offset out of range"),
-            ("+024-05-01T10:00:00Z", "bad year"),
-            ("2024-5-01T10:00:00.0Z", "bad month"),
+            ("2024-05-01T10:00:00+24:00", Some("offset out of range")),
+            ("+024-05-01T10:00:00Z", Some("bad year")),
+            ("2024-5-01T10:00:00.0Z", Some("bad month")),
             (
                 "2024-05-01T10:00:00\u{ff}Z",
-                "missing or malformed offset (Z or +HH:MM)",
+                Some("missing or malformed offset (Z or +HH:MM)"),
             ),
-            ("２０２４-05-01T10:00:00Z", "bad year"),
+            ("２０２４-05-01T10:00:00Z", Some("bad year")),
+            // Spellings jiff's own reading accepts and RFC 3339 does not.
+            (
+                "2024-05-01T10:00:00,5Z",
+                Some("missing or malformed offset (Z or +HH:MM)"),
+            ),
+            (
+                "2024-05-01T10:00:00Z[UTC]",
+                Some("missing or malformed offset (Z or +HH:MM)"),
+            ),
+            ("20240501T100000Z", Some("too short")),
+            (
+                "2024-05-01T10:00:00.000Z[UTC]",
+                Some("missing or malformed offset (Z or +HH:MM)"),
+            ),
+            (
+                "2024-05-01T10:00:00+02",
+                Some("missing or malformed offset (Z or +HH:MM)"),
+            ),
         ] {
-            assert_eq!(
-                Timestamp::parse_rfc3339(input).map_err(|e| e.reason),
-                Err(reason),
-                "{input}"
-            );
+            let got = Timestamp::parse_rfc3339(input);
+            assert!(got.is_err(), "{input} was accepted");
+            assert_eq!(rfc3339_shape(input.as_bytes()).err(), shape, "{input}");
+            if let (Err(e), Some(reason)) = (&got, shape) {
+                assert_eq!(e.reason, reason, "{input}");
+                assert_eq!(e.input, input);
+            }
         }
     }
 }

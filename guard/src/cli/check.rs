@@ -101,8 +101,11 @@ pub fn run(args: CheckArgs) -> u8 {
 }
 
 fn run_inner(args: CheckArgs) -> Result<u8, String> {
-    let policy = load_policy(args.policy.as_ref())?;
-    let diff = read_hashed_diff(&args.diff, policy.limits.max_diff_bytes)?;
+    // The diff is read and hashed while the policy's patterns are compiled.
+    let (policy, diff) = Policy::load_beside(args.policy.as_deref(), |limits| {
+        read_hashed_diff(&args.diff, limits.max_diff_bytes)
+    })?;
+    let diff = diff?;
     let (expected, scope) = (
         args.expected_sha256.clone(),
         scope_globs(&args.scope, args.declared_scope.as_deref())?,
