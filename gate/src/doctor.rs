@@ -1259,25 +1259,31 @@ fn check_files(
 pub fn caller_release(client: &Client, caller: &[u8]) -> Result<Finding, DoctorError> {
     let setting = Setting::CallerRelease;
     let missing = |detail: String| Ok(found(setting, Status::Missing, detail));
-    let Ok(text) = std::str::from_utf8(caller) else {
-        return missing(format!("{CALLER_PATH} is not UTF-8"));
+    let jobs = match caller_jobs(caller) {
+        Ok(jobs) => jobs,
+        Err(e) => return missing(e),
     };
     let marker = format!("/{REUSABLE_PATH}@");
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| l.trim_start().starts_with("uses:") && l.contains(&marker))
+    let calls: Vec<&str> = jobs
+        .values()
+        .filter_map(|job| job.get("uses").and_then(|u| u.as_str()))
+        .filter(|u| u.contains(&marker))
         .collect();
-    let [line] = lines.as_slice() else {
+    let [target] = calls.as_slice() else {
         return missing(format!(
-            "{} lines of {CALLER_PATH} call …{marker}<commit> (expected one)",
-            lines.len()
+            "{} jobs of {CALLER_PATH} call …{marker}<commit> (expected one)",
+            calls.len()
         ));
     };
-    let value = line.trim_start().trim_start_matches("uses:").trim();
-    let (target, comment) = value.split_once('#').unwrap_or((value, ""));
-    let Some((pinned, commit)) = target.trim().split_once(&marker) else {
+    let Some((pinned, commit)) = target.split_once(&marker) else {
         return missing(format!("{CALLER_PATH}: cannot read {target:?}"));
     };
+    // The release's name lives in the comment beside the pin, which YAML drops: the text's line.
+    let comment = String::from_utf8_lossy(caller)
+        .lines()
+        .find(|l| l.trim_start().starts_with("uses:") && l.contains(*target))
+        .and_then(|l| l.split_once('#').map(|(_, c)| c.to_owned()))
+        .unwrap_or_default();
     let version = comment.split_whitespace().next().unwrap_or("");
     if crate::release::version_problem(version).is_some() {
         return missing(format!(
@@ -1319,11 +1325,7 @@ pub fn caller_release(client: &Client, caller: &[u8]) -> Result<Finding, DoctorE
         let hash = crate::release::env_line(workflow, &format!("AGENT_TEAM_SHA256_{key}"))
             .unwrap_or("")
             .trim_matches('"');
-        let hex = hash.len() == 64
-            && hash
-                .bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        if !hex || hash.bytes().all(|b| b == b'0') {
+        if contract::ids::Sha256Hex::parse(hash).is_err() || hash.bytes().all(|b| b == b'0') {
             problems.push(format!(
                 "its {key} SHA-256 is {hash:?}: no release is pinned there (a release's built commit, not its pin commit?)"
             ));
@@ -1348,31 +1350,27 @@ pub fn caller_release(client: &Client, caller: &[u8]) -> Result<Finding, DoctorE
 /// The caller's pin: every `uses:` of a job or a step is local (`./`) or pinned to a full commit
 /// SHA that is not the all-zero placeholder, at least one job calls
 /// `agent-team-apply-verify.yml`, and no job passes `secrets: inherit`.
-pub fn caller_pin(bytes: &[u8]) -> Finding {
-    let setting = Setting::CallerPin;
-    let value: serde_json::Value = match std::str::from_utf8(bytes)
+/// The caller's jobs, as its YAML reads.
+fn caller_jobs(bytes: &[u8]) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+    let value: serde_json::Value = std::str::from_utf8(bytes)
         .map_err(|e| e.to_string())
         .and_then(|t| serde_saphyr::from_str(t).map_err(|e| e.to_string()))
-    {
-        Ok(v) => v,
-        Err(e) => {
-            return found(
-                setting,
-                Status::Missing,
-                format!("{CALLER_PATH} is not YAML: {e}"),
-            );
-        }
-    };
-    let Some(jobs) = value.get("jobs").and_then(|j| j.as_object()) else {
-        return found(
-            setting,
-            Status::Missing,
-            format!("{CALLER_PATH} has no jobs"),
-        );
+        .map_err(|e| format!("{CALLER_PATH} is not YAML: {e}"))?;
+    match value.get("jobs").and_then(|j| j.as_object()) {
+        Some(jobs) => Ok(jobs.clone()),
+        None => Err(format!("{CALLER_PATH} has no jobs")),
+    }
+}
+
+pub fn caller_pin(bytes: &[u8]) -> Finding {
+    let setting = Setting::CallerPin;
+    let jobs = match caller_jobs(bytes) {
+        Ok(jobs) => jobs,
+        Err(e) => return found(setting, Status::Missing, e),
     };
     let mut uses: Vec<(String, String)> = Vec::new();
     let mut inherit = Vec::new();
-    for (name, job) in jobs {
+    for (name, job) in &jobs {
         if let Some(u) = job.get("uses").and_then(|u| u.as_str()) {
             uses.push((format!("job {name}"), u.to_owned()));
         }

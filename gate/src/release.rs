@@ -124,11 +124,7 @@ impl PinRelease {
                     neutralize(line)
                 )
             })?;
-            if hash.len() != 64
-                || !hash
-                    .bytes()
-                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-            {
+            if contract::ids::Sha256Hex::parse(hash).is_err() {
                 return Err(format!(
                     "{SUMS_NAME}: {:?} is not a SHA-256",
                     neutralize(hash)

@@ -167,6 +167,11 @@ impl Repo {
         };
         let target =
             PublishTarget::new(Some("octo/repo"), BRANCH, "main", Some(TASK), Some(RUN)).unwrap();
+        self.prepare(diff, &policy, &target)
+    }
+
+    /// The plan `gate publish-plan` makes of `diff` for `target` under `policy`.
+    fn prepare(&self, diff: &[u8], policy: &Policy, target: &PublishTarget) -> Planned {
         let sha = guard::hash::sha256_hex(diff);
         let outcome = prepare(&PublishRequest {
             repo_dir: &self.dir,
@@ -174,8 +179,8 @@ impl Repo {
             diff,
             expected_sha256: &sha,
             scope: &["**".to_owned()],
-            policy: &policy,
-            target: &target,
+            policy,
+            target,
         })
         .unwrap();
         match outcome {
@@ -194,24 +199,7 @@ impl Repo {
             .unwrap()
             .with_dispatch_nonce(nonce)
             .unwrap();
-        let sha = guard::hash::sha256_hex(diff);
-        let outcome = prepare(&PublishRequest {
-            repo_dir: &self.dir,
-            base: &self.base,
-            diff,
-            expected_sha256: &sha,
-            scope: &["**".to_owned()],
-            policy: &policy,
-            target: &target,
-        })
-        .unwrap();
-        match outcome {
-            Outcome::Plan { plan, verdict } => Planned {
-                plan: *plan,
-                verdict: guard::output::json_v1::document(&verdict),
-            },
-            Outcome::Rejected(r) => panic!("no plan: {:?} {:?}", r.verdict.violations, r.reasons),
-        }
+        self.prepare(diff, &policy, &target)
     }
 
     /// A stand-in holding the base commit (every object under git's own id) on `main`.

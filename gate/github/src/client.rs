@@ -186,6 +186,18 @@ impl ApiUrl {
     }
 }
 
+/// Whether an absolute `url` is https (else http; any other scheme is refused), and its host.
+fn url_origin(url: &str) -> Result<(bool, String), &'static str> {
+    let (scheme, rest) = url.split_once("://").ok_or("not an absolute URL")?;
+    let https = match scheme {
+        "https" => true,
+        "http" => false,
+        _ => return Err("neither https:// nor http://"),
+    };
+    let host = host_of(rest.split(['/', '?']).next().unwrap_or("")).ok_or("no host")?;
+    Ok((https, host))
+}
+
 /// The host of an authority `host[:port]` or `[v6]:port`, lower-cased.
 fn host_of(authority: &str) -> Option<String> {
     let host = if let Some(v6) = authority.strip_prefix('[') {
@@ -906,12 +918,7 @@ impl Client {
             message: self.config.token.redact(&message),
             may_have_reached: reached,
         };
-        let (scheme, rest) = url
-            .split_once("://")
-            .ok_or_else(|| fail("not an absolute URL".to_owned(), false))?;
-        let host = host_of(rest.split(['/', '?']).next().unwrap_or(""))
-            .ok_or_else(|| fail("no host".to_owned(), false))?;
-        let https = scheme == "https";
+        let (https, host) = url_origin(url).map_err(|m| fail(m.to_owned(), false))?;
         let own = host == self.config.api_url.host() && https == self.config.api_url.is_https();
         let other;
         let agent = if own {
@@ -992,15 +999,9 @@ impl Client {
             message,
             may_have_reached: true,
         };
-        let (scheme, rest) = location
-            .split_once("://")
-            .ok_or_else(|| fail("the redirect is not an absolute URL".to_owned()))?;
-        let host = host_of(rest.split(['/', '?']).next().unwrap_or(""))
-            .ok_or_else(|| fail("the redirect has no host".to_owned()))?;
-        let https = scheme == "https";
-        let stand_in = scheme == "http"
-            && !self.config.api_url.is_https()
-            && host == self.config.api_url.host();
+        let (https, host) = url_origin(location).map_err(|m| fail(format!("the redirect: {m}")))?;
+        let stand_in =
+            !https && !self.config.api_url.is_https() && host == self.config.api_url.host();
         if !https && !stand_in {
             return Err(fail("the redirect is not an https:// URL".to_owned()));
         }

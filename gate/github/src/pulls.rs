@@ -61,11 +61,7 @@ impl Client {
         repo: &Repository,
         branch: &str,
     ) -> Result<Vec<PullRequest>, Error> {
-        let call = Call::get(repo.path("/pulls"))
-            .query("head", format!("{}:{branch}", repo.owner()))
-            .query("state", "open")
-            .query("per_page", "100");
-        self.json(&call, &[200])
+        self.pulls_from(repo, branch, "open")
     }
 
     /// The same list with `state=all`: open and closed pull requests from `branch` of this
@@ -75,9 +71,18 @@ impl Client {
         repo: &Repository,
         branch: &str,
     ) -> Result<Vec<PullRequest>, Error> {
+        self.pulls_from(repo, branch, "all")
+    }
+
+    fn pulls_from(
+        &self,
+        repo: &Repository,
+        branch: &str,
+        state: &'static str,
+    ) -> Result<Vec<PullRequest>, Error> {
         let call = Call::get(repo.path("/pulls"))
             .query("head", format!("{}:{branch}", repo.owner()))
-            .query("state", "all")
+            .query("state", state)
             .query("per_page", "100");
         self.json(&call, &[200])
     }

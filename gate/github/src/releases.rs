@@ -130,11 +130,9 @@ impl Client {
         }
         let url = format!("{base}?name={}", encode_component(name));
         let response = self.send_bytes(Method::Post, &url, "application/octet-stream", bytes)?;
-        let call = Call::get(path.to_owned());
-        let call = Call {
-            method: Method::Post,
-            ..call
-        };
+        // The call as messages name it (the upload itself went to the absolute URL).
+        let mut call = Call::get(path.to_owned());
+        call.method = Method::Post;
         self.expect(&call, &response, &[201])?;
         self.decode(&call, &response)
     }

@@ -7,35 +7,15 @@
 //! builds (`--binaries`), built once here with cargo; the static build is `.ci/run`'s.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::sync::OnceLock;
+
+#[path = "support/stage_binaries.rs"]
+mod support;
+use support::stage_binaries;
 
 /// The simulated GitHub's token (github-standin's default): it must reach no output.
 const TOKEN: &str = "ghs_standinTOKENstandinTOKEN0123456789";
-
-/// `guard`, `gate` and `report` built (debug) beside local-run; their directory.
-fn stage_binaries() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let exe = PathBuf::from(env!("CARGO_BIN_EXE_local-run"));
-        let dir = exe.parent().unwrap().to_path_buf();
-        let target = dir.parent().unwrap();
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build", "--locked", "-q", "-p", "guard", "-p", "gate", "-p", "report",
-            ])
-            .arg("--target-dir")
-            .arg(target)
-            .env_remove("CARGO_TARGET_DIR")
-            .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))
-            .status()
-            .unwrap();
-        assert!(status.success(), "cargo build of the stage binaries failed");
-        dir
-    })
-}
 
 fn local_run(args: &[&str], extra_env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_local-run"));

@@ -44,18 +44,16 @@ pub struct ReleaseArgs {
 
 const MAX_ASSET_BYTES: u64 = 64 << 20;
 
-fn read_bounded(path: &Path) -> Result<Vec<u8>, String> {
+/// A regular file (not a symbolic link) of at most [`MAX_ASSET_BYTES`].
+fn read_regular(path: &Path) -> Result<Vec<u8>, String> {
     let meta = std::fs::symlink_metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
     if !meta.file_type().is_file() {
         return Err(format!("{} is not a regular file", path.display()));
     }
-    if meta.len() > MAX_ASSET_BYTES {
-        return Err(format!(
-            "{} is larger than {MAX_ASSET_BYTES} bytes",
-            path.display()
-        ));
-    }
-    std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
+    let source = path
+        .to_str()
+        .ok_or_else(|| format!("{} is not a UTF-8 path", path.display()))?;
+    contract::cli::read_bounded(source, MAX_ASSET_BYTES, "file")
 }
 
 pub fn run(args: ReleaseArgs) -> u8 {
@@ -87,9 +85,9 @@ fn run_inner(args: &ReleaseArgs) -> Result<u8, String> {
     let mut assets = Vec::new();
     for (target, _) in TARGETS {
         let name = asset_name(&args.version, target);
-        assets.push((name.clone(), read_bounded(&args.dist.join(&name))?));
+        assets.push((name.clone(), read_regular(&args.dist.join(&name))?));
     }
-    let sums = read_bounded(&args.dist.join(SUMS_NAME))?;
+    let sums = read_regular(&args.dist.join(SUMS_NAME))?;
     let mut files = Vec::new();
     for path in &args.files {
         if path.starts_with('/')
@@ -102,7 +100,7 @@ fn run_inner(args: &ReleaseArgs) -> Result<u8, String> {
                 neutralize(path)
             ));
         }
-        files.push((path.clone(), read_bounded(&args.work_tree.join(path))?));
+        files.push((path.clone(), read_regular(&args.work_tree.join(path))?));
     }
     let release = PinRelease {
         release_url: format!(

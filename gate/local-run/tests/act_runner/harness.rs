@@ -86,28 +86,9 @@ pub fn project() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// `guard`, `gate` and `report`, built (debug) once; their directory.
-pub fn binaries() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let exe = PathBuf::from(env!("CARGO_BIN_EXE_local-run"));
-        let dir = exe.parent().unwrap().to_path_buf();
-        let target = dir.parent().unwrap();
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args([
-                "build", "--locked", "-q", "-p", "guard", "-p", "gate", "-p", "report",
-            ])
-            .arg("--target-dir")
-            .arg(target)
-            .env_remove("CARGO_TARGET_DIR")
-            .current_dir(project())
-            .status()
-            .unwrap();
-        assert!(status.success(), "cargo build of the stage binaries failed");
-        dir
-    })
-}
+#[path = "../support/stage_binaries.rs"]
+mod support;
+pub use support::stage_binaries as binaries;
 
 /// The runner user, sudo and act, set up by `tests/act/setup.sh` (once per test binary); the act
 /// binary. A machine where that cannot be done fails here, with the command that installs it.
@@ -543,6 +524,115 @@ fn write_file(root: &Path, rel: &str, bytes: &[u8]) {
     std::fs::write(path, bytes).unwrap();
 }
 
+/// Commits everything in `dir` as the first commit of the default branch, with
+/// `https://github.com/<repository>.git` as its origin (act reads the repository's name from it);
+/// the commit's id.
+fn commit_all(dir: &Path, message: &str, repository: &str) -> String {
+    git(dir, &["init", "-q", "-b", DEFAULT_BRANCH]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", message]);
+    let url = format!("https://github.com/{repository}.git");
+    git(dir, &["remote", "add", "origin", &url]);
+    git(dir, &["rev-parse", "HEAD"])
+}
+
+/// A bare clone of `repo` under `root`, the checkout stand-in's origin: any commit may be asked
+/// for, as GitHub serves any commit of a repository.
+fn bare_origin(root: &Path, repo: &Path) -> PathBuf {
+    let origin = root.join("origin.git");
+    git(
+        root,
+        &[
+            "clone",
+            "-q",
+            "--bare",
+            repo.to_str().unwrap(),
+            origin.to_str().unwrap(),
+        ],
+    );
+    git(
+        &origin,
+        &["config", "uploadpack.allowAnySHA1InWant", "true"],
+    );
+    origin
+}
+
+/// The stand-ins of the pinned actions (`tests/act/actions/`), copied under `root/actions`.
+fn write_action_standins(root: &Path) -> PathBuf {
+    let actions = root.join("actions");
+    for (_, dir, file) in ACTIONS {
+        write_file(
+            &actions.join(dir),
+            file,
+            &std::fs::read(project().join("tests/act/actions").join(dir).join(file)).unwrap(),
+        );
+    }
+    actions
+}
+
+/// act on `workflow` for `event` (the event file `event_path`), run in the runner user's session
+/// as the runner service starts it (not through sudo, which would set its own limits): uid 1001,
+/// group docker, no other group, an empty environment but HOME, PATH and LANG; every pinned
+/// action resolved to its stand-in. The caller adds `--env`, secrets, variables and the
+/// directory.
+fn act_as_runner(
+    home: &Path,
+    event: &str,
+    workflow: &str,
+    event_path: &Path,
+    actions: &Path,
+) -> Command {
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=1001", "--regid=121", "--clear-groups", "--"])
+        .arg("env")
+        .arg("-i")
+        .arg(format!("HOME={}", home.display()))
+        .arg(format!(
+            "PATH={}/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            home.display()
+        ))
+        .arg("LANG=C.UTF-8")
+        .arg(act())
+        .args([event, "--json", "--concurrent-jobs", "1"])
+        .args(["-W", workflow])
+        .arg("-e")
+        .arg(event_path)
+        .args(["-P", "ubuntu-24.04=-self-hosted"]);
+    for (uses, dir, _) in ACTIONS {
+        cmd.arg("--local-repository")
+            .arg(format!("{uses}={}", actions.join(dir).display()));
+    }
+    cmd
+}
+
+/// What every run of act here is given: the stand-ins' origin repository, artifact store and App
+/// token, the run's trust bundle, the stand-in's REST and GraphQL API, the run id and attempt.
+fn run_env(
+    cmd: &mut Command,
+    origin: &Path,
+    artifacts: &Path,
+    bundle: &Path,
+    api: &str,
+    run_id: u64,
+    attempt: u32,
+) {
+    for (name, value) in [
+        ("AGENT_TEAM_HARNESS_ORIGIN", origin.display().to_string()),
+        (
+            "AGENT_TEAM_HARNESS_ARTIFACTS",
+            artifacts.display().to_string(),
+        ),
+        ("AGENT_TEAM_HARNESS_APP_JWT", APP_JWT.to_owned()),
+        ("CURL_CA_BUNDLE", bundle.display().to_string()),
+        ("GITHUB_API_URL", api.to_owned()),
+        ("GITHUB_GRAPHQL_URL", format!("{api}/graphql")),
+        ("GITHUB_RUN_ID", run_id.to_string()),
+        ("GITHUB_RUN_ATTEMPT", attempt.to_string()),
+    ] {
+        cmd.arg("--env").arg(format!("{name}={value}"));
+    }
+}
+
 /// Parses act's `--json` log: per job (act's `job` field, `<caller>/<workflow>/<job>`), its
 /// steps' results in order, its result and its lines.
 fn parse_act_log(text: &str) -> (Vec<JobRecord>, String) {
@@ -650,7 +740,8 @@ pub fn play_adoption(scenario: Scenario, adoption: &Adoption<'_>) -> ScenarioRun
 
 fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
     let started = Instant::now();
-    let act = act();
+    // The runner user and act exist before anything is given to the runner.
+    act();
     // Everything the runner user touches lives under /tmp (the checkout may be under a
     // directory only root can enter); the scenario document goes to the test's own directory.
     let tmp = tempfile::Builder::new()
@@ -700,19 +791,7 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
             &pinned,
         );
     }
-    git(&repo, &["init", "-q", "-b", DEFAULT_BRANCH]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "base"]);
-    git(
-        &repo,
-        &[
-            "remote",
-            "add",
-            "origin",
-            "https://github.com/local/greeting.git",
-        ],
-    );
-    let base = git(&repo, &["rev-parse", "HEAD"]);
+    let base = commit_all(&repo, "base", &format!("{OWNER}/{NAME}"));
     // The tree git computes for the base with the diff applied: what a publication must hold.
     let diff_file = root.join("candidate.diff");
     std::fs::write(&diff_file, &scenario.diff).unwrap();
@@ -725,30 +804,8 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
         .success()
         .then(|| git(&repo, &["write-tree"]));
     git(&repo, &["read-tree", "HEAD"]);
-    let origin = root.join("origin.git");
-    git(
-        &root,
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            repo.to_str().unwrap(),
-            origin.to_str().unwrap(),
-        ],
-    );
-    git(
-        &origin,
-        &["config", "uploadpack.allowAnySHA1InWant", "true"],
-    );
-
-    let actions = root.join("actions");
-    for (_, dir, file) in ACTIONS {
-        write_file(
-            &actions.join(dir),
-            file,
-            &std::fs::read(project().join("tests/act/actions").join(dir).join(file)).unwrap(),
-        );
-    }
+    let origin = bare_origin(&root, &repo);
+    let actions = write_action_standins(&root);
     let artifacts = root.join("artifacts");
     std::fs::create_dir_all(&artifacts).unwrap();
     let home = root.join("home");
@@ -862,7 +919,6 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
     std::fs::write(&event_path, serde_json::to_vec_pretty(&event).unwrap()).unwrap();
     chown_runner(&event_path);
 
-    let graphql = format!("{api}/graphql");
     let mut attempts = Vec::new();
     let mut act_exit = Vec::new();
     let mut act_log = String::new();
@@ -872,55 +928,25 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
         uploads_before = std::fs::read_to_string(&uploads_log)
             .map(|t| t.lines().count())
             .unwrap_or(0);
-        // The runner user's session as the runner service starts it (not through sudo, which
-        // would set its own limits): uid 1001, group docker, no other group.
-        let mut cmd = Command::new("setpriv");
-        cmd.args(["--reuid=1001", "--regid=121", "--clear-groups", "--"])
-            .arg("env")
-            .arg("-i")
-            .arg(format!("HOME={}", home.display()))
-            .arg(format!(
-                "PATH={}/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                home.display()
-            ))
-            .arg("LANG=C.UTF-8")
-            .arg(act)
-            .args(["workflow_dispatch", "--json", "--concurrent-jobs", "1"])
-            .args(["-W", &format!(".github/workflows/{}", scenario.caller.0)])
-            .arg("-e")
-            .arg(&event_path)
-            .args(["-P", "ubuntu-24.04=-self-hosted"]);
-        for (uses, dir, _) in ACTIONS {
-            cmd.arg("--local-repository")
-                .arg(format!("{uses}={}", actions.join(dir).display()));
-        }
+        let mut cmd = act_as_runner(
+            &home,
+            "workflow_dispatch",
+            &format!(".github/workflows/{}", scenario.caller.0),
+            &event_path,
+            &actions,
+        );
         if !scenario.local_reusable {
             cmd.arg("--local-repository")
                 .arg(format!("{reusable_ref}={}", pinned_dir.display()));
         }
-        for (name, value) in [
-            ("AGENT_TEAM_HARNESS_ORIGIN", origin.display().to_string()),
-            (
-                "AGENT_TEAM_HARNESS_ARTIFACTS",
-                artifacts.display().to_string(),
-            ),
-            ("AGENT_TEAM_HARNESS_APP_JWT", APP_JWT.to_owned()),
-            ("CURL_CA_BUNDLE", bundle.display().to_string()),
-            ("GITHUB_API_URL", api.clone()),
-            ("GITHUB_GRAPHQL_URL", graphql.clone()),
-            ("GITHUB_RUN_ID", run_id.to_string()),
-            ("GITHUB_RUN_ATTEMPT", attempt.to_string()),
-            // The caller's workflow, as GitHub names it in a called workflow too.
-            (
-                "GITHUB_WORKFLOW_REF",
-                format!(
-                    "{OWNER}/{NAME}/.github/workflows/{}@refs/heads/{DEFAULT_BRANCH}",
-                    scenario.caller.0
-                ),
-            ),
-        ] {
-            cmd.arg("--env").arg(format!("{name}={value}"));
-        }
+        run_env(
+            &mut cmd, &origin, &artifacts, &bundle, &api, run_id, attempt,
+        );
+        // The caller's workflow, as GitHub names it in a called workflow too.
+        cmd.arg("--env").arg(format!(
+            "GITHUB_WORKFLOW_REF={OWNER}/{NAME}/.github/workflows/{}@refs/heads/{DEFAULT_BRANCH}",
+            scenario.caller.0
+        ));
         cmd.args(["-s", &format!("GITHUB_TOKEN={token}")])
             .args(["-s", &format!("AGENT_TEAM_DISPATCH_KEY={DISPATCH_KEY}")])
             .args([
@@ -1215,7 +1241,8 @@ pub struct Rehearsal {
 /// by the release host, for an adoption ([`play_adoption`]).
 pub fn rehearse_release() -> Rehearsal {
     let _machine = machine();
-    let act = act();
+    // The runner user and act exist before anything is given to the runner.
+    act();
     let tmp = tempfile::Builder::new()
         .prefix("agent-team-act-release-rehearsal-")
         .tempdir_in("/tmp")
@@ -1238,34 +1265,8 @@ pub fn rehearse_release() -> Rehearsal {
             write_file(&repo, &rel, &std::fs::read(entry.path()).unwrap());
         }
     }
-    git(&repo, &["init", "-q", "-b", DEFAULT_BRANCH]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "built"]);
-    git(
-        &repo,
-        &[
-            "remote",
-            "add",
-            "origin",
-            &format!("https://github.com/{PROJECT_REPOSITORY}.git"),
-        ],
-    );
-    let built = git(&repo, &["rev-parse", "HEAD"]);
-    let origin = root.join("origin.git");
-    git(
-        &root,
-        &[
-            "clone",
-            "-q",
-            "--bare",
-            repo.to_str().unwrap(),
-            origin.to_str().unwrap(),
-        ],
-    );
-    git(
-        &origin,
-        &["config", "uploadpack.allowAnySHA1InWant", "true"],
-    );
+    let built = commit_all(&repo, "built", PROJECT_REPOSITORY);
+    let origin = bare_origin(&root, &repo);
 
     // The build's and the attestation's output: the run's `release` artifact.
     let run_id: u64 = 9001;
@@ -1280,14 +1281,7 @@ pub fn rehearse_release() -> Rehearsal {
         std::fs::write(store.join(entry.file_name()), &bytes).unwrap();
         built_assets.insert(entry.file_name().to_string_lossy().into_owned(), bytes);
     }
-    let actions = root.join("actions");
-    for (_, dir, file) in ACTIONS {
-        write_file(
-            &actions.join(dir),
-            file,
-            &std::fs::read(project().join("tests/act/actions").join(dir).join(file)).unwrap(),
-        );
-    }
+    let actions = write_action_standins(&root);
     let home = root.join("home");
     std::fs::create_dir_all(&home).unwrap();
     let (owner, name) = PROJECT_REPOSITORY.split_once('/').unwrap();
@@ -1319,40 +1313,17 @@ pub fn rehearse_release() -> Rehearsal {
 
     let api = standin.url();
     let token = standin.token();
-    let mut cmd = Command::new("setpriv");
-    cmd.args(["--reuid=1001", "--regid=121", "--clear-groups", "--"])
-        .arg("env")
-        .arg("-i")
-        .arg(format!("HOME={}", home.display()))
-        .arg("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
-        .arg("LANG=C.UTF-8")
-        .arg(act)
-        .args(["workflow_call", "--json", "--concurrent-jobs", "1"])
-        .args(["-W", ".github/workflows/release-publish.yml"])
-        .arg("-e")
-        .arg(&event_path)
-        .args(["-P", "ubuntu-24.04=-self-hosted"]);
-    for (uses, dir, _) in ACTIONS {
-        cmd.arg("--local-repository")
-            .arg(format!("{uses}={}", actions.join(dir).display()));
-    }
-    for (key, value) in [
-        ("AGENT_TEAM_HARNESS_ORIGIN", origin.display().to_string()),
-        (
-            "AGENT_TEAM_HARNESS_ARTIFACTS",
-            artifacts.display().to_string(),
-        ),
-        ("AGENT_TEAM_HARNESS_APP_JWT", APP_JWT.to_owned()),
-        ("CURL_CA_BUNDLE", bundle.display().to_string()),
-        ("GITHUB_API_URL", api.clone()),
-        ("GITHUB_GRAPHQL_URL", format!("{api}/graphql")),
-        // The release host: what the pin writes as the download URL.
-        ("GITHUB_SERVER_URL", server.url.clone()),
-        ("GITHUB_RUN_ID", run_id.to_string()),
-        ("GITHUB_RUN_ATTEMPT", "1".to_owned()),
-    ] {
-        cmd.arg("--env").arg(format!("{key}={value}"));
-    }
+    let mut cmd = act_as_runner(
+        &home,
+        "workflow_call",
+        ".github/workflows/release-publish.yml",
+        &event_path,
+        &actions,
+    );
+    run_env(&mut cmd, &origin, &artifacts, &bundle, &api, run_id, 1);
+    // The release host: what the pin writes as the download URL.
+    cmd.arg("--env")
+        .arg(format!("GITHUB_SERVER_URL={}", server.url));
     cmd.args(["-s", &format!("GITHUB_TOKEN={token}")])
         .args([
             "-s",

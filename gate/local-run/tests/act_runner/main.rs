@@ -68,6 +68,17 @@ fn expect(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The four jobs of the call `apply`, each `success`.
+fn assert_every_job_succeeded(run: &ScenarioRun) {
+    let all = expect(&[
+        ("guard", "success"),
+        ("build-test", "success"),
+        ("decide", "success"),
+        ("publish", "success"),
+    ]);
+    assert_eq!(conclusions(run), all, "{}\n{}", run.summary(), run.act_log);
+}
+
 #[test]
 fn the_accepted_sample_becomes_a_proven_draft_pull_request_as_the_runner_user() {
     let run = play(sample(
@@ -76,17 +87,7 @@ fn the_accepted_sample_becomes_a_proven_draft_pull_request_as_the_runner_user() 
         read("fixtures/sample/accept.diff"),
     ));
     let summary = run.summary();
-    assert_eq!(
-        conclusions(&run),
-        expect(&[
-            ("guard", "success"),
-            ("build-test", "success"),
-            ("decide", "success"),
-            ("publish", "success"),
-        ]),
-        "{summary}\n{}",
-        run.act_log
-    );
+    assert_every_job_succeeded(&run);
     assert_eq!(
         run.dispatch_exit,
         Some(0),
@@ -415,17 +416,7 @@ pluggy==1.7.0 --hash=sha256:7dd7b0d8832ba3cb632c306926ded123429211b83641b35dc5c4
         attempts: 1,
     });
     let summary = run.summary();
-    assert_eq!(
-        conclusions(&run),
-        expect(&[
-            ("guard", "success"),
-            ("build-test", "success"),
-            ("decide", "success"),
-            ("publish", "success"),
-        ]),
-        "{summary}\n{}",
-        run.act_log
-    );
+    assert_every_job_succeeded(&run);
     assert!(run.act_log.contains("2 passed"), "pytest ran both tests");
     assert_eq!(run.dispatch_exit, Some(0), "{}", failing_reasons(&run));
     assert_eq!(run.pulls.len(), 1, "{summary}");
@@ -535,17 +526,7 @@ fn a_release_tags_a_pin_commit_of_its_assets_and_an_adoption_of_that_tag_passes(
         },
     );
     let summary = run.summary();
-    assert_eq!(
-        conclusions(&run),
-        expect(&[
-            ("guard", "success"),
-            ("build-test", "success"),
-            ("decide", "success"),
-            ("publish", "success"),
-        ]),
-        "{summary}\n{}",
-        run.act_log
-    );
+    assert_every_job_succeeded(&run);
     // Every job installed the published x86_64 asset from the release host.
     let access = std::fs::read_to_string(&rehearsal.server.log).unwrap();
     let asset = format!(
@@ -587,17 +568,7 @@ fn the_callers_knobs_set_up_a_tool_restore_a_cache_and_request_reviewers_for_pro
         ..sample("caller-knobs", "knobs-1", diff)
     });
     let summary = run.summary();
-    assert_eq!(
-        conclusions(&run),
-        expect(&[
-            ("guard", "success"),
-            ("build-test", "success"),
-            ("decide", "success"),
-            ("publish", "success"),
-        ]),
-        "{summary}\n{}",
-        run.act_log
-    );
+    assert_every_job_succeeded(&run);
     assert!(
         run.act_log.contains("the setup tool ran in the sandbox"),
         "the build did not run the tool the setup command installed"
