@@ -707,13 +707,33 @@ fn caller_jobs(caller: &[u8]) -> Vec<String> {
 
 /// Runs one scenario end to end. One at a time: a runner machine runs one job at a time, and
 /// every job installs its binaries into the same `/opt/agent-team/bin`, as on a hosted runner.
-/// One machine: scenarios (and the release rehearsal) run one at a time.
+/// One machine: scenarios (and the release rehearsal) run one at a time, within this process (the
+/// mutex) and across processes (an exclusive lock on a file beside the harness's tools: two
+/// checkouts' test runs on one machine share the runner user and `/opt/agent-team/bin`).
 static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn machine() -> std::sync::MutexGuard<'static, ()> {
-    MACHINE
+pub struct Machine {
+    _file: std::fs::File,
+    _guard: std::sync::MutexGuard<'static, ()>,
+}
+
+fn machine() -> Machine {
+    let guard = MACHINE
         .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let path = Path::new("/tmp/agent-team-act-machine.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    file.lock()
+        .unwrap_or_else(|e| panic!("lock {}: {e}", path.display()));
+    Machine {
+        _file: file,
+        _guard: guard,
+    }
 }
 
 /// A release an adopter pins: what the scenario's caller resolves and downloads instead of the
