@@ -172,6 +172,7 @@ pub mod probe;
 pub mod proof;
 pub mod seccomp;
 pub mod stage;
+pub mod view;
 
 use std::ffi::{OsStr, OsString};
 use std::io::{self, Read};
@@ -213,9 +214,10 @@ const TRUE: &[&str] = &["/usr/bin/true", "/bin/true"];
 pub const NOBODY: u32 = 65534;
 pub const NOGROUP: u32 = 65534;
 
-/// Directories always covered: fresh writable tmpfs, and fresh empty read-only tmpfs (where
-/// daemons keep their sockets).
+/// Fresh writable tmpfs in every view.
 const SCRATCH: &[&str] = &["/tmp", "/var/tmp"];
+/// Directories hidden wherever a read-only bind would show them (a toolchain declared as `/`
+/// or `/var`): where daemons keep their sockets, and root's home.
 const ALWAYS_HIDDEN: &[&str] = &["/run", "/var/run", "/root"];
 /// Variables naming directories of a CI runner that the build must not see: their directories
 /// (and the parent of `RUNNER_TEMP`, the runner's work root, with `_actions`, `_temp`, the other
@@ -239,11 +241,13 @@ pub struct RunSpec {
     /// The guard binary, re-entered for the inner stages.
     pub guard_exe: PathBuf,
     pub hook: Option<NamespaceHook>,
+    /// Test hook ([`LANDLOCK_ABI_ENV`]): the highest Landlock ABI the proof may credit.
+    pub landlock_abi_at_most: Option<u32>,
     /// Declared build outputs outside the worktree, writable (`--writable`).
     pub writable: Vec<PathBuf>,
-    /// Toolchains and caches that a hidden directory would cover, visible read-only.
+    /// Toolchains and caches outside the system directories, visible read-only.
     pub read_only: Vec<PathBuf>,
-    /// More directories to hide (`--hide`).
+    /// More directories to hide inside the read-only binds (`--hide`).
     pub hide: Vec<PathBuf>,
     pub limits: Limits,
     /// `--memory-max`: the bound of the build's control group (default: three quarters of the
@@ -273,6 +277,15 @@ pub enum NamespaceHook {
     NoNetwork,
     /// The enter stage does not restrict itself with Landlock.
     NoLandlock,
+}
+
+/// Test hook: the highest Landlock ABI the proof may credit the kernel with (a number; anything
+/// else means 0). It lowers the guard's belief, never the ruleset it enforces.
+pub const LANDLOCK_ABI_ENV: &str = "GUARD_RUN_SIMULATE_LANDLOCK_ABI_AT_MOST";
+
+/// The value of [`LANDLOCK_ABI_ENV`]: unparsable is 0, the strictest.
+pub fn landlock_abi_at_most(value: &str) -> u32 {
+    value.trim().parse().unwrap_or(0)
 }
 
 impl NamespaceHook {
@@ -457,11 +470,10 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
     }
     let nonce = nonce()?;
     let sandbox_home = PathBuf::from(format!("/tmp/guard-run-home-{nonce}"));
-    let env_plan = sandbox_env(env::plan(
-        std::env::vars_os(),
-        &spec.allow_env,
+    let env_plan = sandbox_env(
+        env::plan(std::env::vars_os(), &spec.allow_env, &sandbox_home),
         &sandbox_home,
-    ));
+    );
     let names = EnvNames {
         passed: env_plan.passed.clone(),
         dropped: env_plan.dropped.clone(),
@@ -544,14 +556,21 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
 }
 
 /// The sandbox's `TMPDIR` is its fresh `/tmp`: a host temporary directory passed through would
-/// be hidden, or worse, shared.
-fn sandbox_env(mut plan: EnvPlan) -> EnvPlan {
-    plan.vars.retain(|(name, _)| name != "TMPDIR");
-    plan.vars.push(("TMPDIR".into(), "/tmp".into()));
-    if !plan.passed.iter().any(|n| n == "TMPDIR") {
-        plan.passed.push("TMPDIR".into());
-        plan.passed.sort();
+/// be hidden, or worse, shared. The XDG base directories are those of its fresh `HOME`.
+fn sandbox_env(mut plan: EnvPlan, home: &Path) -> EnvPlan {
+    let mut own: Vec<(&str, OsString)> = vec![("TMPDIR", "/tmp".into())];
+    for (name, dir) in env::XDG_DIRS {
+        own.push((name, home.join(dir).into_os_string()));
     }
+    plan.vars.retain(|(name, _)| !own.iter().any(|(n, _)| name == n));
+    for (name, value) in own {
+        plan.vars.push((name.into(), value));
+        plan.dropped.retain(|n| n != name);
+        if !plan.passed.iter().any(|n| n == name) {
+            plan.passed.push(name.into());
+        }
+    }
+    plan.passed.sort();
     plan
 }
 
@@ -751,6 +770,29 @@ fn hidden_dirs(spec: &RunSpec, build_uid: u32) -> Vec<PathBuf> {
     out
 }
 
+/// The directories to cover inside the view: each candidate strictly beneath a read-only source
+/// (a system directory, a toolchain), unless it is, or lies inside, a writable bind (the build's
+/// own files), is bound itself (what is declared is shown), is scratch, or lies inside another
+/// cover.
+fn covers(
+    candidates: Vec<PathBuf>,
+    ro_sources: &[PathBuf],
+    writable: &[PathBuf],
+    bound: &[PathBuf],
+    scratch: &[PathBuf],
+) -> Vec<PathBuf> {
+    let mut kept: Vec<PathBuf> = candidates
+        .into_iter()
+        .filter(|h| ro_sources.iter().any(|s| h != s && mounts::within(h, s)))
+        .filter(|h| !view::beneath_any(h, writable) && !bound.contains(h) && !scratch.contains(h))
+        .collect();
+    kept.sort();
+    kept.dedup();
+    let outer = kept.clone();
+    kept.retain(|h| !outer.iter().any(|o| o != h && mounts::within(h, o)));
+    kept
+}
+
 /// The directories of `sockets` that hold nothing but sockets (a daemon's socket directory):
 /// hidden whole, so that a socket bound there later, or bound again after a restart, is hidden
 /// too. A directory with anything else in it may hold what the build needs: its sockets are
@@ -835,39 +877,38 @@ fn sandboxed(
             read_only.push(dir);
         }
     }
-    let guard_exe = spec
-        .guard_exe
-        .canonicalize()
-        .map_err(io_error("locate the guard binary"))?;
-    read_only.push(guard_exe.clone());
-    let scratch: Vec<PathBuf> = SCRATCH
-        .iter()
-        .filter_map(|p| existing_dir(Path::new(p)))
-        .collect();
+    let guard_exe = spec.guard_exe.canonicalize().map_err(io_error(format!(
+        "locate the guard binary {} (the stages run it again, as the build user)",
+        spec.guard_exe.display()
+    )))?;
+    let scratch: Vec<PathBuf> = SCRATCH.iter().map(PathBuf::from).collect();
+    let system = view::system_entries().map_err(io_error("read the system directories"))?;
     let host_sockets = proof::host_unix_sockets().map_err(io_error("read /proc/net/unix"))?;
-    let mut hidden: Vec<PathBuf> = hidden_dirs(spec, identity.uid)
-        .into_iter()
-        .filter(|h| !writable.iter().any(|w| mounts::within(h, w)))
-        .filter(|h| !scratch.contains(h))
+    // Only a read-only bind shows the host's tree, so only there is anything left to hide.
+    let ro_sources: Vec<PathBuf> = system
+        .iter()
+        .filter(|e| e.source == view::Source::Host)
+        .map(|e| e.path.clone())
+        .chain(read_only.iter().cloned())
         .collect();
-    // A bind back would show a socket directory inside it again: its sockets are masked one by
-    // one instead. One inside a covered directory is hidden already.
-    let daemon_socket_dirs: Vec<PathBuf> = socket_dirs(&host_sockets.paths)
-        .into_iter()
-        .filter(|d| {
-            !writable
-                .iter()
-                .chain(read_only.iter())
-                .any(|b| mounts::within(d, b))
-                && !hidden
-                    .iter()
-                    .chain(scratch.iter())
-                    .any(|h| mounts::within(d, h))
-        })
-        .collect();
-    hidden.extend(daemon_socket_dirs);
-    hidden.sort();
-    hidden.dedup();
+    let mut candidates = hidden_dirs(spec, identity.uid);
+    candidates.extend(socket_dirs(&host_sockets.paths));
+    let hidden = covers(candidates, &ro_sources, &writable, &read_only, &scratch);
+    let view = view::plan(
+        system,
+        &view::Parts {
+            worktree: cwd,
+            git_dir: git_dir.as_deref(),
+            outputs: writable.get(1..).unwrap_or_default(),
+            toolchains: &read_only,
+            guard: &guard_exe,
+            scratch: &scratch,
+            hidden: &hidden,
+            home,
+        },
+    )
+    .map_err(io_error("plan the view"))?;
+    read_only.push(guard_exe.clone());
     let stat =
         std::fs::read_to_string("/proc/self/stat").map_err(io_error("read /proc/self/stat"))?;
     let outer_start_time = proof::start_time(&stat).ok_or_else(|| SandboxError::Io {
@@ -915,16 +956,19 @@ fn sandboxed(
         read_only,
         scratch,
         hidden,
+        view,
         outer_pid: std::process::id(),
         outer_start_time,
         host_sockets: host_sockets.paths,
         masked_sockets: Vec::new(),
+        mask_points: Vec::new(),
         unlocated_sockets: host_sockets.relative,
         limits: spec.limits,
         privileged_setup: identity.switch,
         setpriv: setpriv.clone(),
         network_namespace: network,
         without_landlock: spec.hook == Some(NamespaceHook::NoLandlock),
+        landlock_abi_at_most: spec.landlock_abi_at_most,
         cgroup: group.as_ref().map(|g| stage::CgroupPlan {
             version: g.version,
             dirs: g.dirs.clone(),
@@ -1020,7 +1064,8 @@ fn judge(plan: &StagePlan, finished: Finished) -> Result<Attempt, SandboxError> 
         }
     };
     let allowed = plan.writable_allowed();
-    let problems = probe.problems(&plan.expectations(&allowed));
+    let skeleton = env::home_skeleton();
+    let problems = probe.problems(&plan.expectations(&allowed, &skeleton));
     if !problems.is_empty() {
         return Err(SandboxError::Protocol {
             detail: format!(
@@ -1052,10 +1097,11 @@ fn layers(probe: &ContainmentProbe, network: bool) -> Vec<String> {
         "pid-namespace",
         "network-namespace",
         "ipc-uts-cgroup-namespaces",
+        "allowlisted-view",
         "read-only-locked-host",
-        "hidden-runner-dirs-and-sockets",
         "host-sockets-masked",
-        "fresh-dev-proc-tmp-home",
+        "fresh-dev-proc-tmp",
+        "private-home",
         "no-capabilities",
         "no-new-privs",
         "no-nested-user-namespaces",

@@ -17,6 +17,7 @@ use serde_json::Value;
 mod git_support;
 
 const HOOK: &str = "GUARD_RUN_SIMULATE_NO_NAMESPACES";
+const LANDLOCK_HOOK: &str = "GUARD_RUN_SIMULATE_LANDLOCK_ABI_AT_MOST";
 
 /// The guard binary with the ambient CI/runner variables (and the test hook) removed.
 fn guard() -> Command {
@@ -28,6 +29,7 @@ fn guard() -> Command {
             .any(|p| n.starts_with(p))
             || n == "CI"
             || n == HOOK
+            || n == LANDLOCK_HOOK
         {
             cmd.env_remove(&name);
         }
@@ -261,6 +263,10 @@ fn network_is_closed_and_proved_without_traffic() {
 /// namespaces, so a failure to connect there is the namespace's doing.
 #[test]
 fn opted_out_run_does_reach_the_host_listener() {
+    if landlock_abi() < 6 {
+        eprintln!("this kernel's Landlock cannot scope abstract sockets: the opt-out is refused here");
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -528,10 +534,28 @@ fn a_missing_layer_fails_closed_also_when_opted_out() {
     }
 }
 
+/// The Landlock ABI this kernel offers, as a contained run's proof records it.
+fn landlock_abi() -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let (output, doc) = run_in(dir.path(), &["--", "true"]);
+    assert_eq!(output.status.code(), Some(0), "{}", tail(&doc));
+    doc["isolation"]["containment"]["probe"]["landlock"]["abi"]
+        .as_u64()
+        .unwrap()
+}
+
 /// Where only the network namespace cannot be made, the opt-out builds the same sandbox without
-/// it: every other layer proven, the build not root.
+/// it: every other layer proven, the build not root. (Only where Landlock scopes abstract
+/// sockets: see the next test.)
 #[test]
 fn the_opt_out_replaces_the_network_namespace_only() {
+    if landlock_abi() < 6 {
+        eprintln!(
+            "this kernel's Landlock cannot scope abstract sockets: the opt-out is refused here, \
+             as the_opt_out_is_refused_where_landlock_cannot_scope_abstract_sockets checks"
+        );
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let output = guard()
         .current_dir(dir.path())
@@ -599,6 +623,73 @@ fn the_opt_out_replaces_the_network_namespace_only() {
     }
 }
 
+/// Without a network namespace the host's abstract UNIX sockets are one `connect()` away, and
+/// only Landlock's scoping (ABI 6, Linux 6.12) keeps the build from them. Where the kernel
+/// lacks it (a hosted runner's 6.8 has ABI 4; simulated here by lowering what the guard
+/// credits the kernel with), the opt-out is refused with that reason and the build never runs.
+#[test]
+fn the_opt_out_is_refused_where_landlock_cannot_scope_abstract_sockets() {
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("guard-test-opt-out-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let script = format!(
+        "touch ran; python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); \
+         s.connect(\"\\0\"+sys.argv[1]); print(\"CONNECTED\")' '{name}'"
+    );
+    let output = guard()
+        .current_dir(dir.path())
+        .env(HOOK, "no-network")
+        .env(LANDLOCK_HOOK, "4")
+        .arg("run")
+        .arg("--report")
+        .arg(&report)
+        .args(["--no-isolation-because", "harden-runner egress block"])
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--no-isolation-because cannot be honoured here")
+            && stderr.contains("unless Landlock scopes them (ABI 6, Linux 6.12)")
+            && stderr.contains("this kernel's Landlock is ABI 4"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("ran").exists(), "the build ran");
+    assert!(!report.exists());
+    match listener.accept() {
+        Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+        other => panic!("the host's abstract socket received a connection: {other:?}"),
+    }
+
+    // The hook lowers belief only: with a network namespace the same build runs, its proof
+    // crediting ABI 4 at most and no scoping; it never credits more than the kernel has.
+    let real = landlock_abi();
+    for (at_most, credited) in [("4", real.min(4)), ("99", real)] {
+        let mut cmd = guard();
+        cmd.current_dir(dir.path()).env(LANDLOCK_HOOK, at_most);
+        let (output, doc) = run_with_report(cmd, dir.path(), &["--", "true"]);
+        assert_eq!(output.status.code(), Some(0), "{at_most}: {}", tail(&doc));
+        let landlock = &doc["isolation"]["containment"]["probe"]["landlock"];
+        assert_eq!(landlock["abi"], credited, "{at_most}: {landlock}");
+        assert_eq!(landlock["scoped"], credited >= 6, "{at_most}: {landlock}");
+    }
+    // Anything but a number is ABI 0: no Landlock at all, a refusal.
+    let output = guard()
+        .current_dir(dir.path())
+        .env(LANDLOCK_HOOK, "six")
+        .args(["run", "--", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("Landlock does not restrict writes (ABI 0"), "{stderr}");
+}
+
 #[test]
 fn opt_out_is_not_used_when_namespaces_work() {
     let dir = tempfile::tempdir().unwrap();
@@ -627,6 +718,36 @@ fn root() -> bool {
         .is_some_and(|ids| ids.split_whitespace().nth(1) == Some("0"))
 }
 
+/// The guard binary where uid 65534 can reach it: the one cargo built, or, where the checkout
+/// lies beneath a directory that user cannot search (a clone under root's `0700` home), a copy
+/// in a root-owned `0755` directory (kept alive by the returned guard).
+fn guard_reachable_by_nobody() -> (Option<tempfile::TempDir>, std::path::PathBuf) {
+    use std::os::unix::fs::PermissionsExt;
+    let built = std::path::PathBuf::from(env!("CARGO_BIN_EXE_guard"));
+    let searchable = as_nobody()
+        .args(["/usr/bin/test", "-r"])
+        .arg(&built)
+        .status()
+        .is_ok_and(|s| s.success());
+    if searchable {
+        return (None, built);
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("guard-bin-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::set_permissions(dir.path(), PermissionsExt::from_mode(0o755)).unwrap();
+    let copy = dir.path().join("guard");
+    std::fs::copy(&built, &copy).unwrap();
+    std::fs::set_permissions(&copy, PermissionsExt::from_mode(0o755)).unwrap();
+    eprintln!(
+        "note: uid 65534 cannot reach {} (a parent it cannot search); running a copy at {}",
+        built.display(),
+        copy.display()
+    );
+    (Some(dir), copy)
+}
+
 fn as_nobody() -> Command {
     let mut cmd = Command::new("setpriv");
     cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]);
@@ -642,14 +763,13 @@ fn unprivileged_runs_isolated_or_fails_closed() {
         eprintln!("skipped: switching to an unprivileged uid needs root");
         return;
     }
-    let reachable = as_nobody()
-        .arg(env!("CARGO_BIN_EXE_guard"))
-        .arg("--version")
-        .output();
-    if !reachable.is_ok_and(|o| o.status.success()) {
-        eprintln!("skipped: the guard binary is not executable by uid 65534 here");
-        return;
-    }
+    let (_copy, guard_bin) = guard_reachable_by_nobody();
+    let reachable = as_nobody().arg(&guard_bin).arg("--version").output();
+    assert!(
+        reachable.is_ok_and(|o| o.status.success()),
+        "uid 65534 cannot run {}",
+        guard_bin.display()
+    );
     let platform_allows = as_nobody()
         .args([
             "unshare",
@@ -678,8 +798,9 @@ fn unprivileged_runs_isolated_or_fails_closed() {
         )
         .unwrap();
     }
-    // A host socket where the view shows the host (not under /tmp, which is hidden): masked by
-    // the setup stage, which here is root of a user namespace, not of the machine.
+    // A host socket in a directory the view shows (declared read-only: nothing else of /home is
+    // in the view): masked by the setup stage, which here is root of a user namespace, not of
+    // the machine.
     let visible = tempfile::Builder::new()
         .prefix("guard-unprivileged-socket-")
         .tempdir_in("/home")
@@ -703,11 +824,13 @@ fn unprivileged_runs_isolated_or_fails_closed() {
         socket.display()
     );
     let output = as_nobody()
-        .arg(env!("CARGO_BIN_EXE_guard"))
+        .arg(&guard_bin)
         .current_dir(dir.path())
         .arg("run")
         .arg("--report")
         .arg(&report)
+        .arg("--read-only")
+        .arg(visible.path())
         .args(["--repo", repo.to_str().unwrap(), "--", "sh", "-c", &script])
         .env_remove(HOOK)
         .output()

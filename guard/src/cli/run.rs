@@ -147,6 +147,8 @@ pub fn run(mut args: RunArgs) -> u8 {
         .ok()
         .filter(|v| !v.is_empty())
         .map(|v| NamespaceHook::from_value(&v));
+    let landlock_abi_at_most = std::env::var_os(sandbox::LANDLOCK_ABI_ENV)
+        .map(|v| sandbox::landlock_abi_at_most(&v.to_string_lossy()));
     let spec = RunSpec {
         command: args.command,
         timeout: Duration::from_secs(args.timeout),
@@ -156,6 +158,7 @@ pub fn run(mut args: RunArgs) -> u8 {
         opt_out: args.no_isolation_because,
         guard_exe,
         hook,
+        landlock_abi_at_most,
         writable: args.writable,
         read_only: args.read_only,
         hide: args.hide,

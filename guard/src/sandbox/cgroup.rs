@@ -17,6 +17,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
+
 const CGROUP_ROOT: &str = "/sys/fs/cgroup";
 
 /// The bound in force for one build.
@@ -27,6 +29,17 @@ pub struct BuildCgroup {
     pub dirs: Vec<PathBuf>,
     /// The `cgroup.procs` files of the guard's own groups, to return to.
     home: Vec<PathBuf>,
+    pub memory_max: u64,
+    pub pids_max: u64,
+}
+
+/// The control group the sandbox started in, as the stages are told of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CgroupPlan {
+    pub version: u8,
+    /// Its directories, as the host (and the read-only view) shows them.
+    pub dirs: Vec<PathBuf>,
     pub memory_max: u64,
     pub pids_max: u64,
 }

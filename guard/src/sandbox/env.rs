@@ -24,6 +24,30 @@ pub const BASE_ALLOWLIST: &[&str] = &[
     "CARGO_TARGET_DIR",
 ];
 
+/// The XDG base directories of the build (variable, directory inside its fresh `HOME`): made
+/// empty and writable with it, so that tools keep their configuration, caches, data and state
+/// there rather than giving up on them.
+pub const XDG_DIRS: &[(&str, &str)] = &[
+    ("XDG_CONFIG_HOME", ".config"),
+    ("XDG_CACHE_HOME", ".cache"),
+    ("XDG_DATA_HOME", ".local/share"),
+    ("XDG_STATE_HOME", ".local/state"),
+];
+
+/// Everything the fresh `HOME` holds when the build starts: the XDG directories and their
+/// parents, relative, sorted.
+pub fn home_skeleton() -> Vec<String> {
+    let mut entries: BTreeSet<String> = BTreeSet::new();
+    for (_, dir) in XDG_DIRS {
+        for ancestor in Path::new(dir).ancestors() {
+            if !ancestor.as_os_str().is_empty() {
+                entries.insert(ancestor.to_string_lossy().into_owned());
+            }
+        }
+    }
+    entries.into_iter().collect()
+}
+
 /// What the command gets, and what the report says about it (names only, never values).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EnvPlan {

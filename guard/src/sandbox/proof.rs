@@ -10,8 +10,10 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::cgroup::CgroupPlan;
 use super::mounts::{self, MountEntry};
 use super::probe::NetworkProbe;
+use super::view::ViewProof;
 
 /// Everything the last stage proves about its own view.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +52,10 @@ pub struct ContainmentProbe {
     pub unlocated_sockets: u64,
     /// Entries visible in a hidden directory that are not mount points the plan put there.
     pub hidden_leftovers: Vec<String>,
+    /// The view: every source the command can see, each checked to be what the plan built.
+    pub view: ViewProof,
+    /// The command's `HOME` as it finds it.
+    pub home: HomeProof,
     /// Whether creating a file at the root of the view failed.
     pub root_write_refused: bool,
     pub rlimits: Vec<RlimitProof>,
@@ -64,6 +70,22 @@ pub struct ContainmentProbe {
     /// Whether `/proc/keys` shows nothing (masked, as Docker masks it).
     pub proc_keys_masked: bool,
     pub memory: MemoryProof,
+}
+
+/// The build's private `HOME`: a directory of the fresh `/tmp` that only the build user may
+/// enter, holding nothing but the empty XDG directories, all of them writable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HomeProof {
+    pub path: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// Permission bits, octal (`0700`).
+    pub mode: String,
+    /// Everything beneath it before the command starts, relative, sorted.
+    pub entries: Vec<String>,
+    /// Directories among it and its XDG directories where a new file cannot be created.
+    pub not_writable: Vec<String>,
 }
 
 /// Which bound holds the build's memory as a whole.
@@ -143,11 +165,13 @@ pub struct Expectations<'a> {
     pub writable_allowed: &'a BTreeSet<PathBuf>,
     pub build_uid: u32,
     pub build_gid: u32,
+    /// The skeleton of the fresh `HOME` ([`super::env::XDG_DIRS`] and their parents).
+    pub home_entries: &'a [String],
     pub git_dir: bool,
     /// Whether the sandbox has a network namespace of its own.
     pub network_namespace: bool,
     /// The control group the sandbox must be in.
-    pub cgroup: Option<&'a super::stage::CgroupPlan>,
+    pub cgroup: Option<&'a CgroupPlan>,
 }
 
 const ZERO_CAPS: &str = "0000000000000000";
@@ -233,6 +257,37 @@ impl ContainmentProbe {
                 self.reachable_sockets.join(", ")
             ));
         }
+        problems.extend(self.view.problems());
+        let home = &self.home;
+        if (home.uid, home.gid) != (expect.build_uid, expect.build_gid) || home.mode != "0700" {
+            problems.push(format!(
+                "HOME {} is {}:{} mode {}, not the build user's alone",
+                home.path, home.uid, home.gid, home.mode
+            ));
+        }
+        if home.entries != expect.home_entries {
+            problems.push(format!(
+                "HOME {} holds {:?} before the build",
+                home.path, home.entries
+            ));
+        }
+        if !home.not_writable.is_empty() {
+            problems.push(format!(
+                "the build cannot write {}",
+                home.not_writable.join(", ")
+            ));
+        }
+        // Without a network namespace the host's abstract UNIX sockets are one `connect()`
+        // away, and only Landlock's scoping (ABI 6) keeps the build from them.
+        if !expect.network_namespace && self.landlock.writes_restricted && !self.landlock.scoped
+        {
+            problems.push(format!(
+                "--no-isolation-because cannot be honoured here: without a network namespace \
+                 the build reaches the host's abstract UNIX sockets unless Landlock scopes them \
+                 (ABI 6, Linux 6.12), and this kernel's Landlock is ABI {}",
+                self.landlock.abi
+            ));
+        }
         if !self.hidden_leftovers.is_empty() {
             problems.push(format!(
                 "hidden directories show entries: {}",
@@ -289,7 +344,7 @@ impl ContainmentProbe {
         let core = self.rlimits.iter().find(|r| r.name == "core");
         let stopped =
             |value: u64| core.is_some_and(|c| c.soft == Some(value) && c.hard == Some(value));
-        let zero_suffices = stopped(0) && !crate::sandbox::stage::core_pattern_is_pipe();
+        let zero_suffices = stopped(0) && !core_pattern_is_pipe();
         if !stopped(1) && !zero_suffices {
             problems.push(format!(
                 "RLIMIT_CORE is not 1 (the value that also stops a dump to a pipe), nor 0 with a core_pattern that is not a pipe: {core:?}"
@@ -297,6 +352,12 @@ impl ContainmentProbe {
         }
         problems
     }
+}
+
+/// Whether the kernel hands core dumps to a program (`core_pattern` starting with `|`), which
+/// ignores an `RLIMIT_CORE` of 0; unreadable counts as a pipe.
+pub fn core_pattern_is_pipe() -> bool {
+    std::fs::read("/proc/sys/kernel/core_pattern").map_or(true, |p| p.starts_with(b"|"))
 }
 
 /// `Name:\tvalue` lines of `/proc/self/status`.

@@ -48,7 +48,7 @@ const X32: i64 = 0x4000_0000;
 /// Calls answered with `ENOSYS`, as on a kernel built without them: their callers probe for
 /// them and fall back (a keyring-less credential cache, a thread-pool instead of `io_uring`).
 fn enosys() -> Vec<(&'static str, i64)> {
-    vec![
+    let mut calls = vec![
         // The kernel's keyrings: the build keeps a host uid, whose per-uid keyrings it would
         // share with the host's processes of that uid (and the launcher's session keyring).
         ("add_key", libc::SYS_add_key),
@@ -60,7 +60,16 @@ fn enosys() -> Vec<(&'static str, i64)> {
         ("io_uring_setup", libc::SYS_io_uring_setup),
         ("io_uring_enter", libc::SYS_io_uring_enter),
         ("io_uring_register", libc::SYS_io_uring_register),
-    ]
+        // inotify: a watch on a host file the view shows (a system file, a toolchain) reports
+        // every read of it by the host's processes during the build. No build needs one to
+        // build or test; watchers (`tail -f`, GLib, Gradle's file-system watching) fall back
+        // to polling, as on a kernel without inotify.
+        ("inotify_init1", libc::SYS_inotify_init1),
+        ("inotify_add_watch", libc::SYS_inotify_add_watch),
+    ];
+    #[cfg(target_arch = "x86_64")]
+    calls.push(("inotify_init", libc::SYS_inotify_init));
+    calls
 }
 
 /// Calls answered with `EPERM`, as without the privilege they need.
@@ -93,6 +102,10 @@ fn eperm() -> Vec<(&'static str, i64)> {
         ("mount_setattr", libc::SYS_mount_setattr),
         // Other namespaces: joining one needs a descriptor and a capability the build lacks.
         ("setns", libc::SYS_setns),
+        // fanotify: the other watch on host files (unprivileged since Linux 5.13, for inode
+        // marks), answered as without `CAP_SYS_ADMIN`.
+        ("fanotify_init", libc::SYS_fanotify_init),
+        ("fanotify_mark", libc::SYS_fanotify_mark),
         // @swap, @clock, accounting, quotas, the kernel log.
         ("swapon", libc::SYS_swapon),
         ("swapoff", libc::SYS_swapoff),
@@ -135,7 +148,12 @@ pub fn denied_calls() -> Vec<&'static str> {
         .chain(eperm())
         .map(|(n, _)| n)
         .collect();
-    names.extend(["ioctl(TIOCSTI)", "ioctl(TIOCLINUX)", "personality(other)"]);
+    names.extend([
+        "ioctl(TIOCSTI)",
+        "ioctl(TIOCLINUX)",
+        "fcntl(F_NOTIFY)",
+        "personality(other)",
+    ]);
     names.extend(["setrlimit(RLIMIT_CORE)", "prlimit64(RLIMIT_CORE, new)"]);
     names
 }
@@ -176,6 +194,15 @@ fn conditional() -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
         rule(vec![condition(1, Dword, SeccompCmpOp::Eq, TIOCLINUX)?])?,
     ];
     rules.insert(libc::SYS_ioctl, ioctl);
+    // dnotify (`fcntl(F_NOTIFY)`): the oldest watch, on a directory, with a signal for every
+    // access of a file in it; `cmd` is an `unsigned int` in the kernel.
+    let notify = u64::try_from(libc::F_NOTIFY).map_err(|e| format!("F_NOTIFY: {e}"))?;
+    for nr in with_x32(libc::SYS_fcntl) {
+        rules.insert(
+            nr,
+            vec![rule(vec![condition(1, Dword, SeccompCmpOp::Eq, notify)?])?],
+        );
+    }
     #[cfg(target_arch = "x86_64")]
     {
         // x32's ioctl is a call of its own (512 + 2); x32 is denied whole where it matters.
@@ -292,6 +319,10 @@ mod tests {
             "io_uring_setup",
             "kexec_load",
             "init_module",
+            "inotify_init1",
+            "inotify_add_watch",
+            "fanotify_init",
+            "fcntl(F_NOTIFY)",
         ] {
             assert!(denied.contains(&name), "{name}");
         }

@@ -2,9 +2,9 @@
 //! that `unshare` created. They only return on failure: on success the last one execs the command.
 //!
 //! - **setup** (pid 1 of the new pid namespace, root of the first user namespace, which maps only
-//!   the build user): loopback up, nested user namespaces limited, the deny-all view built under
-//!   `/newroot`, the host sockets still visible in it masked, pivoted into, then
-//!   `unshare --user --mount` into the second user namespace;
+//!   the build user): loopback up, nested user namespaces limited, the planned view
+//!   ([`super::view`]) built on an empty root under `/newroot`, the host sockets still visible in
+//!   it masked, pivoted into, then `unshare --user --mount` into the second user namespace;
 //! - **enter** (the build user in the second user namespace, no capability): resource limits,
 //!   `no_new_privs`, Landlock, the proof, the announcement, `exec`.
 
@@ -19,14 +19,18 @@ use std::process::{Command, Stdio};
 use nix::mount::{MntFlags, MsFlags};
 use serde::{Deserialize, Serialize};
 
+pub use super::cgroup::CgroupPlan;
+
 use super::capture::MARKER;
+use super::env::XDG_DIRS;
 use super::mounts::{self, MountEntry};
 use super::probe::{self, NetworkProbe};
 use super::proof::{
-    self, Capabilities, ContainmentProbe, Expectations, LandlockProof, MemoryProof, RlimitProof,
-    SeccompProof,
+    self, Capabilities, ContainmentProbe, Expectations, HomeProof, LandlockProof, MemoryProof,
+    RlimitProof, SeccompProof,
 };
 use super::seccomp;
+use super::view::{self, Role, Source, ViewEntry};
 
 /// The hidden subcommand that runs a stage.
 pub const STAGE_SUBCOMMAND: &str = "__sandbox-stage";
@@ -35,9 +39,9 @@ pub const STAGE_SUBCOMMAND: &str = "__sandbox-stage";
 const NEWROOT: &str = "/newroot";
 /// Where the host's tree sits, in the scratch root, while the view is assembled.
 const OLDROOT: &str = "/oldroot";
-/// Sizes of the fresh writable tmpfs, together [`TMPFS_BUDGET`] with the 1 MiB ones (`/dev`,
-/// every hidden directory): their pages are memory, and without a control group nothing else
-/// bounds them as a whole. `/tmp` holds the build's `HOME` (its caches) too.
+/// Sizes of the fresh writable tmpfs, together [`TMPFS_BUDGET`] with the 1 MiB ones (the root,
+/// `/dev`, every hidden directory): their pages are memory, and without a control group nothing
+/// else bounds them as a whole. `/tmp` holds the build's `HOME` (its caches) too.
 const TMP_SIZE: &str = "size=3g";
 const SMALL_SCRATCH_SIZE: &str = "size=512m";
 /// What the writable tmpfs of the view may hold together, in bytes (3 GiB + 512 MiB + 512 MiB).
@@ -97,19 +101,21 @@ pub struct StagePlan {
     pub build_gid: u32,
     /// The command's working directory.
     pub cwd: PathBuf,
-    /// The command's fresh `HOME`, created in the fresh `/tmp`.
+    /// The command's fresh `HOME`, created in the fresh `/tmp`, the build user's alone.
     pub home: PathBuf,
     /// `<repo>/.git`, bound read-only over the writable worktree.
     pub git_dir: Option<PathBuf>,
     /// Bound writable: the worktree (or working directory) and declared build outputs.
     pub writable: Vec<PathBuf>,
-    /// Bound read-only where a hidden directory would cover them: toolchains, the dependency
-    /// cache, the guard binary itself.
+    /// Bound read-only: toolchains, the dependency cache, the guard binary itself.
     pub read_only: Vec<PathBuf>,
     /// Fresh writable tmpfs: `/tmp`, `/var/tmp`.
     pub scratch: Vec<PathBuf>,
-    /// Fresh empty read-only tmpfs: `/run`, `HOME`, the runner's directories, `--hide`.
+    /// Fresh empty read-only tmpfs over directories inside the read-only binds: the runner's
+    /// directories, `--hide`, directories of nothing but sockets.
     pub hidden: Vec<PathBuf>,
+    /// The whole view, as the setup stage builds it and the enter stage proves it.
+    pub view: Vec<ViewEntry>,
     /// The outer process (pid as the host's `/proc` shows it, and its start time): the setup
     /// stage reads the host's socket table again through `/proc/<pid>/net/unix`.
     pub outer_pid: u32,
@@ -117,9 +123,11 @@ pub struct StagePlan {
     /// Pathname sockets bound on the host, read in the outer network namespace; the setup stage
     /// adds those its own reading finds, just before it masks them.
     pub host_sockets: Vec<PathBuf>,
-    /// Set by the setup stage: the host sockets it covered with an empty read-only file, and how
-    /// many host sockets are bound under a relative name (not locatable).
+    /// Set by the setup stage: the host sockets it covered with an empty read-only file, where
+    /// in the view each mask is mounted (the socket's name resolved), and how many host sockets
+    /// are bound under a relative name (not locatable).
     pub masked_sockets: Vec<PathBuf>,
+    pub mask_points: Vec<PathBuf>,
     pub unlocated_sockets: u64,
     /// The setup stage runs as real root in the initial user namespace (the guard was started
     /// as root): it can reach every bind source (a toolchain in root's `0700` home), and leaves
@@ -133,20 +141,12 @@ pub struct StagePlan {
     pub network_namespace: bool,
     /// Test hook `no-landlock`: the enter stage skips Landlock, and its proof refuses.
     pub without_landlock: bool,
+    /// Test hook: the highest Landlock ABI the proof credits the kernel with (the ruleset is
+    /// the same whatever it says: it can only make the guard believe in fewer layers).
+    pub landlock_abi_at_most: Option<u32>,
     /// The build's control group, made by the outer process, or why there is none.
     pub cgroup: Option<CgroupPlan>,
     pub cgroup_unavailable: Option<String>,
-}
-
-/// The control group the sandbox started in (see [`super::cgroup`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CgroupPlan {
-    pub version: u8,
-    /// Its directories, as the host (and the read-only view) shows them.
-    pub dirs: Vec<PathBuf>,
-    pub memory_max: u64,
-    pub pids_max: u64,
 }
 
 impl StagePlan {
@@ -176,7 +176,11 @@ impl StagePlan {
         allowed
     }
 
-    pub fn expectations<'a>(&'a self, allowed: &'a BTreeSet<PathBuf>) -> Expectations<'a> {
+    pub fn expectations<'a>(
+        &'a self,
+        allowed: &'a BTreeSet<PathBuf>,
+        home_entries: &'a [String],
+    ) -> Expectations<'a> {
         Expectations {
             outer_netns: &self.outer_netns,
             outer_userns: &self.outer_userns,
@@ -185,6 +189,7 @@ impl StagePlan {
             writable_allowed: allowed,
             build_uid: self.build_uid,
             build_gid: self.build_gid,
+            home_entries,
             git_dir: self.git_dir.is_some(),
             network_namespace: self.network_namespace,
             cgroup: self.cgroup.as_ref(),
@@ -204,12 +209,6 @@ enum Failure {
     Refuse(String),
     /// The command was announced but could not be executed.
     Exec(io::Error),
-}
-
-/// Whether the kernel hands core dumps to a program (`core_pattern` starting with `|`), which
-/// ignores an `RLIMIT_CORE` of 0; unreadable counts as a pipe.
-pub fn core_pattern_is_pipe() -> bool {
-    std::fs::read("/proc/sys/kernel/core_pattern").map_or(true, |p| p.starts_with(b"|"))
 }
 
 fn refuse(context: &str) -> impl FnOnce(nix::Error) -> Failure + '_ {
@@ -387,149 +386,75 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     nix::unistd::chdir("/").map_err(refuse("chdir /"))?;
     let host_proc = under(OLDROOT, Path::new("/proc"));
 
-    // The whole host tree, read-only, every submount included.
-    std::fs::create_dir(NEWROOT).map_err(refuse_io("mkdir newroot"))?;
-    bind(Path::new(OLDROOT), Path::new(NEWROOT), true)?;
-    read_only_beneath(&host_proc, Path::new(NEWROOT))?;
-
-    // Hidden and scratch directories: fresh tmpfs, parents first. One inside another is already
-    // covered by it (its path no longer exists there).
-    let mut covers: Vec<(&PathBuf, bool)> = plan
-        .scratch
-        .iter()
-        .map(|p| (p, true))
-        .chain(plan.hidden.iter().map(|p| (p, false)))
-        .collect();
-    covers.sort_by_key(|(p, _)| p.components().count());
+    // The view, from nothing: an empty root, then exactly the planned entries (see
+    // `super::view`), each parent before what lies beneath it.
+    let root = Path::new(NEWROOT);
+    std::fs::create_dir(root).map_err(refuse_io("mkdir newroot"))?;
+    mount_tmpfs(root, MsFlags::MS_NOSUID | MsFlags::MS_NODEV, "mode=0755,size=1m")?;
     let mut hidden_mounts = Vec::new();
-    for (path, writable) in covers {
-        let target = under(NEWROOT, path);
-        if !std::fs::symlink_metadata(&target).is_ok_and(|m| m.is_dir()) {
-            continue;
-        }
-        let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
-        if writable {
-            let size = if path == Path::new("/tmp") {
-                TMP_SIZE
-            } else {
-                SMALL_SCRATCH_SIZE
-            };
-            mount_tmpfs(&target, flags, &format!("mode=1777,{size}"))?;
-        } else {
-            match mount_tmpfs(&target, flags, "mode=0755,size=1m") {
-                Ok(()) => hidden_mounts.push(target),
-                // Removed on the host since it was looked at: nothing left to hide.
-                Err(_) if std::fs::symlink_metadata(&target).is_err() => {}
-                Err(failure) => return Err(failure),
+    for entry in &plan.view {
+        let target = under(NEWROOT, &entry.path);
+        match (entry.source, entry.role) {
+            (_, Role::Root) => {}
+            (Source::Host, _) => bind_host(&host_proc, entry, &target)?,
+            (Source::Link, _) => {
+                let Some(to) = &entry.from else {
+                    return Err(Failure::Refuse(format!(
+                        "no target for the link {}",
+                        entry.path.display()
+                    )));
+                };
+                std::os::unix::fs::symlink(to, &target)
+                    .map_err(|e| Failure::Refuse(format!("link {}: {e}", entry.path.display())))?;
             }
+            // Inside a read-only bind: a directory removed on the host since it was planned
+            // has nothing left to hide.
+            (Source::Tmpfs, Role::Hidden) => {
+                if !std::fs::symlink_metadata(&target).is_ok_and(|m| m.is_dir()) {
+                    continue;
+                }
+                let flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV;
+                match mount_tmpfs(&target, flags, "mode=0755,size=1m") {
+                    Ok(()) => hidden_mounts.push(target),
+                    Err(_) if std::fs::symlink_metadata(&target).is_err() => {}
+                    Err(failure) => return Err(failure),
+                }
+            }
+            (Source::Tmpfs, _) => {
+                let size = if entry.path == Path::new("/tmp") {
+                    TMP_SIZE
+                } else {
+                    SMALL_SCRATCH_SIZE
+                };
+                std::fs::create_dir_all(&target).map_err(refuse_io("create a scratch directory"))?;
+                mount_tmpfs(
+                    &target,
+                    MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+                    &format!("mode=1777,{size}"),
+                )?;
+            }
+            (Source::Dev, _) => fresh_dev(&target)?,
+            (Source::Proc, _) => fresh_proc(plan, &host_proc, &target)?,
+            (Source::Directory, _) => private_home(plan, &target)?,
         }
     }
 
-    // A fresh /dev: a few device nodes bound from the host, nothing else.
-    let dev = under(NEWROOT, Path::new("/dev"));
-    mount_tmpfs(
-        &dev,
-        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
-        "mode=0755,size=1m",
-    )?;
-    for node in DEVICES {
-        let source = under(OLDROOT, &Path::new("/dev").join(node));
-        let target = dev.join(node);
-        std::fs::write(&target, b"").map_err(refuse_io("create a device mount point"))?;
-        bind(&source, &target, false)?;
-    }
-    for (link, to) in [
-        ("fd", "/proc/self/fd"),
-        ("stdin", "/proc/self/fd/0"),
-        ("stdout", "/proc/self/fd/1"),
-        ("stderr", "/proc/self/fd/2"),
-        ("ptmx", "pts/ptmx"),
-    ] {
-        std::os::unix::fs::symlink(to, dev.join(link)).map_err(refuse_io("create /dev links"))?;
-    }
-    for dir in ["shm", "pts"] {
-        std::fs::create_dir(dev.join(dir)).map_err(refuse_io("create /dev directories"))?;
-    }
-    mount_tmpfs(
-        &dev.join("shm"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
-        &format!("mode=1777,{SMALL_SCRATCH_SIZE}"),
-    )?;
-    // A private pty instance, where the kernel allows it; builds rarely need one.
-    let _ = nix::mount::mount(
-        Some("devpts"),
-        &dev.join("pts"),
-        Some("devpts"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
-        Some("newinstance,ptmxmode=0666,mode=620"),
-    );
-
-    // A proc of the new pid namespace; its system-wide knobs read-only.
-    let proc = under(NEWROOT, Path::new("/proc"));
-    nix::mount::mount(
-        Some("proc"),
-        &proc,
-        Some("proc"),
-        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
-        none,
-    )
-    .map_err(refuse("mount proc"))?;
-    let null = under(OLDROOT, Path::new("/dev/null"));
-    for entry in PROC_MASKED {
-        let target = proc.join(entry);
-        if std::fs::symlink_metadata(&target).is_ok() {
-            bind(&null, &target, false)?;
-            read_only_at(&host_proc, &target)?;
-        }
-    }
-    if !plan.privileged_setup {
-        proc_read_only(&host_proc, &proc)?;
-    }
-
-    // What the build needs back: the worktree and outputs writable, toolchains read-only.
-    let source_of = |path: &Path| under(OLDROOT, path);
-    let mut binds: Vec<(&PathBuf, bool)> = plan
-        .writable
-        .iter()
-        .map(|p| (p, true))
-        .chain(plan.read_only.iter().map(|p| (p, false)))
-        .collect();
-    binds.sort_by_key(|(p, _)| p.components().count());
-    for (path, writable) in binds {
-        let source = source_of(path);
-        let target = under(NEWROOT, path);
-        if !writable && std::fs::symlink_metadata(&source).is_err() {
-            continue;
-        }
-        mount_point(&source, &target)?;
-        bind(&source, &target, !writable)?;
-        if !writable {
-            read_only_beneath(&host_proc, &target)?;
-        }
-    }
-    if let Some(git_dir) = &plan.git_dir {
-        let target = under(NEWROOT, git_dir);
-        bind(&source_of(git_dir), &target, false)?;
-        read_only_at(&host_proc, &target)?;
-    }
-
-    // The command's HOME, in the fresh /tmp.
-    let home = under(NEWROOT, &plan.home);
-    std::fs::create_dir_all(&home).map_err(refuse_io("create HOME"))?;
-
-    // Host sockets still visible in the view (bound outside every hidden directory): covered,
-    // after every other mount, so that no bind puts one back.
+    // Host sockets still visible in the view (bound inside a system directory or a bind):
+    // covered, after every other mount, so that no bind puts one back.
     let mut plan = plan.clone();
     let table = host_socket_table(&host_proc, plan.outer_pid, plan.outer_start_time)?;
     plan.host_sockets.extend(table.paths);
     plan.host_sockets.sort();
     plan.host_sockets.dedup();
     plan.unlocated_sockets = table.relative;
-    plan.masked_sockets = mask_sockets(&host_proc, &plan.host_sockets)?;
+    (plan.masked_sockets, plan.mask_points) = mask_sockets(&host_proc, &plan.host_sockets)?
+        .into_iter()
+        .unzip();
     let plan = &plan;
-    // Hidden directories and /dev hold only mount points from now on. A hidden directory removed
-    // on the host meanwhile took its cover with it (the kernel detaches mounts on a removed name
-    // in every namespace): nothing is left to show there. One that came back is refused.
+    // The hidden directories, /dev and the root hold only mount points and links from now on.
+    // A hidden directory removed on the host meanwhile took its cover with it (the kernel
+    // detaches mounts on a removed name in every namespace): nothing is left to show there.
+    // One that came back is refused.
     for target in &hidden_mounts {
         if let Err(failure) = read_only_at(&host_proc, target)
             && std::fs::symlink_metadata(target).is_ok()
@@ -537,7 +462,8 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
             return Err(failure);
         }
     }
-    read_only_at(&host_proc, &dev)?;
+    read_only_at(&host_proc, &under(NEWROOT, Path::new("/dev")))?;
+    read_only_at(&host_proc, root)?;
 
     // Into the view; the scratch root and the host's tree behind it are detached.
     nix::unistd::chdir(NEWROOT).map_err(refuse("chdir newroot"))?;
@@ -581,6 +507,115 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     exec_enter(plan, command)
 }
 
+/// A bind of the host's path (as the scratch root shows it, under `OLDROOT`) at `target`:
+/// writable alone, or read-only with every submount (made read-only one by one), or, for
+/// `.git`, read-only alone.
+fn bind_host(host_proc: &Path, entry: &ViewEntry, target: &Path) -> Result<(), Failure> {
+    let source = under(OLDROOT, &entry.path);
+    mount_point(&source, target)?;
+    match entry.role {
+        Role::GitDir => {
+            bind(&source, target, false)?;
+            read_only_at(host_proc, target)
+        }
+        _ if entry.writable => bind(&source, target, false),
+        _ => {
+            bind(&source, target, true)?;
+            read_only_beneath(host_proc, target)
+        }
+    }
+}
+
+/// A fresh `/dev`: a few device nodes bound from the host, nothing else.
+fn fresh_dev(dev: &Path) -> Result<(), Failure> {
+    std::fs::create_dir_all(dev).map_err(refuse_io("create /dev"))?;
+    mount_tmpfs(
+        dev,
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        "mode=0755,size=1m",
+    )?;
+    for node in DEVICES {
+        let source = under(OLDROOT, &Path::new("/dev").join(node));
+        let target = dev.join(node);
+        std::fs::write(&target, b"").map_err(refuse_io("create a device mount point"))?;
+        bind(&source, &target, false)?;
+    }
+    for (link, to) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+        ("ptmx", "pts/ptmx"),
+    ] {
+        std::os::unix::fs::symlink(to, dev.join(link)).map_err(refuse_io("create /dev links"))?;
+    }
+    for dir in ["shm", "pts"] {
+        std::fs::create_dir(dev.join(dir)).map_err(refuse_io("create /dev directories"))?;
+    }
+    mount_tmpfs(
+        &dev.join("shm"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        &format!("mode=1777,{SMALL_SCRATCH_SIZE}"),
+    )?;
+    // A private pty instance, where the kernel allows it; builds rarely need one.
+    let _ = nix::mount::mount(
+        Some("devpts"),
+        &dev.join("pts"),
+        Some("devpts"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NOEXEC,
+        Some("newinstance,ptmxmode=0666,mode=620"),
+    );
+    Ok(())
+}
+
+/// A proc of the new pid namespace; the kernel's keys covered, its system-wide knobs
+/// read-only.
+fn fresh_proc(plan: &StagePlan, host_proc: &Path, proc: &Path) -> Result<(), Failure> {
+    std::fs::create_dir_all(proc).map_err(refuse_io("create /proc"))?;
+    nix::mount::mount(
+        Some("proc"),
+        proc,
+        Some("proc"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC,
+        None::<&str>,
+    )
+    .map_err(refuse("mount proc"))?;
+    let null = under(OLDROOT, Path::new("/dev/null"));
+    for entry in PROC_MASKED {
+        let target = proc.join(entry);
+        if std::fs::symlink_metadata(&target).is_ok() {
+            bind(&null, &target, false)?;
+            read_only_at(host_proc, &target)?;
+        }
+    }
+    if !plan.privileged_setup {
+        proc_read_only(host_proc, proc)?;
+    }
+    Ok(())
+}
+
+/// The build's `HOME` at `home` (in the fresh `/tmp`) with its empty XDG directories, the
+/// build user's alone (`0700`). Started as root the setup stage makes them as real root and
+/// hands them over; otherwise it is root of a namespace mapped to the build user, whose they
+/// are already.
+fn private_home(plan: &StagePlan, home: &Path) -> Result<(), Failure> {
+    use std::os::unix::fs::PermissionsExt;
+    let fail = |e: io::Error| Failure::Refuse(format!("create HOME {}: {e}", plan.home.display()));
+    for (_, dir) in XDG_DIRS {
+        std::fs::create_dir_all(home.join(dir)).map_err(fail)?;
+    }
+    let mut dirs = vec![home.to_path_buf()];
+    dirs.extend(super::env::home_skeleton().iter().map(|e| home.join(e)));
+    for dir in dirs {
+        if plan.privileged_setup {
+            std::os::unix::fs::lchown(&dir, Some(plan.build_uid), Some(plan.build_gid))
+                .map_err(fail)?;
+        }
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(fail)?;
+    }
+    Ok(())
+}
+
 /// The host's socket table, read again now through the outer process's `/proc/<pid>/net`
 /// (`host_proc` is the host's proc, where that pid is the outer process's own, which its start
 /// time confirms): a socket bound since the outer process read it is masked too.
@@ -607,8 +642,9 @@ fn host_socket_table(
 /// will resolve it (`openat2` with `RESOLVE_IN_ROOT`: symbolic links stay inside the view), and
 /// the mask is bound onto what it resolved to through `/proc/self/fd` (runc's way of naming a
 /// mount target by descriptor). A path that does not resolve here is left: the proof checks
-/// every path again in the final view and refuses a reachable one.
-fn mask_sockets(host_proc: &Path, sockets: &[PathBuf]) -> Result<Vec<PathBuf>, Failure> {
+/// every path again in the final view and refuses a reachable one. Returns each masked socket
+/// with the point in the view where its mask is mounted.
+fn mask_sockets(host_proc: &Path, sockets: &[PathBuf]) -> Result<Vec<(PathBuf, PathBuf)>, Failure> {
     use nix::fcntl::{OFlag, OpenHow, ResolveFlag};
     use std::os::fd::AsRawFd;
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
@@ -666,6 +702,16 @@ fn mask_sockets(host_proc: &Path, sockets: &[PathBuf]) -> Result<Vec<PathBuf>, F
         let by_fd = host_proc
             .join("self/fd")
             .join(target.as_raw_fd().to_string());
+        // Where the mask lands in the view: the name as resolved, for the proof's accounting.
+        let point = std::fs::read_link(&by_fd)
+            .ok()
+            .and_then(|p| p.strip_prefix(NEWROOT).ok().map(|p| Path::new("/").join(p)))
+            .ok_or_else(|| {
+                Failure::Refuse(format!(
+                    "locate the host socket {} in the view",
+                    socket.display()
+                ))
+            })?;
         match nix::mount::mount(
             Some(&mask),
             &by_fd,
@@ -673,7 +719,7 @@ fn mask_sockets(host_proc: &Path, sockets: &[PathBuf]) -> Result<Vec<PathBuf>, F
             MsFlags::MS_BIND,
             None::<&str>,
         ) {
-            Ok(()) => masked.push(socket.clone()),
+            Ok(()) => masked.push((socket.clone(), point)),
             // Unlinked on the host since it was opened: the name is gone, nothing to cover.
             Err(nix::Error::ENOENT) => {}
             Err(e) => {
@@ -766,7 +812,7 @@ fn set_limits(limits: &Limits) -> Result<Vec<RlimitProof>, Failure> {
     // namespace), 0 stops every dump the kernel would write to a file: accepted only when
     // `core_pattern` is not a pipe.
     if let Err(e) = setrlimit(Resource::RLIMIT_CORE, 1, 1) {
-        if core_pattern_is_pipe() {
+        if proof::core_pattern_is_pipe() {
             return Err(refuse(
                 "set RLIMIT_CORE to 1 (the host's hard limit is 0 and core_pattern is a pipe, which 0 does not stop)",
             )(e));
@@ -843,12 +889,16 @@ fn landlock(plan: &StagePlan) -> Result<LandlockProof, Failure> {
             .unwrap_or(effective_abi as u32),
         _ => 0,
     };
+    // The test hook lowers what the proof credits, never what the kernel enforces.
+    let abi_number = plan
+        .landlock_abi_at_most
+        .map_or(abi_number, |at_most| abi_number.min(at_most));
     let ruleset = match status.ruleset {
         RulesetStatus::FullyEnforced => "fully-enforced",
         RulesetStatus::PartiallyEnforced => "partially-enforced",
         RulesetStatus::NotEnforced => "not-enforced",
     };
-    let enforced = ruleset != "not-enforced";
+    let enforced = ruleset != "not-enforced" && abi_number >= 1;
     Ok(LandlockProof {
         abi: abi_number,
         ruleset: ruleset.to_string(),
@@ -950,6 +1000,13 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         masked_sockets: proof::masked_sockets(&plan.masked_sockets),
         unlocated_sockets: plan.unlocated_sockets,
         hidden_leftovers: proof::hidden_leftovers(&plan.hidden, &plan.bind_targets()),
+        view: view::prove(
+            &plan.view,
+            &entries,
+            &plan.mask_points,
+            std::fs::read_dir("/").and_then(|d| d.map(|e| e.map(|e| e.file_name())).collect()),
+        ),
+        home: home_proof(plan),
         root_write_refused: write_is_refused(Path::new("/"), &plan.nonce),
         rlimits,
         open_fds: open_fds(),
@@ -964,7 +1021,8 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         },
     };
     let allowed = plan.writable_allowed();
-    let problems = probe.problems(&plan.expectations(&allowed));
+    let skeleton = super::env::home_skeleton();
+    let problems = probe.problems(&plan.expectations(&allowed, &skeleton));
     let payload = serde_json::to_string(&probe)
         .map_err(|e| Failure::Refuse(format!("cannot encode the probe: {e}")))?;
     announce(&plan.nonce, "probe", &payload)
@@ -981,6 +1039,49 @@ fn enter(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     announce(&plan.nonce, "exec", "")
         .map_err(|e| Failure::Refuse(format!("cannot announce the command: {e}")))?;
     Err(Failure::Exec(Command::new(program).args(args).exec()))
+}
+
+/// The command's `HOME` as it finds it: owner, mode, what it holds, and whether it and each of
+/// its XDG directories take a new file.
+fn home_proof(plan: &StagePlan) -> HomeProof {
+    use std::os::unix::fs::MetadataExt;
+    let home = &plan.home;
+    let meta = std::fs::symlink_metadata(home).ok();
+    let mut entries = Vec::new();
+    let mut stack = vec![home.clone()];
+    while let Some(dir) = stack.pop() {
+        let Ok(listing) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in listing.flatten() {
+            let path = entry.path();
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path.clone());
+            }
+            if let Ok(relative) = path.strip_prefix(home) {
+                entries.push(relative.to_string_lossy().into_owned());
+            }
+        }
+    }
+    entries.sort();
+    let mut not_writable: Vec<String> = std::iter::once(home.clone())
+        .chain(XDG_DIRS.iter().map(|(_, dir)| home.join(dir)))
+        .filter(|dir| !dir.is_dir() || write_is_refused(dir, &plan.nonce))
+        .map(|dir| dir.to_string_lossy().into_owned())
+        .collect();
+    if meta.is_none() {
+        not_writable = vec![home.to_string_lossy().into_owned()];
+    }
+    HomeProof {
+        path: home.to_string_lossy().into_owned(),
+        uid: meta.as_ref().map_or(u32::MAX, MetadataExt::uid),
+        gid: meta.as_ref().map_or(u32::MAX, MetadataExt::gid),
+        mode: meta
+            .as_ref()
+            .map_or_else(String::new, |m| format!("{:04o}", m.mode() & 0o7777)),
+        entries,
+        not_writable,
+    }
 }
 
 /// The memory bound in force: membership of the planned control group and its limits, read
