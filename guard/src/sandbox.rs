@@ -562,7 +562,8 @@ fn sandbox_env(mut plan: EnvPlan, home: &Path) -> EnvPlan {
     for (name, dir) in env::XDG_DIRS {
         own.push((name, home.join(dir).into_os_string()));
     }
-    plan.vars.retain(|(name, _)| !own.iter().any(|(n, _)| name == n));
+    plan.vars
+        .retain(|(name, _)| !own.iter().any(|(n, _)| name == n));
     for (name, value) in own {
         plan.vars.push((name.into(), value));
         plan.dropped.retain(|n| n != name);

@@ -432,16 +432,30 @@ fn env_file_injection_leaves_the_runner_file_commands_unchanged() {
         outside_reports(&r) == before,
         "something under RUNNER_TEMP changed"
     );
-    let hidden: Vec<&str> = doc["isolation"]["containment"]["hidden"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
+    // Not hidden after the fact: nothing of RUNNER_TEMP was ever put in the view.
+    let view = view_entries(&doc);
     assert!(
-        hidden.contains(&r.runner_temp.to_str().unwrap()),
-        "RUNNER_TEMP not hidden: {hidden:?}"
+        !view
+            .iter()
+            .any(|(path, _, _)| path.starts_with(&r.runner_temp)),
+        "RUNNER_TEMP is in the view: {view:?}"
     );
+}
+
+/// The proof's view: every entry's path, role and source.
+fn view_entries(doc: &Value) -> Vec<(PathBuf, String, String)> {
+    doc["isolation"]["containment"]["probe"]["view"]["entries"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no view in the proof: {doc}"))
+        .iter()
+        .map(|e| {
+            (
+                PathBuf::from(e["path"].as_str().unwrap()),
+                e["role"].as_str().unwrap().to_string(),
+                e["source"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
 }
 
 #[test]
@@ -587,11 +601,7 @@ fn unix_sockets_outside_are_unreachable() {
         probe["gids"][0], gid,
         "not the runner's docker-like primary group"
     );
-    assert!(
-        layers(&doc)
-            .iter()
-            .any(|l| l == "hidden-runner-dirs-and-sockets")
-    );
+    assert!(layers(&doc).iter().any(|l| l == "allowlisted-view"));
     let _ = std::fs::remove_dir_all(&run_dir);
     let _ = std::fs::remove_file(&tmp_sock);
 }
@@ -622,12 +632,13 @@ fn strings(list: &Value) -> Vec<String> {
         .collect()
 }
 
-/// Sockets bound where the view shows the host (outside every hidden directory: here the
-/// replica's top directory, next to the runner's home) are masked, not refused: the build runs,
-/// sees the rest of their directory, and reaches none of them. A directory holding nothing but
-/// sockets is hidden whole; a socket next to ordinary files is covered by an empty file on a
+/// Sockets bound where the view shows the host (here inside the replica's top directory,
+/// declared read-only as a toolchain directory could be) are masked, not refused: the build
+/// runs, sees the rest of their directory, and reaches none of them. A directory holding nothing
+/// but sockets is hidden whole; a socket next to ordinary files is covered by an empty file on a
 /// read-only mount, whatever its name (spaces, reached through a symbolic link): `connect()` asks
-/// for write permission on the name before it looks for a socket, and fails with `EROFS`.
+/// for write permission on the name before it looks for a socket, and fails with `EROFS`. The
+/// runner's home and directories inside that bind stay hidden.
 #[test]
 fn sockets_in_visible_host_directories_are_masked_and_the_build_still_runs() {
     let r = Replica::new();
@@ -656,11 +667,12 @@ fn sockets_in_visible_host_directories_are_masked_and_the_build_still_runs() {
         script.push_str(&connect_line(path));
     }
     script.push_str(&format!(
-        "cat '{}'; ls -A '{}'; echo LISTED; true",
+        "cat '{}'; ls -A '{}'; echo LISTED; cat '{}' || echo NO-CREDENTIALS; true",
         data.join("data.txt").display(),
-        daemon.display()
+        daemon.display(),
+        r.home.join(".git-credentials").display(),
     ));
-    let (out, doc) = r.build(&script);
+    let (out, doc) = r.build_with(&script, &["--read-only", top.to_str().unwrap()]);
     let t = tail(&doc);
     assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
     assert!(!t.contains("CONNECTED"), "{t}");
@@ -678,6 +690,10 @@ fn sockets_in_visible_host_directories_are_masked_and_the_build_still_runs() {
     assert!(
         t.contains("VISIBLE-DATA\nLISTED"),
         "the rest stays visible: {t}"
+    );
+    assert!(
+        t.contains("NO-CREDENTIALS") && !t.contains(&r.secret),
+        "{t}"
     );
     for (path, l) in &listeners {
         received_nothing(path, l);
@@ -729,7 +745,7 @@ fn build_shell_started(tag: &str) -> bool {
 }
 
 /// The masks cover the sockets bound when the sandbox was made; a socket bound on the host
-/// later, where the view shows the host, is out of their reach. Only Landlock's `ResolveUnix`
+/// later, where the view shows the host (a declared read-only directory), is out of their reach. Only Landlock's `ResolveUnix`
 /// (ABI 9) closes that, and the proof says whether it is in force: this checks that claim
 /// against what such a late socket sees, on whatever kernel runs the test.
 #[test]
@@ -749,7 +765,8 @@ fn a_socket_bound_after_the_masks_is_reachable_exactly_when_the_proof_says_so() 
         connect = connect_line(&late),
     );
     let (out, doc, accepted) = std::thread::scope(|scope| {
-        let build = scope.spawn(|| r.build(&script));
+        let build =
+            scope.spawn(|| r.build_with(&script, &["--read-only", late_dir.to_str().unwrap()]));
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while !build_shell_started(&tag) {
             assert!(
@@ -1298,4 +1315,228 @@ fn a_tree_too_large_to_walk_fails_the_check_with_a_report() {
         serde_json::from_slice(&std::fs::read(r.agent("report/tree-after-build.json")).unwrap())
             .unwrap();
     assert_eq!(tree["result"], "fail");
+}
+
+/// Removes a directory when dropped, also when the test fails.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A container's daemon binds its socket in its own network namespace, on a path the host's
+/// file system holds (`/var/lib/<x>`, `/opt/<x>`): the host's `/proc/net/unix` does not list it,
+/// so no reading of the host's socket table can find it. The view does not hold it either:
+/// nothing of `/var/lib` or `/opt` is ever mounted there, and the proof says what is.
+#[test]
+fn a_socket_of_another_network_namespace_is_not_in_the_view() {
+    use std::io::BufRead;
+    let r = Replica::new();
+    let tag = format!(
+        "{}-{}",
+        std::process::id(),
+        r.baseline_sha256.get(..8).unwrap()
+    );
+    let dirs = [
+        PathBuf::from(format!("/var/lib/guard-test-{tag}")),
+        PathBuf::from(format!("/opt/guard-test-{tag}")),
+    ];
+    let _cleanup: Vec<RemoveOnDrop> = dirs.iter().map(|d| RemoveOnDrop(d.clone())).collect();
+    for dir in &dirs {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::set_permissions(dir, PermissionsExt::from_mode(0o755)).unwrap();
+        std::fs::write(dir.join("readme"), "x\n").unwrap();
+    }
+    let sockets: Vec<PathBuf> = dirs.iter().map(|d| d.join("daemon.sock")).collect();
+    let mut daemon = Command::new("unshare")
+        .args(["--net", "--", "/usr/bin/python3", "-c"])
+        .arg(
+            "import os, select, socket, sys\n\
+             socks = []\n\
+             for p in sys.argv[1:]:\n    s = socket.socket(socket.AF_UNIX); s.bind(p); os.chmod(p, 0o777); s.listen(8); socks.append(s)\n\
+             print('READY', os.readlink('/proc/self/ns/net'), flush=True)\n\
+             while True:\n    for s in select.select(socks, [], [])[0]:\n        c, _ = s.accept(); print('ACCEPTED', s.getsockname(), flush=True); c.close()\n",
+        )
+        .args(&sockets)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(daemon.stdout.take().unwrap()).lines();
+    let ready = lines.next().unwrap().unwrap();
+    let host_netns = std::fs::read_link("/proc/self/ns/net").unwrap();
+    assert!(
+        ready.starts_with("READY ") && !ready.ends_with(host_netns.to_str().unwrap()),
+        "the daemon is not in a network namespace of its own: {ready}"
+    );
+    // The premise: the host's socket table does not show them, only the file system does.
+    let table = std::fs::read_to_string("/proc/net/unix").unwrap();
+    for socket in &sockets {
+        assert!(!table.contains(socket.to_str().unwrap()), "{table}");
+        assert!(
+            std::fs::symlink_metadata(socket)
+                .unwrap()
+                .file_type()
+                .is_socket()
+        );
+    }
+    let mut script = String::from("ls -A /; echo ROOT-LISTED; ");
+    for socket in &sockets {
+        script.push_str(&connect_line(socket));
+    }
+    script.push_str("echo \"VAR: $(ls -A /var)\"; echo \"OPT: $(ls -A /opt)\"; true");
+    let (out, doc) = r.build(&script);
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    let accepted: Vec<String> = lines.map_while(Result::ok).collect();
+    let t = tail(&doc);
+    assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
+    assert!(!t.contains("CONNECTED"), "{t}");
+    assert!(
+        accepted.is_empty(),
+        "the daemon accepted: {accepted:?}\n{t}"
+    );
+    for socket in &sockets {
+        assert!(
+            t.contains(&format!("REFUSED ENOENT {}", socket.display())),
+            "{t}"
+        );
+    }
+    // What the build saw at its root is what the proof lists, and nothing else of the host.
+    let view = view_entries(&doc);
+    let listed: Vec<&str> = t.split("ROOT-LISTED").next().unwrap().lines().collect();
+    let tops: std::collections::BTreeSet<String> = view
+        .iter()
+        .filter_map(|(p, _, _)| p.components().nth(1))
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    for name in &listed {
+        assert!(
+            tops.contains(*name),
+            "/{name} is not in the proof's view {view:?}"
+        );
+    }
+    for gone in ["run", "srv", "mnt", "media", "snap", "root", "boot"] {
+        assert!(
+            !listed.contains(&gone),
+            "/{gone} is in the view: {listed:?}"
+        );
+    }
+    // /var holds its fresh tmp alone, /opt the way to the guard binary alone.
+    let guard_dir = r
+        .bin
+        .parent()
+        .unwrap()
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap();
+    assert!(t.contains("VAR: tmp\n"), "{t}");
+    assert!(t.contains(&format!("OPT: {guard_dir}\n")), "{t}");
+    // Every host source is a system directory, the worktree and its .git, or the guard binary.
+    for (path, role, source) in &view {
+        if source == "host" {
+            let expected = match role.as_str() {
+                "system" => ["/usr", "/etc", "/sys"].contains(&path.to_str().unwrap()),
+                "worktree" => path == &r.work,
+                "git-dir" => path == &r.work.join(".git"),
+                "guard" => path == &r.bin.join("guard"),
+                _ => false,
+            };
+            assert!(expected, "unexpected host source {path:?} ({role})");
+        }
+    }
+    let proof = &doc["isolation"]["containment"]["probe"]["view"];
+    for list in ["mismatched", "unplanned_mounts", "unplanned_root_entries"] {
+        assert_eq!(proof[list], serde_json::json!([]), "{list}: {proof}");
+    }
+    assert!(layers(&doc).iter().any(|l| l == "allowlisted-view"));
+}
+
+/// The build's `HOME` is its own: a directory of its fresh `/tmp` owned by the build user
+/// (the runner user here) with mode 0700, holding nothing but the empty XDG directories, every
+/// one of them writable; the XDG variables point there; nothing of it is left on the host.
+#[test]
+fn the_build_has_a_private_writable_home_that_is_gone_afterwards() {
+    let r = Replica::new();
+    // Assembled at run time, so that the report's copy of the script does not hold it.
+    let script = "m=\"$(printf 'pla''nted-home-con''tent')\"; \
+         echo \"HOME=$HOME\"; stat -c 'OWNER %u:%g MODE %a' \"$HOME\"; \
+         find \"$HOME\" -mindepth 1 | sort | sed \"s|^$HOME/|AT-START |\"; \
+         for v in HOME XDG_CONFIG_HOME XDG_CACHE_HOME XDG_DATA_HOME XDG_STATE_HOME; do \
+           d=$(printenv $v); echo \"$v=$d\"; echo \"$m\" > \"$d/planted\" && echo \"WROTE $v\"; done; \
+         mkdir -p \"$XDG_CACHE_HOME/pip\" && echo CACHE-DIR";
+    let (out, doc) = r.build(script);
+    let t = tail(&doc);
+    assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
+    let home = t
+        .lines()
+        .find_map(|l| l.strip_prefix("HOME="))
+        .unwrap_or_else(|| panic!("{t}"))
+        .to_string();
+    let (uid, _) = runner_user();
+    assert!(
+        t.contains(&format!("OWNER {uid}:65534 MODE 700")),
+        "HOME is not the build user's alone: {t}"
+    );
+    let at_start: Vec<&str> = t
+        .lines()
+        .filter_map(|l| l.strip_prefix("AT-START "))
+        .collect();
+    assert_eq!(
+        at_start,
+        [
+            ".cache",
+            ".config",
+            ".local",
+            ".local/share",
+            ".local/state"
+        ],
+        "{t}"
+    );
+    for (var, dir) in [
+        ("XDG_CONFIG_HOME", ".config"),
+        ("XDG_CACHE_HOME", ".cache"),
+        ("XDG_DATA_HOME", ".local/share"),
+        ("XDG_STATE_HOME", ".local/state"),
+    ] {
+        assert!(t.contains(&format!("{var}={home}/{dir}\n")), "{var}: {t}");
+    }
+    for var in [
+        "HOME",
+        "XDG_CONFIG_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_DATA_HOME",
+        "XDG_STATE_HOME",
+    ] {
+        assert!(
+            t.contains(&format!("WROTE {var}")),
+            "{var} is not writable: {t}"
+        );
+    }
+    assert!(t.contains("CACHE-DIR"), "{t}");
+    let probe = &doc["isolation"]["containment"]["probe"]["home"];
+    assert_eq!(probe["mode"], "0700", "{probe}");
+    assert_eq!(probe["uid"], uid, "{probe}");
+    assert_eq!(probe["not_writable"], serde_json::json!([]), "{probe}");
+    assert!(layers(&doc).iter().any(|l| l == "private-home"));
+    // Gone with the sandbox: not on the host's /tmp, nowhere in the runner's tree.
+    assert!(!Path::new(&home).exists(), "{home} is on the host");
+    let top = r.home.parent().unwrap();
+    for (path, bytes) in contents(top) {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("planted-home-content"),
+            "{} holds what the build wrote in its HOME",
+            path.display()
+        );
+    }
+    let host_tmp: Vec<PathBuf> = std::fs::read_dir("/tmp")
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.join("planted").exists() || p.join(".cache/planted").exists())
+        .collect();
+    assert!(host_tmp.is_empty(), "{host_tmp:?}");
 }

@@ -514,3 +514,120 @@ fn a_hard_core_limit_of_0_from_sudo_still_gives_the_build_exactly_1() {
         );
     }
 }
+
+/// A watch on a host file the build can see (a declared toolchain directory here; `/usr` and
+/// `/etc` alike) reports every read of it by the host's processes while the build runs: inotify,
+/// fanotify (unprivileged since Linux 5.13) and dnotify (`fcntl(F_NOTIFY)`). All three are
+/// refused, as on a kernel without them; the host does read the file meanwhile.
+#[test]
+fn the_build_cannot_watch_the_hosts_reads_of_files_it_sees() {
+    let program = r#"
+import ctypes, errno, fcntl, os, select, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+watched = sys.argv[1].encode()
+def err():
+    return errno.errorcode.get(ctypes.get_errno(), ctypes.get_errno())
+fds = {}
+fd = libc.inotify_init1(0)
+if fd < 0:
+    print("inotify_init1: ERR", err())
+else:
+    print("inotify_init1: OK")
+    if libc.inotify_add_watch(fd, watched, 0x1 | 0x20) < 0:
+        print("inotify_add_watch: ERR", err())
+    else:
+        fds["INOTIFY"] = fd
+print("inotify_add_watch-bad-fd:", "ERR" if libc.inotify_add_watch(-1, watched, 1) < 0 else "OK", err())
+if os.uname().machine == "x86_64":
+    libc.syscall.restype = ctypes.c_long
+    print("inotify_init:", "ERR" if libc.syscall(ctypes.c_long(253)) < 0 else "OK", err())
+fan = libc.fanotify_init(0x200, 0)  # FAN_CLASS_NOTIF | FAN_REPORT_FID
+if fan < 0:
+    print("fanotify_init: ERR", err())
+else:
+    print("fanotify_init: OK")
+    if libc.fanotify_mark(fan, 1, ctypes.c_uint64(0x1 | 0x20), -100, watched) < 0:
+        print("fanotify_mark: ERR", err())
+    else:
+        fds["FANOTIFY"] = fan
+dnotified = []
+signal.signal(signal.SIGIO, lambda *a: dnotified.append(1))
+try:
+    d = os.open(os.path.dirname(watched), os.O_RDONLY)
+    fcntl.fcntl(d, fcntl.F_NOTIFY, fcntl.DN_ACCESS | fcntl.DN_MULTISHOT)
+    print("F_NOTIFY: OK")
+except OSError as e:
+    print("F_NOTIFY: ERR", errno.errorcode[e.errno])
+sys.stdout.flush()
+open("watching", "w").close()
+seen = set()
+deadline = time.time() + 6
+while time.time() < deadline and len(seen) < len(fds) + 1:
+    ready = select.select(list(fds.values()), [], [], 0.2)[0] if fds else (time.sleep(0.2) or [])
+    for name, f in fds.items():
+        if f in ready:
+            os.read(f, 4096)
+            seen.add(name)
+    if dnotified:
+        seen.add("DNOTIFY")
+for name in sorted(seen):
+    print(name, "OBSERVED")
+print("DONE")
+"#;
+    let (dir, repo) = repo_with(program);
+    let tool = dir.path().join("tool");
+    std::fs::create_dir(&tool).unwrap();
+    let watched = tool.join("watched.txt");
+    std::fs::write(&watched, "read by the host\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    for p in [&tool, &watched] {
+        let mode = if p.is_dir() { 0o755 } else { 0o644 };
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+    let marker = repo.join("watching");
+    let (out, doc, host_reads) = std::thread::scope(|scope| {
+        let build = scope.spawn(|| {
+            guard_run(
+                dir.path(),
+                &repo,
+                &["--read-only", tool.to_str().unwrap()],
+                &format!("{PYTHON} attack.py '{}' 2>&1", watched.display()),
+            )
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !marker.exists() && !build.is_finished() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // The host's side: reads of the file the build sees, while the build watches.
+        let mut reads = 0;
+        if marker.exists() {
+            for _ in 0..40 {
+                std::fs::read(&watched).unwrap();
+                reads += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+        }
+        let (out, doc) = build.join().unwrap();
+        (out, doc, reads)
+    });
+    let doc = doc.unwrap_or_else(|| panic!("no report: {}", text(&out)));
+    let t = tail(&doc);
+    assert_eq!(out.status.code(), Some(0), "{}\n{t}", text(&out));
+    assert!(t.contains("DONE"), "{t}");
+    assert!(host_reads > 0, "the build never started watching: {t}");
+    assert!(
+        !t.contains("OBSERVED"),
+        "the build saw the host's reads: {t}"
+    );
+    for line in [
+        "inotify_init1: ERR ENOSYS",
+        "inotify_add_watch-bad-fd: ERR ENOSYS",
+        "fanotify_init: ERR EPERM",
+        "F_NOTIFY: ERR EPERM",
+    ] {
+        assert!(t.contains(line), "{line}: {t}");
+    }
+    if cfg!(target_arch = "x86_64") {
+        assert!(t.contains("inotify_init: ERR ENOSYS"), "{t}");
+    }
+}

@@ -264,7 +264,9 @@ fn network_is_closed_and_proved_without_traffic() {
 #[test]
 fn opted_out_run_does_reach_the_host_listener() {
     if landlock_abi() < 6 {
-        eprintln!("this kernel's Landlock cannot scope abstract sockets: the opt-out is refused here");
+        eprintln!(
+            "this kernel's Landlock cannot scope abstract sockets: the opt-out is refused here"
+        );
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -687,7 +689,10 @@ fn the_opt_out_is_refused_where_landlock_cannot_scope_abstract_sockets() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("Landlock does not restrict writes (ABI 0"), "{stderr}");
+    assert!(
+        stderr.contains("Landlock does not restrict writes (ABI 0"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -279,8 +279,7 @@ impl ContainmentProbe {
         }
         // Without a network namespace the host's abstract UNIX sockets are one `connect()`
         // away, and only Landlock's scoping (ABI 6) keeps the build from them.
-        if !expect.network_namespace && self.landlock.writes_restricted && !self.landlock.scoped
-        {
+        if !expect.network_namespace && self.landlock.writes_restricted && !self.landlock.scoped {
             problems.push(format!(
                 "--no-isolation-because cannot be honoured here: without a network namespace \
                  the build reaches the host's abstract UNIX sockets unless Landlock scopes them \

@@ -390,7 +390,11 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
     // `super::view`), each parent before what lies beneath it.
     let root = Path::new(NEWROOT);
     std::fs::create_dir(root).map_err(refuse_io("mkdir newroot"))?;
-    mount_tmpfs(root, MsFlags::MS_NOSUID | MsFlags::MS_NODEV, "mode=0755,size=1m")?;
+    mount_tmpfs(
+        root,
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        "mode=0755,size=1m",
+    )?;
     let mut hidden_mounts = Vec::new();
     for entry in &plan.view {
         let target = under(NEWROOT, &entry.path);
@@ -426,7 +430,8 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
                 } else {
                     SMALL_SCRATCH_SIZE
                 };
-                std::fs::create_dir_all(&target).map_err(refuse_io("create a scratch directory"))?;
+                std::fs::create_dir_all(&target)
+                    .map_err(refuse_io("create a scratch directory"))?;
                 mount_tmpfs(
                     &target,
                     MsFlags::MS_NOSUID | MsFlags::MS_NODEV,

@@ -177,7 +177,12 @@ pub struct Parts<'a> {
 pub fn plan(system: Vec<ViewEntry>, parts: &Parts<'_>) -> io::Result<Vec<ViewEntry>> {
     let mut entries = system;
     entries.push(ViewEntry::new("/dev".into(), Source::Dev, Role::Dev, false));
-    entries.push(ViewEntry::new("/proc".into(), Source::Proc, Role::Proc, false));
+    entries.push(ViewEntry::new(
+        "/proc".into(),
+        Source::Proc,
+        Role::Proc,
+        false,
+    ));
     for dir in parts.scratch {
         entries.push(ViewEntry::new(
             dir.clone(),
@@ -243,7 +248,10 @@ impl ViewProof {
         for (what, list) in [
             ("view entries not as planned", &self.mismatched),
             ("mounts outside the planned view", &self.unplanned_mounts),
-            ("names at the root outside the planned view", &self.unplanned_root_entries),
+            (
+                "names at the root outside the planned view",
+                &self.unplanned_root_entries,
+            ),
         ] {
             if !list.is_empty() {
                 problems.push(format!("{what}: {}", list.join(", ")));
@@ -289,8 +297,8 @@ pub fn prove(
             Source::Tmpfs | Source::Dev | Source::Proc => {
                 // A hidden directory removed on the host since it was planned took its cover
                 // with it, and there is nothing left to hide.
-                let gone = entry.role == Role::Hidden
-                    && std::fs::symlink_metadata(&entry.path).is_err();
+                let gone =
+                    entry.role == Role::Hidden && std::fs::symlink_metadata(&entry.path).is_err();
                 if !mounted.contains(entry.path.as_path()) && !gone {
                     mismatched.push(format!("{shown} is not mounted"));
                 }
@@ -302,7 +310,8 @@ pub fn prove(
     let mut unplanned_mounts = Vec::new();
     for mount in mounts {
         let point = mount.mount_point.as_path();
-        if planned.iter().any(|e| e.is_mount() && e.path == point) || masks.iter().any(|m| m == point)
+        if planned.iter().any(|e| e.is_mount() && e.path == point)
+            || masks.iter().any(|m| m == point)
         {
             continue;
         }
@@ -409,8 +418,16 @@ mod tests {
         assert_eq!(
             roles,
             [
-                "Dev", "GitDir", "Guard", "Hidden", "Home", "Proc", "Root", "Scratch",
-                "Toolchain", "Worktree"
+                "Dev",
+                "GitDir",
+                "Guard",
+                "Hidden",
+                "Home",
+                "Proc",
+                "Root",
+                "Scratch",
+                "Toolchain",
+                "Worktree"
             ]
             .iter()
             .map(|s| s.to_string())
@@ -460,7 +477,9 @@ mod tests {
             mount("/w/inner", "ext4"),
             mount("/var/lib/docker", "overlay"),
         ];
-        let root = ["usr", "w", "proc", "opt"].map(std::ffi::OsString::from).to_vec();
+        let root = ["usr", "w", "proc", "opt"]
+            .map(std::ffi::OsString::from)
+            .to_vec();
         let proof = prove(&planned, &mounts, &[PathBuf::from("/w/sock")], Ok(root));
         assert_eq!(proof.submounts, ["/usr/share/fonts (overlay)"]);
         assert_eq!(
