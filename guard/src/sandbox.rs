@@ -2,36 +2,39 @@
 //! it wrote once it is gone. This is the only place the untrusted patch is executed.
 //!
 //! The command is assumed hostile. The view is built from nothing (STYLE 13, bubblewrap's
-//! `bubblewrap.c`, nsjail's `mnt.cc`): the host read-only and locked, the places where credentials
-//! and daemons live replaced by empty file systems, then only what the build needs bound back;
-//! a second layer (Landlock) that needs no privilege; no capability anywhere; and a proof of all
-//! of it written before the command exists.
+//! `bubblewrap.c`, nsjail's `mnt.cc`): an empty root, then only what the build needs, each from a
+//! named source ([`view`]): the system directories read-only and locked, the worktree, the
+//! declared toolchains, fresh `/tmp`, `/dev`, `/proc` and a private `HOME`; a second layer
+//! (Landlock) that needs no privilege; no capability anywhere; and a proof of all of it, the list
+//! of what is mounted and from where included, written before the command exists.
 //!
 //! # Layers
 //!
 //! | layer | mechanism | what it stops |
 //! |---|---|---|
-//! | environment | `env_clear()`, then [`env::BASE_ALLOWLIST`] plus `--allow-env` and the policy's `build.env`; secret-looking names and values dropped even when allowlisted; `HOME` a fresh directory in the fresh `/tmp`, `TMPDIR=/tmp` | tokens in the environment (`GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, OIDC request tokens, cloud keys) |
+//! | environment | `env_clear()`, then [`env::BASE_ALLOWLIST`] plus `--allow-env` and the policy's `build.env`; secret-looking names and values dropped even when allowlisted; `HOME` a fresh directory in the fresh `/tmp` with `XDG_CONFIG_HOME`, `XDG_CACHE_HOME`, `XDG_DATA_HOME`, `XDG_STATE_HOME` inside it ([`env::XDG_DIRS`]), `TMPDIR=/tmp` | tokens in the environment (`GITHUB_TOKEN`, `ACTIONS_RUNTIME_TOKEN`, OIDC request tokens, cloud keys) |
 //! | namespaces | user (two levels), pid, mount, network, IPC, UTS, cgroup | the network (only `lo`), the runner's processes (signals, `ptrace`, `/proc/<pid>/environ`), SysV IPC, abstract UNIX sockets of the host (they belong to a network namespace) |
-//! | read-only host | the host's whole mount tree bound recursively at `/newroot`, then every submount remounted read-only one by one (`MS_REC` does not apply to a bind remount), keeping each mount's locked flags | writes anywhere on the host: `/etc`, `/usr/local/bin`, the runner's files, the trusted binaries |
+//! | allowlisted view | a fresh tmpfs as the root (read-only once built), holding only the entries [`view::plan`] lists: [`view::SYSTEM_DIRS`] (`/usr`, `/etc`, `/sys`) and the merged-usr names ([`view::SYSTEM_LINKS`], copied as links), the worktree (or working directory) and `--writable` outputs writable, its `.git`, `--read-only` directories, `CARGO_HOME`, `RUSTUP_HOME` and the guard binary read-only, fresh `/tmp`, `/var/tmp`, `/dev`, `/proc`, and `HOME`; the parents of a bind are empty directories of the root. The proof carries the list and checks it ([`view::prove`]): every mount it sees is an entry, a submount a read-only bind carried, or a socket mask; every host entry has the planned device and inode; `/` holds nothing else | by construction, everything else of the host: `/run`, `/var/run`, `/var/lib`, `/home`, `/root`, `/opt`, `/srv`, `/mnt`, `/media`, `/snap`, `/boot`, the runner's directories and credentials; with them the runtime socket directories of every network namespace (Docker's, containerd's, a container's daemon on a host path), which no reading of the host's socket table sees; and every host file an inotify watch could otherwise observe there |
+//! | read-only host | every host entry but the writable binds bound read-only, then each of its submounts remounted read-only one by one (`MS_REC` does not apply to a bind remount), keeping each mount's locked flags | writes to `/etc`, `/usr/local/bin`, the toolchains, the trusted binaries |
 //! | locked mounts | the view is made in the mount namespace of a more privileged user namespace; the command runs in a new mount namespace of a less privileged one, where the kernel locks every inherited mount | `umount`/`mount -o remount,rw` of the read-only host, of `.git`, of the tmpfs covers (also from a nested namespace: there is none) |
-//! | hidden directories | fresh empty read-only tmpfs over `/run`, `/var/run`, `/root`, `HOME`, the build user's home, `RUNNER_TEMP` and its parent (the runner's work root: `_temp`, `_actions`, `_tool`, the other checkouts), `RUNNER_WORKSPACE`, `GITHUB_WORKSPACE` and its parent, every ancestor of `RUNNER_TEMP` that holds the runner's `.credentials`, `.runner` or `_diag`, and `--hide`; fresh writable tmpfs over `/tmp`, `/var/tmp`, `/dev/shm` | reading `~/.git-credentials`, `gh`'s `hosts.yml`, the runner's credentials and `_diag` logs; writing the runner's file commands (`GITHUB_ENV`, `GITHUB_PATH`: code in a later step), actions' code, the job's baseline and reports; **connecting to file-system UNIX sockets** (D-Bus, systemd, Docker, anything in `/tmp`): `connect()` works on a read-only mount, so sockets are hidden, not just read-only |
-//! | masked sockets | every pathname UNIX socket bound on the host that still resolves in the view (bound outside every hidden directory: under `/var/lib`, `/opt`, another user's home, a second checkout) is covered, after every other mount, by an empty file from a private tmpfs whose super block is read-only (`connect()` then fails with `EROFS`); a directory holding nothing but sockets is hidden whole instead, which also hides a socket bound there later (see [Sockets](#sockets)) | connecting to a host daemon whose socket the fixed list of hidden directories misses, without refusing the build for its presence |
-//! | bound back | the worktree (or working directory) and `--writable` outputs writable, its `.git` read-only; `CARGO_HOME`, `RUSTUP_HOME`, `--read-only` directories and the guard binary read-only | nothing: what the build needs, and no more |
+//! | hidden inside the binds | where a read-only bind would show them (a toolchain declared above them, `--read-only /home/runner`), fresh empty read-only tmpfs over `/run`, `/var/run`, `/root`, `HOME`, the build user's home, `RUNNER_TEMP` and its parent (the runner's work root: `_temp`, `_actions`, `_tool`, the other checkouts), `RUNNER_WORKSPACE`, `GITHUB_WORKSPACE` and its parent, every ancestor of `RUNNER_TEMP` that holds the runner's `.credentials`, `.runner` or `_diag`, `--hide`, and every directory of nothing but host sockets; never inside a writable bind | what a broad declaration would show: `~/.git-credentials`, `gh`'s `hosts.yml`, the runner's credentials and `_diag` logs, its file commands (`GITHUB_ENV`, `GITHUB_PATH`), actions' code, the job's baseline and reports |
+//! | masked sockets | every pathname UNIX socket bound in the host's network namespace that still resolves in the view (inside a declared directory, a system directory or the worktree) is covered, after every other mount, by an empty file from a private tmpfs whose super block is read-only (`connect()` then fails with `EROFS`; a read-only mount alone does not stop `connect()`) (see [Sockets](#sockets)) | connecting to a host daemon whose socket lies inside what the build must see, without refusing the build for its presence |
 //! | fresh `/dev`, `/proc` | a tmpfs with `null`, `zero`, `full`, `random`, `urandom` bound from the host (no `tty`), a private `devpts`; a proc of the new pid namespace with `sys`, `sysrq-trigger`, `irq`, `bus` read-only and `keys`, `key-users` covered by `/dev/null` | raw disks and other device nodes; kernel knobs (`core_pattern`); the kernel's keys of every uid |
 //! | own session | `setsid()` in the setup stage: no controlling terminal (`tty_nr` 0 in the proof) | `TIOCSTI` into the terminal the guard was started from, `tcsetpgrp` to read it (bubblewrap's CVE-2017-5226) |
 //! | no privilege | the command is an ordinary user (the build user, never uid 0) in its user namespace: no capability in any set (`CapInh`, `CapPrm`, `CapEff`, `CapAmb` all zero), `no_new_privs`, no supplementary group, and the namespace above it may hold only one child user namespace (`max_user_namespaces=1`, bubblewrap's `--disable-userns`), so it cannot create another and gain capabilities there | setuid binaries (`sudo`), file capabilities, capability-gated kernel paths, nested-namespace escapes |
 //! | Landlock | read and execute everywhere, every write right (`AccessFs::from_all(ABI::V9)` minus device creation) only beneath the writable binds, `/tmp`, `/var/tmp`, `/dev/shm`, `/dev/pts`, the device nodes and `/proc`; among them, from ABI 9, `ResolveUnix` (`LANDLOCK_ACCESS_FS_RESOLVE_UNIX`: `connect()`/`sendmsg()` to a pathname UNIX socket); abstract UNIX sockets and signals scoped to the sandbox (ABI 6) | a mistake in the mount setup reopening a host path for writing; abstract sockets and signals if a namespace were shared; from ABI 9, every host socket outside the writable directories, also one bound after the masks were placed |
-//! | seccomp | [`seccomp`]'s deny-list, installed last before the proof and `exec` | the keyrings of the build's host uid and of the launcher's session, `TIOCSTI`/`TIOCLINUX`, kexec and modules, `bpf`, `perf_event_open`, `userfaultfd`, `open_by_handle_at`, ASLR-weakening `personality`, `io_uring`, the mount API, a change of `RLIMIT_CORE` |
+//! | seccomp | [`seccomp`]'s deny-list, installed last before the proof and `exec` | the keyrings of the build's host uid and of the launcher's session, `TIOCSTI`/`TIOCLINUX`, kexec and modules, `bpf`, `perf_event_open`, `userfaultfd`, `open_by_handle_at`, ASLR-weakening `personality`, `io_uring`, the mount API, a change of `RLIMIT_CORE`; watches on the host files the view shows (inotify, fanotify, dnotify), which report the host's reads of them |
 //! | resource limits | `RLIMIT_NPROC` 4096, `RLIMIT_DATA` 16 GiB, `RLIMIT_FSIZE` 8 GiB, `RLIMIT_NOFILE` 8192 (lowered only), `RLIMIT_CORE` exactly 1 (0 does not stop a pipe `core_pattern`) | fork bombs, runaway memory, disk-filling files, core dumps of secrets (also to apport or systemd-coredump) |
 //! | memory as a whole | a control group of its own where the host allows one ([`cgroup`]: `memory.max`, `pids.max`), writable tmpfs within [`stage::TMPFS_BUDGET`] | tmpfs files and `memfd`s, which `RLIMIT_DATA` does not count |
 //! | time, output | `--timeout` kills the whole tree; the last `--max-output` bytes are kept | hangs, floods |
 //! | after the build | the trusted outer process waits until no process is left in the sandbox's pid namespace, then (with `--verdict`/`--baseline`) compares the worktree with the baseline it read before the build started: identity of the worktree and `.git`, every file's SHA-256 ([`crate::tree::verify_against`]) | a build that wrote `.github/**`, out of scope, into `.git`, or swapped the worktree; the exit status carries it (1) |
 //!
-//! Not covered: the build can read what its user can read in the visible (read-only) host tree,
-//! and write its worktree, its outputs and the fresh `/tmp`; loopback inside its own network
-//! namespace works. Its output is a channel to whoever reads the log or the report. Nothing can be
-//! fetched during the build: dependencies are fetched beforehand by a trusted step.
+//! Not covered: the build can read what its user can read in the view (the system directories,
+//! the toolchains, the worktree), and write its worktree, its outputs, `HOME` and the fresh
+//! `/tmp`; loopback inside its own network namespace works. A file's access time (`relatime`)
+//! and the page cache still hint, coarsely, that the host read a file both can see. Its output is
+//! a channel to whoever reads the log or the report. Nothing can be fetched during the build:
+//! dependencies are fetched beforehand by a trusted step.
 //!
 //! # Process layout
 //!
@@ -40,8 +43,8 @@
 //! ```text
 //! guard run ─spawn (own process group)─► setpriv --pdeathsig KILL --
 //!   unshare --pid --fork --kill-child --mount --net --ipc --uts --cgroup --propagation private --
-//!     guard __sandbox-stage --stage setup    pid 1, real root: lo up, the view under /newroot,
-//!                                            host sockets masked, pivot
+//!     guard __sandbox-stage --stage setup    pid 1, real root: lo up, the view on an empty
+//!                                            root under /newroot, host sockets masked, pivot
 //!   setpriv --reuid=<build uid> --regid=65534 --clear-groups --inh-caps=+sys_admin --ambient-caps=+sys_admin --
 //!   unshare --user --map-root-user --mount --
 //!     guard __sandbox-stage --stage limit    root of user ns 1 (= build user): max_user_namespaces=1, /proc/sys read-only
@@ -79,7 +82,9 @@
 //! sets, `no_new_privs`, whether `unshare(CLONE_NEWUSER)` is refused, the Landlock ABI and whether
 //! the ruleset is enforced, every writable mount it can reach (mount id through an `O_PATH`
 //! descriptor, so a mount hidden under another does not count), whether `.git` and `/` refuse a
-//! new file, what the hidden directories show, its open descriptors, its resource limits; and,
+//! new file, what the hidden directories show, the view (the planned list of entries, each
+//! checked, and any mount or name at the root outside it), its `HOME` (owner, mode `0700`, only
+//! the empty XDG directories, writable), its open descriptors, its resource limits; and,
 //! for every pathname UNIX socket bound on the host (`/proc/net/unix`, read by the outer process
 //! in the host's network namespace before the sandbox is made), whether it still resolves to a
 //! socket (the setup stage read the table again and masked what it found; the proof lists the
@@ -94,21 +99,31 @@
 //! `--no-isolation-because` replaces one layer, the network namespace, where an outer layer
 //! blocks egress and the kernel refuses a network namespace: the sandbox is then built again
 //! without `--net`, every other layer is still proven (the same proof, without its network
-//! part), and a failure of any of them is a refusal as before. The build never runs without the
+//! part), and a failure of any of them is a refusal as before. Without a network namespace the
+//! host's abstract UNIX sockets are one `connect()` away, and only Landlock's scoping (ABI 6,
+//! Linux 6.12) keeps the build from them: where the kernel lacks it (ubuntu-24.04's 6.8 has ABI
+//! 4), the opt-out is refused, with that reason. The build never runs without the
 //! sandbox and never as root. The opt-out is recorded in the report (`network: opted-out`), and
 //! the workflow never passes it (a test enforces that).
 //!
 //! # Sockets
 //!
-//! A host daemon's UNIX socket is reachable from the build's network namespace through the file
-//! system alone: `connect()` needs only a name that resolves and write permission on it, and a
-//! read-only mount still allows that (the name is checked, not written). Most sockets live in
-//! the hidden directories (`/run`, `/var/run`, `/tmp`, the homes); for the rest:
+//! A daemon's UNIX socket is reachable from the build's network namespace through the file
+//! system alone, whatever network namespace the daemon bound it in: `connect()` needs only a
+//! name that resolves and write permission on it, and a read-only mount still allows that (the
+//! name is checked, not written). The allowlisted view is the layer that stops this: no runtime
+//! directory of the host (`/run`, `/var/run`, `/var/lib`, `/tmp`, the homes, `/opt`) is in it,
+//! so no socket there, of this network namespace or another, has a name in the view. What is
+//! left is a socket inside an entry: a declared toolchain or output directory, the worktree, a
+//! system directory. For those bound in the host's network namespace there are the masks:
+//! without such a declaration the proof's `masked_sockets` stays empty (the tests check it),
+//! with one the masks are what refuses the connection, at the cost of a second reading of the
+//! table and one `openat2` per bound name:
 //!
 //! 1. The outer process reads the host's `/proc/net/unix` (in its own, the host's, network
 //!    namespace), byte for byte: a name may hold spaces, newlines and bytes that are not UTF-8.
 //!    A directory of a bound socket that holds nothing but sockets (a daemon's socket directory)
-//!    is added to the hidden directories, unless a bind back would show it again.
+//!    inside a read-only bind is added to the hidden directories.
 //! 2. The setup stage reads the table again, through `/proc/<pid>/net/unix` of the outer process
 //!    (confirmed by its start time), once the view is complete, and for every bound name resolves
 //!    it inside the view as the command will (`openat2` with `RESOLVE_IN_ROOT`: symbolic links
@@ -129,7 +144,8 @@
 //! - a socket reached by a name the table does not show: a hard link, a rename after `bind()`,
 //!   a name bound relative to the binder's working directory (counted in the proof as
 //!   `unlocated_sockets`), a name bound in another mount namespace (a container sharing the
-//!   host's network namespace) that resolves elsewhere in this one;
+//!   host's network namespace) that resolves elsewhere in this one, and a socket bound in
+//!   another network namespace (a container's daemon) inside an entry of the view;
 //! - a name whose newline is followed by text shaped like a table entry (the kernel does not
 //!   escape names): the name is cut there.
 //!
@@ -138,9 +154,8 @@
 //! `LANDLOCK_ACCESS_FS_RESOLVE_UNIX` arrives with ABI 9 (Linux 7.1, per the `landlock` crate). The ruleset asks for it in best
 //! effort: on an older kernel it is dropped and the ruleset reads `partially-enforced`; the proof
 //! records `pathname_sockets_restricted` and the layer `landlock-pathname-unix-sockets` only
-//! where it is in force. The hidden directories and the masks are therefore the layer that holds
-//! on today's kernels; `--hide` covers a directory where a host daemon binds sockets during
-//! builds.
+//! where it is in force. The view, and inside it the masks, are therefore the layers that hold
+//! on today's kernels; do not declare a directory where a daemon binds sockets (or `--hide` it).
 //!
 //! # GitHub-hosted Ubuntu 24.04
 //!
@@ -152,7 +167,8 @@
 //! every later process of the job, while the capability is handed only to the guard's own
 //! `unshare`. Not verified from here: that AppArmor's exemption follows the capability (as root's
 //! own namespaces rely on), and the Landlock ABI of the runner's kernel (6.8: ABI 4, no scoping;
-//! recorded in the report, and scoping is covered by the namespaces there).
+//! recorded in the report, and scoping is covered by the namespaces there, which is also why the
+//! opt-out is refused there).
 //!
 //! # Test hook
 //!
@@ -161,7 +177,12 @@
 //! stands in for `unshare`, exiting 0 without running anything; `no-network`: an attempt with a
 //! network namespace is unavailable; `no-landlock`: the enter stage does not restrict itself with
 //! Landlock (its proof then refuses). It can only take isolation away, which fails closed; it
-//! cannot choose what runs.
+//! cannot choose what runs. [`LANDLOCK_ABI_ENV`] (`GUARD_RUN_SIMULATE_LANDLOCK_ABI_AT_MOST=N`)
+//! caps the Landlock ABI the proof credits the kernel with at `N` (not a number: 0): the ruleset
+//! the enter stage enforces is the same whatever it says, so it can only make the guard believe
+//! in fewer layers and refuse more (the opt-out on a kernel without scoping, simulated), never
+//! raise what it credits or loosen what it enforces. Both are read from the guard's own
+//! environment, which the workflow's `sudo` resets and the build never reaches.
 
 pub mod capture;
 pub mod cgroup;
@@ -774,7 +795,7 @@ fn hidden_dirs(spec: &RunSpec, build_uid: u32) -> Vec<PathBuf> {
 /// The directories to cover inside the view: each candidate strictly beneath a read-only source
 /// (a system directory, a toolchain), unless it is, or lies inside, a writable bind (the build's
 /// own files), is bound itself (what is declared is shown), is scratch, or lies inside another
-/// cover.
+/// cover with no source between them.
 fn covers(
     candidates: Vec<PathBuf>,
     ro_sources: &[PathBuf],
@@ -789,8 +810,18 @@ fn covers(
         .collect();
     kept.sort();
     kept.dedup();
+    // Inside another cover a directory is hidden already, unless a source between the two
+    // shows the host's tree again.
     let outer = kept.clone();
-    kept.retain(|h| !outer.iter().any(|o| o != h && mounts::within(h, o)));
+    kept.retain(|h| {
+        !outer.iter().any(|o| {
+            o != h
+                && mounts::within(h, o)
+                && !ro_sources
+                    .iter()
+                    .any(|s| s != o && mounts::within(s, o) && mounts::within(h, s))
+        })
+    });
     kept
 }
 
@@ -1327,4 +1358,59 @@ fn lock(shared: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
     shared
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    /// Only what a read-only source would show is covered: not what the view does not hold
+    /// anyway, not the build's own writable tree, not a declared directory itself, and not a
+    /// directory inside another cover.
+    #[test]
+    fn covers_are_kept_only_inside_read_only_sources() {
+        let p = |s: &str| PathBuf::from(s);
+        let kept = covers(
+            vec![
+                p("/run"),
+                p("/home/runner"),
+                p("/home/runner/work/_temp"),
+                p("/home/runner/.cargo/bin"),
+                p("/opt/tool/secret"),
+                p("/opt/tool"),
+                p("/home/runner/work/r/r/work/sub"),
+                p("/tmp"),
+                p("/usr/local/daemon"),
+                p("/home/runner/deps/secret"),
+            ],
+            &[
+                p("/usr"),
+                p("/home"),
+                p("/opt/tool"),
+                p("/home/runner/.cargo/bin"),
+                p("/home/runner/deps"),
+            ],
+            &[p("/home/runner/work/r/r/work")],
+            &[
+                p("/opt/tool"),
+                p("/home/runner/.cargo/bin"),
+                p("/home/runner/deps"),
+            ],
+            &[p("/tmp"), p("/var/tmp")],
+        );
+        // `/home/runner/work/_temp` is inside the cover of `/home/runner`; the declared
+        // `/home/runner/deps` shows the host's tree again beneath it, so its `secret` is covered
+        // on its own.
+        assert_eq!(
+            kept,
+            [
+                p("/home/runner"),
+                p("/home/runner/deps/secret"),
+                p("/opt/tool/secret"),
+                p("/usr/local/daemon")
+            ]
+        );
+    }
 }

@@ -592,6 +592,8 @@ fn unix_sockets_outside_are_unreachable() {
         "{probe}"
     );
     assert_eq!(probe["reachable_sockets"], serde_json::json!([]));
+    // Not masked either: none of them is in the view at all.
+    assert_eq!(probe["masked_sockets"], serde_json::json!([]), "{probe}");
     assert_eq!(
         probe["groups"],
         serde_json::json!([]),

@@ -386,6 +386,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_home_skeleton_is_the_xdg_directories_and_their_parents() {
+        assert_eq!(
+            home_skeleton(),
+            [
+                ".cache",
+                ".config",
+                ".local",
+                ".local/share",
+                ".local/state"
+            ]
+        );
+    }
+
+    #[test]
     fn secret_names() {
         let secret = [
             "GITHUB_TOKEN",

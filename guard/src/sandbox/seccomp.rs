@@ -1,5 +1,6 @@
 //! The seccomp layer: a deny-list of system calls that no build needs and that reach past the
-//! other layers (the kernel's keyrings, the terminal's input queue, the kernel itself), compiled
+//! other layers (the kernel's keyrings, the terminal's input queue, watches that report the
+//! host's reads of the files the view shares with it, the kernel itself), compiled
 //! with Firecracker's `seccompiler` and installed by the enter stage as the last step before the
 //! proof is announced and the command exec'd. Filters survive `execve` and are inherited by every
 //! child; nothing in the sandbox can remove them.
