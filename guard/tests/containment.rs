@@ -78,12 +78,23 @@ fn runner_user() -> (u32, u32) {
                 .status
                 .success()
         };
+        // System ids: the first ordinary uid (1001 after the image's own user) is the act
+        // harness's `runner` (tests/act/setup.sh), which must get it as on GitHub's images.
         if !exists(&["group", DOCKER_GROUP]) {
-            run(Command::new("groupadd").arg(DOCKER_GROUP), "groupadd");
+            run(
+                Command::new("groupadd").args(["--system", DOCKER_GROUP]),
+                "groupadd",
+            );
         }
         if !exists(&["passwd", USER]) {
             run(
-                Command::new("useradd").args(["--no-create-home", "--gid", DOCKER_GROUP, USER]),
+                Command::new("useradd").args([
+                    "--system",
+                    "--no-create-home",
+                    "--gid",
+                    DOCKER_GROUP,
+                    USER,
+                ]),
                 "useradd",
             );
         }

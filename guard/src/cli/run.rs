@@ -52,11 +52,11 @@ pub struct RunArgs {
     /// A declared build output outside the worktree, writable by the build (repeatable).
     #[arg(long = "writable", value_name = "DIR")]
     writable: Vec<PathBuf>,
-    /// A directory the build reads (a toolchain, a dependency cache) that a hidden directory
-    /// would otherwise cover; visible read-only (repeatable).
+    /// A directory the build reads (a toolchain, a dependency cache) outside /usr, /etc and /sys,
+    /// which alone of the host are in its view; visible read-only (repeatable).
     #[arg(long = "read-only", value_name = "DIR")]
     read_only: Vec<PathBuf>,
-    /// Another directory the build must not see (repeatable).
+    /// A directory inside a --read-only one that the build must not see (repeatable).
     #[arg(long = "hide", value_name = "DIR")]
     hide: Vec<PathBuf>,
     /// The verdict of the applied diff: with --baseline, the tree is checked after the build by
