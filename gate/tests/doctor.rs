@@ -873,6 +873,47 @@ fn cli_missing_exits_1_and_prints_the_fix() {
     );
 }
 
+/// `--format json` answers with a document on every exit: an error (no token, nothing
+/// listening) is `result: error` with the reason, and the network error is named as one.
+#[test]
+fn cli_json_errors_are_documents_too() {
+    let gh = start_default(configured());
+    let url = gh.url();
+    let json_error = |out: std::process::Output| {
+        assert_eq!(out.status.code(), Some(2));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        assert_eq!(doc["schema"], "agent-team-apply/doctor/v1");
+        assert_eq!(doc["result"], "error");
+        assert_eq!(doc["exit_code"], 2);
+        assert_eq!(doc["settings"], serde_json::json!([]));
+        doc["error"].as_str().unwrap().to_owned()
+    };
+    let no_token = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .env_clear()
+        .args([
+            "doctor",
+            "--repository=octo/repo",
+            "--app=x",
+            "--format=json",
+        ])
+        .arg(format!("--api-url={url}"))
+        .output()
+        .unwrap();
+    assert!(json_error(no_token).contains("GH_TOKEN"));
+    drop(gh);
+    let nothing_listening = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .env_clear()
+        .env("GH_TOKEN", "t0ken")
+        .args(["doctor", "--repository=octo/repo", "--app=x", "--timeout=5"])
+        .args(["--format=json", &format!("--api-url={url}")])
+        .output()
+        .unwrap();
+    let error = json_error(nothing_listening);
+    assert!(error.contains("network error"), "{error}");
+    assert!(error.contains("did not reach GitHub"), "{error}");
+}
+
 #[test]
 fn cli_usage_and_io_errors_exit_2() {
     let gh = start_default(configured());

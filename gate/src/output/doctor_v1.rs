@@ -15,10 +15,14 @@ pub struct DoctorDoc {
     pub repository: String,
     pub app: String,
     pub default_branch: Option<String>,
-    /// `ok` (exit 0): every required setting is ok; `incomplete` (exit 1) otherwise.
+    /// `ok` (exit 0): every required setting is ok; `incomplete` (exit 1) otherwise; `error`
+    /// (exit 2): the doctor could not read the settings (usage, token, network), `error` says why.
     pub result: String,
     pub exit_code: u8,
     pub settings: Vec<SettingDoc>,
+    /// Why the doctor stopped, when `result` is `error`; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,5 +71,21 @@ pub fn document(report: &Report) -> DoctorDoc {
                 fix: (f.status != Status::Ok).then(|| f.setting.fix().to_owned()),
             })
             .collect(),
+        error: None,
+    }
+}
+
+/// The document of a doctor that stopped before it could read the settings (exit 2): what it
+/// was asked for, and why it stopped.
+pub fn error_document(repository: &str, app: &str, message: &str) -> DoctorDoc {
+    DoctorDoc {
+        schema: SCHEMA.to_owned(),
+        repository: repository.to_owned(),
+        app: app.to_owned(),
+        default_branch: None,
+        result: "error".to_owned(),
+        exit_code: contract::cli::Exit::Error.code(),
+        settings: Vec::new(),
+        error: Some(message.to_owned()),
     }
 }
