@@ -705,6 +705,139 @@ fn allowed_actions() {
     assert_eq!(report.exit_code(), 1);
 }
 
+/// The allow list is compared with what the reusable workflow pins and the caller's pin:
+/// `local_only` and lists that leave one of them out (or allow it only at a tag, not the
+/// pinned commit) are missing; a list allowing more is named, and fine.
+#[test]
+fn allowed_actions_compares_the_allow_list() {
+    let mut s = configured();
+    s.settings.allowed_actions = "local_only".into();
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Missing,
+        "allowed_actions: local_only",
+    );
+
+    let mut s = configured();
+    s.settings.selected_actions.patterns_allowed = vec!["agent-team/agent-team-apply@*".into()];
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Missing,
+        "not allowed: step-security/harden-runner@",
+    );
+
+    let mut s = configured();
+    s.settings.selected_actions.patterns_allowed = vec![
+        "step-security/harden-runner@v2".into(),
+        "agent-team/agent-team-apply@*".into(),
+    ];
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Missing,
+        "not allowed: step-security/harden-runner@",
+    );
+
+    // The reusable workflow's repository (the caller's pin) must be allowed too.
+    let mut s = configured();
+    s.settings.selected_actions.patterns_allowed = vec!["step-security/*".into()];
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Missing,
+        &format!(
+            "not allowed: agent-team/agent-team-apply/.github/workflows/agent-team-apply-verify.yml@{PIN}"
+        ),
+    );
+
+    // GitHub's own actions by pattern instead of github_owned_allowed; more than needed is named.
+    let mut s = configured();
+    s.settings.selected_actions.github_owned_allowed = false;
+    s.settings.selected_actions.verified_allowed = true;
+    s.settings.selected_actions.patterns_allowed = vec![
+        "actions/*".into(),
+        "STEP-SECURITY/harden-runner@*".into(),
+        "agent-team/agent-team-apply@*".into(),
+        "pypa/gh-action-pypi-publish@*".into(),
+    ];
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Ok,
+        "also allows: every verified creator's actions, pypa/gh-action-pypi-publish@*",
+    );
+
+    // Without GitHub's own actions, the checkout cannot run.
+    let mut s = configured();
+    s.settings.selected_actions.github_owned_allowed = false;
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Missing,
+        "not allowed: actions/checkout@",
+    );
+}
+
+#[test]
+fn the_pinned_actions_are_read_from_the_reusable_workflow() {
+    let names: Vec<String> = gate::doctor::pinned_actions()
+        .into_iter()
+        .map(|(name, commit)| {
+            assert_eq!(commit.len(), 40, "{name}@{commit}");
+            name
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "actions/cache/restore",
+            "actions/checkout",
+            "actions/create-github-app-token",
+            "actions/upload-artifact",
+            "step-security/harden-runner",
+        ]
+    );
+}
+
+#[test]
+fn allow_list_patterns_match_as_github_documents() {
+    use gate::doctor::pattern_allows;
+    let sha = "b09bb98e06d4d774595224525879c09bc6e98c40";
+    for (pattern, allows) in [
+        ("step-security/harden-runner@*", true),
+        ("step-security/harden-runner", true),
+        ("step-security/*", true),
+        ("*", true),
+        (&*format!("step-security/harden-runner@{sha}"), true),
+        ("step-security/harden-runner@v2", false),
+        ("step-security/harden-runner@b09bb98", false),
+        ("step-security/harden", false),
+        ("step-security/harden-runner-fork@*", false),
+        ("other/*", false),
+    ] {
+        assert_eq!(
+            pattern_allows(pattern, "step-security/harden-runner", sha),
+            allows,
+            "{pattern}"
+        );
+    }
+    // A repository's pattern allows its subdirectories (a path action, a reusable workflow).
+    assert!(pattern_allows(
+        "actions/cache@*",
+        "actions/cache/restore",
+        sha
+    ));
+    assert!(!pattern_allows(
+        "actions/cache/save@*",
+        "actions/cache/restore",
+        sha
+    ));
+}
+
 #[test]
 fn caller_pin_setting() {
     let mut files = default_files();
