@@ -311,7 +311,13 @@ pub enum Status {
     Missing,
     /// The token cannot read it (`403`, or a `404` where GitHub hides what it may not show).
     CannotRead,
+    /// The caller pins the all-zero placeholder `gate init` writes before a release is chosen:
+    /// nothing is wrong yet, and no job can run until a release is pinned.
+    NoRelease,
 }
+
+/// What to do while the caller pins no release.
+pub const NO_RELEASE_FIX: &str = "no release is pinned yet (the all-zero placeholder gate init writes): choose a release of the reusable workflow's repository, and run `gate init --pin <the commit its tag names> --force` or replace the zeros in the caller; every job fails at its install step until then";
 
 impl Status {
     pub fn as_str(self) -> &'static str {
@@ -319,6 +325,18 @@ impl Status {
             Status::Ok => "ok",
             Status::Missing => "missing",
             Status::CannotRead => "cannot read",
+            Status::NoRelease => "no release",
+        }
+    }
+}
+
+impl Finding {
+    /// What to do about it; `None` when it is ok.
+    pub fn fix(&self) -> Option<&'static str> {
+        match self.status {
+            Status::Ok => None,
+            Status::NoRelease => Some(NO_RELEASE_FIX),
+            Status::Missing | Status::CannotRead => Some(self.setting.fix()),
         }
     }
 }
@@ -1477,7 +1495,14 @@ pub fn caller_release(client: &Client, caller: &[u8]) -> Result<Finding, DoctorE
     let Ok(repository) = Repository::parse(pinned) else {
         return missing(format!("{pinned:?} is not OWNER/REPO"));
     };
-    if contract::ids::CommitId::parse(commit).is_err() || commit.bytes().all(|b| b == b'0') {
+    if commit.len() == 40 && commit.bytes().all(|b| b == b'0') {
+        return Ok(found(
+            setting,
+            Status::NoRelease,
+            format!("{pinned}@{commit}: the placeholder, no release pinned yet"),
+        ));
+    }
+    if contract::ids::CommitId::parse(commit).is_err() {
         return missing(format!(
             "{commit:?} is not a commit to read (see caller-pin)"
         ));
@@ -1574,6 +1599,7 @@ pub fn caller_pin(bytes: &[u8]) -> Finding {
     }
     let mut problems = Vec::new();
     let mut pins = Vec::new();
+    let mut placeholder = false;
     for (place, target) in &uses {
         if target.starts_with("./") {
             continue;
@@ -1588,6 +1614,7 @@ pub fn caller_pin(bytes: &[u8]) -> Finding {
                 "{place}: {target} is not pinned to a full commit SHA"
             ));
         } else if pin.bytes().all(|b| b == b'0') {
+            placeholder = true;
             problems.push(format!("{place}: {target} pins the all-zero placeholder"));
         } else {
             pins.push(target.clone());
@@ -1606,6 +1633,8 @@ pub fn caller_pin(bytes: &[u8]) -> Finding {
     }
     if problems.is_empty() {
         found(setting, Status::Ok, format!("pinned: {}", pins.join(", ")))
+    } else if placeholder && problems.len() == 1 {
+        found(setting, Status::NoRelease, problems.join("; "))
     } else {
         found(setting, Status::Missing, problems.join("; "))
     }

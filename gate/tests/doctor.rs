@@ -843,12 +843,40 @@ fn caller_pin_setting() {
     let mut files = default_files();
     files[0].1 = caller("0000000000000000000000000000000000000000").into_bytes();
     let refs: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    // Before a release is chosen (what gate init writes without --pin): its own state, with
+    // what to do, on the caller's pin and the release it names; still not a pass.
+    let report = doctor_with(configured(), &refs);
     assert_only_with(
-        &doctor_with(configured(), &refs),
+        &report,
         Setting::CallerPin,
-        Status::Missing,
+        Status::NoRelease,
         "all-zero placeholder",
         &[Setting::CallerRelease],
+    );
+    assert_eq!(status(&report, Setting::CallerRelease).0, Status::NoRelease);
+    assert_eq!(report.exit_code(), 1);
+    let pin = report
+        .findings
+        .iter()
+        .find(|f| f.setting == Setting::CallerPin)
+        .unwrap();
+    assert!(pin.fix().unwrap().contains("no release is pinned yet"));
+    let doc = gate::output::doctor_v1::document(&report);
+    let entry = doc.settings.iter().find(|s| s.id == "caller-pin").unwrap();
+    assert_eq!(entry.status, "no-release");
+    assert!(entry.fix.as_deref().unwrap().contains("gate init --pin"));
+    // The placeholder beside another problem is just missing.
+    let mut other = default_files();
+    other[0].1 = caller("0000000000000000000000000000000000000000")
+        .replace(
+            "    uses: agent-team",
+            "    secrets: inherit\n    uses: agent-team",
+        )
+        .into_bytes();
+    let other_refs: Vec<(&str, &[u8])> = other.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    assert_eq!(
+        status(&doctor_with(configured(), &other_refs), Setting::CallerPin).0,
+        Status::Missing
     );
     let refs: Vec<(&str, &[u8])> = files[1..].iter().map(|(p, b)| (*p, b.as_slice())).collect();
     assert_only_with(

@@ -77,8 +77,8 @@ pub fn render_text(report: &Report) -> String {
                 f.setting.reads_with()
             ));
         }
-        if f.status != Status::Ok {
-            out.push_str(&format!("              fix: {}\n", f.setting.fix()));
+        if let Some(fix) = f.fix() {
+            out.push_str(&format!("              fix: {fix}\n"));
         }
     }
     let failing = report

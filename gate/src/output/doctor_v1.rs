@@ -31,7 +31,7 @@ pub struct SettingDoc {
     /// The setting's stable id (`environment-secrets`, ...).
     pub id: String,
     pub required: bool,
-    /// `ok`, `missing` or `cannot-read`.
+    /// `ok`, `missing`, `cannot-read`, or `no-release` (the caller pins the placeholder).
     pub status: String,
     pub title: String,
     pub detail: String,
@@ -62,13 +62,14 @@ pub fn document(report: &Report) -> DoctorDoc {
                     Status::Ok => "ok",
                     Status::Missing => "missing",
                     Status::CannotRead => "cannot-read",
+                    Status::NoRelease => "no-release",
                 }
                 .to_owned(),
                 title: f.setting.title().to_owned(),
                 detail: f.detail.clone(),
                 source: f.setting.source().to_owned(),
                 reads_with: f.setting.reads_with().to_owned(),
-                fix: (f.status != Status::Ok).then(|| f.setting.fix().to_owned()),
+                fix: f.fix().map(str::to_owned),
             })
             .collect(),
         error: None,
