@@ -317,7 +317,7 @@ pub enum Status {
 }
 
 /// What to do while the caller pins no release.
-pub const NO_RELEASE_FIX: &str = "no release is pinned yet (the all-zero placeholder gate init writes): choose a release of the reusable workflow's repository, and run `gate init --pin <the commit its tag names> --force` or replace the zeros in the caller; every job fails at its install step until then";
+pub const NO_RELEASE_FIX: &str = "no release is pinned yet (the all-zero placeholder gate init writes): choose a release of the reusable workflow's repository, and run `gate init --pin <the commit its tag names> --tag vX.Y.Z` (it changes only the pin line) or replace the zeros in the caller; every job fails at its install step until then";
 
 impl Status {
     pub fn as_str(self) -> &'static str {
