@@ -389,19 +389,7 @@ fn existing_release(dir: &Path) -> Result<Option<(String, Option<String>)>, Init
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(io(&path, &e)),
     };
-    Ok(text.lines().find_map(|line| {
-        let at = line.find(PIN_MARKER)?;
-        line.trim_start().starts_with("uses:").then_some(())?;
-        let rest = &line[at + PIN_MARKER.len()..];
-        let pin = rest.split_whitespace().next()?;
-        check_pin(pin).ok()?;
-        let tag = rest
-            .split_once('#')
-            .and_then(|(_, c)| c.split_whitespace().next())
-            .filter(|t| crate::release::version_problem(t).is_none())
-            .map(str::to_owned);
-        Some((pin.to_owned(), tag))
-    }))
+    Ok(release_line(&text))
 }
 
 fn steps(request: &InitRequest, pinned: bool) -> Vec<String> {
@@ -561,17 +549,20 @@ pub fn changes(
     }
 }
 
-/// The release a planned caller pins, when it is not the placeholder.
+/// The release a caller's text pins on its `uses: …agent-team-apply-verify.yml@` line: the
+/// commit, unless the placeholder, and the `# vX.Y.Z` beside it when it is one.
 fn release_line(caller: &str) -> Option<(String, Option<String>)> {
     caller.lines().find_map(|line| {
         let at = line.find(PIN_MARKER)?;
+        line.trim_start().starts_with("uses:").then_some(())?;
         let rest = &line[at + PIN_MARKER.len()..];
         let pin = rest.split_whitespace().next()?;
         check_pin(pin).ok()?;
         let tag = rest
             .split_once('#')
-            .map(|(_, c)| c.trim().to_owned())
-            .filter(|t| !t.is_empty());
+            .and_then(|(_, c)| c.split_whitespace().next())
+            .filter(|t| crate::release::version_problem(t).is_none())
+            .map(str::to_owned);
         Some((pin.to_owned(), tag))
     })
 }
