@@ -188,6 +188,7 @@ pub mod capture;
 pub mod cgroup;
 pub mod env;
 pub mod json_v1;
+pub mod layer;
 pub mod mounts;
 pub mod probe;
 pub mod proof;
@@ -208,6 +209,7 @@ use std::time::{Duration, Instant};
 use capture::Capture;
 use cgroup::BuildCgroup;
 use env::EnvPlan;
+use layer::{WriteBudget, WriteLayer};
 use proof::ContainmentProbe;
 use stage::{Limits, StagePlan};
 
@@ -276,6 +278,8 @@ pub struct RunSpec {
     pub memory_max: Option<u64>,
     /// The tree check after the build, against a baseline held in memory.
     pub tree: Option<TreeSpec>,
+    /// The bounds of the build's write layer (started as root: the worktree is an overlay).
+    pub write_budget: WriteBudget,
 }
 
 /// The after-build tree check that `guard run` does itself once the sandbox is gone.
@@ -395,6 +399,23 @@ pub struct TreeOutcome {
     pub entries: u64,
 }
 
+/// Where the build's writes to its worktree went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Worktree {
+    /// An overlay over the checkout (never written), discarded after the check.
+    Overlay {
+        /// The checkout's device and inode, checked before the overlay was mounted and after
+        /// the build.
+        lower: [u64; 2],
+        budget: WriteBudget,
+        /// What the build wrote, in bytes and inodes of the upper layer.
+        used_bytes: u64,
+        used_inodes: u64,
+    },
+    /// Started as an ordinary user: the checkout itself, bound writable.
+    InPlace,
+}
+
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
     pub command: Vec<OsString>,
@@ -407,6 +428,7 @@ pub struct RunOutcome {
     pub output_truncated_bytes: u64,
     /// With a [`TreeSpec`]: what the build wrote, judged after every process of it was gone.
     pub tree: Option<TreeOutcome>,
+    pub worktree: Worktree,
 }
 
 impl RunOutcome {
@@ -450,6 +472,8 @@ pub enum SandboxError {
     TreeChanged(String),
     #[error("tree check: {0}")]
     Tree(#[from] TreeError),
+    #[error(transparent)]
+    Layer(#[from] layer::LayerError),
 }
 
 fn io_error(context: impl Into<String>) -> impl FnOnce(io::Error) -> SandboxError {
@@ -502,8 +526,10 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
     };
 
     let attempt = sandboxed(spec, &env_plan, &cwd, git_dir.clone(), &sandbox_home, true)?;
-    let (finished, isolation, chowned) = match (attempt, &spec.opt_out) {
-        (Attempt::Ran(finished, isolation, chowned), _) => (*finished, isolation, chowned),
+    let (finished, isolation, chowned, layer) = match (attempt, &spec.opt_out) {
+        (Attempt::Ran(finished, isolation, chowned, layer), _) => {
+            (*finished, isolation, chowned, layer)
+        }
         (Attempt::Unavailable(detail), None) => {
             return Err(SandboxError::IsolationUnavailable { detail });
         }
@@ -511,7 +537,7 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
         // namespace, every other layer proven as before.
         (Attempt::Unavailable(unavailable), Some(reason)) => {
             match sandboxed(spec, &env_plan, &cwd, git_dir, &sandbox_home, false)? {
-                Attempt::Ran(finished, mut isolation, chowned) => {
+                Attempt::Ran(finished, mut isolation, chowned, layer) => {
                     let Isolation::Namespace {
                         network_opt_out, ..
                     } = &mut isolation;
@@ -519,7 +545,7 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
                         reason: reason.clone(),
                         unavailable,
                     });
-                    (*finished, isolation, chowned)
+                    (*finished, isolation, chowned, layer)
                 }
                 Attempt::Unavailable(detail) => {
                     return Err(SandboxError::IsolationUnavailable { detail });
@@ -528,38 +554,19 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
         }
     };
     // Every process of the build is gone now (its pid namespace is dead): what it left is final.
-    let tree = match &spec.tree {
-        Some(t) => {
-            let result = tree::verify_against(
-                &t.baseline,
-                &t.verdict,
-                &t.policy,
-                &t.walk,
-                inodes_before.as_ref(),
-            );
-            // A check that cannot finish is a failing check with its reason: the report is
-            // written either way (the evidence must not disappear).
-            Some(Ok::<_, SandboxError>(match result {
-                Ok(after) => TreeOutcome {
-                    entries: after.snapshot.len() as u64,
-                    findings: after.findings,
-                },
-                Err(e) => TreeOutcome {
-                    entries: 0,
-                    findings: vec![Finding {
-                        rule: crate::rules::RuleId::BuildWrote,
-                        path: crate::repo_path::RepoPath::from("."),
-                        change: tree::Change::Modified,
-                        message: format!("the check after the build could not finish: {e}"),
-                        policy_entry: None,
-                    }],
-                },
-            }))
-        }
-        None => None,
-    };
+    let mut layer = layer;
+    let (tree, worktree) = after_build(spec, layer.as_deref_mut(), inodes_before.as_ref());
+    let mut isolation = isolation;
+    if matches!(worktree, Worktree::Overlay { .. }) {
+        let Isolation::Namespace { layers, .. } = &mut isolation;
+        layers.push("worktree-overlay-discarded".into());
+    }
     if let Some(chowned) = &chowned {
         chowned.restore()?;
+    }
+    // What the build wrote is gone with the layer: nothing of it reaches a later step.
+    if let Some(layer) = layer {
+        layer.discard()?;
     }
     let tree = tree.transpose()?;
     let (output_tail, output_truncated_bytes) = finished.capture.tail.finish();
@@ -573,7 +580,117 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
         output_tail,
         output_truncated_bytes,
         tree,
+        worktree,
     })
+}
+
+/// A `build-wrote` finding at the worktree's top.
+fn top_finding(message: String) -> Finding {
+    Finding {
+        rule: crate::rules::RuleId::BuildWrote,
+        path: crate::repo_path::RepoPath::from("."),
+        change: tree::Change::Modified,
+        message,
+        policy_entry: None,
+    }
+}
+
+/// The check after the build: the tree the build left (with a write layer, the read-only merged
+/// view of it over the untouched checkout), judged against the baseline; a write budget reached
+/// is a finding too. A check that cannot finish is a failing check with its reason: the report
+/// is written either way (the evidence must not disappear).
+fn after_build(
+    spec: &RunSpec,
+    layer: Option<&mut WriteLayer>,
+    inodes_before: Option<&tree::walk::Inodes>,
+) -> (Option<Result<TreeOutcome, SandboxError>>, Worktree) {
+    let mut findings = Vec::new();
+    let mut view = None;
+    let mut unreadable = false;
+    let worktree = match layer {
+        None => Worktree::InPlace,
+        Some(layer) => {
+            let budget = layer.budget();
+            let (used_bytes, used_inodes) = match layer.usage() {
+                Ok(usage) => {
+                    if usage.exhausted {
+                        findings.push(top_finding(format!(
+                            "the build reached its write budget ({} bytes, {} inodes; it wrote {} bytes, {} inodes): what did not fit was refused, and the build cannot pass (raise --write-budget-bytes or --write-budget-inodes)",
+                            budget.bytes, budget.inodes, usage.bytes, usage.inodes
+                        )));
+                    }
+                    (usage.bytes, usage.inodes)
+                }
+                Err(e) => {
+                    findings.push(top_finding(format!(
+                        "the build's write layer cannot be measured: {e}"
+                    )));
+                    (0, 0)
+                }
+            };
+            let lower = layer.lower_identity();
+            match std::fs::symlink_metadata(layer.lower()) {
+                Ok(m) if [m.dev(), m.ino()] == lower => {}
+                _ => findings.push(top_finding(
+                    "the checkout under the build's overlay is not the directory it was".into(),
+                )),
+            }
+            match layer.merged() {
+                Ok(merged) => view = Some(merged),
+                Err(e) => {
+                    unreadable = true;
+                    findings.push(top_finding(format!(
+                        "the tree the build left cannot be read: {e}"
+                    )));
+                }
+            }
+            Worktree::Overlay {
+                lower,
+                budget,
+                used_bytes,
+                used_inodes,
+            }
+        }
+    };
+    let Some(t) = &spec.tree else {
+        return (None, worktree);
+    };
+    if unreadable {
+        return (
+            Some(Ok(TreeOutcome {
+                entries: 0,
+                findings,
+            })),
+            worktree,
+        );
+    }
+    let result = tree::verify_against(
+        &t.baseline,
+        &t.verdict,
+        &t.policy,
+        &t.walk,
+        inodes_before,
+        view.as_deref(),
+    );
+    let outcome = match result {
+        Ok(after) => {
+            findings.extend(after.findings);
+            TreeOutcome {
+                entries: after.snapshot.len() as u64,
+                findings,
+            }
+        }
+        Err(e) => {
+            findings.push(top_finding(format!(
+                "the check after the build could not finish: {e}"
+            )));
+            TreeOutcome {
+                entries: 0,
+                findings,
+            }
+        }
+    };
+    (Some(Ok(outcome)), worktree)
 }
 
 /// The sandbox's `TMPDIR` is its fresh `/tmp`: a host temporary directory passed through would
@@ -613,7 +730,12 @@ fn repository(repo: &Path) -> Result<(PathBuf, PathBuf), SandboxError> {
 }
 
 enum Attempt {
-    Ran(Box<Finished>, Isolation, Option<Chowned>),
+    Ran(
+        Box<Finished>,
+        Isolation,
+        Option<Chowned>,
+        Option<Box<WriteLayer>>,
+    ),
     /// Isolation could not be established; the command did not run.
     Unavailable(String),
 }
@@ -923,13 +1045,26 @@ fn sandboxed(
         .map(|e| e.path.clone())
         .chain(read_only.iter().cloned())
         .collect();
+    // Started as root, the build writes to an overlay over the checkout, never to the checkout;
+    // the layer's directory is hidden wherever a read-only bind would show it.
+    let layer = if identity.switch {
+        Some(Box::new(WriteLayer::create(
+            &std::env::temp_dir(),
+            cwd,
+            spec.write_budget,
+        )?))
+    } else {
+        None
+    };
     let mut candidates = hidden_dirs(spec, identity.uid);
+    candidates.extend(layer.as_ref().map(|l| l.dir().to_path_buf()));
     candidates.extend(socket_dirs(&host_sockets.paths));
     let hidden = covers(candidates, &ro_sources, &writable, &read_only, &scratch);
     let view = view::plan(
         system,
         &view::Parts {
             worktree: cwd,
+            layer: layer.as_deref().map(WriteLayer::dir),
             git_dir: git_dir.as_deref(),
             outputs: writable.get(1..).unwrap_or_default(),
             toolchains: &read_only,
@@ -1054,6 +1189,9 @@ fn sandboxed(
     } else {
         None
     };
+    if let Some(layer) = &layer {
+        layer.match_root()?;
+    }
     let capture = Capture::sandboxed(&plan.nonce, spec.max_output);
     let finished = supervise(cmd, env_plan, cwd, capture, spec.timeout, group.as_ref())?;
     let finished = match finished {
@@ -1075,7 +1213,9 @@ fn sandboxed(
         c.restore()?;
     }
     match result? {
-        Attempt::Ran(finished, isolation, _) => Ok(Attempt::Ran(finished, isolation, chowned)),
+        Attempt::Ran(finished, isolation, _, _) => {
+            Ok(Attempt::Ran(finished, isolation, chowned, layer))
+        }
         other => Ok(other),
     }
 }
@@ -1118,7 +1258,7 @@ fn judge(plan: &StagePlan, finished: Finished) -> Result<Attempt, SandboxError> 
         probe: Box::new(probe),
         network_opt_out: None,
     };
-    Ok(Attempt::Ran(Box::new(finished), isolation, None))
+    Ok(Attempt::Ran(Box::new(finished), isolation, None, None))
 }
 
 /// The layers a passing proof shows, by name.

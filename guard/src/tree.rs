@@ -531,14 +531,16 @@ pub fn verify_after_build(
     limits: &WalkLimits,
 ) -> Result<AfterBuild, TreeError> {
     let baseline = Baseline::from_doc(root, baseline, verdict_sha256)?;
-    verify_against(&baseline, verdict, policy, limits, None)
+    verify_against(&baseline, verdict, policy, limits, None, None)
 }
 
 /// Compares the worktree with an in-memory baseline (see the module documentation): the
 /// worktree and `.git` must be the same directories, and every write the build made is judged.
 /// `verdict` must be the one the baseline was taken with (the caller binds them). `inodes`: the
 /// hard-link counts, modification times and extended attributes read just before the build
-/// ([`changed_since`]), compared too.
+/// ([`changed_since`]), compared too. `view`: where the tree the build left is walked when it
+/// is not the worktree itself (`guard run`'s read-only merged view of its write layer over the
+/// worktree, which stays the lower layer and whose identity is checked as ever).
 ///
 /// The cost is bounded by the baseline: only a file the baseline hashed, of the same size as
 /// then, is read again (a new or resized file differs without reading it, however large or
@@ -550,6 +552,7 @@ pub fn verify_against(
     policy: &Policy,
     limits: &WalkLimits,
     inodes: Option<&Inodes>,
+    view: Option<&Path>,
 ) -> Result<AfterBuild, TreeError> {
     check_verdict(verdict)?;
     let root = &baseline.root;
@@ -609,9 +612,10 @@ pub fn verify_against(
                 .get(&RepoPath::from(path))
                 .is_some_and(|b| b.kind == Kind::File && b.size == size && b.sha256.is_some())
     };
+    let walked_root = view.unwrap_or(root);
     let walked = match inodes {
-        Some(_) => walk::walk_with_inodes(root, limits, &hash).map(|(s, i)| (s, Some(i))),
-        None => walk::walk(root, limits, &hash).map(|s| (s, None)),
+        Some(_) => walk::walk_with_inodes(walked_root, limits, &hash).map(|(s, i)| (s, Some(i))),
+        None => walk::walk(walked_root, limits, &hash).map(|s| (s, None)),
     };
     let (after, after_inodes) = match walked {
         Ok(walked) => walked,

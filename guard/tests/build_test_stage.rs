@@ -209,11 +209,42 @@ impl Fixture {
         ])
     }
 
+    /// `guard run --repo <repo> --verdict --baseline --tree-report -- sh -c script`: the build
+    /// with the check after it done by the guard itself, as the workflow runs it; the output and
+    /// the tree report.
+    fn checked_build(&self, script: &str) -> (Output, Value) {
+        let report = self.out("run.json");
+        let tree = self.out("tree-after-build.json");
+        let _ = std::fs::remove_file(&tree);
+        let out = guard(&[
+            "run",
+            "--repo",
+            s(&self.repo),
+            "--verdict",
+            s(&self.out("verdict.json")),
+            "--baseline",
+            s(&self.out("baseline.json")),
+            "--tree-report",
+            s(&tree),
+            "--report",
+            s(&report),
+            "--",
+            "sh",
+            "-c",
+            script,
+        ]);
+        let doc = std::fs::read(&tree)
+            .map(|bytes| serde_json::from_slice(&bytes).unwrap())
+            .unwrap_or_else(|e| panic!("no tree report ({e}): {}", text(&out)));
+        (out, doc)
+    }
+
     /// `git status` and every file's content outside `.git`: what "unchanged" means.
     fn state(&self) -> (String, BTreeMap<String, Vec<u8>>) {
         let status = git(
             &self.repo,
             &[
+                "--no-optional-locks",
                 "status",
                 "--porcelain",
                 "--untracked-files=all",
@@ -461,17 +492,23 @@ fn build_writes_into_the_surface_out_of_scope_or_links_fail_after_the_build() {
     for (script, path, change) in cases {
         let fx = Fixture::applied();
         fx.baseline();
-        let run = fx.build(script);
-        assert_eq!(run.status.code(), Some(0), "{script}: {}", text(&run));
-        let out = fx.after_build();
-        assert_finding(&out, "build-wrote", path);
-        let doc = json(&out);
+        let before = fx.state();
+        let (run, doc) = fx.checked_build(script);
+        assert_eq!(run.status.code(), Some(1), "{script}: {}", text(&run));
+        assert_eq!(doc["result"], "fail", "{script}: {doc}");
+        let found = findings(&doc);
         assert!(
-            findings(&doc)
+            found
                 .iter()
-                .any(|(_, p, c)| p == path && c == change),
+                .any(|(r, p, c)| r == "build-wrote" && p == path && c == change),
             "{script}: {doc}"
         );
+        assert!(found.iter().all(|(r, _, _)| r == "build-wrote"), "{doc}");
+        // Whatever the build wrote stayed in its discarded layer: the checkout later steps see
+        // is the one the baseline describes.
+        assert_eq!(fx.state(), before, "{script}");
+        let again = fx.after_build();
+        assert_eq!(again.status.code(), Some(0), "{script}: {}", text(&again));
     }
 }
 
@@ -509,15 +546,14 @@ fn a_git_hook_written_without_the_read_only_mount_fails_after_the_build() {
 fn a_build_that_writes_only_build_outputs_or_in_scope_passes() {
     let fx = Fixture::applied();
     fx.baseline();
-    let run = fx.build(
+    let (run, doc) = fx.checked_build(
         "mkdir -p target/debug/deps target/release && echo bin > target/debug/app \
          && echo meta > target/.rustc_info.json && chmod +x target/debug/app \
-         && echo gen > src/generated.rs",
+         && echo gen > src/generated.rs && test -x target/debug/app && cat src/generated.rs",
     );
     assert_eq!(run.status.code(), Some(0), "{}", text(&run));
-    let out = fx.after_build();
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(json(&out)["result"], "pass");
+    assert_eq!(doc["result"], "pass", "{doc}");
+    assert!(text(&run).contains("| gen"), "{}", text(&run));
 }
 
 #[test]
@@ -748,4 +784,96 @@ fn run_passes_the_policy_build_env_through_the_secret_filter() {
     let out = guard(&["run", "--policy", s(&policy), "--", "touch", s(&marker)]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(!marker.exists());
+}
+
+/// Issue 27's escape: the base has a submodule, the checkout has none (an empty directory at
+/// its path); the build makes that directory a repository whose config sets `core.fsmonitor`
+/// and a hook. `actions/checkout`'s post step then runs `git submodule foreach --recursive` in
+/// the checkout, outside the sandbox, with the job's token. The build's writes never reach the
+/// checkout (they stay in the discarded layer), so nothing planted runs.
+#[test]
+fn a_nested_repository_the_build_plants_never_reaches_the_checkout() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let sub = root.join("subrepo");
+    std::fs::create_dir_all(&sub).unwrap();
+    git(&sub, &["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(sub.join("lib.txt"), "sub\n").unwrap();
+    git(&sub, &["add", "--all"]);
+    git(&sub, &["commit", "--quiet", "-m", "sub"]);
+    let base = root.join("base");
+    std::fs::create_dir_all(&base).unwrap();
+    git(&base, &["init", "--quiet", "--initial-branch=main"]);
+    std::fs::write(base.join("README.md"), "# base\n").unwrap();
+    git(
+        &base,
+        &[
+            "-c",
+            "protocol.file.allow=always",
+            "submodule",
+            "add",
+            "--quiet",
+            s(&sub),
+            "vendor/sub",
+        ],
+    );
+    git(&base, &["commit", "--quiet", "-m", "base"]);
+    // Checked out without submodules, as actions/checkout does by default.
+    git(root, &["clone", "--quiet", s(&base), "work"]);
+    let work = root.join("work");
+    assert_eq!(
+        std::fs::read_dir(work.join("vendor/sub")).unwrap().count(),
+        0
+    );
+
+    let marker = root.join("PLANTED-RAN");
+    let plant = format!(
+        "cd vendor/sub && git init --quiet && git config core.fsmonitor 'touch {m}; false' \
+         && printf '#!/bin/sh\\ntouch {m}\\n' > .git/hooks/post-checkout \
+         && chmod +x .git/hooks/post-checkout && printf 'x\\n' > f && git add f \
+         && git -c user.name=a -c user.email=a@b commit --quiet -m planted && ls -a .git",
+        m = marker.display()
+    );
+    let report = root.join("run.json");
+    let run = guard(&[
+        "run",
+        "--repo",
+        s(&work),
+        "--report",
+        s(&report),
+        "--",
+        "sh",
+        "-c",
+        &plant,
+    ]);
+    // The build planted it in the tree it saw (and that tree's check would flag it).
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    assert!(text(&run).contains("| config"), "{}", text(&run));
+
+    // The trusted post step, outside the sandbox: what actions/checkout's runs, and a status.
+    for args in [
+        &[
+            "submodule",
+            "foreach",
+            "--recursive",
+            "git config --local --name-only --get-regexp core || :; git status --porcelain",
+        ][..],
+        &["status", "--porcelain", "--ignore-submodules=none"][..],
+    ] {
+        let out = git_support::git(&work).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+    assert!(
+        !marker.exists(),
+        "a command the build planted ran outside the sandbox"
+    );
+    assert_eq!(
+        std::fs::read_dir(work.join("vendor/sub")).unwrap().count(),
+        0,
+        "the build's nested repository reached the checkout"
+    );
+    let layers = serde_json::from_slice::<Value>(&std::fs::read(&report).unwrap()).unwrap()
+        ["isolation"]["containment"]["layers"]
+        .to_string();
+    assert!(layers.contains("worktree-overlay-discarded"), "{layers}");
 }

@@ -559,7 +559,7 @@ try:
 except OSError as e:
     print("F_NOTIFY: ERR", errno.errorcode[e.errno])
 sys.stdout.flush()
-open("watching", "w").close()
+open(sys.argv[2], "w").close()
 seen = set()
 deadline = time.time() + 6
 while time.time() < deadline and len(seen) < len(fds) + 1:
@@ -584,14 +584,27 @@ print("DONE")
         let mode = if p.is_dir() { 0o755 } else { 0o644 };
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
     }
-    let marker = repo.join("watching");
+    // The build's signal to the host goes through a declared output (written in place): its
+    // worktree is an overlay the host does not see.
+    let signal = dir.path().join("signal");
+    std::fs::create_dir(&signal).unwrap();
+    let marker = signal.join("watching");
     let (out, doc, host_reads) = std::thread::scope(|scope| {
         let build = scope.spawn(|| {
             guard_run(
                 dir.path(),
                 &repo,
-                &["--read-only", tool.to_str().unwrap()],
-                &format!("{PYTHON} attack.py '{}' 2>&1", watched.display()),
+                &[
+                    "--read-only",
+                    tool.to_str().unwrap(),
+                    "--writable",
+                    signal.to_str().unwrap(),
+                ],
+                &format!(
+                    "{PYTHON} attack.py '{}' '{}' 2>&1",
+                    watched.display(),
+                    marker.display()
+                ),
             )
         });
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);

@@ -128,6 +128,8 @@ pub const GUARD_RUN: StageSpec = StageSpec {
         "--tree-report",
         "--timeout",
         "--max-output",
+        "--write-budget-bytes",
+        "--write-budget-inodes",
         "--report",
     ],
 };

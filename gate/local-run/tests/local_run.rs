@@ -197,10 +197,12 @@ fn hook_attack_fails_at_build_test_and_never_reaches_publish() {
     let kept = kept(&stdout);
     assert!(kept.join("decide/decision.json").is_file());
     assert!(!kept.join("publish").exists(), "the publish job ran");
-    // The attack really happened in build-test's worktree, and only there.
+    // The attack happened in build-test's view of its worktree (the check above flagged it),
+    // and stayed in guard's discarded write layer: the checkout never holds it.
     assert!(
-        kept.join("build-test/work/.github/workflows/release.yml")
-            .is_file()
+        !kept
+            .join("build-test/work/.github/workflows/release.yml")
+            .exists()
     );
     assert!(!kept.join("origin/.github").exists());
     // The stages ran from the install directory, read-only and executable.

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 use guard::escape;
+use guard::sandbox::layer::WriteBudget;
 use guard::sandbox::stage::{self, Limits, StagePlan};
 use guard::sandbox::{self, Isolation, NamespaceHook, RunOutcome, RunSpec, TreeSpec};
 use guard::tree::Baseline;
@@ -46,6 +47,15 @@ pub struct RunArgs {
     /// host allows one: started as root); default three quarters of the host's memory.
     #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(16 << 20..))]
     memory_max: Option<u64>,
+    /// Started as root, the build writes its worktree through an overlay whose upper layer, a
+    /// tmpfs of at most BYTES, only the guard reads and discards after the check: the checkout
+    /// is never written. Reaching it fails the build (rule build-wrote).
+    #[arg(long, value_name = "BYTES", default_value_t = WriteBudget::DEFAULT.bytes, value_parser = clap::value_parser!(u64).range(1 << 20..))]
+    write_budget_bytes: u64,
+    /// The number of files, directories and links the build may create or change in its
+    /// worktree (the upper layer's inodes); reaching it fails the build (rule build-wrote).
+    #[arg(long, value_name = "N", default_value_t = WriteBudget::DEFAULT.inodes, value_parser = clap::value_parser!(u64).range(16..))]
+    write_budget_inodes: u64,
     /// The repository to build: the working directory (writable), and its .git is read-only.
     #[arg(long, value_name = "DIR")]
     repo: Option<PathBuf>,
@@ -165,6 +175,10 @@ pub fn run(mut args: RunArgs) -> u8 {
         limits: Limits::default(),
         memory_max: args.memory_max,
         tree: loaded.as_ref().map(|l| l.spec.clone()),
+        write_budget: WriteBudget {
+            bytes: args.write_budget_bytes,
+            inodes: args.write_budget_inodes,
+        },
     };
     let outcome = match sandbox::run(&spec) {
         Ok(outcome) => outcome,

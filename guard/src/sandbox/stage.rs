@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::convert::Infallible;
 use std::ffi::OsString;
 use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -401,6 +402,7 @@ fn setup(plan: &StagePlan, command: &[OsString]) -> Result<Infallible, Failure> 
         match (entry.source, entry.role) {
             (_, Role::Root) => {}
             (Source::Host, _) => bind_host(&host_proc, entry, &target)?,
+            (Source::Overlay, _) => overlay_host(entry, &target)?,
             (Source::Link, _) => {
                 let Some(to) = &entry.from else {
                     return Err(Failure::Refuse(format!(
@@ -529,6 +531,52 @@ fn bind_host(host_proc: &Path, entry: &ViewEntry, target: &Path) -> Result<(), F
             read_only_beneath(host_proc, target)
         }
     }
+}
+
+/// The host's directory (as the scratch root shows it) as the lower layer of an overlay at
+/// `target`, over the guard's write layer: the build writes only the upper layer, which the
+/// outer process alone reads afterwards ([`super::layer`]). The lower layer must still be the
+/// directory the plan named (device and inode), or the run is refused.
+fn overlay_host(entry: &ViewEntry, target: &Path) -> Result<(), Failure> {
+    let (Some(layer), Some([dev, ino])) = (&entry.layer, entry.identity) else {
+        return Err(Failure::Refuse(format!(
+            "the overlay at {} has no write layer or no planned identity",
+            entry.path.display()
+        )));
+    };
+    let lower = under(OLDROOT, &entry.path);
+    let meta = std::fs::symlink_metadata(&lower)
+        .map_err(|e| Failure::Refuse(format!("{}: {e}", entry.path.display())))?;
+    if !meta.is_dir() || [meta.dev(), meta.ino()] != [dev, ino] {
+        return Err(Failure::Refuse(format!(
+            "the lower layer {} is device {} inode {}, planned {dev} {ino}",
+            entry.path.display(),
+            meta.dev(),
+            meta.ino()
+        )));
+    }
+    let layer = under(OLDROOT, layer);
+    mount_point(&lower, target)?;
+    let options = format!(
+        "lowerdir={},upperdir={},workdir={},{}",
+        lower.display(),
+        layer.join("upper").display(),
+        layer.join("work").display(),
+        super::layer::OVERLAY_OPTIONS
+    );
+    nix::mount::mount(
+        Some("overlay"),
+        target,
+        Some("overlay"),
+        MsFlags::MS_NOSUID | MsFlags::MS_NODEV,
+        Some(options.as_str()),
+    )
+    .map_err(|e| {
+        Failure::Refuse(format!(
+            "mount the worktree's overlay at {}: {e}",
+            entry.path.display()
+        ))
+    })
 }
 
 /// A fresh `/dev`: a few device nodes bound from the host, nothing else.

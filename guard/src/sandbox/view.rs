@@ -47,6 +47,9 @@ pub enum Source {
     /// A proc of the sandbox's pid namespace, its system-wide knobs read-only and the kernel's
     /// keys covered.
     Proc,
+    /// An overlay: the host's directory `from` (device and inode `identity`) as the lower layer,
+    /// never written, under the guard's bounded write layer (`layer`, [`super::layer`]).
+    Overlay,
 }
 
 /// Why an entry is in the view.
@@ -91,8 +94,12 @@ pub struct ViewEntry {
     /// link's target.
     pub from: Option<PathBuf>,
     pub writable: bool,
-    /// [`Source::Host`]: the device and inode of `from` when the plan was made.
+    /// [`Source::Host`], [`Source::Overlay`]: the device and inode of `from` when the plan was
+    /// made.
     pub identity: Option<[u64; 2]>,
+    /// [`Source::Overlay`]: the guard's write layer, holding `upper/` and `work/`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub layer: Option<PathBuf>,
 }
 
 impl ViewEntry {
@@ -104,6 +111,7 @@ impl ViewEntry {
             from: None,
             writable,
             identity: None,
+            layer: None,
         }
     }
 
@@ -114,6 +122,15 @@ impl ViewEntry {
             from: Some(path.to_path_buf()),
             identity: Some([meta.dev(), meta.ino()]),
             ..ViewEntry::new(path.to_path_buf(), Source::Host, role, writable)
+        })
+    }
+
+    /// The host's `path` (canonical) as the lower layer of an overlay over `layer`, writable.
+    fn overlay(path: &Path, role: Role, layer: &Path) -> io::Result<ViewEntry> {
+        Ok(ViewEntry {
+            source: Source::Overlay,
+            layer: Some(layer.to_path_buf()),
+            ..ViewEntry::host(path, role, true)?
         })
     }
 
@@ -129,7 +146,7 @@ impl ViewEntry {
         match self.source {
             Source::Host => !self.writable && self.role != Role::GitDir,
             Source::Dev | Source::Proc => true,
-            Source::Link | Source::Tmpfs | Source::Directory => false,
+            Source::Link | Source::Tmpfs | Source::Directory | Source::Overlay => false,
         }
     }
 }
@@ -161,6 +178,8 @@ pub fn system_entries() -> io::Result<Vec<ViewEntry>> {
 #[derive(Debug, Clone, Copy)]
 pub struct Parts<'a> {
     pub worktree: &'a Path,
+    /// The guard's write layer: the worktree is an overlay over it rather than a writable bind.
+    pub layer: Option<&'a Path>,
     pub git_dir: Option<&'a Path>,
     pub outputs: &'a [PathBuf],
     /// Toolchains and caches, and the guard binary last.
@@ -199,7 +218,10 @@ pub fn plan(system: Vec<ViewEntry>, parts: &Parts<'_>) -> io::Result<Vec<ViewEnt
             false,
         ));
     }
-    entries.push(ViewEntry::host(parts.worktree, Role::Worktree, true)?);
+    entries.push(match parts.layer {
+        Some(layer) => ViewEntry::overlay(parts.worktree, Role::Worktree, layer)?,
+        None => ViewEntry::host(parts.worktree, Role::Worktree, true)?,
+    });
     for dir in parts.outputs {
         entries.push(ViewEntry::host(dir, Role::Output, true)?);
     }
@@ -303,6 +325,19 @@ pub fn prove(
                     mismatched.push(format!("{shown} is not mounted"));
                 }
             }
+            // The lower layer's identity was checked by the setup stage before it mounted the
+            // overlay (and is checked again by the outer process after the build); here the
+            // worktree must be that overlay.
+            Source::Overlay => {
+                let overlay = mounts
+                    .iter()
+                    .rev()
+                    .find(|m| m.mount_point == entry.path)
+                    .is_some_and(|m| m.fs_type == "overlay");
+                if !overlay {
+                    mismatched.push(format!("{shown} is not the planned overlay"));
+                }
+            }
             Source::Directory => {}
         }
     }
@@ -396,6 +431,7 @@ mod tests {
             Vec::new(),
             &Parts {
                 worktree: &work,
+                layer: None,
                 git_dir: Some(&work.join(".git")),
                 outputs: &[],
                 toolchains: &toolchains,

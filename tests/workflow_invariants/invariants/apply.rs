@@ -123,6 +123,7 @@ pub(crate) const APPLY_INVARIANTS: &[(&str, Invariant)] = &[
     ("build-test-order", build_test_order),
     ("build-sandboxed-under-sudo", build_sandboxed_under_sudo),
     ("later-steps-out-of-reach", later_steps_out_of_reach),
+    ("build-tree-discarded", build_tree_discarded),
     ("deps-fetched-before-sandbox", deps_fetched_before_sandbox),
     ("setup-before-the-diff", setup_before_the_diff),
     ("build-command-from-caller", build_command_from_caller),
@@ -967,6 +968,33 @@ pub(crate) fn build_sandboxed_under_sudo(wf: &Workflow) -> Result<(), String> {
     for step in steps {
         if run_of(step).is_some_and(|r| r.contains("$(id -g)") || r.contains("--keep-groups")) {
             return Err("a build-test step keeps the runner's groups (docker)".into());
+        }
+    }
+    Ok(())
+}
+
+/// No step after `guard run` reads the build's tree, the post steps of the actions before it
+/// included (`actions/checkout`'s runs `git submodule foreach --recursive` in `work`, outside the
+/// sandbox, with the job's token, whatever the job's outcome): the build writes `work` only
+/// through guard's overlay, which exists only when guard starts as root (`sudo`), and whose
+/// bounded upper layer guard discards (that guard starts as root is
+/// [`build_sandboxed_under_sudo`]'s). So nothing is declared `--writable` (a host directory the
+/// build would write in place), and the write budget is explicit. The later steps' own reads
+/// are [`later_steps_out_of_reach`]'s.
+pub(crate) fn build_tree_discarded(wf: &Workflow) -> Result<(), String> {
+    let steps = wf.steps(BUILD_TEST)?;
+    let untrusted = untrusted_run_index(steps)?;
+    let script = joined(run_of(&steps[untrusted]).unwrap_or_default());
+    let guard = script
+        .find(&format!(" {TRUSTED_BIN}/guard run "))
+        .ok_or("no trusted guard run")?;
+    let args = &script[guard..];
+    if args.contains("--writable") {
+        return Err("guard run declares a host directory --writable: the build writes it in place, and later steps read it".into());
+    }
+    for flag in ["--write-budget-bytes ", "--write-budget-inodes "] {
+        if !args.contains(flag) {
+            return Err(format!("guard run does not set `{}`", flag.trim()));
         }
     }
     Ok(())

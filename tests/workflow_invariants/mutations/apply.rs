@@ -742,6 +742,23 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
         },
     },
     Mutation {
+        description: "let the build write a directory of the workspace in place",
+        breaks: &["build-tree-discarded"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                BUILD_TEST,
+                "              --write-budget-bytes 4294967296",
+                "              --writable \"$GITHUB_WORKSPACE/work/target\" --write-budget-bytes 4294967296",
+            )
+        },
+    },
+    Mutation {
+        description: "drop the build's write budget",
+        breaks: &["build-tree-discarded"],
+        apply: |t| replace_in_job(t, BUILD_TEST, " --write-budget-inodes 500000", ""),
+    },
+    Mutation {
         description: "upload the work tree",
         breaks: &["later-steps-out-of-reach"],
         apply: |t| {

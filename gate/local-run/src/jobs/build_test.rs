@@ -23,6 +23,9 @@ use crate::{LocalRunError, io_error};
 const BUILD_TIMEOUT_SECONDS: &str = "600";
 /// `guard run --max-output`, as the workflow passes it.
 const MAX_OUTPUT: &str = "8388608";
+/// The write budget the workflow passes (its `guard run` step).
+const WRITE_BUDGET_BYTES: &str = "4294967296";
+const WRITE_BUDGET_INODES: &str = "500000";
 
 pub fn play(
     runner: &mut Runner<'_>,
@@ -104,6 +107,8 @@ pub fn play(
             .flag("--tree-report", &tree_after_build)
             .flag("--timeout", BUILD_TIMEOUT_SECONDS)
             .flag("--max-output", MAX_OUTPUT)
+            .flag("--write-budget-bytes", WRITE_BUDGET_BYTES)
+            .flag("--write-budget-inodes", WRITE_BUDGET_INODES)
             .flag("--report", &run_report)
             .trailing(&["bash", "-euo", "pipefail", "-c", BUILD_COMMAND])
             .env("AGENT_TEAM_DEPS", &deps);
