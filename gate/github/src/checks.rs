@@ -51,6 +51,8 @@ pub struct CheckRuns {
     pub check_runs: Vec<CheckRun>,
 }
 
+crate::paginate::paged!(CheckRuns => check_runs);
+
 impl Client {
     /// `GET /repos/{owner}/{repo}/commits/{ref}/check-runs?check_name=...` ("List check runs
     /// for a Git reference", <https://docs.github.com/en/rest/checks/runs#list-check-runs-for-a-git-reference>;
@@ -66,12 +68,11 @@ impl Client {
         app_id: Option<u64>,
     ) -> Result<CheckRuns, Error> {
         let mut call = Call::get(repo.path(&format!("/commits/{}/check-runs", encode_path(sha))))
-            .query("check_name", check_name)
-            .query("per_page", "100");
+            .query("check_name", check_name);
         if let Some(app_id) = app_id {
             call = call.query("app_id", app_id.to_string());
         }
-        self.json(&call, &[200])
+        self.get_all(&call)
     }
 
     /// `POST /repos/{owner}/{repo}/check-runs` ("Create a check run",

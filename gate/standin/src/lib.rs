@@ -34,6 +34,7 @@
 pub mod git;
 mod http;
 mod load;
+pub mod page;
 mod releases;
 mod routes;
 pub mod settings;

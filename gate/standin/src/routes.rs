@@ -180,7 +180,7 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
             other_contents(state, req, &format!("{owner}/{repo}"), &path.join("/"))
         }
         // The settings `gate doctor` reads (crate::settings).
-        _ => crate::settings::global_route(state, req, segments).unwrap_or_else(not_found),
+        _ => crate::settings::global_route(state, req, segments, base).unwrap_or_else(not_found),
     })
 }
 
@@ -199,9 +199,9 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
             list_runs(state, req, base)
         }
         ("GET", ["actions", "runs", id]) => get_run(state, id, base),
-        ("GET", ["actions", "runs", id, "jobs"]) => list_jobs(state, id),
+        ("GET", ["actions", "runs", id, "jobs"]) => list_jobs(state, req, id, base),
         ("GET", ["actions", "jobs", id, "logs"]) => job_logs(state, id, base),
-        ("GET", ["actions", "runs", id, "artifacts"]) => list_artifacts(state, req, id),
+        ("GET", ["actions", "runs", id, "artifacts"]) => list_artifacts(state, req, id, base),
         ("GET", ["actions", "artifacts", id, "zip"]) => download_artifact(state, id, base),
         ("POST", ["git", "blobs"]) => create_blob(state, req, base),
         ("POST", ["git", "trees"]) => create_tree(state, req, base),
@@ -226,17 +226,17 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
                 None => not_found(),
             }
         }
-        ("GET", ["pulls"]) => list_pulls(state, req),
+        ("GET", ["pulls"]) => list_pulls(state, req, base),
         ("POST", ["pulls"]) => create_pull(state, req),
         ("POST", ["issues", number, "labels"]) => add_labels(state, req, number),
         ("POST", ["pulls", number, "requested_reviewers"]) => request_reviewers(state, req, number),
-        ("GET", ["commits", sha, "check-runs"]) => list_check_runs(state, req, sha),
+        ("GET", ["commits", sha, "check-runs"]) => list_check_runs(state, req, sha, base),
         ("POST", ["check-runs"]) => create_check_run(state, req),
         ("GET", ["contents", path @ ..]) => get_contents(state, req, &path.join("/")),
         ("GET", ["compare", basehead]) => compare(state, basehead),
         _ => crate::releases::repo_route(state, req, rest, base)
             // The settings `gate doctor` reads (crate::settings).
-            .or_else(|| crate::settings::repo_route(state, req, rest))
+            .or_else(|| crate::settings::repo_route(state, req, rest, base))
             .unwrap_or_else(not_found),
     }
 }
@@ -372,7 +372,9 @@ fn run_json(state: &State, run: &RunState, base: &str) -> Value {
     })
 }
 
-/// "List workflow runs for a workflow": `{total_count, workflow_runs}`, newest first.
+/// "List workflow runs for a workflow"
+/// (<https://docs.github.com/en/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow>):
+/// `{total_count, workflow_runs}`, newest first, in pages ([`crate::page`]).
 fn list_runs(state: &mut State, req: &Recorded, base: &str) -> Reply {
     state.run_list_requests += 1;
     let listed_after = state.scenario.listed_after;
@@ -392,9 +394,12 @@ fn list_runs(state: &mut State, req: &Recorded, base: &str) -> Reply {
         .collect();
     runs.sort_by_key(|r| std::cmp::Reverse((r.created_at, r.id)));
     let list: Vec<Value> = runs.iter().map(|r| run_json(state, r, base)).collect();
-    Reply::json(
-        200,
-        &json!({ "total_count": list.len(), "workflow_runs": list }),
+    crate::page::serve(
+        req,
+        base,
+        list,
+        crate::page::MAX_PER_PAGE,
+        |total, page| json!({ "total_count": total, "workflow_runs": page }),
     )
 }
 
@@ -663,8 +668,9 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
 
 /// "List workflow run artifacts"
 /// (<https://docs.github.com/en/rest/actions/artifacts#list-workflow-run-artifacts>): the `name`
-/// filter; `{total_count, artifacts}`, each with `workflow_run.id` and `created_at`.
-fn list_artifacts(state: &State, req: &Recorded, id: &str) -> Reply {
+/// filter; `{total_count, artifacts}`, each with `workflow_run.id` and `created_at`, in pages
+/// ([`crate::page`]; the order is not documented: upload order here).
+fn list_artifacts(state: &State, req: &Recorded, id: &str, base: &str) -> Reply {
     let Some(run_id) = id.parse::<u64>().ok() else {
         return not_found();
     };
@@ -686,9 +692,12 @@ fn list_artifacts(state: &State, req: &Recorded, id: &str) -> Reply {
             })
         })
         .collect();
-    Reply::json(
-        200,
-        &json!({ "total_count": list.len(), "artifacts": list }),
+    crate::page::serve(
+        req,
+        base,
+        list,
+        crate::page::MAX_PER_PAGE,
+        |total, page| json!({ "total_count": total, "artifacts": page }),
     )
 }
 
@@ -713,8 +722,10 @@ fn download_artifact(state: &State, id: &str, base: &str) -> Reply {
     }
 }
 
-/// "List jobs for a workflow run": `{total_count, jobs}` with `steps`.
-fn list_jobs(state: &State, id: &str) -> Reply {
+/// "List jobs for a workflow run"
+/// (<https://docs.github.com/en/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run>):
+/// `{total_count, jobs}` with `steps`, in pages ([`crate::page`]; in the order the jobs ran).
+fn list_jobs(state: &State, req: &Recorded, id: &str, base: &str) -> Reply {
     let Some(run) = id
         .parse::<u64>()
         .ok()
@@ -746,7 +757,13 @@ fn list_jobs(state: &State, id: &str) -> Reply {
             })
         })
         .collect();
-    Reply::json(200, &json!({ "total_count": jobs.len(), "jobs": jobs }))
+    crate::page::serve(
+        req,
+        base,
+        jobs,
+        crate::page::MAX_PER_PAGE,
+        |total, page| json!({ "total_count": total, "jobs": page }),
+    )
 }
 
 /// "Download job logs for a workflow run": `302` to a short-lived URL.
@@ -1085,8 +1102,11 @@ fn pull_json(state: &State, pull: &PullState) -> Value {
     })
 }
 
-/// "List pull requests": `head=owner:branch`, `state` (`open` unless given; `all`).
-fn list_pulls(state: &State, req: &Recorded) -> Reply {
+/// "List pull requests" (<https://docs.github.com/en/rest/pulls/pulls#list-pull-requests>):
+/// `head=owner:branch`, `state` (`open` unless given; `all`), sorted by creation, `direction`
+/// "Default: `desc` when sort is `created` or sort is not specified" (newest first; `asc` on
+/// request), in pages ([`crate::page`]).
+fn list_pulls(state: &State, req: &Recorded, base: &str) -> Reply {
     let head = req.query("head").map(str::to_owned);
     let wanted = req.query("state").unwrap_or("open").to_owned();
     let owner = state.scenario.owner.clone();
@@ -1100,7 +1120,16 @@ fn list_pulls(state: &State, req: &Recorded) -> Reply {
         .filter(|p| wanted == "all" || p.state == wanted)
         .map(|p| pull_json(state, p))
         .collect();
-    Reply::json(200, &Value::Array(list))
+    // Numbers grow with creation: oldest first as kept, newest first unless asked otherwise.
+    let mut list = list;
+    match req.query("direction") {
+        None | Some("desc") => list.reverse(),
+        Some("asc") => {}
+        Some(_) => return error(422, "Invalid value for parameter direction"),
+    }
+    crate::page::serve(req, base, list, crate::page::MAX_PER_PAGE, |_, page| {
+        Value::Array(page)
+    })
 }
 
 /// "Create a pull request": `{title, body, head, base, draft}` → `201`; `422` when `draft` is
@@ -1185,8 +1214,9 @@ fn check_run_json(run: &CheckRunState) -> Value {
 
 /// "List check runs for a Git reference"
 /// (<https://docs.github.com/en/rest/checks/runs#list-check-runs-for-a-git-reference>): the
-/// `check_name` and `app_id` query filters; `{total_count, check_runs}`.
-fn list_check_runs(state: &State, req: &Recorded, sha: &str) -> Reply {
+/// `check_name` and `app_id` query filters; `{total_count, check_runs}`, in pages
+/// ([`crate::page`]; the order is not documented: creation order here).
+fn list_check_runs(state: &State, req: &Recorded, sha: &str, base: &str) -> Reply {
     let name = req.query("check_name");
     let app_id = req.query("app_id").map(|a| a.parse::<u64>().unwrap_or(0));
     let list: Vec<Value> = state
@@ -1196,9 +1226,12 @@ fn list_check_runs(state: &State, req: &Recorded, sha: &str) -> Reply {
         .filter(|c| app_id.is_none_or(|a| a == c.app_id))
         .map(check_run_json)
         .collect();
-    Reply::json(
-        200,
-        &json!({ "total_count": list.len(), "check_runs": list }),
+    crate::page::serve(
+        req,
+        base,
+        list,
+        crate::page::MAX_PER_PAGE,
+        |total, page| json!({ "total_count": total, "check_runs": page }),
     )
 }
 
