@@ -86,6 +86,19 @@ impl Client {
         self.get_all(&call)
     }
 
+    /// `GET /repos/{owner}/{repo}/pulls/{pull_number}` ("Get a pull request",
+    /// <https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request>; OpenAPI
+    /// `paths["/repos/{owner}/{repo}/pulls/{pull_number}"].get`): `200`, or `None` for `404`.
+    pub fn get_pull(&self, repo: &Repository, number: u64) -> Result<Option<PullRequest>, Error> {
+        let call = Call::get(repo.path(&format!("/pulls/{number}")));
+        let response = self.send(&call)?;
+        if response.status == 404 {
+            return Ok(None);
+        }
+        self.expect(&call, &response, &[200])?;
+        self.decode(&call, &response).map(Some)
+    }
+
     /// `POST /repos/{owner}/{repo}/pulls` ("Create a pull request",
     /// <https://docs.github.com/en/rest/pulls/pulls#create-a-pull-request>; OpenAPI
     /// `paths["/repos/{owner}/{repo}/pulls"].post`): `201`. Sent as [`Replay::Once`].

@@ -141,6 +141,8 @@ fn check_runs_are_read_to_their_end() {
                 app_id: 7,
                 app_slug: "x".into(),
                 output_text: String::new(),
+                external_id: None,
+                output_summary: String::new(),
             });
         }
     }

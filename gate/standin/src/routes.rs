@@ -232,6 +232,8 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         ("POST", ["pulls", number, "requested_reviewers"]) => request_reviewers(state, req, number),
         ("GET", ["commits", sha, "check-runs"]) => list_check_runs(state, req, sha, base),
         ("POST", ["check-runs"]) => create_check_run(state, req),
+        ("PATCH", ["check-runs", id]) => update_check_run(state, req, id),
+        ("GET", ["pulls", number]) => get_pull(state, number),
         ("GET", ["contents", path @ ..]) => get_contents(state, req, &path.join("/")),
         ("GET", ["compare", basehead]) => compare(state, basehead),
         _ => crate::releases::repo_route(state, req, rest, base)
@@ -647,6 +649,8 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
         app_id,
         app_slug,
         output_text: format!("Proven-Tree: {proven}\nDispatch-Nonce: {nonce}\n\n### Reasons\n"),
+        external_id: None,
+        output_summary: String::new(),
     });
     if open_pull {
         let number = u64::try_from(state.pulls.len()).unwrap_or(0) + 1;
@@ -1202,10 +1206,11 @@ fn check_run_json(run: &CheckRunState) -> Value {
         "status": "completed",
         "conclusion": run.conclusion,
         "html_url": format!("https://github.com/checks/{}", run.id),
+        "external_id": run.external_id,
         "app": { "id": run.app_id, "slug": run.app_slug },
         "output": {
             "title": "Gate",
-            "summary": "",
+            "summary": run.output_summary,
             "text": run.output_text,
             "annotations_count": 0,
         },
@@ -1260,10 +1265,64 @@ fn create_check_run(state: &mut State, req: &Recorded) -> Reply {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned(),
+        external_id: body
+            .get("external_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        output_summary: body
+            .pointer("/output/summary")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
     };
     let value = check_run_json(&run);
     state.check_runs.push(run);
     Reply::json(201, &value)
+}
+
+/// "Update a check run" (<https://docs.github.com/en/rest/checks/runs#update-a-check-run>):
+/// `external_id`, `conclusion`, `output.summary`, `output.text` replaced when given; `200`. The
+/// token's App may update only its own check runs (another App's: `403`, "Resource not
+/// accessible by integration"); there is no route that deletes one.
+fn update_check_run(state: &mut State, req: &Recorded, id: &str) -> Reply {
+    let body = req.json();
+    let app_id = state.scenario.app_id;
+    let Some(run) = state
+        .check_runs
+        .iter_mut()
+        .find(|c| id.parse::<u64>().ok() == Some(c.id))
+    else {
+        return not_found();
+    };
+    if run.app_id != app_id {
+        return error(403, "Resource not accessible by integration");
+    }
+    if let Some(external_id) = body.get("external_id").and_then(Value::as_str) {
+        run.external_id = Some(external_id.to_owned());
+    }
+    if let Some(conclusion) = body.get("conclusion").and_then(Value::as_str) {
+        run.conclusion = Some(conclusion.to_owned());
+    }
+    if let Some(summary) = body.pointer("/output/summary").and_then(Value::as_str) {
+        run.output_summary = summary.to_owned();
+    }
+    if let Some(text) = body.pointer("/output/text").and_then(Value::as_str) {
+        run.output_text = text.to_owned();
+    }
+    let value = check_run_json(run);
+    Reply::json(200, &value)
+}
+
+/// "Get a pull request" (<https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request>).
+fn get_pull(state: &State, number: &str) -> Reply {
+    match state
+        .pulls
+        .iter()
+        .find(|p| number.parse::<u64>().ok() == Some(p.number))
+    {
+        Some(pull) => Reply::json(200, &pull_json(state, pull)),
+        None => not_found(),
+    }
 }
 
 /// "Revoke an installation access token" (`DELETE /installation/token`,
