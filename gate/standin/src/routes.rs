@@ -589,10 +589,11 @@ pub fn finish_run_with_jobs(
     true
 }
 
-/// What publish leaves behind on a pass: the branch, the commit (with its trailers: the
-/// dispatch's nonce from its `dispatch_mac` input among them), the App's check run (its output
-/// naming the proven tree and the nonce, as `gate publish` writes them) and the draft pull
-/// request; or, with a [`Forgery`], the forged version of one of them.
+/// What publish leaves behind on a pass: the replay record (the App's check run on the base
+/// named after the nonce, as `gate publish` writes it first), the branch, the commit (with its
+/// trailers: the dispatch's nonce from its `dispatch_mac` input among them), the App's check
+/// run (its output naming the proven tree and the nonce, as `gate publish` writes them) and the
+/// draft pull request; or, with a [`Forgery`], the forged version of one of them.
 fn publish(state: &mut State, index: usize, open_pull: bool) {
     let run = state.runs[index].clone();
     let input = |name: &str| run.inputs.get(name).cloned().unwrap_or_default();
@@ -603,6 +604,27 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
         .nth(1)
         .unwrap_or_default()
         .to_owned();
+    let record_id = state.next_id();
+    let record_pull = u64::try_from(state.pulls.len()).unwrap_or(0) + 1;
+    state.check_runs.push(CheckRunState {
+        id: record_id,
+        name: format!("agent-team-apply dispatch {nonce}"),
+        head_sha: input("base_sha"),
+        conclusion: Some("neutral".into()),
+        app_id: state.scenario.app_id,
+        app_slug: state.scenario.app_slug.clone(),
+        output_text: String::new(),
+        external_id: Some(nonce.clone()),
+        output_summary: format!(
+            "Run-Id: {}\nBranch: agent-team/{task}\n{}",
+            run.id,
+            if open_pull {
+                format!("Pull-Request: #{record_pull}\n")
+            } else {
+                String::new()
+            }
+        ),
+    });
     let blob = state.git.put_blob(b"published by the stand-in\n".to_vec());
     let mut leaves = BTreeMap::new();
     leaves.insert("CHANGES.txt".to_owned(), ("100644".to_owned(), blob));
