@@ -32,11 +32,12 @@
 //! signed for another workflow. Version 1 (no nonce, expiry or workflow) is refused.
 //!
 //! A signed dispatch can still be sent again until it expires (the signed inputs are readable
-//! by anyone who can read the run). The nonce makes every publication of it visible: the
-//! publication records it (commit trailer `Dispatch-Nonce`, the check run's output), and
-//! `gate publish` refuses a nonce that another run published, that a closed pull request
-//! carried, or a re-run attempt that would start a publication instead of finishing its own
-//! ([`crate::replay`]).
+//! by anyone who can read the run). The nonce makes every publication of it visible: before the
+//! branch, the publishing App records it as its own check run on the base, named after the
+//! nonce (and the publication carries it: commit trailer `Dispatch-Nonce`, the check run's
+//! output); `gate verify-dispatch --run-id` and `gate publish` refuse a record of another run,
+//! one naming a closed pull request, or a re-run attempt that would start a publication instead
+//! of finishing its own ([`crate::replay`]).
 
 use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;

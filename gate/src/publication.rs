@@ -7,11 +7,15 @@
 //!    branch, base, base branch, the gate's pass decision for the same diff) and against itself
 //!    (never `createCommitOnBranch` for a file written with another mode than `100644`; entries
 //!    and contents in agreement). Anything else is `plan-mismatch`, before any request.
-//! 2. **The branch** `GET git/ref/heads/<branch>`: absent, it is created; at the base commit, it
+//! 2. **The replay record** ([`crate::replay`]): the App's own check run on the base, named
+//!    after the dispatch's nonce, is looked up; another run's refuses (`replay-refused`), this
+//!    run's is finished, none is written now, before the branch, so that no crash leaves a
+//!    publication unrecorded. The App's id (`app_id`) names whose check runs count.
+//! 3. **The branch** `GET git/ref/heads/<branch>`: absent, it is created; at the base commit, it
 //!    is reused; at a commit that is already this publication (only parent the base, the plan's
 //!    tree, the plan's headline and trailers: an earlier attempt of this run), nothing is
 //!    committed again; anywhere else, `branch-elsewhere` and nothing is touched.
-//! 3. **The commit**, by the plan's method:
+//! 4. **The commit**, by the plan's method:
 //!    - `create-commit-on-branch`: the branch is created at the base if absent, then the
 //!      mutation runs with `expectedHeadOid` = the base (the compare-and-swap). When its success
 //!      is not confirmed (an error, a lost answer), the branch head is read again: moved to this
@@ -26,23 +30,24 @@
 //!      judged by reading the branch again, as above.
 //!
 //!    A refused ref creation or move ends as `ref-refused`, naming the cause and the fix.
-//! 4. **The proof**: `GET git/commits/<commit>`; its tree id must be the plan's `tree` and its
+//! 5. **The proof**: `GET git/commits/<commit>`; its tree id must be the plan's `tree` and its
 //!    only parent the base, and the branch must point at it. Any difference is a failed
 //!    publication (`tree-mismatch`, `commit-mismatch`, `stale-head`), the branch left for
 //!    inspection, no pull request opened.
-//! 5. **The draft pull request**: an open one from the branch into the base branch is reused;
+//! 6. **The draft pull request**: an open one from the branch into the base branch is reused;
 //!    otherwise one is created with `draft: true`. GitHub's `422` for a repository without draft
 //!    pull requests ends as `draft-unsupported` with the fix; the gate never opens a pull
 //!    request that is ready for review.
-//! 6. **Protected files**: when the gate's verdict names protected paths (the policy lets them
+//! 7. **Protected files**: when the gate's verdict names protected paths (the policy lets them
 //!    through for a human's review), the pull request is labelled (by default
 //!    [`PROTECTED_LABEL`]) and, when the caller names any, review is requested from its
 //!    protected files' reviewers. A refused request fails the publication before the check
 //!    run: the draft stays, labelled, without the required check (a rerun repeats the request).
-//! 7. **The check run** on the new head, its body from [`report::check_run::build`] (its title
+//! 8. **The check run** on the new head, its body from [`report::check_run::build`] (its title
 //!    says how many protected files need review).
 //!
-//! Exit 0 only after all seven. The requests and responses are cited where the `github` crate
+//! Once the pull request is open, the record names it (a re-run refuses once it is closed).
+//! Exit 0 only after all eight. The requests and responses are cited where the `github` crate
 //! defines them; every commit made here carries no `author`, `committer` or `signature`, which is
 //! what makes GitHub sign it as the App ("Signature verification for bots",
 //! <https://docs.github.com/en/authentication/managing-commit-signature-verification/about-commit-signature-verification#signature-verification-for-bots>).
@@ -178,8 +183,9 @@ impl FailureCode {
             FailureCode::ReplayRefused => (
                 "replay-refused",
                 Exit::Fail,
-                "The dispatch's nonce was already published by another run or carried by a \
-                 closed pull request, or a re-run attempt would start a publication instead of \
+                "The dispatch's replay record (the App's check run on the base, named after the \
+                 nonce) is another run's, or names a pull request that is closed, or is not one \
+                 the gate wrote, or a re-run attempt would start a publication instead of \
                  finishing its own; nothing was written.",
             ),
             FailureCode::GitHubError => (
@@ -239,6 +245,9 @@ pub struct PublicationRequest<'a> {
     pub protected_reviewers: &'a Reviewers,
     /// `GITHUB_RUN_ATTEMPT`: a re-run (> 1) may only finish the publication this run started.
     pub run_attempt: u32,
+    /// The publishing App's id: the token must be its, and only its check runs are replay
+    /// records.
+    pub app_id: u64,
 }
 
 /// The result document and its exit code.
@@ -263,6 +272,8 @@ struct Publisher<'a> {
     req: &'a PublicationRequest<'a>,
     doc: PublishResultDoc,
     log: &'a mut dyn FnMut(&str),
+    /// The replay record, once found or written (a plan without a nonce has none).
+    record: Option<crate::replay::Record>,
 }
 
 /// Publish `plan` (see the module documentation). Progress goes to `log`, line by line.
@@ -299,6 +310,7 @@ pub fn publish(
         req,
         doc,
         log,
+        record: None,
     };
     match publisher.run() {
         Ok(()) => {
@@ -342,6 +354,10 @@ fn is_object_id(value: &str) -> bool {
 
 fn github_error(what: &str, e: &Error) -> Failure {
     failure(FailureCode::GitHubError, format!("{what}: {e}"))
+}
+
+fn github_error_text(message: String) -> Failure {
+    failure(FailureCode::GitHubError, message)
 }
 
 /// An error after which a write may or may not have taken effect.
@@ -430,6 +446,7 @@ impl Publisher<'_> {
         self.doc.commit = Some(commit.clone());
         self.prove(&commit)?;
         let number = self.pull_request()?;
+        self.note_pull_request(number)?;
         self.label(number)?;
         self.request_reviewers(number)?;
         self.check_run(&commit)
@@ -551,8 +568,9 @@ impl Publisher<'_> {
         Ok(())
     }
 
-    /// A signed dispatch can be sent again until it expires; its nonce makes every publication
-    /// of it visible, and this refuses all but the first run's (see [`crate::replay`]).
+    /// A signed dispatch can be sent again until it expires; its replay record makes every
+    /// publication of it visible, and this refuses all but the first run's (see
+    /// [`crate::replay`]). A fresh publication is recorded here, before the branch is touched.
     fn check_replay(&mut self) -> Result<(), Failure> {
         let body = &self.plan.input.message.body;
         let (Some(nonce), Some(run_id)) = (
@@ -571,26 +589,82 @@ impl Publisher<'_> {
             }
             return Ok(());
         };
-        let found = crate::replay::find(
-            self.client,
-            self.repo(),
-            self.req.branch,
+        let dispatch = crate::replay::Dispatch {
+            repo: self.req.repository,
+            base: self.req.base,
             nonce,
+            app_id: self.req.app_id,
             run_id,
-            self.req.run_attempt,
-        )
-        .map_err(|e| github_error("looking for earlier publications of this dispatch", &e))?;
+            attempt: self.req.run_attempt,
+        };
+        let found = crate::replay::find(self.client, &dispatch)
+            .map_err(|e| github_error("looking up this dispatch's replay record", &e))?;
         match found {
-            crate::replay::Verdict::Fresh => Ok(()),
-            crate::replay::Verdict::Finishing(what) => {
+            crate::replay::Verdict::Fresh => {
+                let record = crate::replay::write(self.client, &dispatch, self.req.branch)
+                    .map_err(|e| {
+                        github_error_text(format!(
+                            "recording this dispatch before publishing failed ({e}); nothing \
+                             else was written. Fix: run the job again"
+                        ))
+                    })?;
                 self.say(&format!(
-                    "run attempt {}: finishing {what}",
-                    self.req.run_attempt
+                    "replay record: check run {} on the base {} (Dispatch-Nonce {nonce})",
+                    record.check_run_id, self.req.base
                 ));
+                self.record = Some(record);
+                Ok(())
+            }
+            crate::replay::Verdict::Finishing(record) => {
+                self.say(&format!(
+                    "run attempt {}: finishing the publication of replay record check run {}",
+                    self.req.run_attempt, record.check_run_id
+                ));
+                self.record = Some(record);
                 Ok(())
             }
             crate::replay::Verdict::Refused(why) => Err(failure(FailureCode::ReplayRefused, why)),
         }
+    }
+
+    /// The record names the pull request (once), so that a re-run refuses once it is closed.
+    fn note_pull_request(&mut self, number: u64) -> Result<(), Failure> {
+        let Some(record) = self.record.clone() else {
+            return Ok(());
+        };
+        if record.pull_request == Some(number) {
+            return Ok(());
+        }
+        let body = &self.plan.input.message.body;
+        let (Some(nonce), Some(run_id)) = (
+            commit_trailer(body, NONCE_TRAILER),
+            commit_trailer(body, RUN_TRAILER),
+        ) else {
+            return Ok(());
+        };
+        let dispatch = crate::replay::Dispatch {
+            repo: self.req.repository,
+            base: self.req.base,
+            nonce,
+            app_id: self.req.app_id,
+            run_id,
+            attempt: self.req.run_attempt,
+        };
+        let updated = crate::replay::note_pull_request(
+            self.client,
+            &dispatch,
+            &record,
+            self.req.branch,
+            number,
+        )
+        .map_err(|e| {
+            github_error_text(format!(
+                "naming pull request #{number} in the replay record failed ({e}). Fix: run the \
+                 job again (the branch and the pull request are reused)"
+            ))
+        })?;
+        self.record = Some(updated);
+        Ok(())
     }
 
     /// `GET git/ref/heads/<branch>`, the commit id or `None`.

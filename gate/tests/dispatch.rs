@@ -1674,6 +1674,7 @@ fn verify_replay(gh: &StandIn, inputs: &serde_json::Value, run_id: &str, attempt
         .arg(format!("--run-id={run_id}"))
         .arg(format!("--run-attempt={attempt}"))
         .env("AGENT_TEAM_DISPATCH_KEY", KEY)
+        .env("AGENT_TEAM_APP_ID", "424242")
         .env("GH_TOKEN", gh.token())
         .env("GITHUB_API_URL", gh.url())
         .output()
@@ -1695,10 +1696,30 @@ fn verify_dispatch_refuses_replays_before_anything_runs() {
     // Another run with the same signed inputs, the first publication open: refused.
     let run = verify_replay(&case.gh, &inputs, "777000", "1");
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.starts_with(&format!(
+            "dispatch signature rejected: this dispatch (Dispatch-Nonce {NONCE}) was already published by run {first}: replay record check run "
+        )),
+        "{}",
+        run.stdout
+    );
+    // Looked up exactly: the App's check runs of the record's name on the base.
+    let lookup = case
+        .gh
+        .requests()
+        .into_iter()
+        .rfind(|r| r.path.ends_with("/check-runs"))
+        .unwrap();
     assert_eq!(
-        run.stdout,
+        lookup.query("check_name"),
+        Some(format!("agent-team-apply dispatch {NONCE}").as_str())
+    );
+    assert_eq!(lookup.query("app_id"), Some("424242"));
+    assert_eq!(
+        lookup.path,
         format!(
-            "dispatch signature rejected: this dispatch (Dispatch-Nonce {NONCE}) was already published by run {first} (pull request #1): one signed dispatch publishes once\n"
+            "/repos/octo/repo/commits/{}/check-runs",
+            inputs["base_sha"].as_str().unwrap()
         )
     );
     // The first run's own re-run may finish it.
@@ -1708,16 +1729,23 @@ fn verify_dispatch_refuses_replays_before_anything_runs() {
     // Closed, and the branch deleted: a replay is still refused, whoever runs it.
     case.gh.state().pulls[0].state = "closed".into();
     case.gh.state().git.refs.remove("refs/heads/agent-team/T-1");
-    for (id, attempt) in [("777000", "1"), (first.as_str(), "2")] {
+    for (id, attempt, expected) in [
+        (
+            "777000",
+            "1",
+            format!("was already published by run {first}: replay record check run "),
+        ),
+        (
+            first.as_str(),
+            "2",
+            format!(
+                "pull request #1 of this dispatch (Dispatch-Nonce {NONCE}, replay record check run "
+            ),
+        ),
+    ] {
         let run = verify_replay(&case.gh, &inputs, id, attempt);
         assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-        assert!(
-            run.stdout.starts_with(&format!(
-                "dispatch signature rejected: pull request #1 from agent-team/T-1 carried this dispatch (Dispatch-Nonce {NONCE}, published by run {first}) and is closed"
-            )),
-            "{}",
-            run.stdout
-        );
+        assert!(run.stdout.contains(&expected), "{}", run.stdout);
     }
 
     // Nothing published yet: a first attempt may start, a second attempt may not.
@@ -1736,6 +1764,37 @@ fn verify_dispatch_refuses_replays_before_anything_runs() {
     for out in [&run.stdout, &run.stderr] {
         assert!(!out.contains(&gh.token()) && !out.contains(KEY));
     }
+}
+
+#[test]
+fn verify_dispatch_with_a_run_id_needs_the_apps_id() {
+    let case = run_case(Scenario::default(), true);
+    let inputs = dispatches(&case.requests)[0].json()["inputs"].clone();
+    let get = |k: &str| inputs[k].as_str().unwrap_or_default().to_owned();
+    let out = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .env_clear()
+        .arg("verify-dispatch")
+        .arg("--repository=octo/repo")
+        .arg("--ref=refs/heads/main")
+        .arg(format!("--task-id={}", get("task_id")))
+        .arg(format!("--base={}", get("base_sha")))
+        .arg(format!("--diff-sha256={}", get("expected_diff_sha256")))
+        .arg(format!("--declared-scope={}", get("declared_scope")))
+        .arg("--workflow-ref=octo/repo/.github/workflows/agent-team-apply.yml@refs/heads/main")
+        .arg(format!("--mac={}", get("dispatch_mac")))
+        .arg("--now=1772366500")
+        .arg("--run-id=777000")
+        .env("AGENT_TEAM_DISPATCH_KEY", KEY)
+        .env("GH_TOKEN", case.gh.token())
+        .env("GITHUB_API_URL", case.gh.url())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        stdout.contains("--run-id needs the publishing App's id"),
+        "{stdout}"
+    );
 }
 
 /// The caller renamed its check run (`check-run-name`): the dispatcher reads the name it is

@@ -333,6 +333,8 @@ fn publish_configured(
     let client = client_for(gh, api_url);
     let decision = decision_for(plan, "success");
     let repository = Repository::parse("octo/repo").unwrap();
+    // The App the workflow names (a scenario may give the token another App's id).
+    let app_id = 424_242;
     let request = PublicationRequest {
         repository: &repository,
         branch: BRANCH,
@@ -345,6 +347,7 @@ fn publish_configured(
         protected_label,
         protected_reviewers,
         run_attempt,
+        app_id,
     };
     let mut log = Vec::new();
     let before = gh.requests().len();
@@ -1456,6 +1459,7 @@ fn a_plan_for_something_else_sends_nothing() {
             protected_label: PROTECTED_LABEL,
             protected_reviewers: &Reviewers::default(),
             run_attempt: 1,
+            app_id: 424_242,
         };
         let report = publish(&client, &plan, &request, &mut |_: &str| {});
         assert_eq!(report.exit_code, 2, "{what}");
@@ -1539,6 +1543,12 @@ fn gate_publish_with(
     for (k, v) in env {
         cmd.env(k, v);
     }
+    // The App's id, as the workflow passes it, unless the case sets AGENT_TEAM_APP_ID itself.
+    let app_id: &[&str] = if env.iter().any(|(k, _)| *k == "AGENT_TEAM_APP_ID") {
+        &[]
+    } else {
+        &["--app-id", "424242"]
+    };
     let output = cmd
         .arg("publish")
         .args(["--plan", plan_path.to_str().unwrap()])
@@ -1556,6 +1566,7 @@ fn gate_publish_with(
         .args(["--details-url", DETAILS, "--api-url", &gh.url()])
         .args(["--out", out.to_str().unwrap()])
         .args(extra)
+        .args(app_id)
         .stdin(Stdio::null())
         .output()
         .unwrap();
@@ -1589,6 +1600,33 @@ fn the_command_publishes_with_gh_token_and_writes_the_result() {
     assert_eq!(doc["pull_request"]["draft"], true);
     assert!(doc["check_run"]["id"].is_u64());
     assert_eq!(head(&gh).as_deref(), doc["commit"].as_str());
+}
+
+#[test]
+fn the_command_needs_the_apps_id() {
+    let (r, _, plan) = regular();
+    let gh = r.standin(Scenario::default());
+    let token = gh.token();
+    let (code, _, stderr, out) = gate_publish(
+        &gh,
+        r.tmp.path(),
+        &plan,
+        &r.base,
+        &[("GH_TOKEN", &token), ("AGENT_TEAM_APP_ID", "")],
+    );
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("no publishing App id"), "{stderr}");
+    assert!(!out.exists());
+    assert!(gh.requests().is_empty());
+    // From the environment, as the workflow passes it.
+    let (code, _, stderr, _) = gate_publish(
+        &gh,
+        r.tmp.path(),
+        &plan,
+        &r.base,
+        &[("GH_TOKEN", &token), ("AGENT_TEAM_APP_ID", "424242")],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
 }
 
 #[test]
@@ -1665,6 +1703,53 @@ fn the_nonce_is_recorded_on_the_commit_and_the_check_run() {
     );
 }
 
+/// The replay records on the base: the App's check runs named after a nonce.
+fn records(gh: &StandIn, base: &str) -> Vec<github_standin::CheckRunState> {
+    gh.state()
+        .check_runs
+        .iter()
+        .filter(|c| c.name.starts_with("agent-team-apply dispatch ") && c.head_sha == base)
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn the_dispatch_is_recorded_on_the_base_before_the_branch() {
+    let r = repo();
+    let diff = regular_change(&r);
+    let plan = r.plan_of_dispatch(&diff, RUN, NONCE);
+    let gh = r.standin(Scenario::default());
+    let p = publish_on(&gh, &plan, &r.base);
+    assert_published(&gh, &p, &r.git_tree(&diff), &r.base);
+    let [record] = records(&gh, &r.base).try_into().unwrap();
+    assert_eq!(record.name, format!("agent-team-apply dispatch {NONCE}"));
+    assert_eq!(record.external_id.as_deref(), Some(NONCE));
+    assert_eq!(record.app_id, 424_242);
+    assert_eq!(record.conclusion.as_deref(), Some("neutral"));
+    assert_eq!(
+        record.output_summary,
+        format!("Run-Id: {RUN}\nBranch: {BRANCH}\nPull-Request: #1\n")
+    );
+    // Looked up exactly (name, App, every check run of the name), then written, before any
+    // request touches the branch.
+    let lines = p.lines();
+    let lookup = p
+        .requests
+        .iter()
+        .position(|q| q.path == format!("/repos/octo/repo/commits/{}/check-runs", r.base))
+        .unwrap();
+    let q = &p.requests[lookup];
+    assert_eq!(q.query("check_name"), Some(record.name.as_str()));
+    assert_eq!(q.query("app_id"), Some("424242"));
+    assert_eq!(q.query("filter"), Some("all"));
+    let write = lines
+        .iter()
+        .position(|l| l == "POST /repos/octo/repo/check-runs")
+        .unwrap();
+    let branch = lines.iter().position(|l| l == GET_REF).unwrap();
+    assert!(lookup < write && write < branch, "{lines:?}");
+}
+
 #[test]
 fn a_closed_pull_request_of_this_dispatch_is_never_published_again() {
     // The draft was closed (rejected by a reviewer); the publish job is re-run: before, the
@@ -1680,20 +1765,18 @@ fn a_closed_pull_request_of_this_dispatch_is_never_published_again() {
     assert_eq!(p.failure(), "replay-refused");
     assert!(
         p.message().starts_with(&format!(
-            "pull request #1 from {BRANCH} carried this dispatch (Dispatch-Nonce {NONCE}, published by run {RUN}) and is closed"
-        )),
+            "pull request #1 of this dispatch (Dispatch-Nonce {NONCE}, replay record check run "
+        )) && p
+            .message()
+            .contains(" is closed: a closed publication is never opened again"),
         "{}",
         p.message()
     );
     assert_eq!(p.count("POST /repos/octo/repo/pulls"), 0);
     assert_eq!(gh.state().pulls.len(), 1);
-    // Pull requests are listed open and closed.
-    let list = p
-        .requests
-        .iter()
-        .find(|q| q.line() == "GET /repos/octo/repo/pulls")
-        .unwrap();
-    assert_eq!(list.query("state"), Some("all"));
+    // The pull request is read by its number, never found in a list.
+    assert_eq!(p.count("GET /repos/octo/repo/pulls/1"), 1);
+    assert_eq!(p.count("GET /repos/octo/repo/pulls"), 0);
 }
 
 #[test]
@@ -1710,7 +1793,12 @@ fn a_replay_after_the_branch_was_deleted_is_refused() {
     let p = publish_on(&gh, &replay, &r.base);
     assert_eq!(p.report.exit_code, 1, "{:?}", p.log);
     assert_eq!(p.failure(), "replay-refused");
-    assert!(p.message().contains("and is closed"), "{}", p.message());
+    assert!(
+        p.message()
+            .contains(&format!("was already published by run {RUN}")),
+        "{}",
+        p.message()
+    );
     assert_eq!(head(&gh), None, "the branch is not created again");
     assert_eq!(gh.state().pulls.len(), 1);
     assert!(
@@ -1718,6 +1806,24 @@ fn a_replay_after_the_branch_was_deleted_is_refused() {
         "nothing was written: {:?}",
         p.lines()
     );
+}
+
+fn assert_replay_refused(p: &Published, gh: &StandIn, pulls: usize) {
+    assert_eq!(p.report.exit_code, 1, "{:?}", p.log);
+    assert_eq!(p.failure(), "replay-refused");
+    assert!(
+        p.message().starts_with(&format!(
+            "this dispatch (Dispatch-Nonce {NONCE}) was already published by run {RUN}: replay record check run "
+        )),
+        "{}",
+        p.message()
+    );
+    assert!(
+        !p.requests.iter().any(|q| q.method != "GET"),
+        "nothing was written: {:?}",
+        p.lines()
+    );
+    assert_eq!(gh.state().pulls.len(), pulls);
 }
 
 #[test]
@@ -1728,25 +1834,169 @@ fn a_nonce_published_by_another_run_is_refused() {
     let first = r.plan_of_dispatch(&diff, RUN, NONCE);
     assert_eq!(publish_on(&gh, &first, &r.base).report.exit_code, 0);
     let replay = r.plan_of_dispatch(&diff, "4343", NONCE);
-    let p = publish_on(&gh, &replay, &r.base);
-    assert_eq!(p.report.exit_code, 1);
-    assert_eq!(p.failure(), "replay-refused");
-    assert_eq!(
-        p.message(),
-        format!(
-            "this dispatch (Dispatch-Nonce {NONCE}) was already published by run {RUN} (pull request #1): one signed dispatch publishes once"
-        )
-    );
-    // Without a pull request, the branch head alone tells.
+    assert_replay_refused(&publish_on(&gh, &replay, &r.base), &gh, 1);
+    // Without the pull request and the branch, the record alone tells.
     gh.state().pulls.clear();
-    let p = publish_on(&gh, &replay, &r.base);
+    gh.state().git.refs.remove(REF);
+    assert_replay_refused(&publish_on(&gh, &replay, &r.base), &gh, 0);
+}
+
+/// Issue 28: the replay check read one page of pull requests; with 101 newer pull requests
+/// from the branch the dispatch's own fell off it and the dispatch published again.
+#[test]
+fn a_replay_after_101_newer_pull_requests_is_refused() {
+    let r = repo();
+    let diff = regular_change(&r);
+    let gh = r.standin(Scenario::default());
+    let first = r.plan_of_dispatch(&diff, RUN, NONCE);
+    assert_eq!(publish_on(&gh, &first, &r.base).report.exit_code, 0);
+    close_pull_requests(&gh);
+    gh.state().git.refs.remove(REF);
+    {
+        let mut state = gh.state();
+        for number in 2..=102 {
+            state.pulls.push(PullState {
+                number,
+                title: "noise".into(),
+                body: String::new(),
+                head: BRANCH.into(),
+                head_sha: r.base.clone(),
+                base: "main".into(),
+                draft: false,
+                state: "closed".into(),
+                labels: Vec::new(),
+                requested_reviewers: Vec::new(),
+                requested_teams: Vec::new(),
+            });
+        }
+    }
+    let replay = r.plan_of_dispatch(&diff, "4343", NONCE);
+    assert_replay_refused(&publish_on(&gh, &replay, &r.base), &gh, 102);
+    assert_eq!(head(&gh), None);
+}
+
+/// Issue 28: the record was the heads of the branch's pull requests and the branch head;
+/// moving the head back to the base, or renaming the branch, erased it and a second pull
+/// request opened.
+#[test]
+fn a_replay_after_moving_the_head_or_renaming_the_branch_is_refused() {
+    let r = repo();
+    let diff = regular_change(&r);
+    let replay = r.plan_of_dispatch(&diff, "4343", NONCE);
+    // The head moved back to the base (the pull request follows its branch).
+    let gh = r.standin(Scenario::default());
+    let first = r.plan_of_dispatch(&diff, RUN, NONCE);
+    assert_eq!(publish_on(&gh, &first, &r.base).report.exit_code, 0);
+    gh.state().git.refs.insert(REF.into(), r.base.clone());
+    gh.state().pulls[0].head_sha = r.base.clone();
+    assert_replay_refused(&publish_on(&gh, &replay, &r.base), &gh, 1);
+    assert_eq!(head(&gh).as_deref(), Some(r.base.as_str()));
+    // The branch renamed (its pull request with it).
+    let gh = r.standin(Scenario::default());
+    assert_eq!(publish_on(&gh, &first, &r.base).report.exit_code, 0);
+    let published = gh.state().git.refs.remove(REF).unwrap();
+    gh.state()
+        .git
+        .refs
+        .insert("refs/heads/renamed".into(), published);
+    gh.state().pulls[0].head = "renamed".into();
+    assert_replay_refused(&publish_on(&gh, &replay, &r.base), &gh, 1);
+    assert_eq!(head(&gh), None);
+}
+
+/// A crash after the record and before the branch: the record stands, so another run of the
+/// dispatch is refused, and this run's re-run finishes the publication.
+#[test]
+fn a_crash_between_the_record_and_the_branch_leaves_the_dispatch_recorded() {
+    let r = repo();
+    let diff = regular_change(&r);
+    let plan = r.plan_of_dispatch(&diff, RUN, NONCE);
+    let gh = r.standin(Scenario::default());
+    gh.state().scenario.faults.push(Fault::new(
+        "GET",
+        "/repos/octo/repo/git/ref/",
+        vec![Canned::drop_connection(); 8],
+    ));
+    let p = publish_on(&gh, &plan, &r.base);
+    assert_eq!(p.report.exit_code, 2, "{:?}", p.log);
+    assert_eq!(p.failure(), "github-error");
+    assert_eq!(head(&gh), None);
+    assert_eq!(records(&gh, &r.base).len(), 1);
+    gh.state().scenario.faults.clear();
+
+    let replay = r.plan_of_dispatch(&diff, "4343", NONCE);
+    assert_replay_refused(&publish_on(&gh, &replay, &r.base), &gh, 0);
+    assert_eq!(head(&gh), None);
+
+    let p = publish_attempt(&gh, &gh.url(), &plan, &r.base, 2);
+    assert_eq!(p.report.exit_code, 0, "{:?} {}", p.log, p.message());
+    assert_eq!(
+        p.count("POST /repos/octo/repo/check-runs"),
+        1,
+        "only the gate's"
+    );
+    assert_eq!(records(&gh, &r.base).len(), 1);
+    assert_eq!(gh.state().pulls.len(), 1);
+}
+
+#[test]
+fn another_apps_check_run_of_the_records_name_is_no_record() {
+    let r = repo();
+    let diff = regular_change(&r);
+    let plan = r.plan_of_dispatch(&diff, RUN, NONCE);
+    let forged = |app_id: u64, external_id: Option<&str>| github_standin::CheckRunState {
+        id: 9,
+        name: format!("agent-team-apply dispatch {NONCE}"),
+        head_sha: r.base.clone(),
+        conclusion: Some("neutral".into()),
+        app_id,
+        app_slug: "x".into(),
+        output_text: String::new(),
+        external_id: external_id.map(str::to_owned),
+        output_summary: "Run-Id: 1\n".into(),
+    };
+    // Posted by the workflow token's App (anyone with checks: write): neither blocks nor counts.
+    let gh = r.standin(Scenario::default());
+    gh.state()
+        .check_runs
+        .push(forged(github_standin::OTHER_APP_ID, Some(NONCE)));
+    let p = publish_on(&gh, &plan, &r.base);
+    assert_eq!(p.report.exit_code, 0, "{:?}", p.log);
+    // A run of the App with the record's name but not the nonce as external_id: not a record
+    // the gate wrote; refused.
+    let gh = r.standin(Scenario::default());
+    gh.state().check_runs.push(forged(424_242, Some("other")));
+    let p = publish_on(&gh, &plan, &r.base);
     assert_eq!(p.failure(), "replay-refused");
     assert!(
-        p.message()
-            .contains(&format!("was already published by run {RUN} (commit ")),
+        p.message().contains("is not a record this gate wrote"),
         "{}",
         p.message()
     );
+    assert_eq!(head(&gh), None);
+}
+
+#[test]
+fn a_token_of_another_app_writes_no_branch() {
+    // The App id given is not the token's App: the record comes back as another App's and
+    // nothing further is written.
+    let r = repo();
+    let diff = regular_change(&r);
+    let plan = r.plan_of_dispatch(&diff, RUN, NONCE);
+    let gh = r.standin(Scenario {
+        app_id: 7,
+        ..Scenario::default()
+    });
+    let p = publish_on(&gh, &plan, &r.base);
+    assert_eq!(p.report.exit_code, 2, "{:?}", p.log);
+    assert_eq!(p.failure(), "github-error");
+    assert!(
+        p.message()
+            .contains("came back as check run 101 of App Some(7), not of App 424242"),
+        "{}",
+        p.message()
+    );
+    assert_eq!(head(&gh), None);
 }
 
 #[test]
@@ -1766,10 +2016,18 @@ fn a_rerun_attempt_only_finishes_its_own_publication() {
         p.message()
     );
     assert_eq!(head(&gh), None);
-    // Attempt 1 committed but the pull request was not opened (lost): attempt 2 finishes it.
+    // Attempt 1 committed but the pull request was not opened: attempt 2 finishes it.
     let gh = r.standin(Scenario::default());
-    assert_eq!(publish_on(&gh, &plan, &r.base).report.exit_code, 0);
-    gh.state().pulls.clear();
+    gh.state().scenario.faults.push(Fault::new(
+        "POST",
+        "/repos/octo/repo/pulls",
+        vec![Canned::status(
+            403,
+            "Resource not accessible by integration",
+        )],
+    ));
+    assert_ne!(publish_on(&gh, &plan, &r.base).report.exit_code, 0);
+    assert!(gh.state().pulls.is_empty());
     let p = publish_attempt(&gh, &gh.url(), &plan, &r.base, 2);
     assert_eq!(p.report.exit_code, 0, "{:?} {}", p.log, p.message());
     assert_eq!(

@@ -169,6 +169,8 @@ pub struct Jobs {
     pub jobs: Vec<Job>,
 }
 
+crate::paginate::paged!(Jobs => jobs, WorkflowRuns => workflow_runs, Artifacts => artifacts);
+
 fn names_parameter(message: &str) -> bool {
     message.contains("return_run_details")
 }
@@ -242,8 +244,8 @@ impl Client {
         )
     }
 
-    /// The newest `workflow_dispatch` runs of `workflow` (one page of 100), optionally on one
-    /// branch.
+    /// The `workflow_dispatch` runs of `workflow`, newest first, every page
+    /// ([`crate::paginate`]), optionally on one branch.
     pub fn list_dispatch_runs(
         &self,
         repo: &Repository,
@@ -254,20 +256,18 @@ impl Client {
             "/actions/workflows/{}/runs",
             encode_component(workflow)
         )))
-        .query("event", "workflow_dispatch")
-        .query("per_page", "100");
+        .query("event", "workflow_dispatch");
         if let Some(branch) = branch {
             call = call.query("branch", branch);
         }
-        self.json(&call, &[200])
+        self.get_all(&call)
     }
 
-    /// The jobs of the run's latest attempt (`filter=latest`, one page of 100).
+    /// The jobs of the run's latest attempt (`filter=latest`), every page.
     pub fn list_run_jobs(&self, repo: &Repository, run_id: u64) -> Result<Jobs, Error> {
-        let call = Call::get(repo.path(&format!("/actions/runs/{run_id}/jobs")))
-            .query("filter", "latest")
-            .query("per_page", "100");
-        self.json(&call, &[200])
+        let call =
+            Call::get(repo.path(&format!("/actions/runs/{run_id}/jobs"))).query("filter", "latest");
+        self.get_all(&call)
     }
 
     /// `GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs` ("Download job logs for a workflow
@@ -283,12 +283,11 @@ impl Client {
         run_id: u64,
         name: Option<&str>,
     ) -> Result<Artifacts, Error> {
-        let mut call = Call::get(repo.path(&format!("/actions/runs/{run_id}/artifacts")))
-            .query("per_page", "100");
+        let mut call = Call::get(repo.path(&format!("/actions/runs/{run_id}/artifacts")));
         if let Some(name) = name {
             call = call.query("name", name);
         }
-        self.json(&call, &[200])
+        self.get_all(&call)
     }
 
     /// `GET /repos/{owner}/{repo}/actions/artifacts/{artifact_id}/{archive_format}` with

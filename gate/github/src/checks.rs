@@ -11,6 +11,9 @@ pub struct CheckRun {
     pub id: u64,
     pub name: String,
     pub head_sha: String,
+    /// The creator's own reference for the run (`external_id`, nullable).
+    #[serde(default)]
+    pub external_id: Option<String>,
     pub status: String,
     #[serde(default)]
     pub conclusion: Option<String>,
@@ -51,6 +54,8 @@ pub struct CheckRuns {
     pub check_runs: Vec<CheckRun>,
 }
 
+crate::paginate::paged!(CheckRuns => check_runs);
+
 impl Client {
     /// `GET /repos/{owner}/{repo}/commits/{ref}/check-runs?check_name=...` ("List check runs
     /// for a Git reference", <https://docs.github.com/en/rest/checks/runs#list-check-runs-for-a-git-reference>;
@@ -66,11 +71,48 @@ impl Client {
         app_id: Option<u64>,
     ) -> Result<CheckRuns, Error> {
         let mut call = Call::get(repo.path(&format!("/commits/{}/check-runs", encode_path(sha))))
-            .query("check_name", check_name)
-            .query("per_page", "100");
+            .query("check_name", check_name);
         if let Some(app_id) = app_id {
             call = call.query("app_id", app_id.to_string());
         }
+        self.get_all(&call)
+    }
+
+    /// The same list with `filter=all` (every check run of that name, not only the most recent
+    /// ones, which is the default `latest`) and the `app_id` filter: the exact look-up of an
+    /// App's check runs of one name on one commit. The caller checks each run's `app.id`,
+    /// `name`, `head_sha` and `external_id` all the same.
+    pub fn list_app_check_runs(
+        &self,
+        repo: &Repository,
+        sha: &str,
+        check_name: &str,
+        app_id: u64,
+    ) -> Result<CheckRuns, Error> {
+        let call = Call::get(repo.path(&format!("/commits/{}/check-runs", encode_path(sha))))
+            .query("check_name", check_name)
+            .query("app_id", app_id.to_string())
+            .query("filter", "all");
+        self.get_all(&call)
+    }
+
+    /// `PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}` ("Update a check run",
+    /// <https://docs.github.com/en/rest/checks/runs#update-a-check-run>; OpenAPI
+    /// `paths["/repos/{owner}/{repo}/check-runs/{check_run_id}"].patch`): `200`. Only the App
+    /// that created a check run can update it. Writing the same body twice leaves the same
+    /// run: [`Replay::Safe`].
+    pub fn update_check_run(
+        &self,
+        repo: &Repository,
+        id: u64,
+        body: &serde_json::Value,
+    ) -> Result<CheckRun, Error> {
+        let call = Call::with_json(
+            Method::Patch,
+            repo.path(&format!("/check-runs/{id}")),
+            body,
+            Replay::Safe,
+        )?;
         self.json(&call, &[200])
     }
 

@@ -529,6 +529,11 @@ pub enum Error {
     /// success. GitHub's messages, token removed.
     #[error("POST {path}: GraphQL errors: {}", messages.join("; "))]
     GraphQl { path: String, messages: Vec<String> },
+    /// A list longer than [`crate::paginate::MAX_PAGES`] pages: refused, never read in part.
+    #[error(
+        "GET {path}: the list has more than {pages} pages of 100; refusing to decide on part of it"
+    )]
+    TooManyPages { path: String, pages: usize },
 }
 
 impl Error {

@@ -10,6 +10,7 @@
 //! | [`git`] | the Git database: blobs, trees, commits, refs |
 //! | [`pulls`] | pull requests |
 //! | [`checks`] | check runs |
+//! | [`paginate`] | following a list's `link` header to its end |
 //! | [`graphql`] | the GraphQL API: `createCommitOnBranch` |
 //! | [`issues`] | labels on a pull request |
 //! | [`releases`] | releases and their assets |
@@ -24,6 +25,7 @@ pub mod date;
 pub mod git;
 pub mod graphql;
 pub mod issues;
+pub mod paginate;
 pub mod pulls;
 pub mod releases;
 pub mod repos;

@@ -55,7 +55,7 @@ impl Client {
     /// `GET /repos/{owner}/{repo}/pulls?head={owner}:{branch}&state=open` ("List pull
     /// requests", <https://docs.github.com/en/rest/pulls/pulls#list-pull-requests>; OpenAPI
     /// `paths["/repos/{owner}/{repo}/pulls"].get`): the open pull requests from `branch` of
-    /// this repository.
+    /// this repository, every page ([`crate::paginate`]).
     pub fn list_open_pulls_from(
         &self,
         repo: &Repository,
@@ -82,9 +82,21 @@ impl Client {
     ) -> Result<Vec<PullRequest>, Error> {
         let call = Call::get(repo.path("/pulls"))
             .query("head", format!("{}:{branch}", repo.owner()))
-            .query("state", state)
-            .query("per_page", "100");
-        self.json(&call, &[200])
+            .query("state", state);
+        self.get_all(&call)
+    }
+
+    /// `GET /repos/{owner}/{repo}/pulls/{pull_number}` ("Get a pull request",
+    /// <https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request>; OpenAPI
+    /// `paths["/repos/{owner}/{repo}/pulls/{pull_number}"].get`): `200`, or `None` for `404`.
+    pub fn get_pull(&self, repo: &Repository, number: u64) -> Result<Option<PullRequest>, Error> {
+        let call = Call::get(repo.path(&format!("/pulls/{number}")));
+        let response = self.send(&call)?;
+        if response.status == 404 {
+            return Ok(None);
+        }
+        self.expect(&call, &response, &[200])?;
+        self.decode(&call, &response).map(Some)
     }
 
     /// `POST /repos/{owner}/{repo}/pulls` ("Create a pull request",

@@ -158,6 +158,13 @@ pub struct EnvironmentVariables {
     pub variables: Vec<Named>,
 }
 
+crate::paginate::paged!(
+    Installations => installations,
+    DeploymentBranchPolicies => branch_policies,
+    EnvironmentSecrets => secrets,
+    EnvironmentVariables => variables,
+);
+
 /// A secret's or variable's name (values are never read).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct Named {
@@ -330,11 +337,10 @@ impl Client {
         )
     }
 
-    /// [`Installations`] (the first 100).
+    /// [`Installations`], every page.
     pub fn list_org_installations(&self, org: &str) -> Result<Installations, Error> {
-        let call = Call::get(format!("/orgs/{}/installations", encode_component(org)))
-            .query("per_page", "100");
-        self.json(&call, &[200])
+        let call = Call::get(format!("/orgs/{}/installations", encode_component(org)));
+        self.get_all(&call)
     }
 
     /// [`Environment`].
@@ -343,7 +349,7 @@ impl Client {
         self.json(&call, &[200])
     }
 
-    /// [`DeploymentBranchPolicies`] (the first 100).
+    /// [`DeploymentBranchPolicies`], every page.
     pub fn list_deployment_branch_policies(
         &self,
         repo: &Repository,
@@ -352,12 +358,11 @@ impl Client {
         let call = Call::get(repo.path(&format!(
             "/environments/{}/deployment-branch-policies",
             encode_component(environment)
-        )))
-        .query("per_page", "100");
-        self.json(&call, &[200])
+        )));
+        self.get_all(&call)
     }
 
-    /// [`EnvironmentSecrets`] (the first 100 names).
+    /// [`EnvironmentSecrets`], every page.
     pub fn list_environment_secrets(
         &self,
         repo: &Repository,
@@ -366,12 +371,11 @@ impl Client {
         let call = Call::get(repo.path(&format!(
             "/environments/{}/secrets",
             encode_component(environment)
-        )))
-        .query("per_page", "100");
-        self.json(&call, &[200])
+        )));
+        self.get_all(&call)
     }
 
-    /// [`EnvironmentVariables`] (the first 30, GitHub's most per page).
+    /// [`EnvironmentVariables`], every page of 30 (GitHub's most per page for this list).
     pub fn list_environment_variables(
         &self,
         repo: &Repository,
@@ -382,18 +386,17 @@ impl Client {
             encode_component(environment)
         )))
         .query("per_page", "30");
-        self.json(&call, &[200])
+        self.get_all(&call)
     }
 
-    /// [`BranchRule`]s of `branch` (which need not exist; the first 100).
+    /// [`BranchRule`]s of `branch` (which need not exist), every page.
     pub fn get_branch_rules(
         &self,
         repo: &Repository,
         branch: &str,
     ) -> Result<Vec<BranchRule>, Error> {
-        let call = Call::get(repo.path(&format!("/rules/branches/{}", encode_path(branch))))
-            .query("per_page", "100");
-        self.json(&call, &[200])
+        let call = Call::get(repo.path(&format!("/rules/branches/{}", encode_path(branch))));
+        self.get_all(&call)
     }
 
     /// [`Ruleset`].

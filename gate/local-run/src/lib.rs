@@ -229,6 +229,7 @@ fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunErro
         api_url,
         token,
         key,
+        app_id: github.app_id(),
     };
 
     let started = github.tick();

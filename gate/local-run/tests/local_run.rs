@@ -121,6 +121,8 @@ fn accepted_sample_runs_the_whole_loop_and_publishes_a_proven_draft() {
             "local-run: gate=pass, exit 0",
         ],
     );
+    // The replay record, then the gate's check run.
+    assert_eq!(record_and_gate_check_runs(&stdout), 2, "{stdout}");
     // The build ran isolated by guard run's namespaces, or the output says loudly that it did not.
     assert!(
         stdout.contains("guard run: network: namespace (only lo)")
@@ -368,9 +370,30 @@ fn a_branch_holding_someone_elses_commit_is_a_typed_refusal_with_nothing_written
             "POST /repos/local/greeting/git/refs",
             "PATCH /repos/local/greeting/git/refs",
             "POST /repos/local/greeting/pulls",
-            "POST /repos/local/greeting/check-runs",
         ],
     );
+    // One check run only: the dispatch's replay record, written before the branch was read.
+    assert_eq!(record_and_gate_check_runs(&stdout), 1, "{stdout}");
+}
+
+/// How many check runs publish posted (the replay record on the base first, then the gate's).
+fn record_and_gate_check_runs(stdout: &str) -> usize {
+    let post = "POST /repos/local/greeting/check-runs";
+    stdout
+        .lines()
+        .filter_map(|l| l.split_once("API request(s) received: ").map(|(_, r)| r))
+        .flat_map(|r| r.split(", "))
+        .map(|entry| match entry.strip_prefix(post) {
+            Some("") => 1,
+            Some(times) => times
+                .trim()
+                .strip_prefix("(x")
+                .and_then(|t| t.strip_suffix(')'))
+                .and_then(|t| t.parse().ok())
+                .unwrap_or(0),
+            None => 0,
+        })
+        .sum()
 }
 
 #[test]
@@ -390,13 +413,9 @@ fn a_tree_the_simulated_github_changed_fails_the_publication_and_opens_no_pull_r
             "local-run: gate=fail, exit 1",
         ],
     );
-    contains_none(
-        &stdout,
-        &[
-            "POST /repos/local/greeting/pulls",
-            "POST /repos/local/greeting/check-runs",
-        ],
-    );
+    contains_none(&stdout, &["POST /repos/local/greeting/pulls"]);
+    // The replay record only, no gate check run.
+    assert_eq!(record_and_gate_check_runs(&stdout), 1, "{stdout}");
     // The branch is left where the commit put it: its tree is not git's.
     let expected = value_after(&stdout, "expected tree (git's, the plan's):");
     let published = value_after(&stdout, "published tree (read back by gate publish):");

@@ -4,6 +4,10 @@
 //! installation token is the one identity that may publish (and the one GitHub signs the commit
 //! as); an ambient `GITHUB_TOKEN` must not stand in for it. It reaches no output.
 //!
+//! The publishing App's id (`--app-id`, else `AGENT_TEAM_APP_ID`) is required: the dispatch's
+//! replay record is that App's check run on the base ([`gate::replay`]), looked up by it and
+//! written before the branch; a token of another App is refused before anything else is written.
+//!
 //! Exit 0: published and proven (the commit's tree is git's, the branch points at it, the draft
 //! pull request exists, the check run is posted). 1: GitHub's state shows the publication did not
 //! happen as planned or GitHub refused it. 2: usage, configuration or I/O error, or a result that
@@ -62,6 +66,10 @@ pub struct PublishArgs {
     /// The check run's name.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_CHECK_NAME)]
     check_name: String,
+    /// The publishing App's numeric id (default: $AGENT_TEAM_APP_ID; one of them is required):
+    /// the token must be this App's, and only its check runs are replay records.
+    #[arg(long, value_name = "ID")]
+    app_id: Option<u64>,
     /// The label the pull request gets when protected files changed.
     #[arg(long, value_name = "NAME", default_value = PROTECTED_LABEL)]
     protected_label: String,
@@ -155,6 +163,10 @@ fn run_inner(args: &PublishArgs) -> Result<u8, String> {
         format!("--protected-reviewers: {}", all.join("; "))
     })?;
     let base = CommitId::parse(&args.base).map_err(|e| format!("--base: {e}"))?;
+    let app_id = super::dispatch::app_id(args.app_id)?.ok_or(
+        "no publishing App id: give --app-id or set AGENT_TEAM_APP_ID (the repository variable \
+         the workflow passes): the replay record is the App's own check run",
+    )?;
     let plan: PublishPlanDoc = serde_json::from_str(&text(&args.plan, MAX_PLAN_BYTES, "--plan")?)
         .map_err(|e| format!("--plan: {e}"))?;
     let decision = parse_decision(&text(&args.decision, MAX_DOCUMENT_BYTES, "--decision")?)
@@ -183,6 +195,7 @@ fn run_inner(args: &PublishArgs) -> Result<u8, String> {
         protected_label: &args.protected_label,
         protected_reviewers: &reviewers,
         run_attempt: args.run_attempt,
+        app_id,
     };
     let mut log = |line: &str| eprintln!("gate publish: {}", neutralize(&token.redact(line)));
     let report = publish(&client, &plan, &request, &mut log);

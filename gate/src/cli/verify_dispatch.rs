@@ -4,11 +4,13 @@
 //! Beyond the tag (version 2, [`gate::dispatch_mac`]): the dispatch must not have expired, its
 //! expiry must lie at most 24 hours ahead, and it must have been signed for the workflow this
 //! run is (`--workflow-ref "$GITHUB_WORKFLOW_REF"`, the `@ref` stripped). With `--run-id` (the
-//! guard job, which also passes `--run-attempt`), the task's branch and its pull requests, open and closed, are read through
-//! the API (`GH_TOKEN`, `GITHUB_API_URL`) and a nonce another run already published, one a closed
-//! pull request carried, or a re-run attempt with nothing of its own to finish is refused
-//! ([`gate::replay`]), before any reviewer is asked; `gate publish` checks the same again before
-//! it writes.
+//! guard job, which also passes `--run-attempt`), the dispatch's replay record is looked up
+//! through the API (`GH_TOKEN` with `checks: read` and `pull-requests: read`, `GITHUB_API_URL`):
+//! the publishing App's check run on the base named after the nonce (`--app-id`, else
+//! `AGENT_TEAM_APP_ID`, names the App). A record of another run, one naming a closed pull request,
+//! or a re-run attempt with nothing of its own to finish is refused ([`gate::replay`]), before any
+//! reviewer is asked; `gate publish` checks the same again, then records the dispatch before it
+//! writes the branch.
 //!
 //! The keys come from the environment (the verifying jobs' secrets): the current one
 //! from `AGENT_TEAM_DISPATCH_KEY` (or a file named by `AGENT_TEAM_DISPATCH_KEY_FILE`), the
@@ -74,6 +76,10 @@ pub struct VerifyDispatchArgs {
     /// This run's attempt (`$GITHUB_RUN_ATTEMPT`), with --run-id.
     #[arg(long, value_name = "N", requires = "run_id", value_parser = clap::value_parser!(u32).range(1..))]
     run_attempt: Option<u32>,
+    /// The publishing App's numeric id (default: $AGENT_TEAM_APP_ID), needed with --run-id: its
+    /// check runs are the replay records.
+    #[arg(long, value_name = "ID")]
+    app_id: Option<u64>,
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
 }
@@ -185,6 +191,10 @@ fn replay(
     if !gate::decide::valid_run_id(run_id) {
         return Err(format!("--run-id {:?} is not a run id", neutralize(run_id)));
     }
+    let app_id = super::dispatch::app_id(args.app_id)?.ok_or(
+        "--run-id needs the publishing App's id (--app-id, or AGENT_TEAM_APP_ID: the repository \
+         variable the workflow passes): the replay record is that App's check run",
+    )?;
     let token = github::Token::from_env(&env).map_err(|e| e.to_string())?;
     let api_url = github::ApiUrl::resolve(None, &env).map_err(|e| e.to_string())?;
     let mut config =
@@ -193,19 +203,16 @@ fn replay(
     config.deadline = Some(std::time::Duration::from_secs(300));
     let client = github::Client::new(config).map_err(|e| e.to_string())?;
     let repo = github::Repository::parse(&args.repository).map_err(|e| e.to_string())?;
-    gate::replay::find(
-        &client,
-        &repo,
-        &fields.task_id.publish_branch(),
-        fields.nonce.as_str(),
+    let dispatch = gate::replay::Dispatch {
+        repo: &repo,
+        base: fields.base.as_str(),
+        nonce: fields.nonce.as_str(),
+        app_id,
         run_id,
-        args.run_attempt.unwrap_or(1),
-    )
-    .map_err(|e| {
-        token.redact(&format!(
-            "looking for earlier publications of this dispatch: {e}"
-        ))
-    })
+        attempt: args.run_attempt.unwrap_or(1),
+    };
+    gate::replay::find(&client, &dispatch)
+        .map_err(|e| token.redact(&format!("looking up this dispatch's replay record: {e}")))
 }
 
 pub fn run(args: VerifyDispatchArgs) -> u8 {

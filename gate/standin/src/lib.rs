@@ -34,6 +34,7 @@
 pub mod git;
 mod http;
 mod load;
+pub mod page;
 mod releases;
 mod routes;
 pub mod settings;
@@ -414,6 +415,9 @@ pub struct CheckRunState {
     pub app_slug: String,
     /// `output.text` as created.
     pub output_text: String,
+    /// `external_id` and `output.summary` as created (or last updated).
+    pub external_id: Option<String>,
+    pub output_summary: String,
 }
 
 /// The stand-in's whole state, visible to tests.

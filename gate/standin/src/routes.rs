@@ -180,7 +180,7 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
             other_contents(state, req, &format!("{owner}/{repo}"), &path.join("/"))
         }
         // The settings `gate doctor` reads (crate::settings).
-        _ => crate::settings::global_route(state, req, segments).unwrap_or_else(not_found),
+        _ => crate::settings::global_route(state, req, segments, base).unwrap_or_else(not_found),
     })
 }
 
@@ -199,9 +199,9 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
             list_runs(state, req, base)
         }
         ("GET", ["actions", "runs", id]) => get_run(state, id, base),
-        ("GET", ["actions", "runs", id, "jobs"]) => list_jobs(state, id),
+        ("GET", ["actions", "runs", id, "jobs"]) => list_jobs(state, req, id, base),
         ("GET", ["actions", "jobs", id, "logs"]) => job_logs(state, id, base),
-        ("GET", ["actions", "runs", id, "artifacts"]) => list_artifacts(state, req, id),
+        ("GET", ["actions", "runs", id, "artifacts"]) => list_artifacts(state, req, id, base),
         ("GET", ["actions", "artifacts", id, "zip"]) => download_artifact(state, id, base),
         ("POST", ["git", "blobs"]) => create_blob(state, req, base),
         ("POST", ["git", "trees"]) => create_tree(state, req, base),
@@ -226,17 +226,19 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
                 None => not_found(),
             }
         }
-        ("GET", ["pulls"]) => list_pulls(state, req),
+        ("GET", ["pulls"]) => list_pulls(state, req, base),
         ("POST", ["pulls"]) => create_pull(state, req),
         ("POST", ["issues", number, "labels"]) => add_labels(state, req, number),
         ("POST", ["pulls", number, "requested_reviewers"]) => request_reviewers(state, req, number),
-        ("GET", ["commits", sha, "check-runs"]) => list_check_runs(state, req, sha),
+        ("GET", ["commits", sha, "check-runs"]) => list_check_runs(state, req, sha, base),
         ("POST", ["check-runs"]) => create_check_run(state, req),
+        ("PATCH", ["check-runs", id]) => update_check_run(state, req, id),
+        ("GET", ["pulls", number]) => get_pull(state, number),
         ("GET", ["contents", path @ ..]) => get_contents(state, req, &path.join("/")),
         ("GET", ["compare", basehead]) => compare(state, basehead),
         _ => crate::releases::repo_route(state, req, rest, base)
             // The settings `gate doctor` reads (crate::settings).
-            .or_else(|| crate::settings::repo_route(state, req, rest))
+            .or_else(|| crate::settings::repo_route(state, req, rest, base))
             .unwrap_or_else(not_found),
     }
 }
@@ -372,7 +374,9 @@ fn run_json(state: &State, run: &RunState, base: &str) -> Value {
     })
 }
 
-/// "List workflow runs for a workflow": `{total_count, workflow_runs}`, newest first.
+/// "List workflow runs for a workflow"
+/// (<https://docs.github.com/en/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow>):
+/// `{total_count, workflow_runs}`, newest first, in pages ([`crate::page`]).
 fn list_runs(state: &mut State, req: &Recorded, base: &str) -> Reply {
     state.run_list_requests += 1;
     let listed_after = state.scenario.listed_after;
@@ -392,9 +396,12 @@ fn list_runs(state: &mut State, req: &Recorded, base: &str) -> Reply {
         .collect();
     runs.sort_by_key(|r| std::cmp::Reverse((r.created_at, r.id)));
     let list: Vec<Value> = runs.iter().map(|r| run_json(state, r, base)).collect();
-    Reply::json(
-        200,
-        &json!({ "total_count": list.len(), "workflow_runs": list }),
+    crate::page::serve(
+        req,
+        base,
+        list,
+        crate::page::MAX_PER_PAGE,
+        |total, page| json!({ "total_count": total, "workflow_runs": page }),
     )
 }
 
@@ -582,10 +589,11 @@ pub fn finish_run_with_jobs(
     true
 }
 
-/// What publish leaves behind on a pass: the branch, the commit (with its trailers: the
-/// dispatch's nonce from its `dispatch_mac` input among them), the App's check run (its output
-/// naming the proven tree and the nonce, as `gate publish` writes them) and the draft pull
-/// request; or, with a [`Forgery`], the forged version of one of them.
+/// What publish leaves behind on a pass: the replay record (the App's check run on the base
+/// named after the nonce, as `gate publish` writes it first), the branch, the commit (with its
+/// trailers: the dispatch's nonce from its `dispatch_mac` input among them), the App's check
+/// run (its output naming the proven tree and the nonce, as `gate publish` writes them) and the
+/// draft pull request; or, with a [`Forgery`], the forged version of one of them.
 fn publish(state: &mut State, index: usize, open_pull: bool) {
     let run = state.runs[index].clone();
     let input = |name: &str| run.inputs.get(name).cloned().unwrap_or_default();
@@ -596,6 +604,27 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
         .nth(1)
         .unwrap_or_default()
         .to_owned();
+    let record_id = state.next_id();
+    let record_pull = u64::try_from(state.pulls.len()).unwrap_or(0) + 1;
+    state.check_runs.push(CheckRunState {
+        id: record_id,
+        name: format!("agent-team-apply dispatch {nonce}"),
+        head_sha: input("base_sha"),
+        conclusion: Some("neutral".into()),
+        app_id: state.scenario.app_id,
+        app_slug: state.scenario.app_slug.clone(),
+        output_text: String::new(),
+        external_id: Some(nonce.clone()),
+        output_summary: format!(
+            "Run-Id: {}\nBranch: agent-team/{task}\n{}",
+            run.id,
+            if open_pull {
+                format!("Pull-Request: #{record_pull}\n")
+            } else {
+                String::new()
+            }
+        ),
+    });
     let blob = state.git.put_blob(b"published by the stand-in\n".to_vec());
     let mut leaves = BTreeMap::new();
     leaves.insert("CHANGES.txt".to_owned(), ("100644".to_owned(), blob));
@@ -642,6 +671,8 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
         app_id,
         app_slug,
         output_text: format!("Proven-Tree: {proven}\nDispatch-Nonce: {nonce}\n\n### Reasons\n"),
+        external_id: None,
+        output_summary: String::new(),
     });
     if open_pull {
         let number = u64::try_from(state.pulls.len()).unwrap_or(0) + 1;
@@ -663,8 +694,9 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
 
 /// "List workflow run artifacts"
 /// (<https://docs.github.com/en/rest/actions/artifacts#list-workflow-run-artifacts>): the `name`
-/// filter; `{total_count, artifacts}`, each with `workflow_run.id` and `created_at`.
-fn list_artifacts(state: &State, req: &Recorded, id: &str) -> Reply {
+/// filter; `{total_count, artifacts}`, each with `workflow_run.id` and `created_at`, in pages
+/// ([`crate::page`]; the order is not documented: upload order here).
+fn list_artifacts(state: &State, req: &Recorded, id: &str, base: &str) -> Reply {
     let Some(run_id) = id.parse::<u64>().ok() else {
         return not_found();
     };
@@ -686,9 +718,12 @@ fn list_artifacts(state: &State, req: &Recorded, id: &str) -> Reply {
             })
         })
         .collect();
-    Reply::json(
-        200,
-        &json!({ "total_count": list.len(), "artifacts": list }),
+    crate::page::serve(
+        req,
+        base,
+        list,
+        crate::page::MAX_PER_PAGE,
+        |total, page| json!({ "total_count": total, "artifacts": page }),
     )
 }
 
@@ -713,8 +748,10 @@ fn download_artifact(state: &State, id: &str, base: &str) -> Reply {
     }
 }
 
-/// "List jobs for a workflow run": `{total_count, jobs}` with `steps`.
-fn list_jobs(state: &State, id: &str) -> Reply {
+/// "List jobs for a workflow run"
+/// (<https://docs.github.com/en/rest/actions/workflow-jobs#list-jobs-for-a-workflow-run>):
+/// `{total_count, jobs}` with `steps`, in pages ([`crate::page`]; in the order the jobs ran).
+fn list_jobs(state: &State, req: &Recorded, id: &str, base: &str) -> Reply {
     let Some(run) = id
         .parse::<u64>()
         .ok()
@@ -746,7 +783,13 @@ fn list_jobs(state: &State, id: &str) -> Reply {
             })
         })
         .collect();
-    Reply::json(200, &json!({ "total_count": jobs.len(), "jobs": jobs }))
+    crate::page::serve(
+        req,
+        base,
+        jobs,
+        crate::page::MAX_PER_PAGE,
+        |total, page| json!({ "total_count": total, "jobs": page }),
+    )
 }
 
 /// "Download job logs for a workflow run": `302` to a short-lived URL.
@@ -1085,8 +1128,11 @@ fn pull_json(state: &State, pull: &PullState) -> Value {
     })
 }
 
-/// "List pull requests": `head=owner:branch`, `state` (`open` unless given; `all`).
-fn list_pulls(state: &State, req: &Recorded) -> Reply {
+/// "List pull requests" (<https://docs.github.com/en/rest/pulls/pulls#list-pull-requests>):
+/// `head=owner:branch`, `state` (`open` unless given; `all`), sorted by creation, `direction`
+/// "Default: `desc` when sort is `created` or sort is not specified" (newest first; `asc` on
+/// request), in pages ([`crate::page`]).
+fn list_pulls(state: &State, req: &Recorded, base: &str) -> Reply {
     let head = req.query("head").map(str::to_owned);
     let wanted = req.query("state").unwrap_or("open").to_owned();
     let owner = state.scenario.owner.clone();
@@ -1100,7 +1146,16 @@ fn list_pulls(state: &State, req: &Recorded) -> Reply {
         .filter(|p| wanted == "all" || p.state == wanted)
         .map(|p| pull_json(state, p))
         .collect();
-    Reply::json(200, &Value::Array(list))
+    // Numbers grow with creation: oldest first as kept, newest first unless asked otherwise.
+    let mut list = list;
+    match req.query("direction") {
+        None | Some("desc") => list.reverse(),
+        Some("asc") => {}
+        Some(_) => return error(422, "Invalid value for parameter direction"),
+    }
+    crate::page::serve(req, base, list, crate::page::MAX_PER_PAGE, |_, page| {
+        Value::Array(page)
+    })
 }
 
 /// "Create a pull request": `{title, body, head, base, draft}` → `201`; `422` when `draft` is
@@ -1173,10 +1228,11 @@ fn check_run_json(run: &CheckRunState) -> Value {
         "status": "completed",
         "conclusion": run.conclusion,
         "html_url": format!("https://github.com/checks/{}", run.id),
+        "external_id": run.external_id,
         "app": { "id": run.app_id, "slug": run.app_slug },
         "output": {
             "title": "Gate",
-            "summary": "",
+            "summary": run.output_summary,
             "text": run.output_text,
             "annotations_count": 0,
         },
@@ -1185,8 +1241,9 @@ fn check_run_json(run: &CheckRunState) -> Value {
 
 /// "List check runs for a Git reference"
 /// (<https://docs.github.com/en/rest/checks/runs#list-check-runs-for-a-git-reference>): the
-/// `check_name` and `app_id` query filters; `{total_count, check_runs}`.
-fn list_check_runs(state: &State, req: &Recorded, sha: &str) -> Reply {
+/// `check_name` and `app_id` query filters; `{total_count, check_runs}`, in pages
+/// ([`crate::page`]; the order is not documented: creation order here).
+fn list_check_runs(state: &State, req: &Recorded, sha: &str, base: &str) -> Reply {
     let name = req.query("check_name");
     let app_id = req.query("app_id").map(|a| a.parse::<u64>().unwrap_or(0));
     let list: Vec<Value> = state
@@ -1196,9 +1253,12 @@ fn list_check_runs(state: &State, req: &Recorded, sha: &str) -> Reply {
         .filter(|c| app_id.is_none_or(|a| a == c.app_id))
         .map(check_run_json)
         .collect();
-    Reply::json(
-        200,
-        &json!({ "total_count": list.len(), "check_runs": list }),
+    crate::page::serve(
+        req,
+        base,
+        list,
+        crate::page::MAX_PER_PAGE,
+        |total, page| json!({ "total_count": total, "check_runs": page }),
     )
 }
 
@@ -1227,10 +1287,64 @@ fn create_check_run(state: &mut State, req: &Recorded) -> Reply {
             .and_then(Value::as_str)
             .unwrap_or_default()
             .to_owned(),
+        external_id: body
+            .get("external_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        output_summary: body
+            .pointer("/output/summary")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
     };
     let value = check_run_json(&run);
     state.check_runs.push(run);
     Reply::json(201, &value)
+}
+
+/// "Update a check run" (<https://docs.github.com/en/rest/checks/runs#update-a-check-run>):
+/// `external_id`, `conclusion`, `output.summary`, `output.text` replaced when given; `200`. The
+/// token's App may update only its own check runs (another App's: `403`, "Resource not
+/// accessible by integration"); there is no route that deletes one.
+fn update_check_run(state: &mut State, req: &Recorded, id: &str) -> Reply {
+    let body = req.json();
+    let app_id = state.scenario.app_id;
+    let Some(run) = state
+        .check_runs
+        .iter_mut()
+        .find(|c| id.parse::<u64>().ok() == Some(c.id))
+    else {
+        return not_found();
+    };
+    if run.app_id != app_id {
+        return error(403, "Resource not accessible by integration");
+    }
+    if let Some(external_id) = body.get("external_id").and_then(Value::as_str) {
+        run.external_id = Some(external_id.to_owned());
+    }
+    if let Some(conclusion) = body.get("conclusion").and_then(Value::as_str) {
+        run.conclusion = Some(conclusion.to_owned());
+    }
+    if let Some(summary) = body.pointer("/output/summary").and_then(Value::as_str) {
+        run.output_summary = summary.to_owned();
+    }
+    if let Some(text) = body.pointer("/output/text").and_then(Value::as_str) {
+        run.output_text = text.to_owned();
+    }
+    let value = check_run_json(run);
+    Reply::json(200, &value)
+}
+
+/// "Get a pull request" (<https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request>).
+fn get_pull(state: &State, number: &str) -> Reply {
+    match state
+        .pulls
+        .iter()
+        .find(|p| number.parse::<u64>().ok() == Some(p.number))
+    {
+        Some(pull) => Reply::json(200, &pull_json(state, pull)),
+        None => not_found(),
+    }
 }
 
 /// "Revoke an installation access token" (`DELETE /installation/token`,

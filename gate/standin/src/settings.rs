@@ -283,7 +283,7 @@ fn installation_json(app: &AppSettings, permissions: &BTreeMap<String, String>) 
 }
 
 /// Routes outside `/repos/{owner}/{repo}`: `GET /apps/{slug}`, `GET /orgs/{org}/installations`.
-pub fn global_route(state: &State, req: &Recorded, segments: &[&str]) -> Option<Reply> {
+pub fn global_route(state: &State, req: &Recorded, segments: &[&str], base: &str) -> Option<Reply> {
     if req.method != "GET" {
         return None;
     }
@@ -315,9 +315,12 @@ pub fn global_route(state: &State, req: &Recorded, segments: &[&str]) -> Option<
                         .map(|p| installation_json(app, p))
                 })
                 .collect();
-            Reply::json(
-                200,
-                &json!({ "total_count": installations.len(), "installations": installations }),
+            crate::page::serve(
+                req,
+                base,
+                installations,
+                crate::page::MAX_PER_PAGE,
+                |total, page| json!({ "total_count": total, "installations": page }),
             )
         }
         _ => return None,
@@ -325,7 +328,7 @@ pub fn global_route(state: &State, req: &Recorded, segments: &[&str]) -> Option<
 }
 
 /// Routes under `/repos/{owner}/{repo}` (`rest` is what follows).
-pub fn repo_route(state: &State, req: &Recorded, rest: &[&str]) -> Option<Reply> {
+pub fn repo_route(state: &State, req: &Recorded, rest: &[&str], base: &str) -> Option<Reply> {
     if req.method != "GET" {
         return None;
     }
@@ -355,12 +358,21 @@ pub fn repo_route(state: &State, req: &Recorded, rest: &[&str]) -> Option<Reply>
                     .enumerate()
                     .map(|(i, n)| json!({ "id": i + 1, "name": n, "type": "branch" }))
                     .collect();
-                Reply::json(
-                    200,
-                    &json!({ "total_count": policies.len(), "branch_policies": policies }),
+                crate::page::serve(
+                    req,
+                    base,
+                    policies,
+                    crate::page::MAX_PER_PAGE,
+                    |total, page| json!({ "total_count": total, "branch_policies": page }),
                 )
             }
-            Some(_) => Reply::json(200, &json!({ "total_count": 0, "branch_policies": [] })),
+            Some(_) => crate::page::serve(
+                req,
+                base,
+                Vec::new(),
+                crate::page::MAX_PER_PAGE,
+                |total, page| json!({ "total_count": total, "branch_policies": page }),
+            ),
             None => not_found(),
         },
         ["environments", name, "secrets"] => match environment(state, name) {
@@ -370,9 +382,12 @@ pub fn repo_route(state: &State, req: &Recorded, rest: &[&str]) -> Option<Reply>
                     .iter()
                     .map(|n| json!({ "name": n, "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z" }))
                     .collect();
-                Reply::json(
-                    200,
-                    &json!({ "total_count": secrets.len(), "secrets": secrets }),
+                crate::page::serve(
+                    req,
+                    base,
+                    secrets,
+                    crate::page::MAX_PER_PAGE,
+                    |total, page| json!({ "total_count": total, "secrets": page }),
                 )
             }
             None => not_found(),
@@ -384,9 +399,13 @@ pub fn repo_route(state: &State, req: &Recorded, rest: &[&str]) -> Option<Reply>
                     .iter()
                     .map(|n| json!({ "name": n, "value": "Iv23standin", "created_at": "2026-01-01T00:00:00Z", "updated_at": "2026-01-01T00:00:00Z" }))
                     .collect();
-                Reply::json(
-                    200,
-                    &json!({ "total_count": variables.len(), "variables": variables }),
+                // "List environment variables": `per_page` "(max 30)".
+                crate::page::serve(
+                    req,
+                    base,
+                    variables,
+                    30,
+                    |total, page| json!({ "total_count": total, "variables": page }),
                 )
             }
             None => not_found(),
@@ -412,7 +431,9 @@ pub fn repo_route(state: &State, req: &Recorded, rest: &[&str]) -> Option<Reply>
                     })
                 })
                 .collect();
-            Reply::json(200, &Value::Array(rules))
+            crate::page::serve(req, base, rules, crate::page::MAX_PER_PAGE, |_, page| {
+                Value::Array(page)
+            })
         }
         ["rulesets", id] => match settings
             .rulesets

@@ -272,15 +272,14 @@ pub(crate) fn dispatch_inputs_from_event(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// Exactly the four jobs: build-test and publish with `contents: read` alone, guard with
-/// `contents: read` and `pull-requests: read` (the replay check lists the task branch's pull
-/// requests), decide with nothing at all.
-/// Each job's grant: guard reads pull requests (the replay check), publish reads the
-/// environments' settings (`actions: read`), decide nothing; every job reads contents.
+/// Exactly the four jobs, each with its grant: guard reads checks and pull requests (the replay
+/// check: the App's record, a check run on the base, and the pull request it names), publish
+/// reads the environments' settings (`actions: read`), decide nothing; every other job reads
+/// contents.
 pub(crate) fn job_grant(name: &str) -> serde_json::Value {
     match name {
         DECIDE => json!({}),
-        GUARD => json!({ "contents": "read", "pull-requests": "read" }),
+        GUARD => json!({ "checks": "read", "contents": "read", "pull-requests": "read" }),
         PUBLISH => json!({ "actions": "read", "contents": "read" }),
         _ => json!({ "contents": "read" }),
     }
@@ -1650,6 +1649,29 @@ pub(crate) fn dispatch_signature_verified(wf: &Workflow) -> Result<(), String> {
         return Err("guard does not verify the signature right after validating the inputs".into());
     }
     verify_step(&guard[first], "guard")?;
+    // The replay record is the publishing App's check run: both checks name the App.
+    let app_id = "${{ vars.AGENT_TEAM_APP_ID }}";
+    if guard[first]
+        .pointer("/env/AGENT_TEAM_APP_ID")
+        .and_then(Value::as_str)
+        != Some(app_id)
+    {
+        return Err(format!(
+            "guard: gate verify-dispatch does not get AGENT_TEAM_APP_ID: {app_id} (the replay record's App)"
+        ));
+    }
+    let publish_steps = wf.steps(PUBLISH)?;
+    let publish_step = index_of(publish_steps, |s| run_contains(s, "/gate publish "))
+        .ok_or("publish does not run gate publish")?;
+    if publish_steps[publish_step]
+        .pointer("/env/AGENT_TEAM_APP_ID")
+        .and_then(Value::as_str)
+        != Some(app_id)
+    {
+        return Err(format!(
+            "publish: gate publish does not get AGENT_TEAM_APP_ID: {app_id} (the replay record's App)"
+        ));
+    }
     let script = joined(run_of(&guard[first]).unwrap_or_default());
     for needed in [
         " --run-id=\"$GITHUB_RUN_ID\" ",

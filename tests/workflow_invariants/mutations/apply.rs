@@ -1210,6 +1210,23 @@ pub(crate) const APPLY_MUTATIONS: &[Mutation] = &[
         apply: |t| replace_in_job(t, GUARD, " --run-attempt=\"$GITHUB_RUN_ATTEMPT\"", ""),
     },
     Mutation {
+        description: "look up the replay record without the App's id in guard",
+        breaks: &["dispatch-signature-verified"],
+        apply: |t| {
+            replace_in_job(
+                t,
+                GUARD,
+                "          AGENT_TEAM_APP_ID: ${{ vars.AGENT_TEAM_APP_ID }}\n",
+                "",
+            )
+        },
+    },
+    Mutation {
+        description: "let guard write checks",
+        breaks: &["job-permissions-exact"],
+        apply: |t| replace_in_job(t, GUARD, "      checks: read\n", "      checks: write\n"),
+    },
+    Mutation {
         description: "let guard write pull requests",
         breaks: &["job-permissions-exact"],
         apply: |t| {

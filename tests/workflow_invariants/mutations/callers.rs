@@ -69,8 +69,8 @@ pub(crate) const CALLER_MUTATIONS: &[Mutation] = &[
         apply: |t| {
             replace_once(
                 t,
-                "permissions: { actions: read, contents: read, pull-requests: read }",
-                "permissions: { actions: read, contents: write, pull-requests: read }",
+                "permissions: { actions: read, checks: read, contents: read, pull-requests: read }",
+                "permissions: { actions: read, checks: read, contents: write, pull-requests: read }",
             )
         },
     },

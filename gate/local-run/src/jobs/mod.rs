@@ -43,6 +43,8 @@ pub struct Context {
     pub token: String,
     /// The dispatch key the publish job's environment holds.
     pub key: String,
+    /// The publishing App's id: the environments' variable `AGENT_TEAM_APP_ID`.
+    pub app_id: u64,
 }
 
 impl Context {
@@ -323,6 +325,7 @@ pub fn verify_dispatch(
         invocation = invocation
             .flag("--run-id", ctx.run_id())
             .flag("--run-attempt", "1")
+            .env("AGENT_TEAM_APP_ID", ctx.app_id.to_string())
             .env("GH_TOKEN", &ctx.token)
             .env("GITHUB_API_URL", &ctx.api_url);
     }

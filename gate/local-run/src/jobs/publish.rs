@@ -171,6 +171,7 @@ pub fn play(
                 ),
             )
             .flag("--out", &result)
+            .env("AGENT_TEAM_APP_ID", ctx.app_id.to_string())
             .env("GH_TOKEN", &ctx.token)
             .env("GITHUB_API_URL", &ctx.api_url),
     )?;

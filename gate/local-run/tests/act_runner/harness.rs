@@ -1042,6 +1042,10 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
                 "--var",
                 &format!("AGENT_TEAM_APP_CLIENT_ID={APP_CLIENT_ID}"),
             ])
+            .args([
+                "--var",
+                &format!("AGENT_TEAM_APP_ID={}", standin.state().scenario.app_id),
+            ])
             .current_dir(&repo);
         let out = cmd.output().expect("run act");
         let text = String::from_utf8_lossy(&out.stdout).into_owned()

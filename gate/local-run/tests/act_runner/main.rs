@@ -236,7 +236,7 @@ permissions: {}
 jobs:
   unit:
     uses: ./.github/workflows/agent-team-apply-verify.yml
-    permissions: { actions: read, contents: read, pull-requests: read }
+    permissions: { actions: read, checks: read, contents: read, pull-requests: read }
     secrets:
       AGENT_TEAM_APP_PRIVATE_KEY: ${{ secrets.AGENT_TEAM_APP_PRIVATE_KEY }}
       AGENT_TEAM_DISPATCH_KEY: ${{ secrets.AGENT_TEAM_DISPATCH_KEY }}
@@ -244,7 +244,7 @@ jobs:
       build-command: cargo test --locked --offline --lib
   docs:
     uses: ./.github/workflows/agent-team-apply-verify.yml
-    permissions: { actions: read, contents: read, pull-requests: read }
+    permissions: { actions: read, checks: read, contents: read, pull-requests: read }
     secrets:
       AGENT_TEAM_APP_PRIVATE_KEY: ${{ secrets.AGENT_TEAM_APP_PRIVATE_KEY }}
       AGENT_TEAM_DISPATCH_KEY: ${{ secrets.AGENT_TEAM_DISPATCH_KEY }}
