@@ -80,23 +80,24 @@ pub fn run_cli(args: InitArgs) -> u8 {
         }
         Err(e) => return fail(&e.to_string()),
     };
-    let mut out = format!("gate init: a {} repository\n", plan.build_system.name());
+    let mut out = gate::output::text::TextLines::default();
+    out.line(&format!(
+        "gate init: a {} repository",
+        plan.build_system.name()
+    ));
     for (path, action) in done {
         let verb = match action {
             Written::Created => "wrote",
             Written::Unchanged => "unchanged",
             Written::Replaced => "replaced",
         };
-        out.push_str(&format!("  {verb:<9} {path}\n"));
+        out.line(&format!("  {verb:<9} {path}"));
     }
-    out.push_str("Remaining steps, in order:\n");
+    out.line("Remaining steps, in order:");
     for (i, step) in plan.steps.iter().enumerate() {
-        out.push_str(&format!("  {}. {step}\n", i + 1));
+        out.line(&format!("  {}. {step}", i + 1));
     }
-    let out: String = out
-        .lines()
-        .map(|l| format!("{}\n", neutralize(l)))
-        .collect();
+    let out = out.finish();
     match emit(&out) {
         Ok(()) => contract::cli::Exit::Pass.code(),
         Err(e) => fail(&e),
