@@ -623,19 +623,9 @@ fn wait_for_completion(
             )
         };
         // The last wait is cut to end on the deadline, where one more poll is made: a
-        // `--timeout 8` waits 8 s, not the sum of the backoffs that fit.
-        let step = match client.deadline() {
-            Some(deadline) => {
-                let left = deadline.saturating_sub(client.clock().elapsed());
-                if left.is_zero() {
-                    return Err(timed_out());
-                }
-                delay.min(left)
-            }
-            None => delay,
-        };
+        // `--timeout 8` polls at 0, 2, 6 and 8 s, not only at the backoffs that fit.
         client
-            .wait(step, "GET", "(waiting for the run)")
+            .wait_until_deadline(delay, "GET", "(waiting for the run)")
             .map_err(|_| timed_out())?;
         delay = (delay * 2).min(Duration::from_secs(30));
         run = client.get_run(repo, run.id).map_err(|e| text(&e))?;

@@ -1443,6 +1443,46 @@ fn the_last_poll_lands_on_the_deadline() {
     assert_eq!(waited, Duration::from_secs(8), "{:?}", case.clock.sleeps());
 }
 
+/// On the real clock (where time moves between reading it and sleeping), a `--timeout 3` polls at
+/// 0, 2 and 3 s and gives up at the deadline, not at 2 s: the wait cut to the deadline is not
+/// refused for the moment that passed since it was computed. Issue 28, "the deadline".
+#[test]
+fn the_last_poll_lands_on_the_deadline_on_the_real_clock() {
+    let gh = StandIn::start(Scenario {
+        outcome: Outcome::Pending,
+        ..Scenario::default()
+    })
+    .unwrap();
+    let mut req = request(DIFF, true);
+    req.timeout = Duration::from_secs(3);
+    let env = |name: &str| (name == "GH_TOKEN").then(|| gh.token());
+    let mut config = ClientConfig::new(
+        ApiUrl::parse(&gh.url()).unwrap(),
+        Token::from_env(&env).unwrap(),
+        Arc::new(github::SystemClock::new()),
+    );
+    config.deadline = Some(req.timeout);
+    let client = Client::new(config).unwrap();
+    let started = std::time::Instant::now();
+    let report = run(&client, &req, &mut |_: &str| {});
+    let took = started.elapsed();
+    assert_eq!(report.exit_code, 2);
+    assert!(
+        report.doc.reasons[0].starts_with("timed out"),
+        "{:?}",
+        report.doc.reasons
+    );
+    assert!(
+        took >= req.timeout,
+        "gave up after {took:?}, before the deadline"
+    );
+    assert!(took < req.timeout + Duration::from_secs(2), "{took:?}");
+    let run_id = report.doc.run.as_ref().unwrap().id;
+    let polls = count(&gh.requests(), &format!("GET {RUNS}{run_id}"));
+    // The run as the dispatch found it (0 s), then after 2 s, then on the deadline (3 s).
+    assert_eq!(polls, 3, "{:?}", lines(&gh.requests()));
+}
+
 // ---------------------------------------------------------------------------------------------
 // --preflight: the guard's check on a local clone at the base, before anything is dispatched.
 
