@@ -193,8 +193,8 @@ pub fn doctor(report: &Report) -> String {
                 f.setting.reads_with()
             ));
         }
-        if f.status != Status::Ok {
-            out.line(&format!("              fix: {}", f.setting.fix()));
+        if let Some(fix) = f.fix() {
+            out.line(&format!("              fix: {fix}"));
         }
     }
     let failing = report
