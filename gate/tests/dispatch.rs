@@ -691,6 +691,31 @@ fn a_rate_limit_past_the_deadline_is_an_error() {
     );
 }
 
+/// Issue 28, "a guessed run": without a run id in the dispatch answer, a same-task run started
+/// by someone else one second after ours has the same name; the dispatcher used to report the
+/// newest. Two candidates are ambiguous: an error (exit 2), neither run reported.
+#[test]
+fn a_same_task_run_one_second_later_is_ambiguous_not_reported() {
+    let scenario = Scenario {
+        dispatch: DispatchMode::NoContent,
+        prior_runs: vec![PriorRun {
+            display_title: "agent-team-apply T-1".into(),
+            age_seconds: -1,
+            conclusion: Some("success".into()),
+        }],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 2, "{:?}", case.report.doc);
+    assert!(case.report.doc.run.is_none(), "{:?}", case.report.doc.run);
+    assert!(
+        case.report.doc.reasons[0].contains("none is guessed"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+    assert!(case.report.doc.guard_verdict.is_none());
+}
+
 #[test]
 fn a_run_that_never_appears_is_not_guessed() {
     let scenario = Scenario {
