@@ -557,11 +557,42 @@ fn find_run(client: &Client, request: &DispatchRequest, watermark: i64) -> Resul
         let runs = listed
             .workflow_runs
             .iter()
-            .filter(|r| r.event == "workflow_dispatch")
+            .filter(|r| {
+                r.event == "workflow_dispatch"
+                    && check_run_identity(r, request).is_ok()
+                    && r.head_branch.as_deref() == branch
+            })
             .map(as_select_run)
             .collect::<Result<Vec<_>, _>>()?;
-        if let Some(run) = select_run::select(&runs, &task, since) {
-            return Ok(run.record.database_id);
+        // Never the newest of several: a second run of this task's name (anyone with
+        // `actions: write` can start one) makes the answer ambiguous, and that is an error.
+        let name = task.run_name();
+        let qualifying: Vec<&Run> = runs
+            .iter()
+            .filter(|r| r.record.display_title == name && r.created >= since)
+            .collect();
+        let live: Vec<&&Run> = qualifying.iter().filter(|r| !r.is_cancelled()).collect();
+        let pool = if live.is_empty() {
+            qualifying.iter().collect()
+        } else {
+            live
+        };
+        match pool.as_slice() {
+            [] => {}
+            [run] => return Ok(run.record.database_id),
+            several => {
+                let ids: Vec<String> = several
+                    .iter()
+                    .map(|r| r.record.database_id.to_string())
+                    .collect();
+                return Err(format!(
+                    "{} runs named \"{}\" created at or after {} (ids {}): which one this dispatch started is not known, and none is guessed",
+                    several.len(),
+                    name,
+                    github::date::format_rfc3339(watermark),
+                    ids.join(", ")
+                ));
+            }
         }
         let waited = client.clock().elapsed().saturating_sub(start);
         if waited + delay > FIND_LIMIT {
@@ -623,19 +654,9 @@ fn wait_for_completion(
             )
         };
         // The last wait is cut to end on the deadline, where one more poll is made: a
-        // `--timeout 8` waits 8 s, not the sum of the backoffs that fit.
-        let step = match client.deadline() {
-            Some(deadline) => {
-                let left = deadline.saturating_sub(client.clock().elapsed());
-                if left.is_zero() {
-                    return Err(timed_out());
-                }
-                delay.min(left)
-            }
-            None => delay,
-        };
+        // `--timeout 8` polls at 0, 2, 6 and 8 s, not only at the backoffs that fit.
         client
-            .wait(step, "GET", "(waiting for the run)")
+            .wait_until_deadline(delay, "GET", "(waiting for the run)")
             .map_err(|_| timed_out())?;
         delay = (delay * 2).min(Duration::from_secs(30));
         run = client.get_run(repo, run.id).map_err(|e| text(&e))?;

@@ -691,6 +691,31 @@ fn a_rate_limit_past_the_deadline_is_an_error() {
     );
 }
 
+/// Issue 28, "a guessed run": without a run id in the dispatch answer, a same-task run started
+/// by someone else one second after ours has the same name; the dispatcher used to report the
+/// newest. Two candidates are ambiguous: an error (exit 2), neither run reported.
+#[test]
+fn a_same_task_run_one_second_later_is_ambiguous_not_reported() {
+    let scenario = Scenario {
+        dispatch: DispatchMode::NoContent,
+        prior_runs: vec![PriorRun {
+            display_title: "agent-team-apply T-1".into(),
+            age_seconds: -1,
+            conclusion: Some("success".into()),
+        }],
+        ..Scenario::default()
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 2, "{:?}", case.report.doc);
+    assert!(case.report.doc.run.is_none(), "{:?}", case.report.doc.run);
+    assert!(
+        case.report.doc.reasons[0].contains("none is guessed"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+    assert!(case.report.doc.guard_verdict.is_none());
+}
+
 #[test]
 fn a_run_that_never_appears_is_not_guessed() {
     let scenario = Scenario {
@@ -1441,6 +1466,46 @@ fn the_last_poll_lands_on_the_deadline() {
     );
     let waited: Duration = case.clock.sleeps().iter().sum();
     assert_eq!(waited, Duration::from_secs(8), "{:?}", case.clock.sleeps());
+}
+
+/// On the real clock (where time moves between reading it and sleeping), a `--timeout 3` polls at
+/// 0, 2 and 3 s and gives up at the deadline, not at 2 s: the wait cut to the deadline is not
+/// refused for the moment that passed since it was computed. Issue 28, "the deadline".
+#[test]
+fn the_last_poll_lands_on_the_deadline_on_the_real_clock() {
+    let gh = StandIn::start(Scenario {
+        outcome: Outcome::Pending,
+        ..Scenario::default()
+    })
+    .unwrap();
+    let mut req = request(DIFF, true);
+    req.timeout = Duration::from_secs(3);
+    let env = |name: &str| (name == "GH_TOKEN").then(|| gh.token());
+    let mut config = ClientConfig::new(
+        ApiUrl::parse(&gh.url()).unwrap(),
+        Token::from_env(&env).unwrap(),
+        Arc::new(github::SystemClock::new()),
+    );
+    config.deadline = Some(req.timeout);
+    let client = Client::new(config).unwrap();
+    let started = std::time::Instant::now();
+    let report = run(&client, &req, &mut |_: &str| {});
+    let took = started.elapsed();
+    assert_eq!(report.exit_code, 2);
+    assert!(
+        report.doc.reasons[0].starts_with("timed out"),
+        "{:?}",
+        report.doc.reasons
+    );
+    assert!(
+        took >= req.timeout,
+        "gave up after {took:?}, before the deadline"
+    );
+    assert!(took < req.timeout + Duration::from_secs(2), "{took:?}");
+    let run_id = report.doc.run.as_ref().unwrap().id;
+    let polls = count(&gh.requests(), &format!("GET {RUNS}{run_id}"));
+    // The run as the dispatch found it (0 s), then after 2 s, then on the deadline (3 s).
+    assert_eq!(polls, 3, "{:?}", lines(&gh.requests()));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,11 +21,13 @@ const INLINE_MARKUP: &[char] = &[
 ///
 /// - [`INLINE_MARKUP`] characters are backslash-escaped (`*` → `\*`); everything else that is not
 ///   markup where it stands (`.`, `:`, `-`, `/`, `(`, ...) stays as it is, so the source reads as
-///   the text does. At the very start, `#`, `+`, `-`, `=` and the `.` or `)` after leading digits,
-///   which would start a heading or a list there, are escaped too.
+///   the text does. At the start (after any leading white space: a block may be indented by up
+///   to three spaces), `#`, `+`, `-`, `=` and the `.` or `)` after leading digits, which would
+///   start a heading, a rule, a setext underline or a list there, are escaped too.
 /// - GitHub resolves mentions, issue references and autolinks on the *rendered* text, where an
 ///   escape is gone, but never inside code. A word (a run without white space) holding what
-///   GitHub could resolve (`@`, `#` before a digit, `GH-` before a digit, `://`, `www.`) is written
+///   GitHub could resolve (`@`, `#` before a digit, `GH-` before a digit, `://`, `www.`, a bare
+///   commit SHA: seven or more hex digits standing as a word of their own) is written
 ///   as code spans instead ([`needs_code_span`]): `@org/team` notifies no one and copies exactly.
 ///   A `|` in such a word is written `\|` between the spans, so the same text is safe in a table
 ///   cell and outside one.
@@ -37,7 +39,14 @@ pub fn escape_markdown(text: &str) -> String {
     let shown = neutralize(text);
     let chars: Vec<char> = shown.chars().collect();
     let mut out = String::with_capacity(shown.len() * 2);
-    let leading_digits = chars.iter().take_while(|c| c.is_ascii_digit()).count();
+    // What starts a block is recognised after up to three spaces of indentation (and a tab is
+    // indentation too), so the line-start escapes apply at the first character that is not white
+    // space, wherever it is.
+    let leading_space = chars.iter().take_while(|c| c.is_whitespace()).count();
+    let leading_digits = chars[leading_space..]
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
     let mut i = 0;
     while i < chars.len() {
         if !chars[i].is_whitespace() {
@@ -58,8 +67,10 @@ pub fn escape_markdown(text: &str) -> String {
             }
         }
         let c = chars[i];
-        let line_start = (i == 0 && matches!(c, '#' | '+' | '-' | '='))
-            || (i == leading_digits && i > 0 && matches!(c, '.' | ')'));
+        let line_start = (i == leading_space && matches!(c, '#' | '+' | '-' | '='))
+            || (i == leading_space + leading_digits
+                && leading_digits > 0
+                && matches!(c, '.' | ')'));
         if INLINE_MARKUP.contains(&c) || line_start {
             out.push('\\');
         }
@@ -70,26 +81,33 @@ pub fn escape_markdown(text: &str) -> String {
 }
 
 /// Whether GitHub could turn something in `word` (no white space in it) into a mention (`@`), an
-/// issue or pull request reference (`#1`, `GH-1`) or a link (`scheme://`, `www.`) on the rendered
-/// page: such a word is written in code spans by [`escape_markdown`].
+/// issue or pull request reference (`#1`, `GH-1`), a commit link (a bare SHA: an alphanumeric run
+/// of seven or more hex digits, which GitHub links to the commit, a fork's too) or a link
+/// (`scheme://`, `www.`) on the rendered page: such a word is written in code spans by
+/// [`escape_markdown`]. Ordinary words made of hex letters only (`defaced`) are written as code
+/// too: a code span is harmless, a guessed link is not.
 pub fn needs_code_span(word: &str) -> bool {
     let chars: Vec<char> = word.chars().collect();
-    chars.iter().enumerate().any(|(i, &c)| {
-        let next = chars.get(i + 1).copied();
-        match c {
-            '@' => true,
-            '#' => next.is_some_and(|n| n.is_ascii_digit()),
-            '-' => {
-                next.is_some_and(|n| n.is_ascii_digit())
-                    && i >= 2
-                    && chars[i - 2].eq_ignore_ascii_case(&'g')
-                    && chars[i - 1].eq_ignore_ascii_case(&'h')
+    let bare_sha = word
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|run| run.chars().count() >= 7 && run.chars().all(|c| c.is_ascii_hexdigit()));
+    bare_sha
+        || chars.iter().enumerate().any(|(i, &c)| {
+            let next = chars.get(i + 1).copied();
+            match c {
+                '@' => true,
+                '#' => next.is_some_and(|n| n.is_ascii_digit()),
+                '-' => {
+                    next.is_some_and(|n| n.is_ascii_digit())
+                        && i >= 2
+                        && chars[i - 2].eq_ignore_ascii_case(&'g')
+                        && chars[i - 1].eq_ignore_ascii_case(&'h')
+                }
+                ':' => next == Some('/') && chars.get(i + 2) == Some(&'/'),
+                '.' => i >= 3 && chars[i - 3..i].iter().all(|b| b.eq_ignore_ascii_case(&'w')),
+                _ => false,
             }
-            ':' => next == Some('/') && chars.get(i + 2) == Some(&'/'),
-            '.' => i >= 3 && chars[i - 3..i].iter().all(|b| b.eq_ignore_ascii_case(&'w')),
-            _ => false,
-        }
-    })
+        })
 }
 
 /// `text` as an inline code span, outside a table: copied from the rendered page it gives back

@@ -228,8 +228,11 @@ fn agent_section(agent: &AgentWords<'_>) -> String {
     if !agent.title.is_empty() {
         out.push_str(&format!("**{}**\n\n", escape_markdown(agent.title)));
     }
+    // Each line inside the quote as a paragraph line, never a block of its own: leading white
+    // space (four spaces would open an indented code block) is dropped, as a paragraph drops it
+    // anyway, and the line-start markers that remain are escaped by `escape_markdown`.
     for line in agent.description.lines() {
-        out.push_str(&format!("> {}\n", escape_markdown(line)));
+        out.push_str(&format!("> {}\n", escape_markdown(line.trim_start())));
     }
     if !agent.description.is_empty() {
         out.push('\n');

@@ -799,6 +799,34 @@ impl Client {
         Ok(())
     }
 
+    /// Sleep for `duration`, or only until the deadline when that comes first; an error only
+    /// when the deadline has already passed. The clock is read once, so a caller that polls
+    /// again after it returns makes its last poll on the deadline: [`Client::wait`] would refuse
+    /// a wait the caller cut to `deadline - elapsed` a moment earlier, as the clock has moved on
+    /// since (a real clock always has).
+    pub fn wait_until_deadline(
+        &self,
+        duration: Duration,
+        method: &'static str,
+        path: &str,
+    ) -> Result<(), Error> {
+        let step = match self.config.deadline {
+            Some(deadline) => {
+                let left = deadline.saturating_sub(self.clock().elapsed());
+                if left.is_zero() {
+                    return Err(Error::Deadline {
+                        method,
+                        path: path.to_owned(),
+                    });
+                }
+                duration.min(left)
+            }
+            None => duration,
+        };
+        self.clock().sleep(step);
+        Ok(())
+    }
+
     fn backoff(&self, attempt: u32) -> Duration {
         let policy = &self.config.retry;
         let factor = 1u32

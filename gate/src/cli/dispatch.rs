@@ -16,7 +16,6 @@ use clap::{Args, ValueEnum};
 use contract::cli::emit;
 use gate::dispatch::{DispatchRequest, Preflight, parse_workflow_file, run};
 use gate::dispatch_mac::{FullRef, signing_key};
-use gate::output::dispatch_result_v2::DispatchResultDoc;
 use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
 use guard::escape::neutralize;
 use guard::inputs::{BaseSha, Scope, TaskId};
@@ -191,98 +190,6 @@ fn client(args: &DispatchArgs, timeout: Duration) -> Result<(Client, Token), Str
     Ok((Client::new(config).map_err(|e| e.to_string())?, token))
 }
 
-pub fn render_text(doc: &DispatchResultDoc) -> String {
-    let mut out = format!("DISPATCH: {} (exit {})\n", doc.decision, doc.exit_code);
-    out.push_str(&format!(
-        "  task {} on {} {}, diff sha256 {} via {}\n",
-        doc.task_id,
-        doc.repository,
-        doc.git_ref,
-        doc.diff_sha256,
-        doc.diff_ref.as_deref().unwrap_or(&doc.transport)
-    ));
-    if let Some(run) = &doc.run {
-        out.push_str(&format!(
-            "  run {} ({}, found by {}): {}\n",
-            run.id,
-            run.html_url,
-            run.found_by,
-            run.conclusion
-                .as_deref()
-                .or(run.status.as_deref())
-                .unwrap_or("?")
-        ));
-    }
-    for job in &doc.jobs {
-        out.push_str(&format!(
-            "  job {}: {}{}\n",
-            job.name,
-            job.conclusion.as_deref().unwrap_or(&job.status),
-            job.failed_step
-                .as_ref()
-                .map(|s| format!(" (step \"{s}\")"))
-                .unwrap_or_default()
-        ));
-    }
-    if let Some(pull) = &doc.pull_request {
-        out.push_str(&format!(
-            "  draft pull request #{}: {}\n",
-            pull.number, pull.html_url
-        ));
-    }
-    if let Some(publication) = &doc.publication {
-        out.push_str(&format!(
-            "  publication: commit {} by {} (signature {}), tree {} = proven {}\n",
-            publication.commit,
-            publication.author,
-            publication.signature,
-            publication.tree,
-            publication.proven_tree
-        ));
-    }
-    for reason in &doc.reasons {
-        out.push_str(&format!("  reason: {reason}\n"));
-    }
-    if let Some(why) = &doc.guard_verdict_unavailable {
-        out.push_str(&format!("  guard verdict: not available ({why})\n"));
-    }
-    if let Some(verdict) = &doc.guard_verdict {
-        out.push_str(&format!(
-            "  guard verdict ({}, authoritative): {}, {} violation(s)\n",
-            verdict.source,
-            verdict.verdict,
-            verdict.violations.len()
-        ));
-        for v in &verdict.violations {
-            let path = v
-                .path
-                .as_ref()
-                .or(v.old_path.as_ref())
-                .map(|p| p.display())
-                .unwrap_or_default();
-            let line = v
-                .line
-                .map(|l| format!(" (diff line {l})"))
-                .unwrap_or_default();
-            out.push_str(&format!(
-                "    error[{}]: {path}{line}: {}\n      hint: {}\n",
-                v.rule, v.message, v.hint
-            ));
-        }
-    }
-    if let Some(tail) = &doc.log_tail {
-        out.push_str(&format!("  log tail of {} ({}):\n", tail.job, tail.note));
-        for line in tail.text.lines() {
-            out.push_str(&format!("    | {line}\n"));
-        }
-    }
-    // Each line escaped on its own: values from GitHub and the log cannot start a new line or
-    // reach the terminal as control sequences.
-    out.lines()
-        .map(|l| format!("{}\n", neutralize(l)))
-        .collect()
-}
-
 pub fn run_cli(args: DispatchArgs) -> u8 {
     let fail = |message: &str| {
         eprintln!("gate dispatch: {}", neutralize(message));
@@ -304,7 +211,7 @@ pub fn run_cli(args: DispatchArgs) -> u8 {
     let mut log = |line: &str| eprintln!("gate dispatch: {}", neutralize(&token.redact(line)));
     let report = run(&client, &request, &mut log);
     let rendered = match args.format {
-        Format::Text => render_text(&report.doc),
+        Format::Text => gate::output::text::dispatch(&report.doc),
         Format::Json => match serde_json::to_string_pretty(&report.doc) {
             Ok(json) => format!("{json}\n"),
             Err(e) => return fail(&format!("cannot serialize the result: {e}")),

@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use contract::cli::emit;
-use gate::doctor::{DoctorRequest, Report, Status, run};
+use gate::doctor::{DoctorRequest, run};
 use gate::output::doctor_v1::{document, error_document};
 use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
 use guard::escape::neutralize;
@@ -55,49 +55,6 @@ fn client(args: &DoctorArgs) -> Result<(Client, Token), String> {
     Ok((Client::new(config).map_err(|e| e.to_string())?, token))
 }
 
-/// One line per setting (`ok`, `missing`, `cannot read`), the fix under each that is not ok,
-/// and the outcome; every line escaped for the terminal.
-pub fn render_text(report: &Report) -> String {
-    let mut out = format!("gate doctor: {} (App {})\n", report.repository, report.app);
-    for f in &report.findings {
-        let kind = if f.setting.required() {
-            ""
-        } else {
-            " (advice)"
-        };
-        out.push_str(&format!(
-            "  {:<11} {}{kind}: {}\n",
-            f.status.as_str(),
-            f.setting.id(),
-            f.detail
-        ));
-        if f.status == Status::CannotRead {
-            out.push_str(&format!(
-                "              read with: {}\n",
-                f.setting.reads_with()
-            ));
-        }
-        if let Some(fix) = f.fix() {
-            out.push_str(&format!("              fix: {fix}\n"));
-        }
-    }
-    let failing = report
-        .findings
-        .iter()
-        .filter(|f| f.setting.required() && f.status != Status::Ok)
-        .count();
-    if failing == 0 {
-        out.push_str("DOCTOR: ok, every required setting is in place (exit 0)\n");
-    } else {
-        out.push_str(&format!(
-            "DOCTOR: {failing} required setting(s) missing or unreadable (exit 1)\n"
-        ));
-    }
-    out.lines()
-        .map(|l| format!("{}\n", neutralize(l)))
-        .collect()
-}
-
 pub fn run_cli(args: DoctorArgs) -> u8 {
     // Every exit has its document: with `--format json`, an error is a JSON document on
     // standard output too (`result: error`), beside the message on standard error.
@@ -136,7 +93,7 @@ pub fn run_cli(args: DoctorArgs) -> u8 {
         Err(e) => return fail(&token.redact(&e.to_string())),
     };
     let rendered = match args.format {
-        Format::Text => render_text(&report),
+        Format::Text => gate::output::text::doctor(&report),
         Format::Json => match serde_json::to_string_pretty(&document(&report)) {
             Ok(json) => format!("{json}\n"),
             Err(e) => return fail(&format!("cannot serialize the result: {e}")),

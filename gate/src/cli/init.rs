@@ -91,7 +91,11 @@ pub fn run_cli(args: InitArgs) -> u8 {
         }
         Err(e) => return fail(&e.to_string()),
     };
-    let mut out = format!("gate init: a {} repository\n", plan.build_system.name());
+    let mut out = gate::output::text::TextLines::default();
+    out.line(&format!(
+        "gate init: a {} repository",
+        plan.build_system.name()
+    ));
     for (path, action) in done {
         let verb = match action {
             Written::Created => "wrote",
@@ -105,16 +109,13 @@ pub fn run_cli(args: InitArgs) -> u8 {
             Written::Kept => " (the repository's own; --force replaces it)",
             _ => "",
         };
-        out.push_str(&format!("  {verb:<9} {path}{note}\n"));
+        out.line(&format!("  {verb:<9} {path}{note}"));
     }
-    out.push_str("Remaining steps, in order:\n");
+    out.line("Remaining steps, in order:");
     for (i, step) in plan.steps.iter().enumerate() {
-        out.push_str(&format!("  {}. {step}\n", i + 1));
+        out.line(&format!("  {}. {step}", i + 1));
     }
-    let out: String = out
-        .lines()
-        .map(|l| format!("{}\n", neutralize(l)))
-        .collect();
+    let out = out.finish();
     match emit(&out) {
         Ok(()) => contract::cli::Exit::Pass.code(),
         Err(e) => fail(&e),
@@ -133,13 +134,14 @@ fn dry_run(args: &InitArgs, plan: &gate::init::Plan) -> u8 {
         Ok(Err(conflicts)) => (Vec::new(), conflicts.0),
         Err(e) => return fail(&e.to_string()),
     };
-    let mut out = format!(
-        "gate init --dry-run: a {} repository; nothing written\n",
+    let mut out = gate::output::text::TextLines::default();
+    out.line(&format!(
+        "gate init --dry-run: a {} repository; nothing written",
         plan.build_system.name()
-    );
+    ));
     for path in &blocked {
-        out.push_str(&format!(
-            "  in the way {path}: exists and does not call the reusable workflow (use --force)\n"
+        out.line(&format!(
+            "  in the way {path}: exists and does not call the reusable workflow (use --force)"
         ));
     }
     for change in &changes {
@@ -150,32 +152,31 @@ fn dry_run(args: &InitArgs, plan: &gate::init::Plan) -> u8 {
             Written::Updated => "would update",
             Written::Kept => "would keep",
         };
-        out.push_str(&format!("  {verb} {}\n", change.path));
+        out.line(&format!("  {verb} {}", change.path));
         let before = change.before.as_deref().unwrap_or("");
         if before != change.after {
             let old = format!("a/{}", change.path);
             let new = format!("b/{}", change.path);
             let diff = similar::TextDiff::from_lines(before, &change.after);
-            out.push_str(
-                &diff
-                    .unified_diff()
-                    .context_radius(3)
-                    .header(
-                        if change.before.is_some() {
-                            &old
-                        } else {
-                            "/dev/null"
-                        },
-                        &new,
-                    )
-                    .to_string(),
-            );
+            let unified = diff
+                .unified_diff()
+                .context_radius(3)
+                .header(
+                    if change.before.is_some() {
+                        &old
+                    } else {
+                        "/dev/null"
+                    },
+                    &new,
+                )
+                .to_string();
+            // The diff's own lines stay lines (each escaped on its own).
+            for line in unified.lines() {
+                out.line(line);
+            }
         }
     }
-    let out: String = out
-        .lines()
-        .map(|l| format!("{}\n", neutralize(l)))
-        .collect();
+    let out = out.finish();
     match emit(&out) {
         Ok(()) if blocked.is_empty() => contract::cli::Exit::Pass.code(),
         Ok(()) => contract::cli::Exit::Fail.code(),
