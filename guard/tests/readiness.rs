@@ -1162,7 +1162,11 @@ fn conditions_evaluate_in_three_values() {
         ("${{ github.ref == 'refs/heads/x' }}", Some(true)),
         ("${{ false }} && ${{ false }}", Some(true)),
         ("github.event.*.name", None),
-        ("format('{0}', github.ref)", None),
+        ("format('{0}', github.ref)", Some(true)),
+        (
+            "format('{0}-latest', 'ubuntu') == 'ubuntu-latest'",
+            Some(true),
+        ),
     ] {
         let value =
             expr::condition(condition, &TestScope).unwrap_or_else(|e| panic!("{condition}: {e}"));
