@@ -417,11 +417,14 @@ fn assess_file(
             credentials.sort();
             credentials.dedup();
         }
-        let gated = jobs::literal_environment(job.get("environment")).is_some_and(|env| {
-            settings
-                .protected_environments
-                .iter()
-                .any(|p| p.eq_ignore_ascii_case(env))
+        // Gated when every name the environment can take is a protected one.
+        let gated = jobs::environment_names(job).is_some_and(|names| {
+            names.iter().all(|env| {
+                settings
+                    .protected_environments
+                    .iter()
+                    .any(|p| p.eq_ignore_ascii_case(env))
+            })
         });
         per_job.push((credentials, gated));
     }

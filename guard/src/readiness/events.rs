@@ -132,7 +132,8 @@ pub fn github_context(event: Option<Event>, target: &Target) -> Val {
     let pull_request = || {
         Val::obj(
             [
-                ("draft", Val::UNKNOWN),
+                ("draft", Val::AnyBool),
+                ("number", Val::AnyNum),
                 // A merged pull request was decided: a run on `closed` with `merged` true comes
                 // after that decision.
                 ("merged", Val::Bool(false)),
@@ -291,6 +292,27 @@ pub fn github_context(event: Option<Event>, target: &Target) -> Val {
         }
         r
     }));
+    if matches!(event, Event::PullRequest | Event::PullRequestTarget) {
+        payload.push(("number", Val::AnyNum));
+    }
+    // The payload's top-level keys, from the event's webhook ("Webhook events and payloads"): a
+    // key the event does not send is `null` (`github.event.pull_request` on `push`), one it sends
+    // is unknown unless modelled above. The events not listed keep an open payload.
+    let event_payload = match payload_keys(event) {
+        Some(keys) => {
+            let mut fields: Vec<(&str, Val)> = COMMON_KEYS
+                .iter()
+                .chain(keys)
+                .map(|k| (*k, Val::UNKNOWN))
+                .collect();
+            for (key, value) in payload {
+                fields.retain(|(k, _)| *k != key);
+                fields.push((key, value));
+            }
+            Val::obj(fields, false)
+        }
+        None => Val::obj(payload, true),
+    };
     Val::obj(
         [
             ("event_name", Val::str(event.name())),
@@ -310,8 +332,81 @@ pub fn github_context(event: Option<Event>, target: &Target) -> Val {
             ("base_ref", base_ref),
             ("repository", Val::str(&t.repository)),
             ("repository_owner", Val::str(owner)),
-            ("event", Val::obj(payload, true)),
+            ("event", event_payload),
         ],
         true,
     )
+}
+
+/// The keys every webhook payload may carry ("Webhook events and payloads").
+const COMMON_KEYS: &[&str] = &[
+    "action",
+    "enterprise",
+    "installation",
+    "organization",
+    "repository",
+    "sender",
+];
+
+/// The top-level keys of an event's webhook payload, per its section of "Webhook events and
+/// payloads" (docs.github.com/en/webhooks/webhook-events-and-payloads), for the events a
+/// condition commonly reads; `None` keeps the payload open.
+fn payload_keys(event: Event) -> Option<&'static [&'static str]> {
+    Some(match event {
+        Event::Push => &[
+            "after",
+            "base_ref",
+            "before",
+            "commits",
+            "compare",
+            "created",
+            "deleted",
+            "forced",
+            "head_commit",
+            "pusher",
+            "ref",
+        ],
+        Event::Create => &[
+            "description",
+            "master_branch",
+            "pusher_type",
+            "ref",
+            "ref_type",
+        ],
+        Event::PullRequest | Event::PullRequestTarget => &[
+            "after",
+            "assignee",
+            "before",
+            "changes",
+            "label",
+            "milestone",
+            "number",
+            "pull_request",
+            "reason",
+            "requested_reviewer",
+            "requested_team",
+        ],
+        Event::PullRequestReview => &["changes", "pull_request", "review"],
+        Event::PullRequestReviewComment => &["changes", "comment", "pull_request"],
+        Event::MergeGroup => &["merge_group", "reason"],
+        Event::WorkflowRun => &["workflow", "workflow_run"],
+        Event::IssueComment => &["changes", "comment", "issue"],
+        Event::CheckRun => &["check_run", "requested_action"],
+        Event::CheckSuite => &["check_suite"],
+        Event::Status => &[
+            "avatar_url",
+            "branches",
+            "commit",
+            "context",
+            "created_at",
+            "description",
+            "id",
+            "name",
+            "sha",
+            "state",
+            "target_url",
+            "updated_at",
+        ],
+        _ => return None,
+    })
 }

@@ -50,6 +50,17 @@ pub enum Val {
     /// A non-empty string known to be none of these (stored lower-case): the actor of a run the
     /// publication or a person fires is never `dependabot[bot]`.
     Except(Vec<String>),
+    /// An array. `filtered` for the result of `.*` (an "object filter"): a property of it is the
+    /// property of each element that has one.
+    Arr {
+        items: Vec<Val>,
+        filtered: bool,
+    },
+    /// A boolean whose value is not known (a payload's `draft`): `draft == 'false'` compares a
+    /// boolean with a string as numbers, `0` or `1` with `NaN`, and is known to be false.
+    AnyBool,
+    /// A number whose value is not known (a pull request's `number`).
+    AnyNum,
 }
 
 impl Val {
@@ -94,6 +105,39 @@ impl Val {
                 suffix,
             } => (*digits || !prefix.is_empty() || !suffix.is_empty()).then_some(true),
             Val::Except(_) => Some(true),
+            Val::Arr { .. } => Some(true),
+            Val::AnyBool | Val::AnyNum => None,
+        }
+    }
+
+    /// Whether the value is known exactly (a literal, or an object or array of known values).
+    pub fn is_known(&self) -> bool {
+        match self {
+            Val::Null | Val::Bool(_) | Val::Num(_) | Val::Str(_) => true,
+            Val::Obj { fields, open } => !open && fields.values().all(Val::is_known),
+            Val::Arr { items, .. } => items.iter().all(Val::is_known),
+            _ => false,
+        }
+    }
+
+    /// A JSON value as an expression value (`fromJSON`, a matrix written in the workflow).
+    pub fn from_json(value: &serde_json::Value) -> Val {
+        match value {
+            serde_json::Value::Null => Val::Null,
+            serde_json::Value::Bool(b) => Val::Bool(*b),
+            serde_json::Value::Number(n) => n.as_f64().map_or(Val::UNKNOWN, Val::Num),
+            serde_json::Value::String(s) => Val::Str(s.clone()),
+            serde_json::Value::Array(items) => Val::Arr {
+                items: items.iter().map(Val::from_json).collect(),
+                filtered: false,
+            },
+            serde_json::Value::Object(map) => Val::Obj {
+                fields: map
+                    .iter()
+                    .map(|(k, v)| (k.to_ascii_lowercase(), Val::from_json(v)))
+                    .collect(),
+                open: false,
+            },
         }
     }
 
@@ -105,8 +149,56 @@ impl Val {
                 None => Val::Null,
             },
             Val::Unknown { .. } => Val::UNKNOWN,
+            Val::Arr {
+                items,
+                filtered: true,
+            } => {
+                let mut out = Vec::new();
+                for item in items {
+                    match item.property(name) {
+                        Val::Null => {}
+                        Val::Unknown { .. } => return Val::UNKNOWN,
+                        v => out.push(v),
+                    }
+                }
+                Val::Arr {
+                    items: out,
+                    filtered: true,
+                }
+            }
             // GitHub: dereferencing something that is not an object gives null.
             _ => Val::Null,
+        }
+    }
+
+    /// `.*`: the values of an object or the elements of an array, as a filtered array; of
+    /// anything else an empty one.
+    fn wildcard(&self) -> Val {
+        let items = match self {
+            Val::Obj { open: true, .. } | Val::Unknown { .. } => return Val::UNKNOWN,
+            Val::Obj { fields, .. } => fields.values().cloned().collect(),
+            Val::Arr {
+                items,
+                filtered: false,
+            } => items.clone(),
+            Val::Arr {
+                items,
+                filtered: true,
+            } => {
+                let mut out = Vec::new();
+                for item in items {
+                    match item.wildcard() {
+                        Val::Arr { items, .. } => out.extend(items),
+                        _ => return Val::UNKNOWN,
+                    }
+                }
+                out
+            }
+            _ => Vec::new(),
+        };
+        Val::Arr {
+            items,
+            filtered: true,
         }
     }
 
@@ -117,8 +209,12 @@ impl Val {
             Val::Bool(b) => Some(if *b { 1.0 } else { 0.0 }),
             Val::Num(n) => Some(*n),
             Val::Str(s) => Some(parse_number(s.trim()).unwrap_or(f64::NAN)),
-            Val::Obj { .. } => Some(f64::NAN),
-            Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_) => None,
+            Val::Obj { .. } | Val::Arr { .. } => Some(f64::NAN),
+            Val::Unknown { .. }
+            | Val::Shape { .. }
+            | Val::Except(_)
+            | Val::AnyBool
+            | Val::AnyNum => None,
         }
     }
 
@@ -134,7 +230,20 @@ impl Val {
             }),
             Val::Str(s) => Some(s.clone()),
             Val::Obj { .. } => Some("Object".to_owned()),
-            Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_) => None,
+            Val::Arr { .. } => Some("Array".to_owned()),
+            Val::Unknown { .. }
+            | Val::Shape { .. }
+            | Val::Except(_)
+            | Val::AnyBool
+            | Val::AnyNum => None,
+        }
+    }
+
+    /// The concrete values a typed unknown can take (`AnyBool`: both), or `None`.
+    fn cases(&self) -> Option<Vec<Val>> {
+        match self {
+            Val::AnyBool => Some(vec![Val::Bool(false), Val::Bool(true)]),
+            _ => None,
         }
     }
 }
@@ -281,6 +390,11 @@ pub trait Scope {
     fn context(&self, name: &str) -> Option<Val>;
     /// The value of a status function (`success`, `always`, `failure`, `cancelled`).
     fn status(&self, function: &str) -> Val;
+    /// Every value a context path (dotted, lower-case: `matrix.os`) can take in the job, when
+    /// the scope enumerates them: a matrix's values, `null` where a combination lacks the key.
+    fn choices(&self, _path: &str) -> Option<Vec<Val>> {
+        None
+    }
 }
 
 /// A parse error, with the reason.
@@ -685,19 +799,10 @@ pub fn eval(expr: &Expr, scope: &dyn Scope) -> Result<Val, ExprError> {
             .context(name)
             .ok_or_else(|| ExprError(format!("unknown context `{name}`")))?,
         Expr::Property(inner, name) => eval(inner, scope)?.property(name),
-        Expr::Wildcard(inner) => {
-            eval(inner, scope)?;
-            Val::UNKNOWN
-        }
+        Expr::Wildcard(inner) => eval(inner, scope)?.wildcard(),
         Expr::Index(inner, index) => {
             let object = eval(inner, scope)?;
-            match eval(index, scope)? {
-                Val::Str(name) => object.property(&name),
-                Val::Unknown { .. } => Val::UNKNOWN,
-                // Arrays are not modelled: an index into one is unknown; into anything else, null.
-                _ if matches!(object, Val::Unknown { .. }) => Val::UNKNOWN,
-                _ => Val::Null,
-            }
+            index_of(&object, &eval(index, scope)?)
         }
         Expr::Not(inner) => match eval(inner, scope)?.truthy() {
             Some(b) => Val::Bool(!b),
@@ -710,6 +815,29 @@ pub fn eval(expr: &Expr, scope: &dyn Scope) -> Result<Val, ExprError> {
         }
         Expr::Call(name, args) => call(name, args, scope)?,
     })
+}
+
+/// `object[index]`: a property by name, an array element by position (a filtered array maps a
+/// name over its elements); `null` for anything else.
+fn index_of(object: &Val, index: &Val) -> Val {
+    match (object, index) {
+        (
+            _,
+            Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_) | Val::AnyBool | Val::AnyNum,
+        )
+        | (Val::Unknown { .. }, _) => Val::UNKNOWN,
+        (Val::Arr { items, .. }, Val::Num(n)) => {
+            if n.fract() == 0.0 && *n >= 0.0 {
+                items.get(*n as usize).cloned().unwrap_or(Val::Null)
+            } else {
+                Val::Null
+            }
+        }
+        (Val::Arr { filtered: true, .. } | Val::Obj { .. }, Val::Str(name)) => {
+            object.property(name)
+        }
+        _ => Val::Null,
+    }
 }
 
 fn binary(op: &str, l: Val, r: Val) -> Val {
@@ -769,15 +897,31 @@ fn binary(op: &str, l: Val, r: Val) -> Val {
     }
 }
 
-/// `None` when unknown; `Some(None)` when the two are unordered (NaN, two objects).
+/// `None` when unknown; `Some(None)` when the two are unordered (NaN, two objects or arrays,
+/// which GitHub compares by identity).
 fn compare(l: &Val, r: &Val) -> Option<Option<std::cmp::Ordering>> {
+    let agreed = |results: Vec<Option<Option<std::cmp::Ordering>>>| {
+        let first = results.first().copied().flatten()?;
+        results.iter().all(|r| *r == Some(first)).then_some(first)
+    };
+    if let Some(cases) = l.cases() {
+        return agreed(cases.iter().map(|c| compare(c, r)).collect());
+    }
+    if let Some(cases) = r.cases() {
+        return agreed(cases.iter().map(|c| compare(l, c)).collect());
+    }
     match (l, r) {
+        // A number against a value whose number is NaN is unordered whatever the number is.
+        (Val::AnyNum, other) | (other, Val::AnyNum) => match other.number() {
+            Some(n) if n.is_nan() => Some(None),
+            _ => None,
+        },
         (Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_), _)
         | (_, Val::Unknown { .. } | Val::Shape { .. } | Val::Except(_)) => None,
         (Val::Str(a), Val::Str(b)) => Some(Some(a.to_lowercase().cmp(&b.to_lowercase()))),
         (Val::Null, Val::Null) => Some(Some(std::cmp::Ordering::Equal)),
         (Val::Bool(a), Val::Bool(b)) => Some(Some(a.cmp(b))),
-        (Val::Obj { .. }, Val::Obj { .. }) => Some(None),
+        (Val::Obj { .. } | Val::Arr { .. }, Val::Obj { .. } | Val::Arr { .. }) => Some(None),
         _ => {
             let (a, b) = (l.number()?, r.number()?);
             Some(a.partial_cmp(&b))
@@ -795,14 +939,100 @@ fn call(name: &str, args: &[Expr], scope: &dyn Scope) -> Result<Val, ExprError> 
         }
         return Ok(scope.status(name));
     }
+    check_arity(name, args.len())?;
+    if name == "case" {
+        return case(args, scope);
+    }
     let values = args
         .iter()
         .map(|a| eval(a, scope))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(match (name, values.as_slice()) {
+    apply(name, &values)
+}
+
+/// The argument counts GitHub's expression docs give each function ("Functions").
+fn check_arity(name: &str, count: usize) -> Result<(), ExprError> {
+    let ok = match name {
+        "contains" | "startswith" | "endswith" => count == 2,
+        "format" => count >= 1,
+        "join" => count == 1 || count == 2,
+        "tojson" | "fromjson" => count == 1,
+        "hashfiles" => count >= 1,
+        // case(pred1, val1, ..., default): pairs and a default.
+        "case" => count >= 3 && count % 2 == 1,
+        _ => true,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(ExprError(format!(
+            "`{name}` does not take {count} argument(s)"
+        )))
+    }
+}
+
+/// `case(pred1, val1, pred2, val2, ..., default)`: the value of the first predicate that is
+/// true, else the default; a predicate not known makes the result unknown unless every value it
+/// could select is the same.
+fn case(args: &[Expr], scope: &dyn Scope) -> Result<Val, ExprError> {
+    let mut candidates: Vec<Val> = Vec::new();
+    let mut pairs = args.chunks_exact(2);
+    for pair in pairs.by_ref() {
+        let (Some(predicate), Some(value)) = (pair.first(), pair.get(1)) else {
+            continue;
+        };
+        match eval(predicate, scope)?.truthy() {
+            Some(true) => {
+                candidates.push(eval(value, scope)?);
+                return Ok(merge(candidates));
+            }
+            Some(false) => {}
+            None => candidates.push(eval(value, scope)?),
+        }
+    }
+    // The default is the one argument the pairs leave.
+    if let Some(default) = pairs.remainder().first() {
+        candidates.push(eval(default, scope)?);
+    }
+    Ok(merge(candidates))
+}
+
+/// One of `candidates`: itself when they are all the same known value; else unknown, with the
+/// truthiness they share.
+fn merge(candidates: Vec<Val>) -> Val {
+    let Some(first) = candidates.first() else {
+        return Val::UNKNOWN;
+    };
+    if candidates.iter().all(|c| c == first) {
+        return first.clone();
+    }
+    let truthy = first.truthy();
+    Val::Unknown {
+        truthy: truthy.filter(|t| candidates.iter().all(|c| c.truthy() == Some(*t))),
+    }
+}
+
+/// A function over evaluated arguments ("Functions" in GitHub's expression docs).
+fn apply(name: &str, values: &[Val]) -> Result<Val, ExprError> {
+    Ok(match (name, values) {
+        ("contains", [Val::Arr { items, .. }, item]) => {
+            // contains(array, item): an element equal to the item (`==`'s coercions).
+            let mut unknown = false;
+            for element in items {
+                match binary("==", element.clone(), item.clone()).truthy() {
+                    Some(true) => return Ok(Val::Bool(true)),
+                    Some(false) => {}
+                    None => unknown = true,
+                }
+            }
+            if unknown {
+                Val::UNKNOWN
+            } else {
+                Val::Bool(false)
+            }
+        }
         ("startswith" | "endswith" | "contains", [a, b]) => {
-            if matches!(a, Val::Obj { .. }) {
-                // contains(array, item): arrays are not modelled.
+            if matches!(a, Val::Obj { open: true, .. } | Val::Unknown { .. }) {
                 return Ok(Val::UNKNOWN);
             }
             if let (Val::Shape { .. }, Some(needle)) = (a, b.string())
@@ -822,11 +1052,317 @@ fn call(name: &str, args: &[Expr], scope: &dyn Scope) -> Result<Val, ExprError> 
                 _ => Val::UNKNOWN,
             }
         }
-        ("startswith" | "endswith" | "contains", _) => {
-            return Err(ExprError(format!("`{name}` takes two arguments")));
+        ("format", [template, rest @ ..]) => {
+            let (Some(template), Some(args)) = (
+                template.string(),
+                rest.iter()
+                    .map(Val::string)
+                    .collect::<Option<Vec<String>>>(),
+            ) else {
+                return Ok(Val::UNKNOWN);
+            };
+            Val::Str(format_text(&template, &args)?)
         }
+        ("join", [array, rest @ ..]) => {
+            let separator = match rest.first() {
+                None => Some(",".to_owned()),
+                Some(s) => s.string(),
+            };
+            let Some(separator) = separator else {
+                return Ok(Val::UNKNOWN);
+            };
+            match array {
+                Val::Arr { items, .. } => {
+                    match items.iter().map(Val::string).collect::<Option<Vec<_>>>() {
+                        Some(parts) => Val::Str(parts.join(&separator)),
+                        None => Val::UNKNOWN,
+                    }
+                }
+                other => other.string().map_or(Val::UNKNOWN, Val::Str),
+            }
+        }
+        ("tojson", [value]) => match to_json(value) {
+            Some(json) => Val::Str(
+                serde_json::to_string_pretty(&json)
+                    .map_err(|e| ExprError(format!("toJSON: {e}")))?,
+            ),
+            None => Val::Unknown { truthy: Some(true) },
+        },
+        ("fromjson", [Val::Str(text)]) => Val::from_json(
+            &serde_json::from_str::<serde_json::Value>(text)
+                .map_err(|e| ExprError(format!("fromJSON of an invalid JSON text: {e}")))?,
+        ),
+        ("fromjson", _) => Val::UNKNOWN,
+        // The files' hash at run time, or '' when none matches.
+        ("hashfiles", _) => Val::UNKNOWN,
         _ => Val::UNKNOWN,
     })
+}
+
+/// `format`'s template: `{N}` replaced by argument N, `{{` and `}}` escape braces; an index out
+/// of range or a lone brace is an error (the run fails).
+fn format_text(template: &str, args: &[String]) -> Result<String, ExprError> {
+    let mut out = String::new();
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                out.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                out.push('}');
+            }
+            '{' => {
+                let mut digits = String::new();
+                loop {
+                    match chars.next() {
+                        Some('}') => break,
+                        Some(d) if d.is_ascii_digit() => digits.push(d),
+                        _ => return Err(ExprError("format: an invalid `{N}`".into())),
+                    }
+                }
+                let index: usize = digits
+                    .parse()
+                    .map_err(|_| ExprError("format: an invalid `{N}`".into()))?;
+                let arg = args
+                    .get(index)
+                    .ok_or_else(|| ExprError(format!("format: no argument {index}")))?;
+                out.push_str(arg);
+            }
+            '}' => return Err(ExprError("format: a lone `}`".into())),
+            other => out.push(other),
+        }
+    }
+    Ok(out)
+}
+
+fn to_json(value: &Val) -> Option<serde_json::Value> {
+    Some(match value {
+        Val::Null => serde_json::Value::Null,
+        Val::Bool(b) => serde_json::Value::Bool(*b),
+        Val::Num(n) => serde_json::Number::from_f64(*n).map_or(serde_json::Value::Null, Into::into),
+        Val::Str(s) => serde_json::Value::String(s.clone()),
+        Val::Arr { items, .. } => {
+            serde_json::Value::Array(items.iter().map(to_json).collect::<Option<_>>()?)
+        }
+        Val::Obj {
+            fields,
+            open: false,
+        } => serde_json::Value::Object(
+            fields
+                .iter()
+                .map(|(k, v)| Some((k.clone(), to_json(v)?)))
+                .collect::<Option<_>>()?,
+        ),
+        _ => return None,
+    })
+}
+
+/// The values an expression can take over the choices its scope enumerates
+/// ([`Scope::choices`]: a matrix's values), at most [`MAX_CHOICES`]; `None` when one of them is
+/// not known.
+pub fn possible(expr: &Expr, scope: &dyn Scope) -> Result<Option<Vec<Val>>, ExprError> {
+    let single = |v: Val| Ok(v.is_known().then(|| vec![v]));
+    match expr {
+        Expr::Lit(v) => single(v.clone()),
+        Expr::Context(_) | Expr::Property(..) | Expr::Index(..) => {
+            if let Some(path) = literal_path(expr)
+                && let Some(choices) = scope.choices(&path)
+            {
+                return Ok(Some(choices));
+            }
+            single(eval(expr, scope)?)
+        }
+        Expr::Binary(op @ ("&&" | "||"), left, right) => {
+            let Some(lefts) = possible(left, scope)? else {
+                return Ok(None);
+            };
+            let mut out = Vec::new();
+            let mut rights: Option<Option<Vec<Val>>> = None;
+            for l in lefts {
+                let take_left = match l.truthy() {
+                    Some(t) => t == (*op == "||"),
+                    None => return Ok(None),
+                };
+                if take_left {
+                    out.push(l);
+                } else {
+                    if rights.is_none() {
+                        rights = Some(possible(right, scope)?);
+                    }
+                    match rights.as_ref() {
+                        Some(Some(values)) => out.extend(values.iter().cloned()),
+                        _ => return Ok(None),
+                    }
+                }
+            }
+            Ok(bounded(out))
+        }
+        Expr::Call(name, args) if name == "case" => {
+            check_arity(name, args.len())?;
+            let mut out = Vec::new();
+            let mut pairs = args.chunks_exact(2);
+            for pair in pairs.by_ref() {
+                let (Some(predicate), Some(value)) = (pair.first(), pair.get(1)) else {
+                    continue;
+                };
+                let Some(predicates) = possible(predicate, scope)? else {
+                    return Ok(None);
+                };
+                let truths: Vec<Option<bool>> = predicates.iter().map(Val::truthy).collect();
+                if truths.iter().any(|t| t != &Some(false)) {
+                    let Some(values) = possible(value, scope)? else {
+                        return Ok(None);
+                    };
+                    out.extend(values);
+                }
+                if truths.iter().all(|t| t == &Some(true)) {
+                    return Ok(bounded(out));
+                }
+            }
+            if let Some(default) = pairs.remainder().first() {
+                let Some(values) = possible(default, scope)? else {
+                    return Ok(None);
+                };
+                out.extend(values);
+            }
+            Ok(bounded(out))
+        }
+        Expr::Call(name, args)
+            if !matches!(
+                name.as_str(),
+                "success" | "always" | "failure" | "cancelled"
+            ) =>
+        {
+            if !FUNCTIONS.contains(&name.as_str()) {
+                return Err(ExprError(format!("unknown function `{name}`")));
+            }
+            check_arity(name, args.len())?;
+            let mut combos: Vec<Vec<Val>> = vec![Vec::new()];
+            for arg in args {
+                let Some(values) = possible(arg, scope)? else {
+                    return Ok(None);
+                };
+                combos = product(combos, &values)?;
+            }
+            let mut out = Vec::new();
+            for combo in combos {
+                let v = apply(name, &combo)?;
+                if !v.is_known() {
+                    return Ok(None);
+                }
+                out.push(v);
+            }
+            Ok(bounded(out))
+        }
+        Expr::Binary(op, left, right) => {
+            let (Some(lefts), Some(rights)) = (possible(left, scope)?, possible(right, scope)?)
+            else {
+                return Ok(None);
+            };
+            let mut out = Vec::new();
+            for l in &lefts {
+                for r in &rights {
+                    let v = binary(op, l.clone(), r.clone());
+                    if !v.is_known() {
+                        return Ok(None);
+                    }
+                    out.push(v);
+                }
+            }
+            Ok(bounded(out))
+        }
+        Expr::Not(inner) => {
+            let Some(values) = possible(inner, scope)? else {
+                return Ok(None);
+            };
+            Ok(values
+                .iter()
+                .map(|v| v.truthy().map(|t| Val::Bool(!t)))
+                .collect())
+        }
+        _ => single(eval(expr, scope)?),
+    }
+}
+
+/// The most values [`possible`] enumerates.
+pub const MAX_CHOICES: usize = 256;
+
+fn bounded(mut values: Vec<Val>) -> Option<Vec<Val>> {
+    let mut unique: Vec<Val> = Vec::new();
+    for v in values.drain(..) {
+        if !unique.contains(&v) {
+            unique.push(v);
+        }
+    }
+    (unique.len() <= MAX_CHOICES).then_some(unique)
+}
+
+fn product(combos: Vec<Vec<Val>>, values: &[Val]) -> Result<Vec<Vec<Val>>, ExprError> {
+    if combos.len().saturating_mul(values.len()) > MAX_CHOICES {
+        return Err(ExprError(format!("more than {MAX_CHOICES} combinations")));
+    }
+    Ok(combos
+        .into_iter()
+        .flat_map(|c| {
+            values.iter().map(move |v| {
+                let mut next = c.clone();
+                next.push(v.clone());
+                next
+            })
+        })
+        .collect())
+}
+
+/// The dotted lower-case path of a context read by properties and literal names only
+/// (`matrix.os`, `matrix['os']`).
+fn literal_path(expr: &Expr) -> Option<String> {
+    match expr {
+        Expr::Context(name) => Some(name.clone()),
+        Expr::Property(inner, name) => {
+            literal_path(inner).map(|p| format!("{p}.{}", name.to_ascii_lowercase()))
+        }
+        Expr::Index(inner, index) => match index.as_ref() {
+            Expr::Lit(Val::Str(name)) => {
+                literal_path(inner).map(|p| format!("{p}.{}", name.to_ascii_lowercase()))
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The strings a value with `${{ }}` can become over the scope's choices (`${{ matrix.os
+/// }}-latest`); `None` when one is not known. A value without `${{` is itself.
+pub fn possible_strings(text: &str, scope: &dyn Scope) -> Result<Option<Vec<String>>, ExprError> {
+    let mut outs: Vec<String> = vec![String::new()];
+    let mut rest = text;
+    for body in embedded(text)? {
+        let Some(start) = rest.find("${{") else {
+            break;
+        };
+        let literal = rest.get(..start).unwrap_or_default();
+        let Some(values) = possible(&parse(body)?, scope)? else {
+            return Ok(None);
+        };
+        let Some(strings) = values.iter().map(Val::string).collect::<Option<Vec<_>>>() else {
+            return Ok(None);
+        };
+        if outs.len().saturating_mul(strings.len()) > MAX_CHOICES {
+            return Ok(None);
+        }
+        outs = outs
+            .iter()
+            .flat_map(|o| strings.iter().map(move |s| format!("{o}{literal}{s}")))
+            .collect();
+        let after = start + 3 + body.len() + 2;
+        rest = rest.get(after..).unwrap_or_default();
+    }
+    Ok(Some(
+        outs.into_iter().map(|o| format!("{o}{rest}")).collect(),
+    ))
 }
 
 /// The expressions in a string value: the bodies of its `${{ ... }}` (quotes inside an expression

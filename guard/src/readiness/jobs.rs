@@ -130,25 +130,156 @@ fn token_grants(value: &Value) -> Result<Vec<Credential>, String> {
     }
 }
 
-/// Whether a runner label is one of GitHub's hosted images ("GitHub-hosted runners reference":
-/// `ubuntu-*`, `windows-*`, `macos-*` with a version or `latest`, and their `-arm`, `-large`,
-/// `-xlarge` and `-intel` variants).
+/// GitHub's hosted runner labels as of 2026-12-02: the standard runners ("GitHub-hosted runners
+/// reference", docs.github.com/en/actions/reference/runners/github-hosted-runners, "Standard
+/// GitHub-hosted runners for public repositories" and "... for private repositories") and the
+/// macOS larger runners ("Larger runners reference", the `-large`/`-xlarge` labels), with the
+/// images' own table (github.com/actions/runner-images, README "Available Images"). A label
+/// not here (a retired image, a future one, a custom larger runner's name) counts as a runner
+/// this reader does not know to be hosted: a self-hosted runner can carry any label.
+pub const HOSTED_LABELS: &[&str] = &[
+    "ubuntu-latest",
+    "ubuntu-26.04",
+    "ubuntu-24.04",
+    "ubuntu-22.04",
+    "ubuntu-slim",
+    "ubuntu-26.04-arm",
+    "ubuntu-24.04-arm",
+    "ubuntu-22.04-arm",
+    "windows-latest",
+    "windows-2025",
+    "windows-2025-vs2026",
+    "windows-2022",
+    "windows-11-arm",
+    "macos-latest",
+    "macos-26",
+    "macos-15",
+    "macos-14",
+    "macos-13",
+    "macos-26-intel",
+    "macos-15-intel",
+    "macos-latest-large",
+    "macos-26-large",
+    "macos-15-large",
+    "macos-14-large",
+    "macos-13-large",
+    "macos-latest-xlarge",
+    "macos-26-xlarge",
+    "macos-15-xlarge",
+    "macos-14-xlarge",
+    "macos-13-xlarge",
+];
+
+/// Whether a runner label is one of GitHub's hosted labels ([`HOSTED_LABELS`]; labels are
+/// case-insensitive).
 pub fn github_hosted(label: &str) -> bool {
-    let label = label.trim().to_ascii_lowercase();
-    let (os, rest) = match label.split_once('-') {
-        Some(parts) => parts,
-        None => return false,
-    };
-    if !matches!(os, "ubuntu" | "windows" | "macos") {
-        return false;
+    let label = label.trim();
+    HOSTED_LABELS.iter().any(|l| l.eq_ignore_ascii_case(label))
+}
+
+/// What a job-level value (`runs-on`, `environment`) can read: the job's matrix, enumerated;
+/// every other context open (unknown).
+pub struct MatrixScope<'a> {
+    job: &'a Map<String, Value>,
+}
+
+impl<'a> MatrixScope<'a> {
+    pub fn new(job: &'a Map<String, Value>) -> MatrixScope<'a> {
+        MatrixScope { job }
     }
-    let mut parts = rest.split('-');
-    let version = parts.next().unwrap_or_default();
-    let version_ok = version == "latest"
-        || (!version.is_empty()
-            && version.bytes().all(|b| b.is_ascii_digit() || b == b'.')
-            && version.bytes().next().is_some_and(|b| b.is_ascii_digit()));
-    version_ok && parts.all(|p| matches!(p, "arm" | "large" | "xlarge" | "intel" | "arm64"))
+}
+
+impl expr::Scope for MatrixScope<'_> {
+    fn context(&self, name: &str) -> Option<expr::Val> {
+        matches!(
+            name,
+            "github"
+                | "inputs"
+                | "vars"
+                | "needs"
+                | "matrix"
+                | "strategy"
+                | "secrets"
+                | "env"
+                | "job"
+                | "jobs"
+                | "steps"
+                | "runner"
+        )
+        .then(|| expr::Val::obj([], true))
+    }
+
+    fn status(&self, _function: &str) -> expr::Val {
+        expr::Val::UNKNOWN
+    }
+
+    /// `matrix.KEY[.FIELD...]` over the matrix written in the job: each value of the key's
+    /// list and of the `include` entries naming it, and `null` where a combination can lack it
+    /// (an `include` entry without it may add a combination of its own). A matrix built by an
+    /// expression enumerates nothing.
+    fn choices(&self, path: &str) -> Option<Vec<expr::Val>> {
+        let rest = path.strip_prefix("matrix.")?;
+        let mut keys = rest.split('.');
+        let first = keys.next()?;
+        let below: Vec<&str> = keys.collect();
+        let matrix = self
+            .job
+            .get("strategy")
+            .and_then(|s| s.get("matrix"))
+            .and_then(Value::as_object)?;
+        let find = |map: &Map<String, Value>| -> Option<Value> {
+            map.iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(first))
+                .map(|(_, v)| v.clone())
+        };
+        let mut values: Vec<expr::Val> = Vec::new();
+        let base_key = matrix
+            .iter()
+            .any(|(k, _)| k != "include" && k != "exclude" && k.eq_ignore_ascii_case(first));
+        if base_key {
+            match find(matrix) {
+                Some(Value::Array(items)) => values.extend(items.iter().map(expr::Val::from_json)),
+                _ => return None,
+            }
+        }
+        let mut may_lack = !base_key;
+        match matrix.get("include") {
+            None => {}
+            Some(Value::Array(entries)) => {
+                for entry in entries {
+                    match entry.as_object().map(find) {
+                        Some(Some(value)) => values.push(expr::Val::from_json(&value)),
+                        Some(None) => may_lack = true,
+                        None => return None,
+                    }
+                }
+            }
+            Some(_) => return None,
+        }
+        if may_lack {
+            values.push(expr::Val::Null);
+        }
+        let mut out = Vec::new();
+        for value in values {
+            let mut at = value;
+            for key in &below {
+                at = match at {
+                    expr::Val::Obj {
+                        fields,
+                        open: false,
+                    } => fields
+                        .get(&key.to_ascii_lowercase())
+                        .cloned()
+                        .unwrap_or(expr::Val::Null),
+                    _ => expr::Val::Null,
+                };
+            }
+            if !out.contains(&at) {
+                out.push(at);
+            }
+        }
+        Some(out)
+    }
 }
 
 /// The runner credentials of a job's `runs-on`.
@@ -206,66 +337,17 @@ fn runner_credentials(job: &Map<String, Value>) -> Result<Vec<Credential>, Strin
     Ok(out)
 }
 
-/// The labels a `runs-on` entry can be: itself, or for exactly `${{ matrix.KEY }}` (or
-/// `matrix.KEY.FIELD...` over a list of objects) the literal values of that matrix entry,
-/// `include` entries too (`None` for one not known).
+/// The labels a `runs-on` entry can be: itself, or the values of its expressions over the job's
+/// matrix ([`MatrixScope`]: `${{ matrix.os }}`, `${{ matrix.os || 'ubuntu-latest' }}`,
+/// `${{ matrix.os }}-latest`); `None` for one not known.
 fn resolve_label(label: &str, job: &Map<String, Value>) -> Vec<Option<String>> {
     if !label.contains("${{") {
         return vec![Some(label.to_owned())];
     }
-    let path: Option<Vec<&str>> = label
-        .trim()
-        .strip_prefix("${{")
-        .and_then(|r| r.strip_suffix("}}"))
-        .map(str::trim)
-        .and_then(|body| body.strip_prefix("matrix."))
-        .map(|rest| rest.split('.').collect::<Vec<_>>())
-        .filter(|keys| {
-            keys.iter().all(|k| {
-                !k.is_empty()
-                    && k.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-            })
-        });
-    let matrix = job
-        .get("strategy")
-        .and_then(|s| s.get("matrix"))
-        .and_then(Value::as_object);
-    let (Some(path), Some(matrix)) = (path, matrix) else {
-        return vec![None];
-    };
-    let Some((first, rest)) = path.split_first() else {
-        return vec![None];
-    };
-    // The value at `rest` below one matrix value; `None` when it is not a literal string.
-    let below = |value: &Value| -> Option<String> {
-        let mut at = value;
-        for key in rest {
-            at = at.get(*key)?;
-        }
-        at.as_str().map(str::to_owned)
-    };
-    let mut values = Vec::new();
-    match matrix.get(*first) {
-        Some(Value::Array(items)) => values.extend(items.iter().map(below)),
-        Some(_) => values.push(None),
-        None => {}
+    match expr::possible_strings(label, &MatrixScope::new(job)) {
+        Ok(Some(values)) if !values.is_empty() => values.into_iter().map(Some).collect(),
+        _ => vec![None],
     }
-    match matrix.get("include") {
-        None => {}
-        Some(Value::Array(entries)) => {
-            for entry in entries {
-                if let Some(value) = entry.get(*first) {
-                    values.push(below(value));
-                }
-            }
-        }
-        Some(_) => values.push(None),
-    }
-    if values.is_empty() {
-        values.push(None);
-    }
-    values
 }
 
 /// Every secret read in the expressions of a value (strings' `${{ }}` and `if:` conditions).
@@ -498,6 +580,21 @@ fn chosen_ref(text: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Every name a job's `environment` can be: the literal, or every value of its expression over
+/// the job's matrix and the branches of `&&`, `||` and `case()`; `None` when one is not known
+/// (or the job has none).
+pub fn environment_names(job: &Map<String, Value>) -> Option<Vec<String>> {
+    let name = match job.get("environment")? {
+        Value::String(s) => s.as_str(),
+        Value::Object(map) => map.get("name").and_then(Value::as_str)?,
+        _ => return None,
+    };
+    let names = expr::possible_strings(name, &MatrixScope::new(job)).ok()??;
+    let names: Vec<String> = names.into_iter().map(|n| n.trim().to_owned()).collect();
+    // An empty name runs the job without an environment.
+    (!names.is_empty() && names.iter().all(|n| !n.is_empty())).then_some(names)
 }
 
 /// The literal environment name of a job, when it has one.
