@@ -4,6 +4,7 @@ pub mod decide;
 pub mod dispatch;
 pub mod doctor;
 pub mod init;
+pub mod mcp;
 pub mod publish;
 pub mod publish_plan;
 pub mod release;
