@@ -530,3 +530,177 @@ impl CheckChangeOutput {
         }
     }
 }
+
+// ---- propose_change and task_status -----------------------------------------------------------
+
+/// A checked `propose_change` call (the base is resolved in the clone by the server).
+#[derive(Debug, Clone)]
+pub struct ProposeChange {
+    pub diff: String,
+    pub scope: Vec<String>,
+    pub title: String,
+    pub description: String,
+    pub base: String,
+}
+
+impl ProposeChange {
+    pub const FIELDS: [&'static str; 5] = ["diff", "scope", "title", "description", "base"];
+
+    pub fn parse(
+        arguments: Option<Map<String, Value>>,
+        diff_limit: u64,
+    ) -> Result<Self, ToolError> {
+        let args = Arguments::new(arguments, &Self::FIELDS)?;
+        let diff = checked_diff("diff", args.required_string("diff")?, diff_limit)?.to_owned();
+        let scope = checked_scope("scope", args.string_list("scope")?)?;
+        let title = args.string("title")?.unwrap_or_default().to_owned();
+        guard::inputs::check_pr_title(&title)
+            .map_err(|e| ToolError::field("title", e.to_string()))?;
+        let description = args.string("description")?.unwrap_or_default().to_owned();
+        guard::inputs::check_pr_description(&description)
+            .map_err(|e| ToolError::field("description", e.to_string()))?;
+        let base = checked_base("base", args.string("base")?)?;
+        Ok(Self {
+            diff,
+            scope,
+            title,
+            description,
+            base,
+        })
+    }
+}
+
+/// A checked `task_status` call.
+#[derive(Debug, Clone)]
+pub struct TaskStatus {
+    pub task_id: guard::inputs::TaskId,
+}
+
+impl TaskStatus {
+    pub const FIELDS: [&'static str; 1] = ["task_id"];
+
+    pub fn parse(arguments: Option<Map<String, Value>>) -> Result<Self, ToolError> {
+        let args = Arguments::new(arguments, &Self::FIELDS)?;
+        let task_id = guard::inputs::TaskId::parse(args.required_string("task_id")?)
+            .map_err(|e| ToolError::field("task_id", e.to_string()))?;
+        Ok(Self { task_id })
+    }
+}
+
+/// `revise_change`'s fields (the call is answered with [`REVISION_UNAVAILABLE`] once they are
+/// read).
+pub const REVISE_CHANGE_FIELDS: [&str; 4] = ["task_id", "diff", "title", "description"];
+
+/// The schema of `propose_change`'s result (and of a finished task's outcome).
+pub const PROPOSE_CHANGE_SCHEMA: &str = "agent-team-apply/mcp-propose-change/v1";
+/// The schema of `task_status`'s result.
+pub const TASK_STATUS_SCHEMA: &str = "agent-team-apply/mcp-task-status/v1";
+
+/// The draft pull request a passed run published.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DraftOut {
+    pub number: u64,
+    pub url: String,
+    pub head_sha: String,
+}
+
+/// `propose_change`'s result: the dispatcher's authenticated outcome.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ProposeChangeOutput {
+    /// `agent-team-apply/mcp-propose-change/v1`.
+    pub schema: String,
+    /// The task the change was dispatched as (for task_status).
+    pub task_id: String,
+    /// `pass` (a draft pull request was published and proven), `fail` (refused: see
+    /// `violations` and `reasons`), `error` (no outcome could be established), or `running`.
+    pub decision: String,
+    /// The full commit the change was dispatched against.
+    pub base_sha: String,
+    pub diff_sha256: String,
+    /// The workflow run.
+    pub run_url: Option<String>,
+    /// The draft pull request (on `pass`).
+    pub draft: Option<DraftOut>,
+    /// The failed job and step (on `fail`).
+    pub failed_job: Option<String>,
+    pub failed_step: Option<String>,
+    /// The guard's findings (from the preflight on the server's clone, or the run's guard job).
+    pub violations: Vec<FindingOut>,
+    /// Why, in words.
+    pub reasons: Vec<String>,
+    /// One line for the agent.
+    pub summary: String,
+}
+
+impl ProposeChangeOutput {
+    pub fn new(doc: &crate::output::dispatch_result_v2::DispatchResultDoc) -> Self {
+        let draft = doc.pull_request.as_ref().map(|p| DraftOut {
+            number: p.number,
+            url: p.html_url.clone(),
+            head_sha: p.head_sha.clone(),
+        });
+        let violations: Vec<FindingOut> = doc
+            .guard_verdict
+            .as_ref()
+            .map(|v| {
+                v.violations
+                    .iter()
+                    .map(|r| FindingOut {
+                        rule: r.rule.clone(),
+                        path: r.path.clone().map(PathDoc),
+                        old_path: r.old_path.clone().map(PathDoc),
+                        line: r.line,
+                        message: r.message.clone(),
+                        hint: r.hint.clone(),
+                        policy_entry: r.policy_entry.clone(),
+                        docs: r.docs.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let summary = match (doc.decision.as_str(), &draft) {
+            ("pass", Some(draft)) => {
+                format!("passed: draft pull request #{} {}", draft.number, draft.url)
+            }
+            ("fail", _) if !violations.is_empty() => format!(
+                "refused by the guard: {} violation(s); fix the diff and propose it again",
+                violations.len()
+            ),
+            ("fail", _) => match &doc.failed {
+                Some(failed) => format!("the gate failed in job {}", failed.job),
+                None => "the gate failed".to_owned(),
+            },
+            ("dispatched", _) => "dispatched; not followed".to_owned(),
+            (_, _) => format!(
+                "no outcome: {}",
+                doc.reasons.last().map(String::as_str).unwrap_or("error")
+            ),
+        };
+        Self {
+            schema: PROPOSE_CHANGE_SCHEMA.to_owned(),
+            task_id: doc.task_id.clone(),
+            decision: doc.decision.clone(),
+            base_sha: doc.base_sha.clone(),
+            diff_sha256: doc.diff_sha256.clone(),
+            run_url: doc.run.as_ref().map(|r| r.html_url.clone()),
+            draft,
+            failed_job: doc.failed.as_ref().map(|f| f.job.clone()),
+            failed_step: doc.failed.as_ref().and_then(|f| f.step.clone()),
+            violations,
+            reasons: doc.reasons.clone(),
+            summary,
+        }
+    }
+}
+
+/// `task_status`'s result.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TaskStatusOutput {
+    /// `agent-team-apply/mcp-task-status/v1`.
+    pub schema: String,
+    pub task_id: String,
+    /// `running` (dispatched, waiting for the run) or `finished`.
+    pub state: String,
+    /// The outcome, once finished.
+    pub outcome: Option<ProposeChangeOutput>,
+}
