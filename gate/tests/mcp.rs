@@ -84,7 +84,11 @@ async fn connect(repo: &Path) -> RunningService<RoleClient, ()> {
     ().serve(transport).await.unwrap()
 }
 
-async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> CallToolResult {
+async fn call<S: rmcp::Service<RoleClient>>(
+    client: &RunningService<RoleClient, S>,
+    tool: &str,
+    args: Value,
+) -> CallToolResult {
     let Value::Object(arguments) = args else {
         panic!("arguments must be an object")
     };
@@ -494,4 +498,197 @@ fn a_repo_git_does_not_read_is_refused_at_start() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+// ---- with a dispatcher configuration, against the GitHub stand-in --------------------------------
+
+const KEY: &str = "dispatch-key-dispatch-key-dispatch-key-0123";
+/// The stand-in's publishing App.
+const APP_ID: &str = "424242";
+
+/// The progress notifications a client received.
+#[derive(Clone, Default)]
+struct Progress(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+impl rmcp::ClientHandler for Progress {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        self.0
+            .lock()
+            .unwrap()
+            .push(params.message.unwrap_or_default());
+    }
+}
+
+async fn connect_dispatching(
+    repo: &Path,
+    gh: &github_standin::StandIn,
+) -> (
+    RunningService<RoleClient, Progress>,
+    Progress,
+    tokio::task::JoinHandle<String>,
+) {
+    let mut cmd = gate_command(repo);
+    cmd.args([
+        "--repository=octo/repo",
+        "--workflow=agent-team-apply.yml",
+        "--ref=main",
+    ])
+    .arg(format!("--app-id={APP_ID}"))
+    .arg(format!("--api-url={}", gh.url()))
+    .env("GH_TOKEN", gh.token())
+    .env("AGENT_TEAM_DISPATCH_KEY", KEY);
+    let (transport, stderr) = TokioChildProcess::builder(cmd)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = stderr.unwrap();
+    let stderr = tokio::spawn(async move {
+        let mut text = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut stderr, &mut text)
+            .await
+            .unwrap();
+        text
+    });
+    let progress = Progress::default();
+    let client = progress.clone().serve(transport).await.unwrap();
+    (client, progress, stderr)
+}
+
+async fn propose(client: &RunningService<RoleClient, Progress>, args: Value) -> CallToolResult {
+    let Value::Object(arguments) = args else {
+        panic!("arguments must be an object")
+    };
+    let mut params = CallToolRequestParams::new("propose_change").with_arguments(arguments);
+    params.meta = Some(rmcp::model::RequestMetaObject::with_progress_token(
+        rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(7)),
+    ));
+    client.call_tool(params).await.unwrap()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn propose_change_dispatches_waits_and_returns_the_draft() {
+    let gh = github_standin::StandIn::start(github_standin::Scenario::default()).unwrap();
+    let repo = clone();
+    let dir = repo.path();
+    let honest = diff_of(dir, "src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n");
+    let (client, progress, stderr) = connect_dispatching(dir, &gh).await;
+    let result = propose(
+        &client,
+        json!({"diff": honest, "scope": ["src/**"], "title": "Answer 42"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    let doc = result.structured_content.clone().unwrap();
+    assert_eq!(doc["schema"], gate::mcp::PROPOSE_CHANGE_SCHEMA);
+    assert_eq!(doc["decision"], "pass", "{doc}");
+    assert!(
+        doc["draft"]["url"].as_str().unwrap().ends_with("/pull/1"),
+        "{doc}"
+    );
+    assert_eq!(doc["base_sha"], git(dir, &["rev-parse", "HEAD"]).trim());
+    assert_eq!(
+        doc["diff_sha256"],
+        guard::hash::sha256_hex(honest.as_bytes())
+    );
+    let task_id = doc["task_id"].as_str().unwrap().to_owned();
+    assert!(task_id.starts_with("mcp-"), "{task_id}");
+    // Exactly one dispatch, signed for this task.
+    let dispatches: Vec<_> = gh
+        .requests()
+        .into_iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/dispatches"))
+        .collect();
+    assert_eq!(dispatches.len(), 1);
+    let body: Value = serde_json::from_slice(&dispatches[0].body).unwrap();
+    assert_eq!(body["inputs"]["task_id"], task_id.as_str());
+    assert_eq!(body["inputs"]["pr_title"], "Answer 42");
+    // Progress was reported while the call ran.
+    let seen = progress.0.lock().unwrap().clone();
+    assert!(
+        seen.iter().any(|m| m.contains("checking the change")),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter()
+            .any(|m| m.starts_with("passed: draft pull request #1")),
+        "{seen:?}"
+    );
+
+    let status = call(&client, "task_status", json!({"task_id": task_id})).await;
+    let status = status.structured_content.unwrap();
+    assert_eq!(status["state"], "finished");
+    assert_eq!(status["outcome"]["decision"], "pass");
+    let unknown = call(&client, "task_status", json!({"task_id": "mcp-1-00000000"})).await;
+    assert_field_error(&unknown, "task_id");
+    let bad = call(&client, "task_status", json!({"task_id": "../x"})).await;
+    assert_field_error(&bad, "task_id");
+    let bad_title = propose(
+        &client,
+        json!({"diff": honest, "scope": ["src/**"], "title": "two\nlines"}),
+    )
+    .await;
+    assert_field_error(&bad_title, "title");
+
+    client.cancel().await.unwrap();
+    let stderr = stderr.await.unwrap();
+    for secret in [gh.token().as_str(), KEY] {
+        assert!(!stderr.contains(secret), "a secret reached stderr");
+        assert!(
+            !doc.to_string().contains(secret),
+            "a secret reached the answer"
+        );
+    }
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn propose_change_never_dispatches_a_rejected_change() {
+    let gh = github_standin::StandIn::start(github_standin::Scenario::default()).unwrap();
+    let repo = clone();
+    let dir = repo.path();
+    let workflow = diff_of(
+        dir,
+        ".github/workflows/ci.yml",
+        "on: [push, pull_request]\n",
+    );
+    let (client, _progress, _stderr) = connect_dispatching(dir, &gh).await;
+    let result = propose(&client, json!({"diff": workflow, "scope": ["**"]})).await;
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    let doc = result.structured_content.unwrap();
+    assert_eq!(doc["decision"], "fail", "{doc}");
+    assert!(rules(&doc).contains(&"denied-path".to_owned()), "{doc}");
+    assert!(doc["draft"].is_null());
+    assert!(
+        gh.requests().is_empty(),
+        "nothing reaches GitHub: {:?}",
+        gh.requests().iter().map(|r| r.line()).collect::<Vec<_>>()
+    );
+    client.cancel().await.unwrap();
+}
+
+#[test]
+fn a_dispatcher_configuration_without_its_key_is_refused_at_start() {
+    let repo = clone();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gate"))
+        .args(["mcp", "--repo"])
+        .arg(repo.path())
+        .args([
+            "--repository=octo/repo",
+            "--workflow=agent-team-apply.yml",
+            "--ref=main",
+            "--app-id=424242",
+        ])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("GH_TOKEN", "ghs_0123456789abcdef0123456789abcdef0123")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("AGENT_TEAM_DISPATCH_KEY"), "{stderr}");
 }
