@@ -29,7 +29,7 @@ for marker in Cargo.toml package.json pyproject.toml; do
   dir="$written/${marker%%.*}"
   mkdir -p "$dir"
   echo '{}' > "$dir/$marker"
-  "$gate" init --dir "$dir" --pin 89abcdef0123456789abcdef0123456789abcdef --app-id 4711 --repository octo/repo > /dev/null
+  "$gate" init --dir "$dir" --pin 89abcdef0123456789abcdef0123456789abcdef --tag v0.1.0 --app-id 4711 --repository octo/repo > /dev/null
   inputs+=("$dir/.github/workflows/agent-team-apply.yml")
 done
 "$venv/bin/zizmor" --offline --strict-collection --no-progress --color never "${inputs[@]}"

@@ -202,7 +202,9 @@ impl Setting {
                 "GET /repos/{owner}/{repo}/rules/branches/{branch}, GET /repos/{owner}/{repo}/rulesets/{ruleset_id}"
             }
             Setting::WorkflowToken => "GET /repos/{owner}/{repo}/actions/permissions/workflow",
-            Setting::AllowedActions => "GET /repos/{owner}/{repo}/actions/permissions",
+            Setting::AllowedActions => {
+                "GET /repos/{owner}/{repo}/actions/permissions, GET /repos/{owner}/{repo}/actions/permissions/selected-actions"
+            }
             Setting::CallerPin => {
                 "GET /repos/{owner}/{repo}/contents/.github/workflows/agent-team-apply.yml"
             }
@@ -286,7 +288,7 @@ impl Setting {
                 "Settings → Actions → General → Workflow permissions: Read repository contents; do not allow GitHub Actions to create or approve pull requests"
             }
             Setting::AllowedActions => {
-                "Settings → Actions → General → Allow select actions: the reusable workflow's repository and the actions it pins"
+                "Settings → Actions → General → Actions permissions → Allow select actions: GitHub's own actions (or `actions/*`), `step-security/harden-runner@*` and the reusable workflow's repository (`OWNER/REPO@*`, as the caller pins it); a tag pattern (`@v2`) does not allow a pinned commit"
             }
             Setting::CallerPin => {
                 "pin `uses: …/agent-team-apply-verify.yml@<full commit SHA> # vX.Y.Z` to the commit the release notes name (gate init writes the caller)"
@@ -309,7 +311,13 @@ pub enum Status {
     Missing,
     /// The token cannot read it (`403`, or a `404` where GitHub hides what it may not show).
     CannotRead,
+    /// The caller pins the all-zero placeholder `gate init` writes before a release is chosen:
+    /// nothing is wrong yet, and no job can run until a release is pinned.
+    NoRelease,
 }
+
+/// What to do while the caller pins no release.
+pub const NO_RELEASE_FIX: &str = "no release is pinned yet (the all-zero placeholder gate init writes): choose a release of the reusable workflow's repository, and run `gate init --pin <the commit its tag names> --tag vX.Y.Z` (it changes only the pin line) or replace the zeros in the caller; every job fails at its install step until then";
 
 impl Status {
     pub fn as_str(self) -> &'static str {
@@ -317,6 +325,18 @@ impl Status {
             Status::Ok => "ok",
             Status::Missing => "missing",
             Status::CannotRead => "cannot read",
+            Status::NoRelease => "no release",
+        }
+    }
+}
+
+impl Finding {
+    /// What to do about it; `None` when it is ok.
+    pub fn fix(&self) -> Option<&'static str> {
+        match self.status {
+            Status::Ok => None,
+            Status::NoRelease => Some(NO_RELEASE_FIX),
+            Status::Missing | Status::CannotRead => Some(self.setting.fix()),
         }
     }
 }
@@ -465,8 +485,9 @@ pub fn run(client: &Client, request: &DoctorRequest) -> Result<Report, DoctorErr
         app.as_ref().map(|a| a.id),
     )?);
     findings.push(check_workflow_token(client, repo)?);
-    findings.push(check_allowed_actions(client, repo)?);
-    findings.extend(check_files(client, repo, default_branch.as_deref())?);
+    let (files, reusable) = check_files(client, repo, default_branch.as_deref())?;
+    findings.push(check_allowed_actions(client, repo, reusable.as_ref())?);
+    findings.extend(files);
 
     findings.sort_by_key(|f| f.setting);
     Ok(Report {
@@ -1155,64 +1176,229 @@ fn check_workflow_token(client: &Client, repo: &Repository) -> Result<Finding, D
     })
 }
 
-fn check_allowed_actions(client: &Client, repo: &Repository) -> Result<Finding, DoctorError> {
-    let setting = Setting::AllowedActions;
-    Ok(match read(client.get_actions_permissions(repo))? {
-        Read::Found(p) if !p.enabled => found(setting, Status::Missing, "Actions is disabled"),
-        Read::Found(p) => {
-            let allowed = p.allowed_actions.unwrap_or_default();
-            let pinning = match p.sha_pinning_required {
-                Some(true) => "; full-SHA pinning required",
-                _ => "",
-            };
-            if allowed == "selected" || allowed == "local_only" {
-                found(
-                    setting,
-                    Status::Ok,
-                    format!("allowed_actions: {allowed}{pinning}"),
-                )
-            } else {
-                found(
-                    setting,
-                    Status::Missing,
-                    format!("allowed_actions: {allowed} (any action may run){pinning}"),
-                )
-            }
+/// The reusable workflow this release is: the actions it pins are read from it at build time.
+const REUSABLE_WORKFLOW: &str = include_str!("../../.github/workflows/agent-team-apply-verify.yml");
+
+/// Actions the reusable workflow runs only when the caller asks (`cache-key`): not allowing
+/// them is a note, not a missing setting.
+const OPTIONAL_ACTIONS: [&str; 1] = ["actions/cache/restore"];
+
+/// The actions the reusable workflow pins, as `(owner/repo[/path], commit)`, each once, in the
+/// order they first appear.
+pub fn pinned_actions() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for line in REUSABLE_WORKFLOW.lines() {
+        let line = line.trim_start().trim_start_matches("- ");
+        let Some(target) = line.strip_prefix("uses:") else {
+            continue;
+        };
+        let target = target.split('#').next().unwrap_or("").trim();
+        if let Some((name, commit)) = target.split_once('@')
+            && !name.starts_with("./")
+            && !out.iter().any(|(n, _)| n == name)
+        {
+            out.push((name.to_owned(), commit.to_owned()));
         }
-        Read::NotFound(m) | Read::Unreadable(m) => found(
-            setting,
-            Status::CannotRead,
-            format!("{m} (needs administration: read)"),
-        ),
-    })
+    }
+    out
 }
 
+/// Whether `pattern` (GitHub's `patterns_allowed` form: `owner/repo[/path][@ref]`, `*` a
+/// wildcard; no `@` allows every ref) allows `name@reference`. A pattern naming the action's
+/// repository also allows an action or workflow in a subdirectory of it. Names compare
+/// case-insensitively, as GitHub's owner and repository names do; refs exactly.
+pub fn pattern_allows(pattern: &str, name: &str, reference: &str) -> bool {
+    let (name_pattern, ref_pattern) = pattern.split_once('@').unwrap_or((pattern, "*"));
+    let name = name.to_ascii_lowercase();
+    let name_pattern = name_pattern.to_ascii_lowercase();
+    let repository: String = name.split('/').take(2).collect::<Vec<_>>().join("/");
+    (wildcard(&name_pattern, &name) || wildcard(&name_pattern, &repository))
+        && wildcard(ref_pattern, reference)
+}
+
+/// `*` matches any run of characters (`/` included); everything else matches itself.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        if pi < p.len() && p[pi] == b'*' {
+            star = Some((pi, ti));
+            pi += 1;
+        } else if pi < p.len() && p[pi] == t[ti] {
+            pi += 1;
+            ti += 1;
+        } else if let Some((sp, st)) = star {
+            pi = sp + 1;
+            ti = st + 1;
+            star = Some((sp, st + 1));
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&b| b == b'*')
+}
+
+/// Whether the allow list lets `name@reference` run.
+fn allowed_by(selected: &github::settings::SelectedActions, name: &str, reference: &str) -> bool {
+    let owner = name.split('/').next().unwrap_or("");
+    (selected.github_owned_allowed
+        && (owner.eq_ignore_ascii_case("actions") || owner.eq_ignore_ascii_case("github")))
+        || selected
+            .patterns_allowed
+            .iter()
+            .any(|p| pattern_allows(p, name, reference))
+}
+
+/// `allowed-actions`: Actions enabled, and `allowed_actions: selected` with an allow list that
+/// lets every action the reusable workflow pins, and the reusable workflow itself (the
+/// caller's pin, when the caller is readable), run at the pinned commit. `all` lets any action
+/// run; `local_only` lets none of them. What the list allows beyond them (the repository's own
+/// CI needs its actions) is named in the detail, not a failure.
+fn check_allowed_actions(
+    client: &Client,
+    repo: &Repository,
+    reusable: Option<&ReusablePin>,
+) -> Result<Finding, DoctorError> {
+    let setting = Setting::AllowedActions;
+    let permissions = match read(client.get_actions_permissions(repo))? {
+        Read::Found(p) => p,
+        Read::NotFound(m) | Read::Unreadable(m) => {
+            return Ok(found(
+                setting,
+                Status::CannotRead,
+                format!("{m} (needs administration: read)"),
+            ));
+        }
+    };
+    if !permissions.enabled {
+        return Ok(found(setting, Status::Missing, "Actions is disabled"));
+    }
+    let allowed = permissions.allowed_actions.unwrap_or_default();
+    let pinning = match permissions.sha_pinning_required {
+        Some(true) => "; full-SHA pinning required",
+        _ => "",
+    };
+    match allowed.as_str() {
+        "selected" => {}
+        "local_only" => {
+            return Ok(found(
+                setting,
+                Status::Missing,
+                format!(
+                    "allowed_actions: local_only (only this repository's own actions: the reusable workflow and the actions it pins cannot run){pinning}"
+                ),
+            ));
+        }
+        other => {
+            return Ok(found(
+                setting,
+                Status::Missing,
+                format!("allowed_actions: {other} (any action may run){pinning}"),
+            ));
+        }
+    }
+    let selected = match read(client.get_selected_actions(repo))? {
+        Read::Found(s) => s,
+        Read::NotFound(m) | Read::Unreadable(m) => {
+            return Ok(found(
+                setting,
+                Status::CannotRead,
+                format!(
+                    "allowed_actions: selected; the allow list: {m} (needs administration: read)"
+                ),
+            ));
+        }
+    };
+    let mut wanted = pinned_actions();
+    if let Some((name, commit)) = reusable {
+        wanted.push((format!("{name}/{REUSABLE_PATH}"), commit.clone()));
+    }
+    let mut refused = Vec::new();
+    let mut optional_refused = Vec::new();
+    for (name, commit) in &wanted {
+        if !allowed_by(&selected, name, commit) {
+            let entry = format!("{name}@{commit}");
+            if OPTIONAL_ACTIONS.contains(&name.as_str()) {
+                optional_refused.push(entry);
+            } else {
+                refused.push(entry);
+            }
+        }
+    }
+    let mut beyond = Vec::new();
+    if selected.verified_allowed {
+        beyond.push("every verified creator's actions".to_owned());
+    }
+    for pattern in &selected.patterns_allowed {
+        if !wanted.iter().any(|(n, c)| pattern_allows(pattern, n, c)) {
+            beyond.push(pattern.clone());
+        }
+    }
+    let mut detail = format!("allowed_actions: selected{pinning}");
+    if reusable.is_none() {
+        detail.push_str(
+            "; the reusable workflow's repository is not checked (the caller's pin is unreadable)",
+        );
+    }
+    if !optional_refused.is_empty() {
+        detail.push_str(&format!(
+            "; not allowed, needed only with cache-key: {}",
+            optional_refused.join(", ")
+        ));
+    }
+    if !beyond.is_empty() {
+        detail.push_str(&format!("; also allows: {}", beyond.join(", ")));
+    }
+    if refused.is_empty() {
+        Ok(found(setting, Status::Ok, detail))
+    } else {
+        Ok(found(
+            setting,
+            Status::Missing,
+            format!("not allowed: {}; {detail}", refused.join(", ")),
+        ))
+    }
+}
+
+/// The reusable workflow a caller pins: `(owner/repo, commit)`.
+type ReusablePin = (String, String);
+
+/// The caller, the release it pins and the policy; and the reusable workflow the caller pins
+/// (`owner/repo`, commit), when it can be read.
 fn check_files(
     client: &Client,
     repo: &Repository,
     default_branch: Option<&str>,
-) -> Result<Vec<Finding>, DoctorError> {
+) -> Result<(Vec<Finding>, Option<ReusablePin>), DoctorError> {
     let Some(branch) = default_branch else {
-        return Ok(vec![
-            found(
-                Setting::CallerPin,
-                Status::CannotRead,
-                "the default branch is unknown",
-            ),
-            found(
-                Setting::CallerRelease,
-                Status::CannotRead,
-                "the default branch is unknown",
-            ),
-            found(
-                Setting::Policy,
-                Status::CannotRead,
-                "the default branch is unknown",
-            ),
-        ]);
+        return Ok((
+            vec![
+                found(
+                    Setting::CallerPin,
+                    Status::CannotRead,
+                    "the default branch is unknown",
+                ),
+                found(
+                    Setting::CallerRelease,
+                    Status::CannotRead,
+                    "the default branch is unknown",
+                ),
+                found(
+                    Setting::Policy,
+                    Status::CannotRead,
+                    "the default branch is unknown",
+                ),
+            ],
+            None,
+        ));
     };
+    let mut reusable = None;
     let (caller, release) = match read(client.raw_contents(repo, CALLER_PATH, branch))? {
-        Read::Found(bytes) => (caller_pin(&bytes), caller_release(client, &bytes)?),
+        Read::Found(bytes) => {
+            reusable = reusable_pin(&bytes);
+            (caller_pin(&bytes), caller_release(client, &bytes)?)
+        }
         Read::NotFound(_) => {
             let detail = format!("no {CALLER_PATH} on {branch}");
             (
@@ -1248,7 +1434,23 @@ fn check_files(
         ),
         Read::Unreadable(m) => found(Setting::Policy, Status::CannotRead, m),
     };
-    Ok(vec![caller, release, policy])
+    Ok((vec![caller, release, policy], reusable))
+}
+
+/// The one reusable workflow call of a caller: `(owner/repo, commit)`.
+fn reusable_pin(caller: &[u8]) -> Option<ReusablePin> {
+    let marker = format!("/{REUSABLE_PATH}@");
+    let jobs = caller_jobs(caller).ok()?;
+    let calls: Vec<&str> = jobs
+        .values()
+        .filter_map(|job| job.get("uses").and_then(|u| u.as_str()))
+        .filter(|u| u.contains(&marker))
+        .collect();
+    let [target] = calls.as_slice() else {
+        return None;
+    };
+    let (pinned, commit) = target.split_once(&marker)?;
+    Some((pinned.to_owned(), commit.to_owned()))
 }
 
 /// The release a caller pins: the job that calls the reusable workflow names
@@ -1293,7 +1495,14 @@ pub fn caller_release(client: &Client, caller: &[u8]) -> Result<Finding, DoctorE
     let Ok(repository) = Repository::parse(pinned) else {
         return missing(format!("{pinned:?} is not OWNER/REPO"));
     };
-    if contract::ids::CommitId::parse(commit).is_err() || commit.bytes().all(|b| b == b'0') {
+    if commit.len() == 40 && commit.bytes().all(|b| b == b'0') {
+        return Ok(found(
+            setting,
+            Status::NoRelease,
+            format!("{pinned}@{commit}: the placeholder, no release pinned yet"),
+        ));
+    }
+    if contract::ids::CommitId::parse(commit).is_err() {
         return missing(format!(
             "{commit:?} is not a commit to read (see caller-pin)"
         ));
@@ -1390,6 +1599,7 @@ pub fn caller_pin(bytes: &[u8]) -> Finding {
     }
     let mut problems = Vec::new();
     let mut pins = Vec::new();
+    let mut placeholder = false;
     for (place, target) in &uses {
         if target.starts_with("./") {
             continue;
@@ -1404,6 +1614,7 @@ pub fn caller_pin(bytes: &[u8]) -> Finding {
                 "{place}: {target} is not pinned to a full commit SHA"
             ));
         } else if pin.bytes().all(|b| b == b'0') {
+            placeholder = true;
             problems.push(format!("{place}: {target} pins the all-zero placeholder"));
         } else {
             pins.push(target.clone());
@@ -1422,6 +1633,8 @@ pub fn caller_pin(bytes: &[u8]) -> Finding {
     }
     if problems.is_empty() {
         found(setting, Status::Ok, format!("pinned: {}", pins.join(", ")))
+    } else if placeholder && problems.len() == 1 {
+        found(setting, Status::NoRelease, problems.join("; "))
     } else {
         found(setting, Status::Missing, problems.join("; "))
     }

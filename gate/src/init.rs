@@ -4,9 +4,14 @@
 //! the permissions the gate needs, and the rulesets as JSON GitHub imports; then the remaining
 //! steps, in order.
 //!
-//! [`plan`] computes every file without touching the disk; [`write`] refuses to replace a file
-//! whose contents differ unless forced (an identical file is left as it is), and never follows
-//! a symbolic link.
+//! [`plan`] computes every file (reading only the marker files and an existing caller's pin);
+//! [`write`] changes only what `gate init` owns and never follows a symbolic link. Re-running
+//! is safe: the App's manifest and the rulesets are `gate init`'s and are rewritten; the caller
+//! and the policy are the repository's once they exist: the policy is kept as it is, the caller
+//! too except its release pin, which `--pin`/`--tag` update in place; `--force` replaces both
+//! with the templates (keeping the pin). A caller that does not call the reusable workflow is in
+//! the way and is refused without `--force`. [`changes`] says what a run would do, and
+//! `--dry-run` shows it as a diff.
 
 use std::path::{Path, PathBuf};
 
@@ -92,6 +97,13 @@ pub enum InitError {
     Ambiguous { dir: String, found: String },
     #[error("--pin {found:?} is not a full commit SHA (40 lowercase hex digits, not all zero)")]
     Pin { found: String },
+    #[error("--tag {found:?} is not a release tag vX.Y.Z: {problem}")]
+    Tag {
+        found: String,
+        problem: &'static str,
+    },
+    #[error("--pin and --tag go together: the commit a release's tag names, and the tag")]
+    PinWithoutTag,
     #[error("{path}: {message}")]
     Io { path: String, message: String },
     #[error("{path} is a symbolic link; not followed")]
@@ -106,8 +118,11 @@ pub struct InitRequest {
     pub dir: PathBuf,
     /// Detected when `None`.
     pub build_system: Option<BuildSystem>,
-    /// The release commit the caller pins; the placeholder when `None`.
+    /// The release commit the caller pins (with [`InitRequest::tag`]); when `None`, an existing
+    /// caller's pin is kept, else the placeholder.
     pub pin: Option<String>,
+    /// The release's tag `vX.Y.Z`, written beside the pin.
+    pub tag: Option<String>,
     /// The App's id: the rulesets are written only when it is known (they name it).
     pub app_id: Option<u64>,
     /// `owner/name`, for the App's name and homepage.
@@ -280,13 +295,24 @@ pub fn plan(request: &InitRequest) -> Result<Plan, InitError> {
             }
         }
     };
-    if let Some(pin) = &request.pin {
-        check_pin(pin)?;
-    }
-    let caller = match &request.pin {
-        Some(pin) => build_system.caller_template().replace(PLACEHOLDER_PIN, pin),
-        None => build_system.caller_template().to_owned(),
+    let release = match (&request.pin, &request.tag) {
+        (Some(pin), Some(tag)) => {
+            check_pin(pin)?;
+            if let Some(problem) = crate::release::version_problem(tag) {
+                return Err(InitError::Tag {
+                    found: tag.clone(),
+                    problem,
+                });
+            }
+            Some((pin.clone(), Some(tag.clone())))
+        }
+        (Some(_), None) | (None, Some(_)) => return Err(InitError::PinWithoutTag),
+        (None, None) => existing_release(&request.dir)?,
     };
+    let mut caller = build_system.caller_template().to_owned();
+    if let Some((pin, tag)) = &release {
+        caller = with_release(&caller, pin, tag.as_deref()).unwrap_or(caller);
+    }
     let mut files = vec![
         PlannedFile {
             path: CALLER_PATH,
@@ -319,17 +345,71 @@ pub fn plan(request: &InitRequest) -> Result<Plan, InitError> {
     }
     Ok(Plan {
         build_system,
-        steps: steps(request),
+        steps: steps(request, release.is_some()),
         files,
     })
 }
 
-fn steps(request: &InitRequest) -> Vec<String> {
+/// The marker of the caller's line that pins the reusable workflow.
+const PIN_MARKER: &str = "/.github/workflows/agent-team-apply-verify.yml@";
+
+/// `caller` with the reusable workflow's pin line set to `pin # tag` (the tag, when `None`, as
+/// the line had it); `None` when no line pins the reusable workflow.
+fn with_release(caller: &str, pin: &str, tag: Option<&str>) -> Option<String> {
+    let mut found = false;
+    let mut out = String::with_capacity(caller.len());
+    for line in caller.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        match body.find(PIN_MARKER) {
+            Some(at) if !found && body.trim_start().starts_with("uses:") => {
+                found = true;
+                let head = &body[..at + PIN_MARKER.len()];
+                let old_tag = body.split_once('#').map(|(_, c)| c.trim().to_owned());
+                out.push_str(head);
+                out.push_str(pin);
+                if let Some(tag) = tag.map(str::to_owned).or(old_tag) {
+                    out.push_str(" # ");
+                    out.push_str(&tag);
+                }
+                out.push_str(&line[body.len()..]);
+            }
+            _ => out.push_str(line),
+        }
+    }
+    found.then_some(out)
+}
+
+/// The release an existing caller pins: its commit and the `# vX.Y.Z` beside it (when it is
+/// one); `None` when there is no caller, or it pins the placeholder or nothing readable.
+fn existing_release(dir: &Path) -> Result<Option<(String, Option<String>)>, InitError> {
+    refuse_links(dir, CALLER_PATH)?;
+    let path = dir.join(CALLER_PATH);
+    let text = match std::fs::read(&path) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(&path, &e)),
+    };
+    Ok(text.lines().find_map(|line| {
+        let at = line.find(PIN_MARKER)?;
+        line.trim_start().starts_with("uses:").then_some(())?;
+        let rest = &line[at + PIN_MARKER.len()..];
+        let pin = rest.split_whitespace().next()?;
+        check_pin(pin).ok()?;
+        let tag = rest
+            .split_once('#')
+            .and_then(|(_, c)| c.split_whitespace().next())
+            .filter(|t| crate::release::version_problem(t).is_none())
+            .map(str::to_owned);
+        Some((pin.to_owned(), tag))
+    }))
+}
+
+fn steps(request: &InitRequest, pinned: bool) -> Vec<String> {
     let repo = request.repository.as_deref().unwrap_or("OWNER/REPO");
     let mut steps = Vec::new();
-    if request.pin.is_none() {
+    if !pinned {
         steps.push(format!(
-            "Pin the release: in {CALLER_PATH}, replace @{PLACEHOLDER_PIN} with the full commit the release notes name (keep the `# vX.Y.Z` comment), or rerun with --pin <commit>."
+            "Pin the release: rerun with --pin <the commit the release's tag names> --tag vX.Y.Z (it changes only that line of {CALLER_PATH}), or replace @{PLACEHOLDER_PIN} and the `# vX.Y.Z` beside it by hand."
         ));
     }
     steps.push(format!(
@@ -368,12 +448,26 @@ fn steps(request: &InitRequest) -> Vec<String> {
     steps
 }
 
-/// What [`write`] did with each file.
+/// What [`write`] did (or, for [`changes`], would do) with each file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Written {
     Created,
     Unchanged,
+    /// Replaced by the template: `gate init`'s own files, or the caller and policy with `--force`.
     Replaced,
+    /// The caller's release pin line changed, nothing else.
+    Updated,
+    /// The repository's own version, different from the template, left as it is.
+    Kept,
+}
+
+/// One file's change: what is there now (`None`: nothing) and what it becomes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Change {
+    pub path: &'static str,
+    pub action: Written,
+    pub before: Option<String>,
+    pub after: String,
 }
 
 /// Each file and what was done with it, or the files that were in the way.
@@ -410,38 +504,98 @@ fn refuse_links(dir: &Path, relative: &str) -> Result<(), InitError> {
     Ok(())
 }
 
-/// Write the plan's files under `dir`. Without `force`, nothing is written when any file exists
-/// with other contents (`Ok(Err(conflicts))`).
-pub fn write(dir: &Path, plan: &Plan, force: bool) -> Result<WriteOutcome, InitError> {
-    let mut actions = Vec::new();
+/// What writing the plan under `dir` would do, file by file, without writing: see the module
+/// documentation for who owns which file. `Err(conflicts)`: a caller that does not call the
+/// reusable workflow is in the way (without `force`).
+pub fn changes(
+    dir: &Path,
+    plan: &Plan,
+    force: bool,
+) -> Result<Result<Vec<Change>, Conflicts>, InitError> {
+    let mut out = Vec::new();
     let mut conflicts = Vec::new();
     for file in &plan.files {
         refuse_links(dir, file.path)?;
         let path = dir.join(file.path);
-        let action = match std::fs::read(&path) {
-            Ok(existing) if existing == file.contents.as_bytes() => Written::Unchanged,
-            Ok(_) => {
-                conflicts.push(file.path);
-                Written::Replaced
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Written::Created,
+        let before = match std::fs::read(&path) {
+            Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
             Err(e) => return Err(io(&path, &e)),
         };
-        actions.push((file, action));
+        let (action, after) = match &before {
+            None => (Written::Created, file.contents.clone()),
+            Some(existing) if *existing == file.contents => {
+                (Written::Unchanged, file.contents.clone())
+            }
+            Some(_) if force => (Written::Replaced, file.contents.clone()),
+            Some(existing) if file.path == POLICY_PATH => (Written::Kept, existing.clone()),
+            Some(existing) if file.path == CALLER_PATH => {
+                match release_line(&file.contents)
+                    .and_then(|(pin, tag)| with_release(existing, &pin, tag.as_deref()))
+                {
+                    Some(updated) if updated == *existing => (Written::Kept, updated),
+                    Some(updated) => (Written::Updated, updated),
+                    // The template pins the placeholder: the caller keeps whatever it pins.
+                    None if with_release(existing, PLACEHOLDER_PIN, None).is_some() => {
+                        (Written::Kept, existing.clone())
+                    }
+                    None => {
+                        conflicts.push(file.path);
+                        (Written::Replaced, file.contents.clone())
+                    }
+                }
+            }
+            Some(_) => (Written::Replaced, file.contents.clone()),
+        };
+        out.push(Change {
+            path: file.path,
+            action,
+            before,
+            after,
+        });
     }
-    if !conflicts.is_empty() && !force {
-        return Ok(Err(Conflicts(conflicts)));
+    if conflicts.is_empty() {
+        Ok(Ok(out))
+    } else {
+        Ok(Err(Conflicts(conflicts)))
     }
+}
+
+/// The release a planned caller pins, when it is not the placeholder.
+fn release_line(caller: &str) -> Option<(String, Option<String>)> {
+    caller.lines().find_map(|line| {
+        let at = line.find(PIN_MARKER)?;
+        let rest = &line[at + PIN_MARKER.len()..];
+        let pin = rest.split_whitespace().next()?;
+        check_pin(pin).ok()?;
+        let tag = rest
+            .split_once('#')
+            .map(|(_, c)| c.trim().to_owned())
+            .filter(|t| !t.is_empty());
+        Some((pin.to_owned(), tag))
+    })
+}
+
+/// Write the plan's files under `dir` as [`changes`] says; nothing is written when a file is
+/// in the way (`Ok(Err(conflicts))`).
+pub fn write(dir: &Path, plan: &Plan, force: bool) -> Result<WriteOutcome, InitError> {
+    let changes = match changes(dir, plan, force)? {
+        Ok(changes) => changes,
+        Err(conflicts) => return Ok(Err(conflicts)),
+    };
     let mut done = Vec::new();
-    for (file, action) in actions {
-        let path = dir.join(file.path);
-        if action != Written::Unchanged {
+    for change in changes {
+        if matches!(
+            change.action,
+            Written::Created | Written::Replaced | Written::Updated
+        ) {
+            let path = dir.join(change.path);
             if let Some(parent) = path.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| io(parent, &e))?;
             }
-            std::fs::write(&path, file.contents.as_bytes()).map_err(|e| io(&path, &e))?;
+            std::fs::write(&path, change.after.as_bytes()).map_err(|e| io(&path, &e))?;
         }
-        done.push((file.path, action));
+        done.push((change.path, change.action));
     }
     Ok(Ok(done))
 }

@@ -705,17 +705,178 @@ fn allowed_actions() {
     assert_eq!(report.exit_code(), 1);
 }
 
+/// The allow list is compared with what the reusable workflow pins and the caller's pin:
+/// `local_only` and lists that leave one of them out (or allow it only at a tag, not the
+/// pinned commit) are missing; a list allowing more is named, and fine.
+#[test]
+fn allowed_actions_compares_the_allow_list() {
+    let mut s = configured();
+    s.settings.allowed_actions = "local_only".into();
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Missing,
+        "allowed_actions: local_only",
+    );
+
+    let mut s = configured();
+    s.settings.selected_actions.patterns_allowed = vec!["agent-team/agent-team-apply@*".into()];
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Missing,
+        "not allowed: step-security/harden-runner@",
+    );
+
+    let mut s = configured();
+    s.settings.selected_actions.patterns_allowed = vec![
+        "step-security/harden-runner@v2".into(),
+        "agent-team/agent-team-apply@*".into(),
+    ];
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Missing,
+        "not allowed: step-security/harden-runner@",
+    );
+
+    // The reusable workflow's repository (the caller's pin) must be allowed too.
+    let mut s = configured();
+    s.settings.selected_actions.patterns_allowed = vec!["step-security/*".into()];
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Missing,
+        &format!(
+            "not allowed: agent-team/agent-team-apply/.github/workflows/agent-team-apply-verify.yml@{PIN}"
+        ),
+    );
+
+    // GitHub's own actions by pattern instead of github_owned_allowed; more than needed is named.
+    let mut s = configured();
+    s.settings.selected_actions.github_owned_allowed = false;
+    s.settings.selected_actions.verified_allowed = true;
+    s.settings.selected_actions.patterns_allowed = vec![
+        "actions/*".into(),
+        "STEP-SECURITY/harden-runner@*".into(),
+        "agent-team/agent-team-apply@*".into(),
+        "pypa/gh-action-pypi-publish@*".into(),
+    ];
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Ok,
+        "also allows: every verified creator's actions, pypa/gh-action-pypi-publish@*",
+    );
+
+    // Without GitHub's own actions, the checkout cannot run.
+    let mut s = configured();
+    s.settings.selected_actions.github_owned_allowed = false;
+    assert_only(
+        &doctor(s),
+        Setting::AllowedActions,
+        Status::Missing,
+        "not allowed: actions/checkout@",
+    );
+}
+
+#[test]
+fn the_pinned_actions_are_read_from_the_reusable_workflow() {
+    let names: Vec<String> = gate::doctor::pinned_actions()
+        .into_iter()
+        .map(|(name, commit)| {
+            assert_eq!(commit.len(), 40, "{name}@{commit}");
+            name
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "actions/cache/restore",
+            "actions/checkout",
+            "actions/create-github-app-token",
+            "actions/upload-artifact",
+            "step-security/harden-runner",
+        ]
+    );
+}
+
+#[test]
+fn allow_list_patterns_match_as_github_documents() {
+    use gate::doctor::pattern_allows;
+    let sha = "b09bb98e06d4d774595224525879c09bc6e98c40";
+    for (pattern, allows) in [
+        ("step-security/harden-runner@*", true),
+        ("step-security/harden-runner", true),
+        ("step-security/*", true),
+        ("*", true),
+        (&*format!("step-security/harden-runner@{sha}"), true),
+        ("step-security/harden-runner@v2", false),
+        ("step-security/harden-runner@b09bb98", false),
+        ("step-security/harden", false),
+        ("step-security/harden-runner-fork@*", false),
+        ("other/*", false),
+    ] {
+        assert_eq!(
+            pattern_allows(pattern, "step-security/harden-runner", sha),
+            allows,
+            "{pattern}"
+        );
+    }
+    // A repository's pattern allows its subdirectories (a path action, a reusable workflow).
+    assert!(pattern_allows(
+        "actions/cache@*",
+        "actions/cache/restore",
+        sha
+    ));
+    assert!(!pattern_allows(
+        "actions/cache/save@*",
+        "actions/cache/restore",
+        sha
+    ));
+}
+
 #[test]
 fn caller_pin_setting() {
     let mut files = default_files();
     files[0].1 = caller("0000000000000000000000000000000000000000").into_bytes();
     let refs: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    // Before a release is chosen (what gate init writes without --pin): its own state, with
+    // what to do, on the caller's pin and the release it names; still not a pass.
+    let report = doctor_with(configured(), &refs);
     assert_only_with(
-        &doctor_with(configured(), &refs),
+        &report,
         Setting::CallerPin,
-        Status::Missing,
+        Status::NoRelease,
         "all-zero placeholder",
         &[Setting::CallerRelease],
+    );
+    assert_eq!(status(&report, Setting::CallerRelease).0, Status::NoRelease);
+    assert_eq!(report.exit_code(), 1);
+    let pin = report
+        .findings
+        .iter()
+        .find(|f| f.setting == Setting::CallerPin)
+        .unwrap();
+    assert!(pin.fix().unwrap().contains("no release is pinned yet"));
+    let doc = gate::output::doctor_v1::document(&report);
+    let entry = doc.settings.iter().find(|s| s.id == "caller-pin").unwrap();
+    assert_eq!(entry.status, "no-release");
+    assert!(entry.fix.as_deref().unwrap().contains("gate init --pin"));
+    // The placeholder beside another problem is just missing.
+    let mut other = default_files();
+    other[0].1 = caller("0000000000000000000000000000000000000000")
+        .replace(
+            "    uses: agent-team",
+            "    secrets: inherit\n    uses: agent-team",
+        )
+        .into_bytes();
+    let other_refs: Vec<(&str, &[u8])> = other.iter().map(|(p, b)| (*p, b.as_slice())).collect();
+    assert_eq!(
+        status(&doctor_with(configured(), &other_refs), Setting::CallerPin).0,
+        Status::Missing
     );
     let refs: Vec<(&str, &[u8])> = files[1..].iter().map(|(p, b)| (*p, b.as_slice())).collect();
     assert_only_with(
@@ -871,6 +1032,47 @@ fn cli_missing_exits_1_and_prints_the_fix() {
             .unwrap()
             .contains("Read repository contents")
     );
+}
+
+/// `--format json` answers with a document on every exit: an error (no token, nothing
+/// listening) is `result: error` with the reason, and the network error is named as one.
+#[test]
+fn cli_json_errors_are_documents_too() {
+    let gh = start_default(configured());
+    let url = gh.url();
+    let json_error = |out: std::process::Output| {
+        assert_eq!(out.status.code(), Some(2));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)));
+        assert_eq!(doc["schema"], "agent-team-apply/doctor/v1");
+        assert_eq!(doc["result"], "error");
+        assert_eq!(doc["exit_code"], 2);
+        assert_eq!(doc["settings"], serde_json::json!([]));
+        doc["error"].as_str().unwrap().to_owned()
+    };
+    let no_token = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .env_clear()
+        .args([
+            "doctor",
+            "--repository=octo/repo",
+            "--app=x",
+            "--format=json",
+        ])
+        .arg(format!("--api-url={url}"))
+        .output()
+        .unwrap();
+    assert!(json_error(no_token).contains("GH_TOKEN"));
+    drop(gh);
+    let nothing_listening = Command::new(env!("CARGO_BIN_EXE_gate"))
+        .env_clear()
+        .env("GH_TOKEN", "t0ken")
+        .args(["doctor", "--repository=octo/repo", "--app=x", "--timeout=5"])
+        .args(["--format=json", &format!("--api-url={url}")])
+        .output()
+        .unwrap();
+    let error = json_error(nothing_listening);
+    assert!(error.contains("network error"), "{error}");
+    assert!(error.contains("did not reach GitHub"), "{error}");
 }
 
 #[test]

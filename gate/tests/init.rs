@@ -50,6 +50,7 @@ fn three_build_systems_get_their_example_caller_and_policy() {
             repo.path(),
             &[
                 &format!("--pin={PIN}"),
+                "--tag=v1.2.3",
                 "--app-id=4711",
                 "--repository=octo/repo",
             ],
@@ -60,7 +61,10 @@ fn three_build_systems_get_their_example_caller_and_policy() {
         let example = std::fs::read_to_string(root.join(format!("examples/{name}.yml"))).unwrap();
         assert_eq!(
             caller,
-            example.replace("0000000000000000000000000000000000000000", PIN)
+            example.replace(
+                "0000000000000000000000000000000000000000 # v0.1.0",
+                &format!("{PIN} # v1.2.3")
+            )
         );
         // What the doctor will read: pinned, calls the reusable workflow, secrets by name.
         let pin = caller_pin(caller.as_bytes());
@@ -222,6 +226,98 @@ fn existing_files_are_not_replaced_without_force() {
     );
 }
 
+/// A re-run changes only what `gate init` owns: the manifest and rulesets follow the
+/// arguments, the policy's edits stay, the caller's edits stay and only its pin line follows
+/// `--pin`/`--tag`; without them an earlier pin stays, `--force` included.
+#[test]
+fn a_rerun_keeps_the_repositorys_edits_and_changes_only_the_pin() {
+    let repo = sample("package.json");
+    let (code, out, err) = init(repo.path(), &[&format!("--pin={PIN}"), "--tag=v1.2.3"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let caller_path = ".github/workflows/agent-team-apply.yml";
+    let policy_path = ".github/agent-team-policy.yml";
+    // The repository edits both.
+    let caller = read(repo.path(), caller_path).replace("npm test", "npm run test:ci");
+    assert_ne!(caller, read(repo.path(), caller_path), "the edit applies");
+    std::fs::write(repo.path().join(caller_path), &caller).unwrap();
+    let policy = format!("{}# ours\n", read(repo.path(), policy_path));
+    std::fs::write(repo.path().join(policy_path), &policy).unwrap();
+
+    // Later, with the App's id: the rulesets are written, both edits stay, the pin too.
+    let (code, out, err) = init(repo.path(), &["--app-id=7", "--repository=octo/repo"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("wrote     .github/agent-team-setup/ruleset-default-branch.json"),
+        "{out}"
+    );
+    assert!(out.contains(&format!("kept      {caller_path}")), "{out}");
+    assert!(out.contains(&format!("kept      {policy_path}")), "{out}");
+    assert!(
+        out.contains("replaced  .github/agent-team-setup/app-manifest.json"),
+        "{out}"
+    );
+    assert_eq!(read(repo.path(), caller_path), caller);
+    assert_eq!(read(repo.path(), policy_path), policy);
+    assert!(!out.contains("Pin the release"), "{out}");
+
+    // A new release: only the pin line changes.
+    let next = "fedcba9876543210fedcba9876543210fedcba98";
+    let (code, out, err) = init(repo.path(), &[&format!("--pin={next}"), "--tag=v1.3.0"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("updated   {caller_path}")), "{out}");
+    let updated = read(repo.path(), caller_path);
+    assert_eq!(
+        updated,
+        caller.replace(&format!("{PIN} # v1.2.3"), &format!("{next} # v1.3.0"))
+    );
+    assert!(updated.contains("npm run test:ci"));
+
+    // --force: the templates again, the pin kept.
+    let (code, out, err) = init(repo.path(), &["--force"]);
+    assert_eq!(code, 0, "{out}{err}");
+    let forced = read(repo.path(), caller_path);
+    assert!(forced.contains(&format!("@{next} # v1.3.0")), "{forced}");
+    assert!(!forced.contains("npm run test:ci"));
+    assert!(!read(repo.path(), policy_path).contains("# ours"));
+}
+
+/// `--dry-run` shows each file's change as a diff and writes nothing.
+#[test]
+fn a_dry_run_shows_the_diff_and_writes_nothing() {
+    let repo = sample("Cargo.toml");
+    let (code, out, err) = init(repo.path(), &["--dry-run"]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("nothing written"), "{out}");
+    assert!(
+        out.contains("would write .github/workflows/agent-team-apply.yml"),
+        "{out}"
+    );
+    assert!(
+        out.contains("+++ b/.github/workflows/agent-team-apply.yml"),
+        "{out}"
+    );
+    assert!(!repo.path().join(".github").exists());
+
+    let (code, _, _) = init(repo.path(), &[]);
+    assert_eq!(code, 0);
+    let before = read(repo.path(), ".github/workflows/agent-team-apply.yml");
+    let (code, out, err) = init(
+        repo.path(),
+        &["--dry-run", &format!("--pin={PIN}"), "--tag=v2.0.0"],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("would update .github/workflows/agent-team-apply.yml"),
+        "{out}"
+    );
+    assert!(out.contains(&format!("+    uses: agent-team/agent-team-apply/.github/workflows/agent-team-apply-verify.yml@{PIN} # v2.0.0")), "{out}");
+    assert!(out.contains("-    uses: agent-team/agent-team-apply/.github/workflows/agent-team-apply-verify.yml@0000000000000000000000000000000000000000 # v0.1.0"), "{out}");
+    assert_eq!(
+        read(repo.path(), ".github/workflows/agent-team-apply.yml"),
+        before
+    );
+}
+
 #[test]
 fn detection_fails_closed() {
     let empty = tempfile::tempdir().unwrap();
@@ -250,10 +346,28 @@ fn bad_pins_and_symlinks_are_refused() {
         "89ABCDEF0123456789abcdef0123456789abcdef",
         "89abcdef",
     ] {
-        let (code, _, err) = init(repo.path(), &[&format!("--pin={pin}")]);
+        let (code, _, err) = init(repo.path(), &[&format!("--pin={pin}"), "--tag=v1.0.0"]);
         assert_eq!(code, 2, "{pin}");
         assert!(err.contains("not a full commit SHA"), "{err}");
     }
+    for tag in ["1.0.0", "v1.0", "v01.0.0", "v1.0.0 # x"] {
+        let (code, _, err) = init(
+            repo.path(),
+            &[&format!("--pin={PIN}"), &format!("--tag={tag}")],
+        );
+        assert_eq!(code, 2, "{tag}");
+        assert!(err.contains("is not a release tag"), "{err}");
+    }
+    // A pin without its tag (or a tag without its pin) is a usage error.
+    for args in [
+        vec![format!("--pin={PIN}")],
+        vec!["--tag=v1.0.0".to_owned()],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, err) = init(repo.path(), &args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+    }
+    assert!(!repo.path().join(".github").exists(), "nothing written");
     let elsewhere = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(elsewhere.path(), repo.path().join(".github")).unwrap();
     let (code, _, err) = init(repo.path(), &[]);

@@ -161,11 +161,27 @@ fn check_with_digest(
         });
         let index = evaluate(req, &scope, &mut verdict, git_side)?;
         for findings in [&mut verdict.violations, &mut verdict.protected] {
-            findings.sort_by_key(|v| (v.line.unwrap_or(0), v.rule));
-            findings.dedup();
+            one_of_each(findings);
         }
         Ok(Checked { verdict, index })
     })
+}
+
+/// The findings in diff order, each said once: a finding that repeats another's rule, paths,
+/// message and policy entry at a later line (the same path read from several lines of its file
+/// patch, or by the guard and by git's reading) is dropped, the earliest line kept.
+fn one_of_each(findings: &mut Vec<Violation>) {
+    findings.sort_by_key(|v| (v.line.unwrap_or(0), v.rule));
+    let mut seen = std::collections::HashSet::new();
+    findings.retain(|v| {
+        seen.insert((
+            v.rule,
+            v.path.clone(),
+            v.old_path.clone(),
+            v.message.clone(),
+            v.policy_entry.clone(),
+        ))
+    });
 }
 
 /// git's result of applying the diff, and what the index then differs in from the base.
@@ -1654,4 +1670,75 @@ pub fn index_changes<'a>(
         }
     }
     Some(set)
+}
+
+#[cfg(test)]
+mod one_of_each_tests {
+    use super::*;
+
+    fn finding(rule: RuleId, path: &str, line: usize, message: &str) -> Violation {
+        let mut v = Violation::new(rule, message);
+        v.path = Some(RepoPath::new(path));
+        v.line = Some(line);
+        v
+    }
+
+    #[test]
+    fn a_finding_repeated_at_later_lines_is_said_once_at_its_first() {
+        let mut findings = vec![
+            finding(
+                RuleId::Symlink,
+                "src/l",
+                30,
+                "symbolic links may not be added",
+            ),
+            finding(
+                RuleId::Symlink,
+                "src/l",
+                12,
+                "symbolic links may not be added",
+            ),
+            finding(
+                RuleId::OutOfScope,
+                "src/l",
+                12,
+                "matches no declared scope glob",
+            ),
+            finding(
+                RuleId::Symlink,
+                "src/l",
+                20,
+                "symbolic links may not be added",
+            ),
+            finding(
+                RuleId::Symlink,
+                "src/m",
+                40,
+                "symbolic links may not be added",
+            ),
+        ];
+        one_of_each(&mut findings);
+        let kept: Vec<(RuleId, Option<usize>, String)> = findings
+            .iter()
+            .map(|v| {
+                (
+                    v.rule,
+                    v.line,
+                    v.path
+                        .as_ref()
+                        .and_then(RepoPath::to_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            kept,
+            vec![
+                (RuleId::OutOfScope, Some(12), "src/l".to_owned()),
+                (RuleId::Symlink, Some(12), "src/l".to_owned()),
+                (RuleId::Symlink, Some(40), "src/m".to_owned()),
+            ]
+        );
+    }
 }

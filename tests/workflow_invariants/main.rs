@@ -213,6 +213,7 @@ fn callers_written_by_gate_init_hold_every_invariant() {
             dir: repo.path().to_path_buf(),
             build_system: None,
             pin: Some("89abcdef0123456789abcdef0123456789abcdef".into()),
+            tag: Some("v0.1.0".into()),
             app_id: Some(4711),
             repository: None,
         };

@@ -490,7 +490,7 @@ pub enum Replay {
 pub enum Error {
     #[error("{0}")]
     Config(#[from] ConfigError),
-    #[error("{method} {path}: {message}{}", if *may_have_reached { " (the request may have reached GitHub)" } else { "" })]
+    #[error("{method} {path}: network error: {message} ({})", if *may_have_reached { "the request may have reached GitHub" } else { "the request did not reach GitHub" })]
     Transport {
         method: &'static str,
         path: String,
@@ -822,8 +822,12 @@ impl Client {
                 Err(e) => {
                     let reached = reached_server(&e);
                     let retry = retryable(&e) && (call.replay == Replay::Safe || !reached);
-                    if retry && attempt < self.config.retry.attempts {
-                        self.wait(self.backoff(attempt), method, &target)?;
+                    // A deadline that leaves no room for another attempt ends with the
+                    // failure itself, not with the deadline: the network is the cause.
+                    if retry
+                        && attempt < self.config.retry.attempts
+                        && self.wait(self.backoff(attempt), method, &target).is_ok()
+                    {
                         continue;
                     }
                     return Err(self.transport_error(call, &target, &e, reached));
@@ -1077,15 +1081,25 @@ fn reached_server(e: &ureq::Error) -> bool {
         | ureq::Error::HostNotFound
         | ureq::Error::ConnectProxyFailed(_)
         | ureq::Error::Timeout(ureq::Timeout::Resolve | ureq::Timeout::Connect) => false,
-        ureq::Error::Io(io) => !matches!(
-            io.kind(),
-            ErrorKind::ConnectionRefused
-                | ErrorKind::AddrNotAvailable
-                | ErrorKind::NetworkUnreachable
-                | ErrorKind::HostUnreachable
-        ),
+        ureq::Error::Io(io) => {
+            !(matches!(
+                io.kind(),
+                ErrorKind::ConnectionRefused
+                    | ErrorKind::AddrNotAvailable
+                    | ErrorKind::NetworkUnreachable
+                    | ErrorKind::HostUnreachable
+            ) || is_name_resolution(io))
+        }
         _ => true,
     }
+}
+
+/// A failed name lookup, which ureq's default resolver reports as the standard library's
+/// `getaddrinfo` error: an uncategorized I/O error whose text the standard library fixes
+/// ("failed to lookup address information: ..."). No connection was attempted.
+fn is_name_resolution(io: &std::io::Error) -> bool {
+    io.to_string()
+        .starts_with("failed to lookup address information")
 }
 
 /// Transport failures worth another attempt (as opposed to configuration errors).

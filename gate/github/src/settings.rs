@@ -291,7 +291,32 @@ pub struct ActionsPermissions {
     pub sha_pinning_required: Option<bool>,
 }
 
+/// `GET /repos/{owner}/{repo}/actions/permissions/selected-actions` ("Get allowed actions and
+/// reusable workflows for a repository",
+/// <https://docs.github.com/en/rest/actions/permissions#get-allowed-actions-and-reusable-workflows-for-a-repository>;
+/// OpenAPI schema `selected-actions`): read only when `allowed_actions` is `selected`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct SelectedActions {
+    /// Every action of GitHub's own organizations (`actions`, `github`).
+    #[serde(default)]
+    pub github_owned_allowed: bool,
+    /// Every action of a GitHub Marketplace verified creator.
+    #[serde(default)]
+    pub verified_allowed: bool,
+    /// `owner/repo@ref`-style patterns with `*` wildcards (`monalisa/octocat@*`, `monalisa/*`).
+    #[serde(default)]
+    pub patterns_allowed: Vec<String>,
+}
+
 impl Client {
+    /// [`SelectedActions`].
+    pub fn get_selected_actions(&self, repo: &Repository) -> Result<SelectedActions, Error> {
+        self.json(
+            &Call::get(repo.path("/actions/permissions/selected-actions")),
+            &[200],
+        )
+    }
+
     /// [`RepositoryInfo`].
     pub fn get_repository(&self, repo: &Repository) -> Result<RepositoryInfo, Error> {
         self.json(&Call::get(repo.path("")), &[200])

@@ -167,6 +167,44 @@ fn a_connection_that_never_opened_is_retried_even_for_a_dispatch() {
     );
 }
 
+/// A name that cannot resolve (`.invalid` is reserved never to, RFC 6761 section 6.4): the
+/// request never left the machine, so it is named a network error that did not reach GitHub,
+/// and a dispatch may be sent again.
+#[test]
+fn a_name_that_does_not_resolve_is_a_network_error_that_did_not_reach_github() {
+    let clock = Arc::new(VirtualClock::new(0));
+    let client = client_for(
+        "https://agent-team-apply.invalid",
+        "ghs_0123456789abcdefghij",
+        &clock,
+    );
+    let repo = Repository::parse("octo/repo").unwrap();
+    let err = client
+        .dispatch_workflow(&repo, "w.yml", "refs/heads/main", &BTreeMap::new(), true)
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Transport {
+                may_have_reached: false,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(text.contains("network error"), "{text}");
+    assert!(
+        text.ends_with("(the request did not reach GitHub)"),
+        "{text}"
+    );
+    assert_eq!(
+        clock.sleeps().len(),
+        3,
+        "retried as a connection that never opened"
+    );
+}
+
 #[test]
 fn bodies_are_bounded() {
     let gh = StandIn::start(Scenario::default()).unwrap();

@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 
 use contract::cli::emit;
 use gate::doctor::{DoctorRequest, Report, Status, run};
-use gate::output::doctor_v1::document;
+use gate::output::doctor_v1::{document, error_document};
 use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
 use guard::escape::neutralize;
 
@@ -77,8 +77,8 @@ pub fn render_text(report: &Report) -> String {
                 f.setting.reads_with()
             ));
         }
-        if f.status != Status::Ok {
-            out.push_str(&format!("              fix: {}\n", f.setting.fix()));
+        if let Some(fix) = f.fix() {
+            out.push_str(&format!("              fix: {fix}\n"));
         }
     }
     let failing = report
@@ -99,8 +99,16 @@ pub fn render_text(report: &Report) -> String {
 }
 
 pub fn run_cli(args: DoctorArgs) -> u8 {
+    // Every exit has its document: with `--format json`, an error is a JSON document on
+    // standard output too (`result: error`), beside the message on standard error.
     let fail = |message: &str| {
         eprintln!("gate doctor: {}", neutralize(message));
+        if matches!(args.format, Format::Json) {
+            let doc = error_document(&args.repository, &args.app, message);
+            if let Ok(json) = serde_json::to_string_pretty(&doc) {
+                let _ = emit(&format!("{json}\n"));
+            }
+        }
         contract::cli::Exit::Error.code()
     };
     let repository = match Repository::parse(&args.repository) {

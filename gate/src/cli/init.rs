@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use contract::cli::emit;
-use gate::init::{BuildSystem, InitRequest, Written, plan, write};
+use gate::init::{BuildSystem, InitRequest, Written, changes, plan, write};
 use guard::escape::neutralize;
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -27,16 +27,23 @@ pub struct InitArgs {
     /// setup.py or requirements.txt).
     #[arg(long, value_enum)]
     build_system: Option<System>,
-    /// The release commit to pin the reusable workflow to (default: the placeholder, to replace).
-    #[arg(long, value_name = "COMMIT")]
+    /// The release commit to pin the reusable workflow to: the commit the release's tag names
+    /// (with --tag). Default: an existing caller's pin, else the placeholder, to replace.
+    #[arg(long, value_name = "COMMIT", requires = "tag")]
     pin: Option<String>,
+    /// The release's tag (vX.Y.Z), written beside the pin (with --pin).
+    #[arg(long, value_name = "vX.Y.Z", requires = "pin")]
+    tag: Option<String>,
+    /// Show what would change, as a diff per file, and write nothing.
+    #[arg(long)]
+    dry_run: bool,
     /// The App's id: writes the rulesets, which name it.
     #[arg(long, value_name = "ID", value_parser = clap::value_parser!(u64).range(1..))]
     app_id: Option<u64>,
     /// OWNER/NAME, for the App's name and homepage and the steps.
     #[arg(long, value_name = "OWNER/NAME")]
     repository: Option<String>,
-    /// Replace files whose contents differ.
+    /// Replace the caller and the policy with the templates too (the caller keeps its pin).
     #[arg(long)]
     force: bool,
 }
@@ -59,6 +66,7 @@ pub fn run_cli(args: InitArgs) -> u8 {
             System::Python => BuildSystem::Python,
         }),
         pin: args.pin.clone(),
+        tag: args.tag.clone(),
         app_id: args.app_id,
         repository: args.repository.clone(),
     };
@@ -66,6 +74,9 @@ pub fn run_cli(args: InitArgs) -> u8 {
         Ok(plan) => plan,
         Err(e) => return fail(&e.to_string()),
     };
+    if args.dry_run {
+        return dry_run(&args, &plan);
+    }
     let done = match write(&args.dir, &plan, args.force) {
         Ok(Ok(done)) => done,
         Ok(Err(conflicts)) => {
@@ -86,8 +97,15 @@ pub fn run_cli(args: InitArgs) -> u8 {
             Written::Created => "wrote",
             Written::Unchanged => "unchanged",
             Written::Replaced => "replaced",
+            Written::Updated => "updated",
+            Written::Kept => "kept",
         };
-        out.push_str(&format!("  {verb:<9} {path}\n"));
+        let note = match action {
+            Written::Updated => " (its release pin; nothing else)",
+            Written::Kept => " (the repository's own; --force replaces it)",
+            _ => "",
+        };
+        out.push_str(&format!("  {verb:<9} {path}{note}\n"));
     }
     out.push_str("Remaining steps, in order:\n");
     for (i, step) in plan.steps.iter().enumerate() {
@@ -99,6 +117,68 @@ pub fn run_cli(args: InitArgs) -> u8 {
         .collect();
     match emit(&out) {
         Ok(()) => contract::cli::Exit::Pass.code(),
+        Err(e) => fail(&e),
+    }
+}
+
+/// `--dry-run`: each file's action and, where it would change, a unified diff; nothing written.
+/// Exit 0, or 1 when a file is in the way (as a real run would).
+fn dry_run(args: &InitArgs, plan: &gate::init::Plan) -> u8 {
+    let fail = |message: &str| {
+        eprintln!("gate init: {}", neutralize(message));
+        contract::cli::Exit::Error.code()
+    };
+    let (changes, blocked) = match changes(&args.dir, plan, args.force) {
+        Ok(Ok(changes)) => (changes, Vec::new()),
+        Ok(Err(conflicts)) => (Vec::new(), conflicts.0),
+        Err(e) => return fail(&e.to_string()),
+    };
+    let mut out = format!(
+        "gate init --dry-run: a {} repository; nothing written\n",
+        plan.build_system.name()
+    );
+    for path in &blocked {
+        out.push_str(&format!(
+            "  in the way {path}: exists and does not call the reusable workflow (use --force)\n"
+        ));
+    }
+    for change in &changes {
+        let verb = match change.action {
+            Written::Created => "would write",
+            Written::Unchanged => "unchanged",
+            Written::Replaced => "would replace",
+            Written::Updated => "would update",
+            Written::Kept => "would keep",
+        };
+        out.push_str(&format!("  {verb} {}\n", change.path));
+        let before = change.before.as_deref().unwrap_or("");
+        if before != change.after {
+            let old = format!("a/{}", change.path);
+            let new = format!("b/{}", change.path);
+            let diff = similar::TextDiff::from_lines(before, &change.after);
+            out.push_str(
+                &diff
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(
+                        if change.before.is_some() {
+                            &old
+                        } else {
+                            "/dev/null"
+                        },
+                        &new,
+                    )
+                    .to_string(),
+            );
+        }
+    }
+    let out: String = out
+        .lines()
+        .map(|l| format!("{}\n", neutralize(l)))
+        .collect();
+    match emit(&out) {
+        Ok(()) if blocked.is_empty() => contract::cli::Exit::Pass.code(),
+        Ok(()) => contract::cli::Exit::Fail.code(),
         Err(e) => fail(&e),
     }
 }

@@ -15,10 +15,14 @@ pub struct DoctorDoc {
     pub repository: String,
     pub app: String,
     pub default_branch: Option<String>,
-    /// `ok` (exit 0): every required setting is ok; `incomplete` (exit 1) otherwise.
+    /// `ok` (exit 0): every required setting is ok; `incomplete` (exit 1) otherwise; `error`
+    /// (exit 2): the doctor could not read the settings (usage, token, network), `error` says why.
     pub result: String,
     pub exit_code: u8,
     pub settings: Vec<SettingDoc>,
+    /// Why the doctor stopped, when `result` is `error`; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,7 +31,7 @@ pub struct SettingDoc {
     /// The setting's stable id (`environment-secrets`, ...).
     pub id: String,
     pub required: bool,
-    /// `ok`, `missing` or `cannot-read`.
+    /// `ok`, `missing`, `cannot-read`, or `no-release` (the caller pins the placeholder).
     pub status: String,
     pub title: String,
     pub detail: String,
@@ -58,14 +62,31 @@ pub fn document(report: &Report) -> DoctorDoc {
                     Status::Ok => "ok",
                     Status::Missing => "missing",
                     Status::CannotRead => "cannot-read",
+                    Status::NoRelease => "no-release",
                 }
                 .to_owned(),
                 title: f.setting.title().to_owned(),
                 detail: f.detail.clone(),
                 source: f.setting.source().to_owned(),
                 reads_with: f.setting.reads_with().to_owned(),
-                fix: (f.status != Status::Ok).then(|| f.setting.fix().to_owned()),
+                fix: f.fix().map(str::to_owned),
             })
             .collect(),
+        error: None,
+    }
+}
+
+/// The document of a doctor that stopped before it could read the settings (exit 2): what it
+/// was asked for, and why it stopped.
+pub fn error_document(repository: &str, app: &str, message: &str) -> DoctorDoc {
+    DoctorDoc {
+        schema: SCHEMA.to_owned(),
+        repository: repository.to_owned(),
+        app: app.to_owned(),
+        default_branch: None,
+        result: "error".to_owned(),
+        exit_code: contract::cli::Exit::Error.code(),
+        settings: Vec::new(),
+        error: Some(message.to_owned()),
     }
 }

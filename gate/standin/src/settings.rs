@@ -88,6 +88,16 @@ pub struct RepositorySettings {
     pub can_approve_pull_request_reviews: bool,
     pub actions_enabled: bool,
     pub allowed_actions: String,
+    /// The allow list when `allowed_actions` is `selected`.
+    pub selected_actions: SelectedActionsSettings,
+}
+
+/// `selected-actions`: what `allowed_actions: selected` allows.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SelectedActionsSettings {
+    pub github_owned_allowed: bool,
+    pub verified_allowed: bool,
+    pub patterns_allowed: Vec<String>,
 }
 
 impl Default for RepositorySettings {
@@ -102,6 +112,7 @@ impl Default for RepositorySettings {
             can_approve_pull_request_reviews: true,
             actions_enabled: true,
             allowed_actions: "all".into(),
+            selected_actions: SelectedActionsSettings::default(),
         }
     }
 }
@@ -214,6 +225,16 @@ impl RepositorySettings {
             can_approve_pull_request_reviews: false,
             actions_enabled: true,
             allowed_actions: "selected".into(),
+            // What ADOPTING's Actions settings allow: GitHub's own actions, the pinned
+            // third-party action and the reusable workflow's repository.
+            selected_actions: SelectedActionsSettings {
+                github_owned_allowed: true,
+                verified_allowed: false,
+                patterns_allowed: vec![
+                    "step-security/harden-runner@*".into(),
+                    "agent-team/agent-team-apply@*".into(),
+                ],
+            },
         }
     }
 }
@@ -454,6 +475,26 @@ pub fn repo_route(state: &State, req: &Recorded, rest: &[&str]) -> Option<Reply>
                 "can_approve_pull_request_reviews": settings.can_approve_pull_request_reviews,
             }),
         ),
+        // Only a `selected` policy has an allow list; GitHub's docs say the endpoint needs
+        // `allowed_actions: selected` (any other policy answers 409 here).
+        ["actions", "permissions", "selected-actions"] => {
+            if settings.actions_enabled && settings.allowed_actions == "selected" {
+                let selected = &settings.selected_actions;
+                Reply::json(
+                    200,
+                    &json!({
+                        "github_owned_allowed": selected.github_owned_allowed,
+                        "verified_allowed": selected.verified_allowed,
+                        "patterns_allowed": selected.patterns_allowed,
+                    }),
+                )
+            } else {
+                Reply::json(
+                    409,
+                    &json!({ "message": "The allowed actions policy is not selected" }),
+                )
+            }
+        }
         ["actions", "permissions"] => {
             let mut value = json!({ "enabled": settings.actions_enabled });
             if settings.actions_enabled {

