@@ -61,6 +61,7 @@ enum Command {
     Release(Box<cli::release::ReleaseArgs>),
     /// An MCP server over stdio for agent platforms: check_change (the guard's verdict from
     /// --repo), and with a dispatcher configuration propose_change and task_status.
+    #[cfg(feature = "mcp")]
     Mcp(Box<cli::mcp::McpArgs>),
 }
 
@@ -85,6 +86,7 @@ fn main() -> ExitCode {
         Command::Doctor(args) => cli::doctor::run_cli(args),
         Command::Init(args) => cli::init::run_cli(args),
         Command::Release(args) => cli::release::run(*args),
+        #[cfg(feature = "mcp")]
         Command::Mcp(args) => cli::mcp::run(*args),
     };
     ExitCode::from(code)

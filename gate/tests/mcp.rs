@@ -4,6 +4,7 @@
 //!
 //! The clone is a real temporary git repository; the diffs are made by git itself. The binary
 //! runs with PATH only (no ambient GITHUB_*, token or key).
+#![cfg(feature = "mcp")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Write};

@@ -428,7 +428,7 @@ impl ServerHandler for GateMcp {
 
 async fn serve(server: GateMcp) -> Result<(), String> {
     let running = server
-        .serve(rmcp::transport::stdio())
+        .serve((tokio::io::stdin(), tokio::io::stdout()))
         .await
         .map_err(|e| format!("the MCP session did not start: {e}"))?;
     running
@@ -465,7 +465,7 @@ pub fn run(args: McpArgs) -> u8 {
         tasks: Arc::default(),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
+        .enable_time()
         .build()
     {
         Ok(runtime) => runtime,
