@@ -34,7 +34,7 @@ if [[ "$version" != "v$workspace_version" ]]; then
   exit 2
 fi
 
-cargo zigbuild --release --locked --workspace --target "$target" --bin guard --bin gate --bin report
+cargo zigbuild --release --locked --workspace --no-default-features --target "$target" --bin guard --bin gate --bin report
 bin="target/$target/release"
 bash .ci/static-check.sh "$bin" "${runner[@]}"
 

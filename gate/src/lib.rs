@@ -14,6 +14,8 @@ pub mod dispatch;
 pub mod dispatch_mac;
 pub mod doctor;
 pub mod init;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod names;
 pub mod output;
 pub mod publication;

@@ -59,6 +59,10 @@ enum Command {
     /// The release workflow's last step: the pin commit (the built commit plus the pinned
     /// hashes), its tag vX.Y.Z and the release with the assets (token from GH_TOKEN).
     Release(Box<cli::release::ReleaseArgs>),
+    /// An MCP server over stdio for agent platforms: check_change (the guard's verdict from
+    /// --repo), and with a dispatcher configuration propose_change and task_status.
+    #[cfg(feature = "mcp")]
+    Mcp(Box<cli::mcp::McpArgs>),
 }
 
 fn main() -> ExitCode {
@@ -82,6 +86,8 @@ fn main() -> ExitCode {
         Command::Doctor(args) => cli::doctor::run_cli(args),
         Command::Init(args) => cli::init::run_cli(args),
         Command::Release(args) => cli::release::run(*args),
+        #[cfg(feature = "mcp")]
+        Command::Mcp(args) => cli::mcp::run(*args),
     };
     ExitCode::from(code)
 }

@@ -27,7 +27,7 @@ pub const STAGE_BINARIES: [&str; 3] = ["guard", "gate", "report"];
 pub const TARGET: &str = "x86_64-unknown-linux-gnu";
 /// The static build, as `.ci/run` runs it.
 pub const BUILD_COMMAND_LINE: &str = "RUSTFLAGS=\"-C target-feature=+crt-static\" cargo build \
-     --release --locked --workspace --target x86_64-unknown-linux-gnu --bin guard --bin gate --bin report";
+     --release --locked --workspace --no-default-features --target x86_64-unknown-linux-gnu --bin guard --bin gate --bin report";
 
 /// How an ELF executable is linked.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +140,7 @@ pub fn build_static(workspace: &Path, target_dir: &Path) -> Result<PathBuf, Loca
         "--release",
         "--locked",
         "--workspace",
+        "--no-default-features",
         "--target",
         TARGET,
     ])

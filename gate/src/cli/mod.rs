@@ -4,6 +4,8 @@ pub mod decide;
 pub mod dispatch;
 pub mod doctor;
 pub mod init;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 pub mod publish;
 pub mod publish_plan;
 pub mod release;
