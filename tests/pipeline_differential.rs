@@ -448,10 +448,13 @@ fn publish_and_prove(
     }
     std::fs::write(&decision, &out.stdout).unwrap();
     let result = t.join("publish-result.json");
+    let app_id = gh.state().scenario.app_id.to_string();
     let out = run(Command::new(&bins.gate)
         .env_clear()
         .env("GH_TOKEN", gh.token())
         .arg("publish")
+        .arg("--app-id")
+        .arg(&app_id)
         .arg("--plan")
         .arg(plan_path)
         .args(["--repository", REPOSITORY, "--branch", BRANCH])
