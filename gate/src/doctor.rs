@@ -154,7 +154,7 @@ impl Setting {
                 "the default branch requires a pull request with an approving review"
             }
             Setting::DefaultBranchCheck => {
-                "the default branch requires the check `agent-team-apply / gate` from the App"
+                "the default branch requires the check `agent-team-apply / gate` from nobody but the App, or not at all (it blocks every pull request the App did not publish)"
             }
             Setting::AgentTeamBranches => {
                 "only the App may create, update or delete agent-team/** branches"
@@ -276,7 +276,7 @@ impl Setting {
                 "ruleset on the default branch: Require a pull request before merging, 1 approval"
             }
             Setting::DefaultBranchCheck => {
-                "ruleset on the default branch: Require status checks `agent-team-apply / gate`, source: the App"
+                "ruleset on the default branch: remove the required status check `agent-team-apply / gate` (people's and Dependabot's pull requests never get it; agent-team/** written by the App alone holds the agent's), or set its source to the App"
             }
             Setting::AgentTeamBranches => {
                 "ruleset on refs/heads/agent-team/**: Restrict creations, updates, deletions; bypass list: the App only"
@@ -971,22 +971,28 @@ fn check_default_branch(
                 .map(|c| c.app_id),
         );
     }
+    // Not requiring the check is the design (`init::ruleset_default_branch`): a required check
+    // applies to every pull request into the branch, and only the App's publications get it.
     let check = match app_id {
         _ if sources.is_empty() => found(
             Setting::DefaultBranchCheck,
-            Status::Missing,
-            format!("{branch} does not require the check {check_name:?}"),
+            Status::Ok,
+            format!(
+                "{branch} does not require {check_name:?}: people's and Dependabot's pull requests merge with a review; the agent's come only from agent-team/**, which the App alone writes"
+            ),
         ),
         Some(id) if sources.contains(&Some(id)) => found(
             Setting::DefaultBranchCheck,
             Status::Ok,
-            format!("{branch} requires {check_name:?} from the App (id {id})"),
+            format!(
+                "{branch} requires {check_name:?} from the App (id {id}): every pull request the App did not publish (people's, Dependabot's) is blocked; keep it only if the agent opens every pull request into {branch}"
+            ),
         ),
         Some(id) => found(
             Setting::DefaultBranchCheck,
             Status::Missing,
             format!(
-                "{branch} requires {check_name:?} from {}, not from the App (id {id}): anyone who can post a check run could satisfy it",
+                "{branch} requires {check_name:?} from {}, not from the App (id {id}): anyone who can post a check run of that name could satisfy it",
                 describe_sources(&sources)
             ),
         ),

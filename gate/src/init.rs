@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::doctor::{
-    APP_PERMISSIONS, CALLER_PATH, CHECK_NAME, ENVIRONMENT, POLICY_PATH, SECRETS, VARIABLES,
-    VERIFY_ENVIRONMENT, VERIFY_SECRETS,
+    APP_PERMISSIONS, CALLER_PATH, ENVIRONMENT, POLICY_PATH, SECRETS, VARIABLES, VERIFY_ENVIRONMENT,
+    VERIFY_SECRETS,
 };
 
 /// The placeholder pin of the example callers.
@@ -123,7 +123,7 @@ pub struct InitRequest {
     pub pin: Option<String>,
     /// The release's tag `vX.Y.Z`, written beside the pin.
     pub tag: Option<String>,
-    /// The App's id: the rulesets are written only when it is known (they name it).
+    /// The App's id: the agent-team/** ruleset is written only when it is known (it names it).
     pub app_id: Option<u64>,
     /// `owner/name`, for the App's name and homepage.
     pub repository: Option<String>,
@@ -214,9 +214,23 @@ pub fn app_manifest(repository: Option<&str>) -> Value {
 
 /// The default branch's ruleset in the shape GitHub exports and imports (the REST
 /// "Create a repository ruleset" body,
-/// <https://docs.github.com/en/rest/repos/rules#create-a-repository-ruleset>): a pull request
-/// with an approving review, no force pushes or deletions, and the gate's check from the App.
-pub fn ruleset_default_branch(app_id: u64) -> Value {
+/// <https://docs.github.com/en/rest/repos/rules#create-a-repository-ruleset>): every pull request
+/// needs an approving review (code owners', of the latest push, stale approvals dismissed), and
+/// no force pushes or deletions. It applies alike to people, Dependabot and the agent, and names
+/// no actor, so it needs no App id.
+///
+/// It requires no status check, on purpose. A ruleset targets the branch a pull request merges
+/// into, never the branch it comes from ("Creating rulesets for a repository", *Targeting
+/// branches or tags*,
+/// <https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/managing-rulesets/creating-rulesets-for-a-repository#using-fnmatch-syntax>),
+/// and a required status check must pass on every pull request into its target ("Available
+/// rules for rulesets", *Require status checks to pass before merging*,
+/// <https://docs.github.com/en/repositories/configuring-branches-and-merges-in-your-repository/managing-rulesets/available-rules-for-rulesets#require-status-checks-to-pass-before-merging>):
+/// requiring `agent-team-apply / gate` would block every pull request the App did not publish,
+/// people's and Dependabot's. The agent's pull requests are held by
+/// [`ruleset_agent_team_branches`] instead: only the App may write `agent-team/**`, and it
+/// writes a branch only in `publish`, after `decide` passed, with its check run on the head.
+pub fn ruleset_default_branch() -> Value {
     json!({
         "name": "agent-team-apply: default branch",
         "target": "branch",
@@ -232,11 +246,6 @@ pub fn ruleset_default_branch(app_id: u64) -> Value {
                 "require_code_owner_review": true,
                 "require_last_push_approval": true,
                 "required_review_thread_resolution": false,
-            } },
-            { "type": "required_status_checks", "parameters": {
-                "strict_required_status_checks_policy": false,
-                "do_not_enforce_on_create": false,
-                "required_status_checks": [ { "context": CHECK_NAME, "integration_id": app_id } ],
             } },
         ],
     })
@@ -330,11 +339,11 @@ pub fn plan(request: &InitRequest) -> Result<Plan, InitError> {
             )?,
         },
     ];
+    files.push(PlannedFile {
+        path: RULESET_DEFAULT_PATH,
+        contents: pretty("the default branch's ruleset", &ruleset_default_branch())?,
+    });
     if let Some(id) = request.app_id {
-        files.push(PlannedFile {
-            path: RULESET_DEFAULT_PATH,
-            contents: pretty("the default branch's ruleset", &ruleset_default_branch(id))?,
-        });
         files.push(PlannedFile {
             path: RULESET_BRANCHES_PATH,
             contents: pretty(
@@ -417,12 +426,12 @@ fn steps(request: &InitRequest, pinned: bool) -> Vec<String> {
     );
     if request.app_id.is_some() {
         steps.push(format!(
-            "Rulesets: Settings → Rules → Rulesets → New ruleset → Import a ruleset: {RULESET_DEFAULT_PATH} and {RULESET_BRANCHES_PATH}; if you use agent-team-diffs/** branches, restrict them to the dispatcher's identity."
+            "Rulesets: Settings → Rules → Rulesets → New ruleset → Import a ruleset: {RULESET_DEFAULT_PATH} (a reviewed pull request for everyone, people and Dependabot included; no required status check, so their pull requests are not blocked) and {RULESET_BRANCHES_PATH} (agent-team/** written by the App alone: what holds the agent's pull requests); if you use agent-team-diffs/** branches, restrict them to the dispatcher's identity."
         ));
     } else {
-        steps.push(
-            "Rulesets: once the App exists, rerun `gate init --app-id <the App's id>` to write the two rulesets (the default branch's required check and the agent-team/** bypass name the App), then import them (Settings → Rules → Rulesets → Import a ruleset).".to_owned(),
-        );
+        steps.push(format!(
+            "Rulesets: import {RULESET_DEFAULT_PATH} now (Settings → Rules → Rulesets → New ruleset → Import a ruleset: a reviewed pull request for everyone, no required status check); once the App exists, rerun `gate init --app-id <the App's id>` to write {RULESET_BRANCHES_PATH} (agent-team/** written by the App alone; it names the App) and import it."
+        ));
     }
     steps.push(format!(
         "Commit {CALLER_PATH} and {POLICY_PATH} on the default branch through a reviewed pull request; the files under {SETUP_DIR} are for the steps above and need not be committed."

@@ -196,8 +196,9 @@ fn an_unconfigured_repository_fails_every_required_setting() {
     let report = doctor_with(Scenario::default(), &[]);
     assert_eq!(report.exit_code(), 1);
     for f in &report.findings {
-        if f.setting == Setting::Repository {
-            assert_eq!(f.status, Status::Ok);
+        // The default branch requiring no gate check is the setup (`gate init`'s ruleset).
+        if [Setting::Repository, Setting::DefaultBranchCheck].contains(&f.setting) {
+            assert_eq!(f.status, Status::Ok, "{}: {}", f.setting.id(), f.detail);
         } else {
             assert_ne!(f.status, Status::Ok, "{}: {}", f.setting.id(), f.detail);
         }
@@ -276,7 +277,9 @@ fn app() {
 
     // Unreadable: the App's page refused. The App's id is then unknown, so what compares with it
     // cannot read either.
-    let report = doctor(unreadable("/apps/"));
+    let mut s = unreadable("/apps/");
+    requiring_check(&mut s, gate::doctor::CHECK_NAME, Some(APP_ID));
+    let report = doctor(s);
     assert_eq!(status(&report, Setting::App).0, Status::CannotRead);
     assert_eq!(
         status(&report, Setting::DefaultBranchCheck).0,
@@ -367,12 +370,27 @@ fn the_callers_environment_and_check_names_are_read() {
         0
     );
 
-    let report = doctor_named(configured(), &refs, gate::doctor::ENVIRONMENT, "ci / gate");
+    // A check of the caller's name required from any source is found by that name.
+    let mut s = configured();
+    requiring_check(&mut s, "ci / gate", None);
+    let report = doctor_named(s, &refs, gate::doctor::ENVIRONMENT, "ci / gate");
     assert_only(
         &report,
         Setting::DefaultBranchCheck,
         Status::Missing,
-        "does not require the check \"ci / gate\"",
+        "requires \"ci / gate\" from any source, not from the App",
+    );
+    let mut s = configured();
+    requiring_check(&mut s, "ci / gate", None);
+    assert_eq!(
+        doctor_named(
+            s,
+            &refs,
+            gate::doctor::ENVIRONMENT,
+            gate::doctor::CHECK_NAME
+        )
+        .exit_code(),
+        0
     );
 }
 
@@ -466,6 +484,22 @@ fn environment_variables() {
     );
 }
 
+/// The default branch's ruleset (id 1) also requires the check `context` from `source` (`None`:
+/// any source), as a repository that chose to require it would.
+fn requiring_check(s: &mut Scenario, context: &str, source: Option<u64>) {
+    let mut check = serde_json::json!({ "context": context });
+    if let Some(id) = source {
+        check["integration_id"] = id.into();
+    }
+    let r = s.settings.rulesets.iter_mut().find(|r| r.id == 1).unwrap();
+    r.rules.push(
+        serde_json::json!({ "type": "required_status_checks", "parameters": {
+        "strict_required_status_checks_policy": false,
+        "required_status_checks": [check],
+    } }),
+    );
+}
+
 fn without_rule(s: &mut Scenario, ruleset: u64, kind: &str) {
     let r = s
         .settings
@@ -525,38 +559,51 @@ fn default_branch_review() {
     assert_eq!(report.exit_code(), 1);
 }
 
+/// The gate's check is not required on the default branch as `gate init` sets it up: a required
+/// check applies to every pull request into the branch, people's and Dependabot's too, and only
+/// the App's publications get it. Required from the App it is a choice (stated); required from
+/// anyone else it could be satisfied by anyone who can post a check run.
 #[test]
 fn default_branch_check() {
+    let report = doctor(configured());
+    assert_only(
+        &report,
+        Setting::DefaultBranchCheck,
+        Status::Ok,
+        "people's and Dependabot's pull requests merge with a review",
+    );
+    assert_eq!(report.exit_code(), 0);
+
     let mut s = configured();
-    without_rule(&mut s, 1, "required_status_checks");
+    requiring_check(&mut s, gate::doctor::CHECK_NAME, Some(APP_ID));
     assert_only(
         &doctor(s),
         Setting::DefaultBranchCheck,
-        Status::Missing,
-        "does not require the check",
+        Status::Ok,
+        "every pull request the App did not publish (people's, Dependabot's) is blocked",
     );
 
     // The right name from any source: anyone with checks: write could satisfy it.
     let mut s = configured();
-    let r = &mut s.settings.rulesets[0];
-    for rule in &mut r.rules {
-        if rule["type"] == "required_status_checks" {
-            rule["parameters"]["required_status_checks"][0]
-                .as_object_mut()
-                .unwrap()
-                .remove("integration_id");
-        }
-    }
+    requiring_check(&mut s, gate::doctor::CHECK_NAME, None);
     assert_only(
         &doctor(s),
         Setting::DefaultBranchCheck,
         Status::Missing,
         "from any source, not from the App",
     );
-
-    // Classic protection's check with the App as source counts too.
+    // From another App.
     let mut s = configured();
-    without_rule(&mut s, 1, "required_status_checks");
+    requiring_check(&mut s, gate::doctor::CHECK_NAME, Some(15368));
+    assert_only(
+        &doctor(s),
+        Setting::DefaultBranchCheck,
+        Status::Missing,
+        "from app 15368, not from the App",
+    );
+
+    // Classic protection's check with the App as source is read too.
+    let mut s = configured();
     s.settings.classic_protection.insert(
         "main".into(),
         ClassicProtection {

@@ -124,10 +124,16 @@ fn the_manifest_asks_for_exactly_the_gates_permissions() {
     assert_eq!(manifest["public"], false);
     assert_eq!(manifest["hook_attributes"]["active"], false);
     assert_eq!(manifest["url"], "https://github.com/octo/repo");
-    // Without the App's id the rulesets are not written (they name it), and the step says how.
+    // Without the App's id the agent-team/** ruleset is not written (it names the App), and the
+    // step says how; the default branch's names nobody and is written.
     assert!(
         !repo
             .path()
+            .join(".github/agent-team-setup/ruleset-agent-team-branches.json")
+            .exists()
+    );
+    assert!(
+        repo.path()
             .join(".github/agent-team-setup/ruleset-default-branch.json")
             .exists()
     );
@@ -160,10 +166,13 @@ fn the_rulesets_name_the_app() {
         rule("pull_request")["parameters"]["required_approving_review_count"],
         1
     );
-    assert_eq!(
-        rule("required_status_checks")["parameters"]["required_status_checks"],
-        serde_json::json!([{ "context": "agent-team-apply / gate", "integration_id": 4711 }])
+    // No required status check: it would apply to every pull request into the default branch,
+    // and only the App's publications get it (people's and Dependabot's would be blocked).
+    assert!(
+        rules.iter().all(|r| r["type"] != "required_status_checks"),
+        "{default}"
     );
+    assert_eq!(default["bypass_actors"], serde_json::json!([]));
     let branches: serde_json::Value = serde_json::from_str(&read(
         repo.path(),
         ".github/agent-team-setup/ruleset-agent-team-branches.json",
@@ -217,11 +226,11 @@ fn existing_files_are_not_replaced_without_force() {
         out.contains("unchanged .github/workflows/agent-team-apply.yml"),
         "{out}"
     );
-    // Adding the App's id later writes the rulesets beside the unchanged files.
+    // Adding the App's id later writes the agent-team/** ruleset beside the unchanged files.
     let (code, out, _) = init(repo.path(), &["--app-id=7"]);
     assert_eq!(code, 0);
     assert!(
-        out.contains("wrote     .github/agent-team-setup/ruleset-default-branch.json"),
+        out.contains("wrote     .github/agent-team-setup/ruleset-agent-team-branches.json"),
         "{out}"
     );
 }
@@ -243,11 +252,12 @@ fn a_rerun_keeps_the_repositorys_edits_and_changes_only_the_pin() {
     let policy = format!("{}# ours\n", read(repo.path(), policy_path));
     std::fs::write(repo.path().join(policy_path), &policy).unwrap();
 
-    // Later, with the App's id: the rulesets are written, both edits stay, the pin too.
+    // Later, with the App's id: the agent-team/** ruleset is written, both edits stay, the pin
+    // too.
     let (code, out, err) = init(repo.path(), &["--app-id=7", "--repository=octo/repo"]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
-        out.contains("wrote     .github/agent-team-setup/ruleset-default-branch.json"),
+        out.contains("wrote     .github/agent-team-setup/ruleset-agent-team-branches.json"),
         "{out}"
     );
     assert!(out.contains(&format!("kept      {caller_path}")), "{out}");

@@ -181,12 +181,6 @@ impl RepositorySettings {
                             "require_last_push_approval": true,
                             "required_review_thread_resolution": false,
                         } }),
-                        json!({ "type": "required_status_checks", "parameters": {
-                            "strict_required_status_checks_policy": false,
-                            "required_status_checks": [
-                                { "context": crate::CHECK_NAME, "integration_id": app_id }
-                            ],
-                        } }),
                     ],
                     bypass_actors: Vec::new(),
                     bypass_visible: true,
