@@ -10,7 +10,6 @@ use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use contract::repo_path::RepoPath;
-use contract::rules::RuleId;
 use contract::verdict::{ChangeKind, ViolationDoc};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Serialize;
@@ -421,8 +420,11 @@ pub struct FindingOut {
     pub line: Option<usize>,
     /// What is wrong, for this diff.
     pub message: String,
-    /// What the rule asks for, in general: how to change the diff so that it passes.
+    /// What to change so that it passes: the scope entry that would admit this path, that a
+    /// denied path cannot be admitted, or the rule's general remedy.
     pub hint: String,
+    /// What the rule checks, in full.
+    pub rule_text: String,
     /// The policy entry that decided.
     pub policy_entry: Option<String>,
     /// The rule's documentation (an anchor of the project's README).
@@ -462,10 +464,6 @@ fn kind_name(kind: ChangeKind) -> String {
     .to_owned()
 }
 
-fn hint(rule: RuleId) -> String {
-    rule.description().to_owned()
-}
-
 impl FindingOut {
     pub fn new(v: &ViolationDoc) -> Self {
         Self {
@@ -474,7 +472,8 @@ impl FindingOut {
             old_path: v.old_path.clone().map(PathDoc),
             line: v.line,
             message: v.message.clone(),
-            hint: hint(v.rule),
+            hint: v.hint_or_remedy().to_owned(),
+            rule_text: v.rule.description().to_owned(),
             policy_entry: v.policy_entry.clone(),
             docs: v.docs.clone(),
         }
@@ -652,6 +651,7 @@ impl ProposeChangeOutput {
                         line: r.line,
                         message: r.message.clone(),
                         hint: r.hint.clone(),
+                        rule_text: r.rule_text.clone(),
                         policy_entry: r.policy_entry.clone(),
                         docs: r.docs.clone(),
                     })

@@ -106,6 +106,7 @@ fn failed_dispatch(brk: &str) -> DispatchResultDoc {
                 message: h.clone(),
                 policy_entry: Some(h.clone()),
                 hint: h.clone(),
+                rule_text: h.clone(),
                 docs: "README.md#rule-denied-path".to_owned(),
             }],
             readiness: None,

@@ -393,6 +393,43 @@ fn violation_for(p: &FilePatch, raw: &[u8], rule: RuleId, message: impl Into<Str
     }
 }
 
+/// A path as a hint quotes it between backticks (a backtick in it would end the code span).
+fn hint_path(path: &str) -> String {
+    path.replace('`', "'")
+}
+
+/// What the agent can do about a denied path: nothing in the diff or the scope admits it.
+fn denied_hint(path: &str, pattern: &str) -> String {
+    format!(
+        "Leave `{}` out of the diff: it is in the denied trust-control surface (`{}`), which no scope \
+         admits; a person changes it in a pull request of their own.",
+        hint_path(path),
+        hint_path(pattern)
+    )
+}
+
+/// The scope entries that would admit an out-of-scope path (the path itself, and everything in
+/// its directory), or that none can when the path is denied too.
+fn out_of_scope_hint(path: &str, denied: bool) -> String {
+    let path_shown = hint_path(path);
+    if denied {
+        return format!(
+            "Leave `{path_shown}` out of the diff: it is denied, and no scope entry admits a denied path."
+        );
+    }
+    match path.rsplit_once('/') {
+        Some((dir, _)) => format!(
+            "If the task is meant to change `{path_shown}`, dispatch it with a scope that admits it \
+             (`{path_shown}`, or `{}/**` for its directory); otherwise leave it out of the diff.",
+            hint_path(dir)
+        ),
+        None => format!(
+            "If the task is meant to change `{path_shown}`, dispatch it with a scope that admits it \
+             (`{path_shown}`); otherwise leave it out of the diff."
+        ),
+    }
+}
+
 /// The declared scope globs no path of the diff (either side of any file patch) matches.
 fn unmatched_scope(parsed: &CandidateDiff, scope: &Scope) -> Vec<String> {
     let globs = scope.globs();
@@ -544,9 +581,9 @@ impl PatchRules<'_> {
                         .with_entry("portable-paths: true"),
                 );
             }
-            if let Some((pattern, reached)) =
-                self.reached(Surface::Denied, index, raw, valid, budget)
-            {
+            let denied = self.reached(Surface::Denied, index, raw, valid, budget);
+            let is_denied = denied.is_some();
+            if let Some((pattern, reached)) = denied {
                 out.push(
                     violation_for(
                         p,
@@ -557,7 +594,8 @@ impl PatchRules<'_> {
                             reached.explained()
                         ),
                     )
-                    .with_entry(reached.entry("deny", &pattern)),
+                    .with_entry(reached.entry("deny", &pattern))
+                    .with_hint(denied_hint(valid, &pattern)),
                 );
             } else if policy.protected != Protected::Allow
                 && let Some((pattern, reached)) =
@@ -579,7 +617,11 @@ impl PatchRules<'_> {
                 )
                 .with_entry(reached.entry("protect", &pattern));
                 match policy.protected {
-                    Protected::Block => out.push(finding),
+                    Protected::Block => out.push(finding.with_hint(format!(
+                        "Leave `{}` out of the diff: the policy blocks changes to protected paths \
+                         (`protected: block`), so a person changes it in a pull request of their own.",
+                        hint_path(valid)
+                    ))),
                     _ => protected.push(finding),
                 }
             }
@@ -594,7 +636,8 @@ impl PatchRules<'_> {
                             self.scope.hint_for(valid)
                         ),
                     )
-                    .with_entry(format!("scope: {}", self.scope.globs().join(", "))),
+                    .with_entry(format!("scope: {}", self.scope.globs().join(", ")))
+                    .with_hint(out_of_scope_hint(valid, is_denied)),
                 );
             }
         }

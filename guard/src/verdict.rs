@@ -39,6 +39,8 @@ pub struct Violation {
     pub message: String,
     /// The policy entry that decided it (a deny glob, a limit name), when one did.
     pub policy_entry: Option<String>,
+    /// What the agent can change to clear it, for this path; None: the rule's general remedy.
+    pub hint: Option<String>,
 }
 
 impl Violation {
@@ -50,6 +52,7 @@ impl Violation {
             line: None,
             message: message.into(),
             policy_entry: None,
+            hint: None,
         }
     }
 
@@ -70,6 +73,11 @@ impl Violation {
 
     pub fn with_entry(mut self, entry: impl Into<String>) -> Self {
         self.policy_entry = Some(entry.into());
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
         self
     }
 }

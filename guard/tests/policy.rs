@@ -1636,3 +1636,145 @@ fn every_verdict_shows_the_exclusions_in_force() {
         "{text}"
     );
 }
+
+// ---- hints an agent can act on ----
+
+fn verdict_doc(diff: &[u8], scope: &[&str], policy: &Policy) -> contract::verdict::VerdictDoc {
+    let sha = guard::hash::sha256_hex(diff);
+    let scope: Vec<String> = scope.iter().map(|s| (*s).to_owned()).collect();
+    let verdict = guard::check::check(&guard::check::CheckRequest {
+        diff,
+        expected_sha256: &sha,
+        scope: &scope,
+        policy,
+        repo: None,
+    })
+    .unwrap();
+    guard::output::json_v1::document(&verdict)
+}
+
+fn new_file(path: &str) -> Vec<u8> {
+    format!(
+        "diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+x\n"
+    )
+    .into_bytes()
+}
+
+#[test]
+fn an_out_of_scope_path_is_told_the_scope_entries_that_would_admit_it() {
+    let doc = verdict_doc(
+        &new_file("docs/guide/intro.md"),
+        &["src/**"],
+        &default_policy(),
+    );
+    let v = doc
+        .violations
+        .iter()
+        .find(|v| v.rule == contract::rules::RuleId::OutOfScope)
+        .expect("out-of-scope");
+    assert!(
+        v.hint.contains("`docs/guide/intro.md`") && v.hint.contains("`docs/guide/**`"),
+        "{}",
+        v.hint
+    );
+    // Each suggestion, declared, admits the path.
+    for scope in ["docs/guide/intro.md", "docs/guide/**"] {
+        let doc = verdict_doc(
+            &new_file("docs/guide/intro.md"),
+            &[scope],
+            &default_policy(),
+        );
+        assert!(doc.violations.is_empty(), "{scope}: {:?}", doc.violations);
+    }
+    // A top-level file: the path itself.
+    let doc = verdict_doc(&new_file("NOTES.md"), &["src/**"], &default_policy());
+    assert!(
+        doc.violations[0].hint.contains("(`NOTES.md`)"),
+        "{}",
+        doc.violations[0].hint
+    );
+    // The text form carries it on a line of its own.
+    let diff = new_file("docs/guide/intro.md");
+    let sha = guard::hash::sha256_hex(&diff);
+    let verdict = guard::check::check(&guard::check::CheckRequest {
+        diff: &diff,
+        expected_sha256: &sha,
+        scope: &["src/**".to_owned()],
+        policy: &default_policy(),
+        repo: None,
+    })
+    .unwrap();
+    let text = guard::output::text::render(&verdict);
+    assert!(
+        text.contains("\n    hint: If the task is meant to change"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_denied_path_is_told_no_scope_admits_it() {
+    let doc = verdict_doc(
+        &new_file(".github/workflows/x.yml"),
+        &["src/**"],
+        &default_policy(),
+    );
+    let hints: Vec<(&str, &str)> = doc
+        .violations
+        .iter()
+        .map(|v| (v.rule.name(), v.hint.as_str()))
+        .collect();
+    let denied = hints
+        .iter()
+        .find(|(r, _)| *r == "denied-path")
+        .expect("denied");
+    assert!(
+        denied.1.contains("no scope") && denied.1.contains("`.github/**`"),
+        "{hints:?}"
+    );
+    // Out of scope too: the hint does not offer a scope entry that would not admit it.
+    let scope = hints
+        .iter()
+        .find(|(r, _)| *r == "out-of-scope")
+        .expect("scope");
+    assert!(
+        scope.1.contains("no scope entry admits a denied path"),
+        "{hints:?}"
+    );
+    assert!(!scope.1.contains("/**"), "{hints:?}");
+    // Even with the directory in scope, it stays denied.
+    let doc = verdict_doc(
+        &new_file(".github/workflows/x.yml"),
+        &[".github/**"],
+        &default_policy(),
+    );
+    assert!(
+        doc.violations
+            .iter()
+            .any(|v| v.rule.name() == "denied-path")
+    );
+}
+
+#[test]
+fn a_rule_without_a_path_hint_carries_its_general_remedy() {
+    let diff = b"diff --git a/src/run.sh b/src/run.sh\nnew file mode 100755\n--- /dev/null\n+++ b/src/run.sh\n@@ -0,0 +1 @@\n+x\n";
+    let doc = verdict_doc(diff, &["src/**"], &default_policy());
+    let v = &doc.violations[0];
+    assert_eq!(v.rule, contract::rules::RuleId::ExecutableFile);
+    assert_eq!(v.hint, contract::rules::RuleId::ExecutableFile.remedy());
+    // A document without a hint (an older guard's) falls back to the rule's remedy.
+    let mut old = v.clone();
+    old.hint.clear();
+    assert_eq!(old.hint_or_remedy(), v.rule.remedy());
+    // A path with a backtick cannot end the hint's code span early.
+    let doc = verdict_doc(&new_file("docs/a`b.md"), &["src/**"], &default_policy());
+    let hint = &doc
+        .violations
+        .iter()
+        .find(|v| v.rule.name() == "out-of-scope")
+        .expect("scope")
+        .hint;
+    assert!(
+        hint.contains("`docs/a'b.md`") && !hint.contains("a`b"),
+        "{hint}"
+    );
+}

@@ -504,6 +504,7 @@ mod tests {
             line: Some(1),
             message: "new path is protected".to_owned(),
             policy_entry: Some("protect: **/Cargo.toml".to_owned()),
+            hint: String::new(),
             docs: String::new(),
         }];
         let ctx = bare_context();

@@ -287,6 +287,7 @@ proptest! {
                 line,
                 message: message.clone(),
                 policy_entry: None,
+                hint: String::new(),
                 docs: String::new(),
             }],
             protected: vec![],

@@ -149,7 +149,8 @@ pub struct GuardVerdictDoc {
 }
 
 /// One violation: the rule, the path(s), the diff line, the message, the policy entry that
-/// decided it, and a hint (the rule's description and its documentation anchor).
+/// decided it, a hint the agent can act on (this path's scope entry, that a denied path cannot be
+/// admitted, or the rule's general remedy), the rule's text and its documentation anchor.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReasonDoc {
@@ -160,6 +161,8 @@ pub struct ReasonDoc {
     pub message: String,
     pub policy_entry: Option<String>,
     pub hint: String,
+    /// What the rule checks, in full (the registry's description).
+    pub rule_text: String,
     pub docs: String,
 }
 
@@ -172,7 +175,8 @@ impl ReasonDoc {
             line: v.line,
             message: v.message.clone(),
             policy_entry: v.policy_entry.clone(),
-            hint: v.rule.description().to_owned(),
+            hint: v.hint_or_remedy().to_owned(),
+            rule_text: v.rule.description().to_owned(),
             docs: v.docs.clone(),
         }
     }

@@ -38,6 +38,84 @@ crate::registry! {
 }
 
 impl RuleId {
+    /// What an agent can change so the rule no longer fires, in general (a finding carries a
+    /// hint of its own where the guard knows more: the scope entry that would admit its path).
+    pub fn remedy(self) -> &'static str {
+        match self {
+            RuleId::HashMismatch => {
+                "Send the diff's bytes unchanged: the expected SHA-256 is computed by the dispatcher over the exact bytes."
+            }
+            RuleId::MalformedDiff => {
+                "Produce the diff with `git diff` against the base and send its bytes unchanged (no re-wrapping, no text around it)."
+            }
+            RuleId::AmbiguousDiff => {
+                "Regenerate the diff with `git diff`: each file patch's headers must name the same file, with no header a reader could take two ways."
+            }
+            RuleId::EmptyDiff => "Send a diff that changes at least one file.",
+            RuleId::DeniedPath => {
+                "Leave the path out of the diff: no scope admits the denied trust-control surface; a person changes it in a pull request of their own."
+            }
+            RuleId::ProtectedPath => {
+                "Leave the path out of the diff, or ask a person to change it: the policy blocks changes to protected paths."
+            }
+            RuleId::NoScope => {
+                "Dispatch the task with a scope: the globs of the paths it may change (for example `src/**`)."
+            }
+            RuleId::OutOfScope => {
+                "Change only paths the task's scope admits, or dispatch it with a scope that admits the path."
+            }
+            RuleId::UnsafePath => {
+                "Use a plain relative path: UTF-8, no `.`/`..`/empty components, no backslash or control character, a name Windows can check out."
+            }
+            RuleId::GitDir => {
+                "Leave git's own files alone: no path component may be `.git` or a disguise of it, nor lie in a directory shaped like a repository."
+            }
+            RuleId::Symlink => {
+                "Change the file a symbolic link points to instead, or leave the link out of the diff: links are not accepted."
+            }
+            RuleId::Gitlink => {
+                "Leave submodules out of the diff: a gitlink is changed by a person."
+            }
+            RuleId::BinaryPatch => {
+                "Send text only: leave binary files out of the diff (a person adds them)."
+            }
+            RuleId::ModeChange => {
+                "Keep each file's mode: leave out the `old mode`/`new mode` change."
+            }
+            RuleId::ExecutableFile => {
+                "Create the file as not executable (mode 100644); a person sets the executable bit."
+            }
+            RuleId::TypeChange => {
+                "Keep each path's type (file, symbolic link, submodule): change the file's content instead."
+            }
+            RuleId::InvalidContent => {
+                "Send UTF-8 text without NUL bytes; leave other files out of the diff."
+            }
+            RuleId::DuplicatePath => "Patch each path once: merge its hunks into one file patch.",
+            RuleId::PathConflict => {
+                "Choose names that differ from every other path of the diff and the base in more than case or Unicode normalization, and never make a file and a directory of one name."
+            }
+            RuleId::BeneathSymlink => {
+                "Change the path the link or submodule resolves to instead of a path beneath it, or leave it out."
+            }
+            RuleId::LimitExceeded => {
+                "Split the change into smaller tasks, or shorten the lines or paths named in the message."
+            }
+            RuleId::GitRefused => {
+                "Rebuild the diff against the named base with `git diff`: git could not apply it there (the message says where)."
+            }
+            RuleId::GitDisagrees => {
+                "Regenerate the diff with `git diff` against the base: git read it differently from the guard."
+            }
+            RuleId::TreeMismatch => {
+                "Regenerate the diff with `git diff` against the base: applying it gave another tree than its file list."
+            }
+            RuleId::BuildWrote => {
+                "Make the build write only inside the scope (or its own temporary directories): it wrote where the message says."
+            }
+        }
+    }
+
     /// The anchor of this rule in README.md's rule reference.
     pub fn anchor(self) -> String {
         format!("README.md#rule-{}", self.name())
@@ -65,6 +143,8 @@ mod tests {
                     .all(|b| b.is_ascii_lowercase() || b == b'-')
             );
             assert!(rule.description().ends_with('.'), "{rule}");
+            assert!(rule.remedy().ends_with('.'), "{rule}");
+            assert_ne!(rule.remedy(), rule.description(), "{rule}");
         }
         assert!(serde_json::from_str::<RuleId>("\"no-such-rule\"").is_err());
     }

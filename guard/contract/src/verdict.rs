@@ -275,6 +275,11 @@ pub struct ViolationDoc {
     pub line: Option<usize>,
     pub message: String,
     pub policy_entry: Option<String>,
+    /// What the agent can change to clear it: this path's scope entry, or that nothing admits a
+    /// denied path, or the rule's general remedy ([`RuleId::remedy`]). Empty in a document of a
+    /// guard that wrote none.
+    #[serde(default)]
+    pub hint: String,
     /// The rule's documentation anchor (informative: renderers link from the registry).
     pub docs: String,
 }
@@ -293,6 +298,17 @@ pub enum VerdictError {
     RejectWithoutViolations,
     #[error("the verdict is \"accept\" but its mode is \"stopped-before-git\"")]
     AcceptStoppedEarly,
+}
+
+impl ViolationDoc {
+    /// The finding's own hint, or its rule's general remedy when the document carries none.
+    pub fn hint_or_remedy(&self) -> &str {
+        if self.hint.is_empty() {
+            self.rule.remedy()
+        } else {
+            &self.hint
+        }
+    }
 }
 
 impl VerdictDoc {

@@ -49,6 +49,7 @@ pub fn violation_doc(v: &Violation) -> ViolationDoc {
         line: v.line,
         message: v.message.clone(),
         policy_entry: v.policy_entry.clone(),
+        hint: v.hint.clone().unwrap_or_else(|| v.rule.remedy().to_owned()),
         docs: v.rule.anchor(),
     }
 }

@@ -45,6 +45,10 @@ pub fn render(verdict: &Verdict) -> String {
             out.push_str("\n    ");
             push_message(&mut out, rest);
         }
+        if let Some(hint) = &v.hint {
+            out.push_str("\n    hint: ");
+            push_message(&mut out, hint);
+        }
         out.push('\n');
     }
     let verdict_word = if verdict.accepted() {

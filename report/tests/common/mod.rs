@@ -29,6 +29,7 @@ pub fn hostile_verdict() -> VerdictDoc {
             line,
             message: message.to_string(),
             policy_entry: None,
+            hint: String::new(),
             docs: format!("README.md#rule-{rule}"),
         };
     VerdictDoc {
@@ -87,6 +88,7 @@ pub fn hostile_verdict() -> VerdictDoc {
                 "control character in path",
             ),
             ViolationDoc {
+                hint: String::new(),
                 docs: "javascript:alert(1)".to_string(),
                 ..violation(
                     "limit-exceeded",
@@ -124,6 +126,7 @@ pub fn protected_verdict() -> VerdictDoc {
             message: "new path is protected: a human must review this change before it is merged"
                 .to_string(),
             policy_entry: Some("protect: **/Cargo.toml".to_string()),
+            hint: String::new(),
             docs: "README.md#rule-protected-path".to_string(),
         },
         ViolationDoc {
@@ -133,6 +136,7 @@ pub fn protected_verdict() -> VerdictDoc {
             line: Some(7),
             message: "new path is protected: a human must review <b>this</b> @org".to_string(),
             policy_entry: Some("protect: **/AGENTS.md".to_string()),
+            hint: String::new(),
             docs: "javascript:alert(1)".to_string(),
         },
     ];
