@@ -16,26 +16,40 @@
 //! the patched path; one without a diff line is located at the path itself (`file=<path>`), and
 //! one with neither has no location.
 //!
-//! GitHub shows at most 10 error annotations per step; the step summary
-//! ([`crate::markdown`]) carries the full list.
+//! GitHub shows at most 10 error and 10 warning annotations per step: at most
+//! [`ANNOTATIONS_PER_LEVEL`] of each are printed, then one `::notice` with the count of the others;
+//! the step summary ([`crate::markdown`]) carries the list.
 
 use contract::verdict::{VerdictDoc, ViolationDoc};
 
+use crate::bounded::ANNOTATIONS_PER_LEVEL;
 use crate::escape::{escape_workflow_data, escape_workflow_property, neutralize};
 
 /// One `::error` line per violation, then one `::warning` line per protected path (a change a
 /// human must review); empty when there is neither. `diff_name` is the diff file's name, where a
 /// finding with a diff line is located.
 pub fn render(doc: &VerdictDoc, diff_name: &str) -> String {
-    doc.violations
+    let mut out: String = doc
+        .violations
         .iter()
+        .take(ANNOTATIONS_PER_LEVEL)
         .map(|v| command("error", v, diff_name))
         .chain(
             doc.protected
                 .iter()
+                .take(ANNOTATIONS_PER_LEVEL)
                 .map(|p| command("warning", p, diff_name)),
         )
-        .collect()
+        .collect();
+    let errors = doc.violations.len().saturating_sub(ANNOTATIONS_PER_LEVEL);
+    let warnings = doc.protected.len().saturating_sub(ANNOTATIONS_PER_LEVEL);
+    if errors + warnings > 0 {
+        out.push_str(&format!(
+            "::notice title={}::{errors} more violation(s) and {warnings} more protected path(s) not annotated (GitHub shows {ANNOTATIONS_PER_LEVEL} of each level per step); the step summary lists them\n",
+            escape_workflow_property("guard: annotations left out")
+        ));
+    }
+    out
 }
 
 fn command(level: &str, violation: &ViolationDoc, diff_name: &str) -> String {

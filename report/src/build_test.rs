@@ -37,6 +37,9 @@ use contract::run::{EnvDoc, ExitDoc, IsolationDoc, Network, RunReportDoc};
 use contract::tree::{Check, FindingDoc, TreeDocError, TreeResult, VerifyTreeDoc};
 use contract::verdict::{VerdictDoc, VerdictWord};
 
+use crate::bounded::{
+    LeftOut, SECTION_MAX_BYTES, TABLE_MAX_ROWS, Unit, fit_markdown, rows_left_out_line,
+};
 use crate::escape::{code_block, code_span, escape_markdown, table_code_span};
 use crate::verdict::{DocsBase, VerdictError};
 
@@ -55,6 +58,8 @@ decide on this report; the gate decides from the jobs' conclusions only.";
 
 /// Lines of build output the markdown form shows (the JSON form keeps the whole tail).
 pub const MARKDOWN_TAIL_LINES: usize = 200;
+/// Bytes of build output the markdown form shows at most (the end of the tail).
+pub const MARKDOWN_TAIL_BYTES: usize = 64 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -69,6 +74,20 @@ pub struct BuildTestReport {
     pub build: BuildDoc,
     pub tree_after_apply: TreeCheckDoc,
     pub tree_after_build: TreeCheckDoc,
+    /// What was left out of inputs larger than the input limit (their long strings' and arrays'
+    /// middles, [`crate::bounded::reduce_json`]); absent when nothing was.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<InputLeftOut>,
+}
+
+/// Part of one input document the report was not given in full.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputLeftOut {
+    /// The argument the document came from (`--run`, `--tree-after`, ...).
+    pub input: String,
+    #[serde(flatten)]
+    pub left_out: LeftOut,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,6 +115,21 @@ pub struct TreeCheckDoc {
     pub entries: u64,
     pub baseline_sha256: Option<Sha256Hex>,
     pub findings: Vec<FindingDoc>,
+    /// Findings of the check's document not in `findings`: the middle of a list too long for the
+    /// input limit. Absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub findings_left_out: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl TreeCheckDoc {
+    /// Findings the check reported, those left out included.
+    pub fn findings_total(&self) -> u64 {
+        self.findings.len() as u64 + self.findings_left_out
+    }
 }
 
 /// Why the inputs were refused.
@@ -181,6 +215,7 @@ pub fn build(
         entries: doc.entries,
         baseline_sha256: doc.baseline_sha256.clone(),
         findings: doc.findings.clone(),
+        findings_left_out: 0,
     };
     Ok(BuildTestReport {
         schema: BuildTestReportSchema,
@@ -202,7 +237,28 @@ pub fn build(
         },
         tree_after_apply: tree(after_apply),
         tree_after_build: tree(after_build),
+        left_out: Vec::new(),
     })
+}
+
+impl BuildTestReport {
+    /// Record what was left out of the inputs (`input`: the argument it came from), and count the
+    /// findings left out of each tree check's list.
+    pub fn note_left_out(&mut self, input: &str, left_out: Vec<LeftOut>) {
+        for l in left_out {
+            if l.pointer == "/findings" && l.unit == Unit::Elements {
+                match input {
+                    "--tree-before" => self.tree_after_apply.findings_left_out += l.count,
+                    "--tree-after" => self.tree_after_build.findings_left_out += l.count,
+                    _ => {}
+                }
+            }
+            self.left_out.push(InputLeftOut {
+                input: input.to_string(),
+                left_out: l,
+            });
+        }
+    }
 }
 
 impl BuildTestReport {
@@ -239,13 +295,13 @@ pub fn render_markdown(report: &BuildTestReport, docs: Option<&DocsBase>) -> Str
     out.push_str(&format!(
         "- **Tree after apply:** {} ({} finding(s), {} entries)\n",
         word(report.tree_after_apply.result == TreeResult::Pass),
-        report.tree_after_apply.findings.len(),
+        report.tree_after_apply.findings_total(),
         report.tree_after_apply.entries
     ));
     out.push_str(&format!(
         "- **Tree after the build:** {} ({} finding(s), {} entries)\n",
         word(report.tree_after_build.result == TreeResult::Pass),
-        report.tree_after_build.findings.len(),
+        report.tree_after_build.findings_total(),
         report.tree_after_build.entries
     ));
     for (title, tree) in [
@@ -255,17 +311,50 @@ pub fn render_markdown(report: &BuildTestReport, docs: Option<&DocsBase>) -> Str
         if tree.findings.is_empty() {
             continue;
         }
-        out.push_str(&format!(
-            "\n### {title}: findings ({})\n\n",
-            tree.findings.len()
-        ));
+        let total = tree.findings_total();
+        out.push_str(&format!("\n### {title}: findings ({total})\n\n"));
         out.push_str("| Rule | Path | Change | Message | Policy entry |\n|---|---|---|---|---|\n");
-        for f in &tree.findings {
+        let shown = tree.findings.len().min(TABLE_MAX_ROWS);
+        for f in &tree.findings[..shown] {
             out.push_str(&finding_row(f, docs));
+        }
+        if (shown as u64) < total {
+            let where_all = if tree.findings_left_out > 0 {
+                format!(
+                    "the JSON report lists {} of them ({} were left out of its input, too long to read whole)",
+                    tree.findings.len(),
+                    tree.findings_left_out
+                )
+            } else {
+                "the JSON report (the job's artifact) lists them all".to_string()
+            };
+            out.push_str(&rows_left_out_line(shown, total, "finding(s)", &where_all));
+        }
+    }
+    if !report.left_out.is_empty() {
+        out.push_str("\n### Left out of the inputs\n\n");
+        out.push_str(
+            "Inputs larger than the input limit were read in part: the head and the tail of each long text and list.\n\n",
+        );
+        let shown = report.left_out.len().min(TABLE_MAX_ROWS);
+        for l in &report.left_out[..shown] {
+            let unit = match l.left_out.unit {
+                Unit::Bytes => "byte(s)",
+                Unit::Elements => "element(s)",
+            };
+            out.push_str(&format!(
+                "- {} {}: {} {unit} left out\n",
+                code_span(&l.input),
+                code_span(&l.left_out.pointer),
+                l.left_out.count
+            ));
+        }
+        if shown < report.left_out.len() {
+            out.push_str(&format!("- and {} more\n", report.left_out.len() - shown));
         }
     }
     out.push_str(&output_section(b));
-    out
+    fit_markdown(out, SECTION_MAX_BYTES)
 }
 
 fn exit_text(b: &BuildDoc) -> String {
@@ -330,13 +419,42 @@ fn finding_row(f: &FindingDoc, docs: Option<&DocsBase>) -> String {
 /// paths and messages copy exactly, and nothing in it is rendered.
 fn output_section(b: &BuildDoc) -> String {
     let lines: Vec<&str> = b.output_tail.lines().collect();
-    let shown = &lines[lines.len().saturating_sub(MARKDOWN_TAIL_LINES)..];
+    let mut first = lines.len().saturating_sub(MARKDOWN_TAIL_LINES);
+    // At most MARKDOWN_TAIL_BYTES: the last lines that fit, or the end of one longer line.
+    let mut bytes = 0usize;
+    let mut cut_line: Option<&str> = None;
+    for i in (first..lines.len()).rev() {
+        let len = lines[i].len() + 1;
+        if bytes + len > MARKDOWN_TAIL_BYTES {
+            if i + 1 == lines.len() {
+                let line = lines[i];
+                let mut start = line.len().saturating_sub(MARKDOWN_TAIL_BYTES);
+                while !line.is_char_boundary(start) {
+                    start += 1;
+                }
+                cut_line = Some(&line[start..]);
+            }
+            first = i + 1;
+            break;
+        }
+        bytes += len;
+    }
+    let mut shown: Vec<&str> = lines[first..].to_vec();
+    if let Some(end) = cut_line {
+        shown = vec![end];
+    }
+    let earlier_lines = lines.len() - shown.len();
+    let earlier_bytes = b.output_truncated_bytes
+        + (b.output_tail.len()
+            - shown
+                .iter()
+                .map(|l| l.len() + 1)
+                .sum::<usize>()
+                .min(b.output_tail.len())) as u64;
     let mut out = format!("\n### Output (last {} line(s)", shown.len());
-    if b.output_truncated_bytes > 0 || shown.len() < lines.len() {
+    if b.output_truncated_bytes > 0 || earlier_lines > 0 || cut_line.is_some() {
         out.push_str(&format!(
-            "; {} earlier line(s) and {} earlier byte(s) not shown",
-            lines.len() - shown.len(),
-            b.output_truncated_bytes
+            "; {earlier_lines} earlier line(s) and {earlier_bytes} earlier byte(s) not shown"
         ));
     }
     out.push_str(")\n\n");
@@ -344,6 +462,6 @@ fn output_section(b: &BuildDoc) -> String {
         out.push_str("No output.\n");
         return out;
     }
-    out.push_str(&code_block(shown));
+    out.push_str(&code_block(&shown));
     out
 }

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod annotations;
+pub mod bounded;
 pub mod build_test;
 pub mod check_run;
 pub mod escape;

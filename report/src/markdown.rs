@@ -6,6 +6,7 @@
 
 use contract::verdict::{FileDoc, VerdictDoc, ViolationDoc};
 
+use crate::bounded::{SECTION_MAX_BYTES, TABLE_MAX_ROWS, fit_markdown, rows_left_out_line};
 use crate::escape::{code_span, escape_markdown, table_code_span};
 use contract::repo_path::RepoPath;
 use contract::rules::RuleId;
@@ -45,9 +46,10 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
         out.push_str("No files.\n");
     } else {
         out.push_str("| Status | Path | Mode | Diff line |\n|---|---|---|---|\n");
-        for file in &doc.files {
+        for file in doc.files.iter().take(TABLE_MAX_ROWS) {
             out.push_str(&file_row(file));
         }
+        out.push_str(&left_out_line(doc.files.len(), "file(s)"));
     }
 
     out.push_str(&format!("\n### Violations ({})\n\n", doc.violations.len()));
@@ -57,11 +59,25 @@ pub fn render(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
         out.push_str(
             "| Rule | Path | Diff line | Message | Policy entry |\n|---|---|---|---|---|\n",
         );
-        for violation in &doc.violations {
+        for violation in doc.violations.iter().take(TABLE_MAX_ROWS) {
             out.push_str(&violation_row(violation, docs));
         }
+        out.push_str(&left_out_line(doc.violations.len(), "violation(s)"));
     }
-    out
+    fit_markdown(out, SECTION_MAX_BYTES)
+}
+
+/// The count of rows a table of `total` left out ([`TABLE_MAX_ROWS`] shown); empty when none.
+fn left_out_line(total: usize, what: &str) -> String {
+    if total <= TABLE_MAX_ROWS {
+        return String::new();
+    }
+    rows_left_out_line(
+        TABLE_MAX_ROWS,
+        total as u64,
+        what,
+        "the verdict JSON lists them all",
+    )
 }
 
 fn file_row(file: &FileDoc) -> String {
@@ -124,7 +140,7 @@ pub fn protected_section(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
         doc.protected.len(),
         rule_cell(RuleId::ProtectedPath, docs),
     );
-    for finding in &doc.protected {
+    for finding in doc.protected.iter().take(TABLE_MAX_ROWS) {
         out.push_str(&format!(
             "| {} | {} | {} | {} |\n",
             paths(finding.old_path.as_ref(), finding.path.as_ref()),
@@ -137,6 +153,7 @@ pub fn protected_section(doc: &VerdictDoc, docs: Option<&DocsBase>) -> String {
                 .unwrap_or_default()
         ));
     }
+    out.push_str(&left_out_line(doc.protected.len(), "protected path(s)"));
     out
 }
 

@@ -4,6 +4,7 @@
 
 use contract::readiness::{ReadinessDoc, ReadinessResult};
 
+use crate::bounded::{SECTION_MAX_BYTES, TABLE_MAX_ROWS, fit_markdown, rows_left_out_line};
 use crate::escape::{
     escape_markdown, escape_workflow_data, escape_workflow_property, neutralize, table_code_span,
 };
@@ -37,7 +38,7 @@ pub fn markdown(doc: &ReadinessDoc) -> String {
     out.push_str(&format!(
         "Once published, {branch} (its push and creation, the pull request into {base} and every action on it) runs the agent's code in these jobs of the {read}, which hold credentials. {consequence}. ADOPTING.md, \"The second execution\", says how to protect each.\n\n| rule | workflow | job | events | credentials | detail | accepted |\n|---|---|---|---|---|---|---|\n"
     ));
-    for f in &doc.findings {
+    for f in doc.findings.iter().take(TABLE_MAX_ROWS) {
         // Names a reader copies are code spans; the job's display name is prose.
         let job = match (&f.job, &f.job_name) {
             (Some(id), Some(name)) => {
@@ -62,6 +63,14 @@ pub fn markdown(doc: &ReadinessDoc) -> String {
                 .unwrap_or_else(|| "no".to_owned()),
         ));
     }
+    if doc.findings.len() > TABLE_MAX_ROWS {
+        out.push_str(&rows_left_out_line(
+            TABLE_MAX_ROWS,
+            doc.findings.len() as u64,
+            "finding(s)",
+            "the readiness document lists them all",
+        ));
+    }
     let mut rules: Vec<_> = doc.findings.iter().map(|f| (f.rule, &f.fix)).collect();
     rules.sort();
     rules.dedup();
@@ -69,7 +78,7 @@ pub fn markdown(doc: &ReadinessDoc) -> String {
     for (rule, fix) in rules {
         out.push_str(&format!("- `{}`: {}\n", rule.name(), escape_markdown(fix)));
     }
-    out
+    fit_markdown(out, SECTION_MAX_BYTES)
 }
 
 /// One `::error` (strict) or `::warning` (reported; accepted) line per finding, attached to its

@@ -47,13 +47,21 @@ fn assemble(args: &BuildTestArgs) -> Result<String, String> {
         .map(DocsBase::parse)
         .transpose()
         .map_err(|e| e.to_string())?;
-    let run = build_test::parse_run(&super::read_input(&args.run)?).map_err(|e| e.to_string())?;
-    let before = build_test::parse_tree(&super::read_input(&args.tree_before)?, "--tree-before")
-        .map_err(|e| e.to_string())?;
-    let after = build_test::parse_tree(&super::read_input(&args.tree_after)?, "--tree-after")
-        .map_err(|e| e.to_string())?;
+    // Documents over the input limit are read in part (the head and tail of each long string
+    // and list), never refused for their size; the report says what was left out.
+    let (run_text, run_left_out) = super::read_json_reduced(&args.run)?;
+    let run = build_test::parse_run(&run_text).map_err(|e| e.to_string())?;
+    let (before_text, before_left_out) = super::read_json_reduced(&args.tree_before)?;
+    let before =
+        build_test::parse_tree(&before_text, "--tree-before").map_err(|e| e.to_string())?;
+    let (after_text, after_left_out) = super::read_json_reduced(&args.tree_after)?;
+    let after = build_test::parse_tree(&after_text, "--tree-after").map_err(|e| e.to_string())?;
     let verdict = verdict::parse(&super::read_input(&args.verdict)?).map_err(|e| e.to_string())?;
-    let report = build_test::build(&run, &before, &after, &verdict).map_err(|e| e.to_string())?;
+    let mut report =
+        build_test::build(&run, &before, &after, &verdict).map_err(|e| e.to_string())?;
+    report.note_left_out("--run", run_left_out);
+    report.note_left_out("--tree-before", before_left_out);
+    report.note_left_out("--tree-after", after_left_out);
     match args.format {
         Format::Json => report
             .to_json()

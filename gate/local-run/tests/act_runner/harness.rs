@@ -116,6 +116,9 @@ pub struct Scenario {
     pub name: &'static str,
     /// The base tree, `.github/` included (the caller is added from `caller`).
     pub files: Vec<(String, Vec<u8>)>,
+    /// Gitlinks (submodules) of the base tree: path and commit. The commit need not exist: a
+    /// checkout without submodules leaves the path an empty directory.
+    pub gitlinks: Vec<(String, String)>,
     /// `.github/workflows/<file>` and its bytes: a committed caller, byte for byte.
     pub caller: (String, Vec<u8>),
     /// Whether the caller calls the reusable workflow of its own repository (`./.github/...`):
@@ -557,9 +560,25 @@ fn write_file(root: &Path, rel: &str, bytes: &[u8]) {
 /// Commits everything in `dir` as the first commit of the default branch, with
 /// `https://github.com/<repository>.git` as its origin (act reads the repository's name from it);
 /// the commit's id.
-fn commit_all(dir: &Path, message: &str, repository: &str) -> String {
+fn commit_all(
+    dir: &Path,
+    message: &str,
+    repository: &str,
+    gitlinks: &[(String, String)],
+) -> String {
     git(dir, &["init", "-q", "-b", DEFAULT_BRANCH]);
     git(dir, &["add", "-A"]);
+    for (path, commit) in gitlinks {
+        git(
+            dir,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{commit},{path}"),
+            ],
+        );
+    }
     git(dir, &["commit", "-q", "-m", message]);
     let url = format!("https://github.com/{repository}.git");
     git(dir, &["remote", "add", "origin", &url]);
@@ -587,15 +606,25 @@ fn bare_origin(root: &Path, repo: &Path) -> PathBuf {
     origin
 }
 
-/// The stand-ins of the pinned actions (`tests/act/actions/`), copied under `root/actions`.
+/// The stand-ins of the pinned actions (`tests/act/actions/`), copied under `root/actions`: each
+/// action file and every other file of its directory (a node action's scripts).
 fn write_action_standins(root: &Path) -> PathBuf {
     let actions = root.join("actions");
     for (_, dir, file) in ACTIONS {
-        write_file(
-            &actions.join(dir),
-            file,
-            &std::fs::read(project().join("tests/act/actions").join(dir).join(file)).unwrap(),
-        );
+        let source = project().join("tests/act/actions").join(dir);
+        let action = source.join(file);
+        let scripts = action.parent().unwrap();
+        for entry in std::fs::read_dir(scripts).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_type().unwrap().is_file() {
+                let rel = entry.path().strip_prefix(&source).unwrap().to_path_buf();
+                write_file(
+                    &actions.join(dir),
+                    rel.to_str().unwrap(),
+                    &std::fs::read(entry.path()).unwrap(),
+                );
+            }
+        }
     }
     actions
 }
@@ -662,7 +691,10 @@ fn act_as_runner(
         .args(["-W", workflow])
         .arg("-e")
         .arg(event_path)
-        .args(["-P", "ubuntu-24.04=-self-hosted"]);
+        .args(["-P", "ubuntu-24.04=-self-hosted"])
+        // act skips an `actions/checkout` of the workflow's own repository without a `ref`
+        // (copying the local files instead): every checkout runs the stand-in, main and post.
+        .arg("--no-skip-checkout");
     for (uses, dir, _) in ACTIONS {
         cmd.arg("--local-repository")
             .arg(format!("{uses}={}", actions.join(dir).display()));
@@ -733,9 +765,13 @@ fn parse_act_log(text: &str) -> (Vec<JobRecord>, String) {
             record.log.push('\n');
         }
         if let (Some(step), Some(result)) = (entry["step"].as_str(), entry["stepResult"].as_str()) {
-            record
-                .steps
-                .push((step.trim().to_owned(), result.to_owned()));
+            // A post step (act's stage `Post`) as GitHub lists it: `Post <step>`.
+            let name = if entry["stage"].as_str() == Some("Post") {
+                format!("Post {}", step.trim())
+            } else {
+                step.trim().to_owned()
+            };
+            record.steps.push((name, result.to_owned()));
         }
         if let Some(result) = entry["jobResult"].as_str() {
             record.conclusion = result.to_owned();
@@ -876,7 +912,12 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
             &pinned,
         );
     }
-    let base = commit_all(&repo, "base", &format!("{OWNER}/{NAME}"));
+    let base = commit_all(
+        &repo,
+        "base",
+        &format!("{OWNER}/{NAME}"),
+        &scenario.gitlinks,
+    );
     // The tree git computes for the base with the diff applied: what a publication must hold.
     let diff_file = root.join("candidate.diff");
     std::fs::write(&diff_file, &scenario.diff).unwrap();
@@ -1355,7 +1396,7 @@ pub fn rehearse_release() -> Rehearsal {
             write_file(&repo, &rel, &std::fs::read(entry.path()).unwrap());
         }
     }
-    let built = commit_all(&repo, "built", PROJECT_REPOSITORY);
+    let built = commit_all(&repo, "built", PROJECT_REPOSITORY, &[]);
     let origin = bare_origin(&root, &repo);
 
     // The build's and the attestation's output: the run's `release` artifact.

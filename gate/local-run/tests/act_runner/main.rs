@@ -47,6 +47,7 @@ fn sample(name: &'static str, task_id: &'static str, diff: Vec<u8>) -> Scenario 
     Scenario {
         name,
         files: sample_files(),
+        gitlinks: Vec::new(),
         caller: own_caller(),
         local_reusable: true,
         diff,
@@ -185,6 +186,7 @@ fn a_denied_path_fails_the_guard_job_and_the_dispatcher_names_the_rule() {
     let run = play(Scenario {
         name: "denied-path",
         files,
+        gitlinks: Vec::new(),
         caller: own_caller(),
         local_reusable: true,
         diff,
@@ -254,6 +256,7 @@ jobs:
     let run = play(Scenario {
         name: "two-calls",
         files: sample_files(),
+        gitlinks: Vec::new(),
         caller: (
             "agent-team-apply.yml".to_owned(),
             caller.as_bytes().to_vec(),
@@ -404,6 +407,7 @@ pluggy==1.7.0 --hash=sha256:7dd7b0d8832ba3cb632c306926ded123429211b83641b35dc5c4
     let run = play(Scenario {
         name: "python-without-rust",
         files,
+        gitlinks: Vec::new(),
         caller: (
             "agent-team-apply.yml".to_owned(),
             read("examples/python.yml"),
@@ -511,6 +515,7 @@ fn a_release_tags_a_pin_commit_of_its_assets_and_an_adoption_of_that_tag_passes(
         Scenario {
             name: "adoption-of-the-release",
             files: sample_files(),
+            gitlinks: Vec::new(),
             caller: ("agent-team-apply.yml".to_owned(), caller.into_bytes()),
             local_reusable: false,
             diff: read("fixtures/sample/accept.diff"),
@@ -588,5 +593,256 @@ fn the_callers_knobs_set_up_a_tool_restore_a_cache_and_request_reviewers_for_pro
     );
     assert_eq!(reviewers, &vec!["octocat".to_owned()]);
     assert_eq!(teams, &vec!["reviewers".to_owned()]);
+    assert_no_secret_leaked(&run);
+}
+
+/// The submodule of the post-step escape's base: a gitlink and its `.gitmodules` entry. Checked
+/// out without submodules (the checkout's default), its path is an empty directory of the work
+/// tree, which the build can write.
+const SUBMODULE: &str = "vendor/greeting-data";
+/// Where the planted payload leaves its mark, should anything ever run it (outside the build's
+/// view: the build's /tmp is its own).
+const ESCAPE_MARKER: &str = "/tmp/agent-team-act-post-step-escape.marker";
+/// The variable the payload appends to `$GITHUB_ENV`.
+const PLANTED_VARIABLE: &str = "AGENT_TEAM_PLANTED";
+
+/// What the build runs (`sh -c PLANT plant <work tree>`): a git repository in the submodule's
+/// empty directory, with an index (git reads it, and so runs `core.fsmonitor`, whenever
+/// `git submodule foreach --recursive` recurses into it), a remote, `core.fsmonitor` and every
+/// hook pointing to a payload that creates the marker and appends to `$GITHUB_ENV`.
+fn plant_script() -> String {
+    format!(
+        r#"set -eu
+sub="$1/{SUBMODULE}"
+git -C "$sub" init -q
+payload="$sub/.git/agent-team-payload"
+printf '#!/bin/sh\necho "ran: $0 $*" >> {ESCAPE_MARKER}\necho "{PLANTED_VARIABLE}=by-the-build" >> "$GITHUB_ENV"\nexit 1\n' > "$payload"
+chmod 0755 "$payload"
+for hook in post-checkout pre-commit post-merge post-index-change reference-transaction pre-push; do
+  cp "$payload" "$sub/.git/hooks/$hook"
+done
+blob="$(echo planted | git -C "$sub" hash-object -w --stdin)"
+git -C "$sub" update-index --add --cacheinfo "100644,$blob,planted"
+git -C "$sub" config remote.origin.url https://github.com/local/greeting-data.git
+git -C "$sub" config core.hooksPath "$sub/.git/hooks"
+git -C "$sub" config core.fsmonitor "$payload"
+echo "planted a repository at $sub"
+"#
+    )
+}
+
+/// Files of a base tree: path and bytes.
+type Files = Vec<(String, Vec<u8>)>;
+/// Gitlinks of a base tree: path and commit.
+type Gitlinks = Vec<(String, String)>;
+
+/// The base of the post-step escape: the sample crate, a `.gitmodules` and its gitlink.
+fn submodule_base() -> (Files, Gitlinks) {
+    let mut files = sample_files();
+    files.push((
+        ".gitmodules".to_owned(),
+        format!(
+            "[submodule \"{SUBMODULE}\"]\n\tpath = {SUBMODULE}\n\turl = https://github.com/local/greeting-data.git\n"
+        )
+        .into_bytes(),
+    ));
+    let gitlinks = vec![(
+        SUBMODULE.to_owned(),
+        "5d2f1b0c9a8e7d6c5b4a39281706f5e4d3c2b1a0".to_owned(),
+    )];
+    (files, gitlinks)
+}
+
+/// The control: the payload is live. The same plant in a checkout that nothing protects (a
+/// clone of the same base, no sandbox, no overlay), then the checkout stand-in's post step run
+/// on it as act runs it (`node post.js`, the saved path in `STATE_repositoryPath`): `git
+/// submodule foreach --recursive` enters the planted repository, git runs its `core.fsmonitor`,
+/// the marker appears and `$GITHUB_ENV` holds the planted variable. Without this, the
+/// scenario's "no marker" would prove nothing.
+fn assert_the_plant_fires_in_an_unprotected_checkout() {
+    let _ = std::fs::remove_file(ESCAPE_MARKER);
+    let dir = tempfile::tempdir().unwrap();
+    let (files, gitlinks) = submodule_base();
+    let origin = dir.path().join("origin");
+    let git = |cwd: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=Harness",
+                "-c",
+                "user.email=h@example.invalid",
+            ])
+            .args(args)
+            .current_dir(cwd)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    for (path, bytes) in &files {
+        let p = origin.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    git(&origin, &["init", "-q"]);
+    git(&origin, &["add", "-A"]);
+    for (path, commit) in &gitlinks {
+        git(
+            &origin,
+            &[
+                "update-index",
+                "--add",
+                "--cacheinfo",
+                &format!("160000,{commit},{path}"),
+            ],
+        );
+    }
+    git(&origin, &["commit", "-q", "-m", "base"]);
+    let work = dir.path().join("work");
+    git(
+        dir.path(),
+        &[
+            "clone",
+            "-q",
+            origin.to_str().unwrap(),
+            work.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        std::fs::read_dir(work.join(SUBMODULE))
+            .unwrap()
+            .next()
+            .is_none(),
+        "the submodule's path is an empty directory"
+    );
+    let plant = std::process::Command::new("sh")
+        .args(["-c", &plant_script(), "plant"])
+        .arg(&work)
+        .output()
+        .unwrap();
+    assert!(plant.status.success(), "{plant:?}");
+    let github_env = dir.path().join("github_env");
+    std::fs::write(&github_env, "").unwrap();
+    let post = std::process::Command::new("node")
+        .arg(harness::project().join("tests/act/actions/checkout/post.js"))
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", dir.path())
+        .env("RUNNER_TEMP", dir.path())
+        .env("GITHUB_ENV", &github_env)
+        .env("GITHUB_SERVER_URL", "https://github.com")
+        .env("STATE_repositoryPath", &work)
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&post.stdout);
+    assert!(post.status.success(), "{post:?}");
+    assert!(
+        log.contains("[command]/usr/bin/git submodule foreach --recursive")
+            && log.contains(&format!("Entering '{SUBMODULE}'")),
+        "{log}"
+    );
+    assert!(
+        std::path::Path::new(ESCAPE_MARKER).exists(),
+        "the post step did not run the planted core.fsmonitor: {log}"
+    );
+    let planted = std::fs::read_to_string(&github_env).unwrap();
+    assert!(planted.contains(PLANTED_VARIABLE), "{planted:?}");
+    std::fs::remove_file(ESCAPE_MARKER).unwrap();
+}
+
+/// The post-step escape: a base with a submodule, checked out without it, and a diff whose test
+/// plants a git repository (`core.fsmonitor`, hooks, an index) in the submodule's empty
+/// directory. The checkouts' post steps run anyway (`always()`) and run `git submodule foreach
+/// --recursive` in `work` as the runner user with the job's environment; the build wrote through
+/// guard run's overlay, whose upper layer is gone, so `work` is the checkout as it was and the
+/// payload never runs. guard decides: the after-build check finds the nested repository
+/// (`build-wrote`), build-test fails, decide fails, nothing is published.
+#[test]
+fn a_repository_planted_in_an_empty_submodule_never_reaches_the_checkouts_post_steps() {
+    assert_the_plant_fires_in_an_unprotected_checkout();
+
+    let (files, gitlinks) = submodule_base();
+    let lib = String::from_utf8(read("fixtures/sample/base/src/lib.rs")).unwrap()
+        + &format!(
+            "\n#[test]\nfn plants_a_repository_in_the_submodules_directory() {{\n    let out = std::process::Command::new(\"sh\")\n        .args([\"-c\", PLANT, \"plant\", env!(\"CARGO_MANIFEST_DIR\")])\n        .output()\n        .expect(\"sh\");\n    assert!(out.status.success(), \"{{out:?}}\");\n}}\n\nconst PLANT: &str = r##\"{}\"##;\n",
+            plant_script()
+        );
+    let diff = harness::git_diff(&files, &[("src/lib.rs", Some(lib.as_bytes()))]);
+    let _ = std::fs::remove_file(ESCAPE_MARKER);
+    let run = play(Scenario {
+        files,
+        gitlinks,
+        ..sample("post-step-escape", "escape-1", diff)
+    });
+    let summary = run.summary();
+    assert_eq!(
+        conclusions(&run),
+        expect(&[
+            ("guard", "success"),
+            ("build-test", "failure"),
+            ("decide", "failure"),
+        ]),
+        "{summary}"
+    );
+    let build = run.job("apply", "build-test");
+    assert_eq!(
+        run.step(
+            build,
+            "Build and test the patched tree, then check what it wrote"
+        ),
+        Some("failure"),
+        "{summary}"
+    );
+    // The plant happened, in the build's layer: the check after the build names it.
+    assert!(
+        build.log.contains("build-wrote") && build.log.contains(&format!("{SUBMODULE}/.git")),
+        "{}",
+        run.errors(build)
+    );
+    // Every checkout of every job that ran had its post step, and each succeeded.
+    for job in run.attempts.last().unwrap() {
+        for (step, conclusion) in &job.steps {
+            if step.starts_with("Check out") && conclusion == "success" {
+                assert_eq!(
+                    run.step(job, &format!("Post {step}")),
+                    Some("success"),
+                    "{} / {}: {step} has no successful post step: {:?}",
+                    job.caller,
+                    job.name,
+                    job.steps
+                );
+            }
+        }
+    }
+    // The post step of `work` ran its `git submodule foreach --recursive` there and found no
+    // repository to enter: the directory is the checkout's empty one.
+    assert!(
+        build
+            .log
+            .matches("[command]/usr/bin/git submodule foreach --recursive")
+            .count()
+            >= 6,
+        "the two post steps ran three each: {}",
+        build.log
+    );
+    assert!(
+        !run.act_log.contains(&format!("Entering '{SUBMODULE}'")),
+        "a post step entered the planted repository"
+    );
+    assert!(
+        !std::path::Path::new(ESCAPE_MARKER).exists(),
+        "the planted core.fsmonitor ran outside the sandbox: {}",
+        std::fs::read_to_string(ESCAPE_MARKER).unwrap_or_default()
+    );
+    // act logs each line a step appends to GITHUB_ENV as `::set-env:: NAME=value`.
+    assert!(
+        !run.act_log
+            .contains(&format!("::set-env:: {PLANTED_VARIABLE}=")),
+        "GITHUB_ENV got the planted variable"
+    );
+    assert_eq!(run.dispatch_exit, Some(1), "{}", failing_reasons(&run));
+    assert!(
+        run.pulls.is_empty() && run.check_runs.is_empty(),
+        "{summary}"
+    );
     assert_no_secret_leaked(&run);
 }
