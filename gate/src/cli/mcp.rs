@@ -525,6 +525,7 @@ fn propose_blocking(
             dir: clone.dir.clone(),
             policy: clone.policy.clone(),
         }),
+        revision: None,
     };
     let client = dispatcher.client().map_err(ToolError::general)?;
     let report = gate::dispatch::run(&client, &request, &mut |line: &str| {

@@ -63,6 +63,11 @@ pub struct PublishArgs {
     /// run started, never start one.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     run_attempt: u32,
+    /// A revision: the number of the task's open draft pull request (made by the App, from
+    /// --branch); --base is then its head, the signed head the diff applies to. The commit is
+    /// added on the branch with a compare-and-swap on that head, the body says the round.
+    #[arg(long, value_name = "NUMBER", value_parser = clap::value_parser!(u64).range(1..))]
+    revise: Option<u64>,
     /// The check run's name.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_CHECK_NAME)]
     check_name: String,
@@ -196,6 +201,7 @@ fn run_inner(args: &PublishArgs) -> Result<u8, String> {
         protected_reviewers: &reviewers,
         run_attempt: args.run_attempt,
         app_id,
+        revision: args.revise,
     };
     let mut log = |line: &str| eprintln!("gate publish: {}", neutralize(&token.redact(line)));
     let report = publish(&client, &plan, &request, &mut log);
