@@ -606,7 +606,9 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
         .unwrap_or_default()
         .to_owned();
     let record_id = state.next_id();
-    let record_pull = u64::try_from(state.pulls.len()).unwrap_or(0) + 1;
+    // A revision (`revise_pull_request`) adds its commit to that draft and opens none.
+    let revised = input("revise_pull_request").parse::<u64>().ok();
+    let record_pull = revised.unwrap_or_else(|| u64::try_from(state.pulls.len()).unwrap_or(0) + 1);
     state.check_runs.push(CheckRunState {
         id: record_id,
         name: format!("agent-team-apply dispatch {nonce}"),
@@ -675,7 +677,7 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
         external_id: None,
         output_summary: String::new(),
     });
-    if open_pull {
+    if open_pull && revised.is_none() {
         let number = u64::try_from(state.pulls.len()).unwrap_or(0) + 1;
         state.pulls.push(PullState {
             number,

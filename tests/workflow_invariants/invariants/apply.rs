@@ -83,7 +83,7 @@ pub(crate) const REUSABLE_REF: &str =
 pub(crate) const LOCAL_REUSABLE_REF: &str = "./.github/workflows/agent-team-apply-verify.yml";
 
 /// An example caller fits on a screen.
-pub(crate) const MAX_CALLER_LINES: usize = 27;
+pub(crate) const MAX_CALLER_LINES: usize = 28;
 
 pub(crate) const INSTALL_STEP: &str = "Install the pinned agent-team binaries";
 
