@@ -139,6 +139,8 @@ pub struct DispatchRequest {
     /// Before dispatching, run the guard's check on this local clone at the base (with this
     /// policy file, else the clone's `.github/agent-team-policy.yml`, else the default).
     pub preflight: Option<Preflight>,
+    /// A revision of the task's open draft pull request (this number); `base` is its head.
+    pub revision: Option<u64>,
 }
 
 /// `gate dispatch --preflight DIR`.
@@ -313,6 +315,7 @@ fn dispatch_and_follow(
         scope: request.scope.clone(),
         pr_title: request.pr_title.clone(),
         pr_description: request.pr_description.clone(),
+        revision: request.revision,
     };
     let mac = sign(&fields, &request.key);
     progress.doc.nonce = nonce.as_str().to_owned();
@@ -452,6 +455,12 @@ pub fn signed_inputs(fields: &SignedFields, mac: &DispatchMac) -> BTreeMap<Strin
     }
     if !fields.pr_description.is_empty() {
         inputs.insert("pr_description".to_owned(), fields.pr_description.clone());
+    }
+    if let Some(number) = fields.revision {
+        inputs.insert(
+            crate::dispatch_mac::REVISION_INPUT.to_owned(),
+            number.to_string(),
+        );
     }
     inputs
 }

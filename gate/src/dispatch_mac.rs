@@ -15,7 +15,11 @@
 //! 7. the nonce (32 lowercase hex digits, 16 random bytes), 8. the expiry (Unix seconds, in
 //!    decimal),
 //! 9. the declared scope: the globs in order, as the workflow parses `declared_scope`,
-//! 10. the agent's pull request title and 11. description (each possibly empty).
+//! 10. the agent's pull request title and 11. description (each possibly empty),
+//! 12. for a revision of an open draft only: the field `revision` and the pull request's number
+//!     (decimal). A revision's base (5) is that pull request's head, the commit the diff applies
+//!     to, so the signature binds the number and the expected head together; a first round
+//!     encodes nothing here, so its encoding (and the test vector) is unchanged.
 //!
 //! The encoding is versioned and unambiguous: the domain `agent-team-apply/dispatch-mac/v2`,
 //! then every field as a 4-byte big-endian length and its UTF-8 bytes, the scope as a 4-byte
@@ -101,6 +105,10 @@ pub enum MacError {
     WorkflowRef { found: String, repository: String },
     #[error("no random nonce: {message}")]
     Random { message: String },
+    #[error(
+        "revise_pull_request {found:?} is not a pull request number (1 to 10 digits, no leading zero)"
+    )]
+    Revision { found: String },
 }
 
 /// A secret key, kept as the keyed HMAC state. Its bytes are never printed.
@@ -304,6 +312,8 @@ pub struct SignedFields {
     /// The agent's pull request title and description; empty when not given.
     pub pr_title: String,
     pub pr_description: String,
+    /// A revision: the number of the task's open draft pull request, whose head is `base`.
+    pub revision: Option<u64>,
 }
 
 impl SignedFields {
@@ -335,7 +345,30 @@ impl SignedFields {
         };
         field(self.pr_title.as_bytes());
         field(self.pr_description.as_bytes());
+        if let Some(number) = self.revision {
+            field(REVISION_FIELD.as_bytes());
+            field(number.to_string().as_bytes());
+        }
         out
+    }
+}
+
+/// The marker of field 12 (a revision), before the pull request's number.
+pub const REVISION_FIELD: &str = "revision";
+/// The workflow input carrying a revision's pull request number (empty or absent: a first round).
+pub const REVISION_INPUT: &str = "revise_pull_request";
+
+/// The `revise_pull_request` input: empty is a first round, else a pull request number.
+pub fn parse_revision(text: &str) -> Result<Option<u64>, MacError> {
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let ok = text.len() <= 10 && !text.starts_with('0') && text.bytes().all(|b| b.is_ascii_digit());
+    match text.parse::<u64>() {
+        Ok(number) if ok && number > 0 => Ok(Some(number)),
+        _ => Err(MacError::Revision {
+            found: text.chars().take(40).collect(),
+        }),
     }
 }
 

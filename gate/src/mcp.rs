@@ -32,9 +32,6 @@ pub const TOOLS: [&str; 4] = [
     "task_status",
 ];
 
-/// What a tool answers when the revision of an open draft is asked for.
-pub const REVISION_UNAVAILABLE: &str = "revision of an open draft is not available yet: propose a new change with propose_change (a new draft pull request) instead";
-
 /// A call the tool refuses before doing any work: the field at fault (when one is) and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError {
@@ -108,7 +105,8 @@ pub struct ProposeChangeInput {
     pub base: Option<String>,
 }
 
-/// `revise_change`'s arguments (the revision of an open draft is not available yet).
+/// `revise_change`'s arguments: a revision of the open draft of a task proposed through this
+/// server (its declared scope is that proposal's).
 #[derive(Debug, Clone, JsonSchema)]
 #[schemars(deny_unknown_fields)]
 pub struct ReviseChangeInput {
@@ -586,9 +584,42 @@ impl TaskStatus {
     }
 }
 
-/// `revise_change`'s fields (the call is answered with [`REVISION_UNAVAILABLE`] once they are
-/// read).
+/// `revise_change`'s fields.
 pub const REVISE_CHANGE_FIELDS: [&str; 4] = ["task_id", "diff", "title", "description"];
+
+/// A checked `revise_change` call: the task whose open draft is revised, the diff against the
+/// draft's head, the agent's words for this round.
+#[derive(Debug, Clone)]
+pub struct ReviseChange {
+    pub task_id: guard::inputs::TaskId,
+    pub diff: String,
+    pub title: String,
+    pub description: String,
+}
+
+impl ReviseChange {
+    pub fn parse(
+        arguments: Option<Map<String, Value>>,
+        diff_limit: u64,
+    ) -> Result<Self, ToolError> {
+        let args = Arguments::new(arguments, &REVISE_CHANGE_FIELDS)?;
+        let task_id = guard::inputs::TaskId::parse(args.required_string("task_id")?)
+            .map_err(|e| ToolError::field("task_id", e.to_string()))?;
+        let diff = checked_diff("diff", args.required_string("diff")?, diff_limit)?.to_owned();
+        let title = args.string("title")?.unwrap_or_default().to_owned();
+        guard::inputs::check_pr_title(&title)
+            .map_err(|e| ToolError::field("title", e.to_string()))?;
+        let description = args.string("description")?.unwrap_or_default().to_owned();
+        guard::inputs::check_pr_description(&description)
+            .map_err(|e| ToolError::field("description", e.to_string()))?;
+        Ok(Self {
+            task_id,
+            diff,
+            title,
+            description,
+        })
+    }
+}
 
 /// The schema of `propose_change`'s result (and of a finished task's outcome).
 pub const PROPOSE_CHANGE_SCHEMA: &str = "agent-team-apply/mcp-propose-change/v1";

@@ -90,6 +90,8 @@ pub enum FailureCode {
     DraftUnsupported,
     PullRequestConflict,
     ReplayRefused,
+    RevisionRefused,
+    HeadMoved,
     GitHubError,
 }
 
@@ -117,6 +119,8 @@ pub const FAILURES: &[FailureCode] = &[
     FailureCode::DraftUnsupported,
     FailureCode::PullRequestConflict,
     FailureCode::ReplayRefused,
+    FailureCode::RevisionRefused,
+    FailureCode::HeadMoved,
     FailureCode::GitHubError,
 ];
 
@@ -188,6 +192,21 @@ impl FailureCode {
                  the gate wrote, or a re-run attempt would start a publication instead of \
                  finishing its own; nothing was written.",
             ),
+            FailureCode::RevisionRefused => (
+                "revision-refused",
+                Exit::Fail,
+                "A revision names a pull request that is not this task's open draft made by the \
+                 publishing App (closed, merged, ready for review, from another branch or into \
+                 another base, opened by someone else), or carries no dispatch nonce; nothing \
+                 but the replay record was written.",
+            ),
+            FailureCode::HeadMoved => (
+                "head-moved",
+                Exit::Fail,
+                "A revision's signed head is no longer the head of the draft's branch (someone \
+                 pushed, or another round was published); no commit was made and the branch was \
+                 not moved: revise again on the current head.",
+            ),
             FailureCode::GitHubError => (
                 "github-error",
                 Exit::Error,
@@ -248,6 +267,9 @@ pub struct PublicationRequest<'a> {
     /// The publishing App's id: the token must be its, and only its check runs are replay
     /// records.
     pub app_id: u64,
+    /// A revision: the number of the task's open draft pull request, whose head is `base` (the
+    /// signed head the diff applies to). `None`: a first round.
+    pub revision: Option<u64>,
 }
 
 /// The result document and its exit code.
@@ -406,6 +428,36 @@ fn trailers(plan: &PublishPlanDoc) -> Vec<&str> {
         .collect()
 }
 
+/// The marker a revision's body opens with: `<!-- agent-team-apply round N dispatch NONCE -->`.
+pub const ROUND_MARKER: &str = "<!-- agent-team-apply round ";
+
+/// The round a revision by dispatch `nonce` is, from the pull request's current `body`: the
+/// marker's round when it names this dispatch (a re-run), else one more; a body without a
+/// marker is the first round's, so this is round 2.
+pub fn next_round(body: &str, nonce: &str) -> u64 {
+    let marked = body.lines().next().and_then(|line| {
+        let rest = line.strip_prefix(ROUND_MARKER)?.strip_suffix(" -->")?;
+        let (round, dispatch) = rest.split_once(" dispatch ")?;
+        Some((round.parse::<u64>().ok()?, dispatch.to_owned()))
+    });
+    match marked {
+        Some((round, dispatch)) if dispatch == nonce => round,
+        Some((round, _)) => round.saturating_add(1),
+        None => 2,
+    }
+}
+
+/// A revision's pull request body: the marker, what this round is, then the round's own body
+/// (its verdict, files and the agent's words, as a first round's).
+pub fn revision_body(round: u64, nonce: &str, head: &str, plan_body: &str) -> String {
+    format!(
+        "{ROUND_MARKER}{round} dispatch {nonce} -->\n\
+         **Round {round}** of this draft: a revision applied to the head `{head}`. What changed in \
+         this round is below; every round is one App-signed commit on the branch (dispatch \
+         `{nonce}`).\n\n{plan_body}"
+    )
+}
+
 impl Publisher<'_> {
     fn say(&mut self, line: &str) {
         (self.log)(line);
@@ -422,10 +474,32 @@ impl Publisher<'_> {
     fn run(&mut self) -> Result<(), Failure> {
         self.check_plan()?;
         self.check_replay()?;
-        let state = self.branch_state()?;
+        let revising = match self.req.revision {
+            Some(number) => Some(self.check_revision(number)?),
+            None => None,
+        };
+        let state = match (self.branch_state(), &revising) {
+            (Err(f), Some(_)) if f.code == FailureCode::BranchElsewhere => {
+                return Err(self.head_moved("is at another commit"));
+            }
+            (state, _) => state?,
+        };
+        if let Some(pull) = &revising {
+            match &state {
+                BranchState::Absent => return Err(self.head_moved("was deleted")),
+                BranchState::AtBase if pull.head.sha != self.req.base => {
+                    return Err(self.head_moved(&format!(
+                        "is the signed head, but pull request #{} shows head {}",
+                        pull.number, pull.head.sha
+                    )));
+                }
+                BranchState::AtBase | BranchState::Published(_) => {}
+            }
+        }
         self.doc.branch_state = Some(
             match &state {
                 BranchState::Absent => "created",
+                BranchState::AtBase if revising.is_some() => "revised-at-head",
                 BranchState::AtBase => "reused-at-base",
                 BranchState::Published(_) => "already-published",
             }
@@ -438,14 +512,33 @@ impl Publisher<'_> {
                 ));
                 commit
             }
-            BranchState::Absent | BranchState::AtBase => match self.plan.method {
-                PublishMethod::CreateCommitOnBranch => self.commit_graphql(&state)?,
-                PublishMethod::GitDatabase => self.commit_git_database(&state)?,
-            },
+            BranchState::Absent | BranchState::AtBase => {
+                let written = match self.plan.method {
+                    PublishMethod::CreateCommitOnBranch => self.commit_graphql(&state),
+                    PublishMethod::GitDatabase => self.commit_git_database(&state),
+                };
+                // For a revision, a compare-and-swap that did not hold is the head moving.
+                match written {
+                    Err(f) if revising.is_some() && f.code == FailureCode::StaleHead => {
+                        return Err(failure(
+                            FailureCode::HeadMoved,
+                            format!(
+                                "{} No commit of this revision is on the branch: revise again \
+                                 on the draft's current head",
+                                f.message
+                            ),
+                        ));
+                    }
+                    other => other?,
+                }
+            }
         };
         self.doc.commit = Some(commit.clone());
         self.prove(&commit)?;
-        let number = self.pull_request()?;
+        let number = match &revising {
+            Some(pull) => self.revise_pull_request(pull)?,
+            None => self.pull_request()?,
+        };
         self.note_pull_request(number)?;
         self.label(number)?;
         self.request_reviewers(number)?;
@@ -625,6 +718,166 @@ impl Publisher<'_> {
             }
             crate::replay::Verdict::Refused(why) => Err(failure(FailureCode::ReplayRefused, why)),
         }
+    }
+
+    /// A revision's pull request, read before anything but the replay record is written: the
+    /// task's open draft (`head.ref` this branch of this repository, into the base branch), not
+    /// merged, opened by the publishing App's bot. The App's login is `<slug>[bot]`, its slug
+    /// read from the App's own replay record of this dispatch (a check run only this App can
+    /// write, looked up by its id), so that no name given by the caller decides it.
+    fn check_revision(&mut self, number: u64) -> Result<PullRequest, Failure> {
+        let refused = |why: String| failure(FailureCode::RevisionRefused, why);
+        let Some(nonce) = commit_trailer(&self.plan.input.message.body, NONCE_TRAILER) else {
+            return Err(refused(format!(
+                "a revision of pull request #{number} must come from a signed dispatch (the plan \
+                 carries no Dispatch-Nonce); nothing was written"
+            )));
+        };
+        let runs = self
+            .client
+            .list_app_check_runs(
+                self.repo(),
+                self.req.base,
+                &crate::replay::record_name(nonce),
+                self.req.app_id,
+            )
+            .map_err(|e| github_error("reading this dispatch's replay record", &e))?;
+        let slug = runs
+            .check_runs
+            .iter()
+            .filter_map(|run| run.app.as_ref())
+            .find(|app| app.id == Some(self.req.app_id))
+            .and_then(|app| app.slug.clone())
+            .ok_or_else(|| {
+                refused(format!(
+                    "the App {}'s replay record of this dispatch names no App slug: the App's \
+                     login, which must have opened pull request #{number}, is unknown",
+                    self.req.app_id
+                ))
+            })?;
+        let bot = format!("{slug}[bot]");
+        let pull = self
+            .client
+            .get_pull(self.repo(), number)
+            .map_err(|e| github_error(&format!("reading pull request #{number}"), &e))?
+            .ok_or_else(|| refused(format!("pull request #{number} does not exist")))?;
+        let full_name = self.repo().full_name();
+        let author = pull.user.as_ref();
+        let why = if pull.merged == Some(true) {
+            Some(
+                "was merged: a merged pull request is never revised; dispatch a new task"
+                    .to_owned(),
+            )
+        } else if pull.state != "open" {
+            Some(format!(
+                "is {}: a closed pull request is never revised or reopened; dispatch a new task",
+                pull.state
+            ))
+        } else if pull.head.name != self.req.branch
+            || !pull
+                .head
+                .repo
+                .as_ref()
+                .is_some_and(|r| r.full_name.eq_ignore_ascii_case(&full_name))
+        {
+            Some(format!(
+                "is from branch {:?}, not this task's {} of {full_name}: another task's pull \
+                 request is never revised",
+                pull.head.name, self.req.branch
+            ))
+        } else if pull.base.name != self.req.base_branch {
+            Some(format!(
+                "is into {:?}, not {:?}",
+                pull.base.name, self.req.base_branch
+            ))
+        } else if !author.is_some_and(|u| u.kind == "Bot" && u.login == bot) {
+            Some(format!(
+                "was opened by {}, not by the publishing App ({bot}): only the App's own draft \
+                 is revised",
+                author.map_or("(unknown)", |u| u.login.as_str())
+            ))
+        } else if pull.draft != Some(true) {
+            Some(
+                "is no longer a draft (marked ready for review): only a draft is revised"
+                    .to_owned(),
+            )
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(refused(format!(
+                "pull request #{number} {why}. Nothing but this dispatch's replay record was \
+                 written"
+            )));
+        }
+        self.say(&format!(
+            "revision of draft pull request #{number} ({bot}, {}) at head {}",
+            self.req.branch, pull.head.sha
+        ));
+        Ok(pull)
+    }
+
+    fn head_moved(&self, how: &str) -> Failure {
+        failure(
+            FailureCode::HeadMoved,
+            format!(
+                "the branch {} {how}, not the signed head {} this revision applies to: no commit \
+                 was made and the branch was not moved. Fix: revise again on the draft's current \
+                 head",
+                self.req.branch, self.req.base
+            ),
+        )
+    }
+
+    /// For a revision, the branch is read again right before a write: still at the signed head,
+    /// or nothing is written.
+    fn recheck_head(&mut self) -> Result<(), Failure> {
+        if self.req.revision.is_none() {
+            return Ok(());
+        }
+        match self.read_head() {
+            Ok(Some(head)) if head == self.req.base => Ok(()),
+            Ok(Some(head)) => Err(self.head_moved(&format!("moved to {head}"))),
+            Ok(None) => Err(self.head_moved("was deleted")),
+            Err(e) => Err(github_error("cannot read the branch", &e)),
+        }
+    }
+
+    /// A revision's pull request: the same number, its body replaced by this round's (the round
+    /// counted from the body's marker; a re-run of the same dispatch keeps its round).
+    fn revise_pull_request(&mut self, pull: &PullRequest) -> Result<u64, Failure> {
+        let nonce = commit_trailer(&self.plan.input.message.body, NONCE_TRAILER).unwrap_or("");
+        let round = next_round(pull.body.as_deref().unwrap_or(""), nonce);
+        let body = revision_body(round, nonce, self.req.base, &self.plan.pull_request.body);
+        let update = github::pulls::PullUpdate {
+            title: None,
+            body: Some(&body),
+        };
+        let updated = self
+            .client
+            .update_pull(self.repo(), pull.number, &update)
+            .map_err(|e| {
+                failure(
+                    FailureCode::GitHubError,
+                    format!(
+                        "updating the body of pull request #{} for round {round} failed ({e}). \
+                         Fix: run the job again (the proven branch is recognised)",
+                        pull.number
+                    ),
+                )
+            })?;
+        self.say(&format!(
+            "pull request #{}: body updated for round {round}",
+            pull.number
+        ));
+        self.doc.pull_request = Some(PullRequestResultDoc {
+            number: updated.number,
+            html_url: updated.html_url,
+            draft: updated.draft == Some(true),
+            reused: true,
+            labels: Vec::new(),
+        });
+        Ok(pull.number)
     }
 
     /// The record names the pull request (once), so that a re-run refuses once it is closed.
@@ -869,6 +1122,7 @@ impl Publisher<'_> {
         if *state == BranchState::Absent {
             self.create_branch(self.req.base)?;
         }
+        self.recheck_head()?;
         match self.client.create_commit_on_branch(&self.plan.input) {
             Ok(created) => {
                 self.say(&format!(
@@ -887,6 +1141,7 @@ impl Publisher<'_> {
     /// Blobs, tree, commit, ref through the Git database API.
     fn commit_git_database(&mut self, state: &BranchState) -> Result<String, Failure> {
         let plan = self.plan;
+        self.recheck_head()?;
         let contents: BTreeMap<&str, &str> = plan
             .input
             .file_changes
@@ -988,7 +1243,10 @@ impl Publisher<'_> {
             commit.sha
         ));
         match state {
-            BranchState::AtBase => self.move_branch(&commit.sha)?,
+            BranchState::AtBase => {
+                self.recheck_head()?;
+                self.move_branch(&commit.sha)?;
+            }
             _ => self.create_branch(&commit.sha)?,
         }
         Ok(commit.sha)

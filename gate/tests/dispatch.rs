@@ -55,6 +55,7 @@ fn request(diff: &[u8], wait: bool) -> DispatchRequest {
         lifetime: Duration::from_secs(3600),
         nonce: Some(Nonce::parse(NONCE).unwrap()),
         preflight: None,
+        revision: None,
     }
 }
 
@@ -138,6 +139,7 @@ fn assert_signed(inputs: &serde_json::Value) {
         scope: Scope::parse(&get("declared_scope")).unwrap(),
         pr_title: get("pr_title"),
         pr_description: get("pr_description"),
+        revision: gate::dispatch_mac::parse_revision(&get("revise_pull_request")).unwrap(),
     };
     let keys = VerifyingKeys {
         current: DispatchKey::new(KEY.as_bytes(), "test").unwrap(),

@@ -39,6 +39,7 @@ fn fields() -> SignedFields {
         scope: Scope::parse("src/**,docs/*.md").unwrap(),
         pr_title: "Fix the parser".into(),
         pr_description: "Why:\nit broke".into(),
+        revision: None,
     }
 }
 
@@ -122,6 +123,13 @@ fn each_tampered_field_is_rejected() {
             "ref kind",
             SignedFields {
                 git_ref: FullRef::parse("refs/tags/main").unwrap(),
+                ..fields()
+            },
+        ),
+        (
+            "a revision added",
+            SignedFields {
+                revision: Some(1),
                 ..fields()
             },
         ),
@@ -745,4 +753,55 @@ fn cli_sign_prints_the_signed_inputs() {
     // What it printed verifies in the workflow.
     let run = verify_dispatch(&[("AGENT_TEAM_DISPATCH_KEY", KEY)], VECTOR_MAC, &[]);
     assert_eq!(run.code, 0, "{}", run.stdout);
+}
+
+/// A revision binds its pull request number (with the base, its head): another number, or the
+/// same dispatch read as a first round, does not verify; a first round encodes as before.
+#[test]
+fn a_revision_binds_its_pull_request() {
+    let revision = SignedFields {
+        revision: Some(7),
+        ..fields()
+    };
+    let mac = sign(&revision, &key(KEY));
+    assert_eq!(
+        verify(&revision, Some(&mac), &only(KEY)),
+        Ok(KeySlot::Current)
+    );
+    for (what, other) in [
+        (
+            "another pull request",
+            SignedFields {
+                revision: Some(8),
+                ..revision.clone()
+            },
+        ),
+        ("a first round", fields()),
+        (
+            "another head",
+            SignedFields {
+                base: BaseSha::parse(&BASE.replace('0', "f")).unwrap(),
+                ..revision.clone()
+            },
+        ),
+    ] {
+        assert_eq!(
+            verify(&other, Some(&mac), &only(KEY)),
+            Err(mismatch()),
+            "{what}"
+        );
+    }
+    // The first-round encoding is a strict prefix: field 12 is the marker and the number.
+    let first = fields().encode();
+    let encoded = revision.encode();
+    assert!(encoded.starts_with(&first));
+    assert_eq!(
+        &encoded[first.len()..],
+        b"\x00\x00\x00\x08revision\x00\x00\x00\x017"
+    );
+    assert_eq!(gate::dispatch_mac::parse_revision(""), Ok(None));
+    assert_eq!(gate::dispatch_mac::parse_revision("12"), Ok(Some(12)));
+    for bad in ["0", "012", "-1", "1a", " 1", "12345678901"] {
+        assert!(gate::dispatch_mac::parse_revision(bad).is_err(), "{bad}");
+    }
 }

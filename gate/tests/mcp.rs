@@ -377,6 +377,10 @@ async fn without_a_dispatcher_only_check_change_works() {
             json!({"diff": honest, "scope": ["src/**"]}),
         ),
         ("task_status", json!({"task_id": "task-1"})),
+        (
+            "revise_change",
+            json!({"task_id": "task-1", "diff": honest}),
+        ),
     ] {
         let result = call(&client, tool, args).await;
         assert_eq!(result.is_error, Some(true), "{tool}");
@@ -386,18 +390,6 @@ async fn without_a_dispatcher_only_check_change_works() {
             text(&result)
         );
     }
-    let result = call(
-        &client,
-        "revise_change",
-        json!({"task_id": "task-1", "diff": honest}),
-    )
-    .await;
-    assert_eq!(result.is_error, Some(true));
-    assert!(
-        text(&result).starts_with("revision of an open draft is not available yet"),
-        "{}",
-        text(&result)
-    );
     let ok = call(
         &client,
         "check_change",
@@ -692,4 +684,131 @@ fn a_dispatcher_configuration_without_its_key_is_refused_at_start() {
     assert!(out.stdout.is_empty());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("AGENT_TEAM_DISPATCH_KEY"), "{stderr}");
+}
+
+/// git with `stdin` and, when given, a throwaway index.
+fn git_in(dir: &Path, index: Option<&Path>, args: &[&str], stdin: &str) -> String {
+    let mut cmd = git_command(dir);
+    if let Some(index) = index {
+        cmd.env("GIT_INDEX_FILE", index);
+    }
+    let mut child = cmd
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn revise_change_revises_the_tasks_open_draft_on_its_head() {
+    let gh = github_standin::StandIn::start(github_standin::Scenario::default()).unwrap();
+    let repo = clone();
+    let dir = repo.path();
+    let honest = diff_of(dir, "src/lib.rs", "pub fn answer() -> u32 {\n    42\n}\n");
+    let (client, _progress, _stderr) = connect_dispatching(dir, &gh).await;
+
+    // Not a task of this server: its scope is unknown, nothing is sent.
+    let unknown = call(
+        &client,
+        "revise_change",
+        json!({"task_id": "mcp-1-00000000", "diff": honest}),
+    )
+    .await;
+    assert_field_error(&unknown, "task_id");
+    assert!(gh.requests().is_empty());
+
+    let first = propose(&client, json!({"diff": honest, "scope": ["src/**"]})).await;
+    let first = first.structured_content.unwrap();
+    assert_eq!(first["decision"], "pass", "{first}");
+    let task_id = first["task_id"].as_str().unwrap().to_owned();
+    let head1 = first["draft"]["head_sha"].as_str().unwrap().to_owned();
+
+    // The draft's head fetched into the clone (the stand-in's publication: CHANGES.txt only).
+    let blob = git_in(
+        dir,
+        None,
+        &["hash-object", "-w", "--stdin"],
+        "published by the stand-in\n",
+    );
+    git_in(
+        dir,
+        None,
+        &["mktree"],
+        &format!("100644 blob {blob}\tCHANGES.txt\n"),
+    );
+    github_standin::export_commit(&gh, dir, &head1).unwrap();
+    // The revision, made against that head.
+    let index = dir.join(".git/revise-index");
+    git_in(dir, Some(&index), &["read-tree", &head1], "");
+    let new_blob = git_in(dir, None, &["hash-object", "-w", "--stdin"], "// round 2\n");
+    git_in(
+        dir,
+        Some(&index),
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("100644,{new_blob},src/round2.rs"),
+        ],
+        "",
+    );
+    let revision = format!(
+        "{}\n",
+        git_in(
+            dir,
+            Some(&index),
+            &["diff", "--cached", "--no-color", &head1],
+            ""
+        )
+    );
+
+    let before = gh.requests().len();
+    let mut params = CallToolRequestParams::new("revise_change").with_arguments(
+        json!({"task_id": task_id, "diff": revision, "title": "Round two"})
+            .as_object()
+            .unwrap()
+            .clone(),
+    );
+    params.meta = None;
+    let result = client.call_tool(params).await.unwrap();
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    let doc = result.structured_content.unwrap();
+    assert_eq!(doc["decision"], "pass", "{doc}");
+    assert_eq!(doc["task_id"], task_id.as_str());
+    assert_eq!(doc["base_sha"], head1.as_str());
+    // The same draft, now at a new head.
+    assert!(
+        doc["draft"]["url"].as_str().unwrap().ends_with("/pull/1"),
+        "{doc}"
+    );
+    assert_ne!(doc["draft"]["head_sha"], head1.as_str());
+    assert_eq!(gh.state().pulls.len(), 1);
+    // One dispatch, signed as a revision of #1 on its head.
+    let dispatches: Vec<_> = gh.requests()[before..]
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/dispatches"))
+        .cloned()
+        .collect();
+    assert_eq!(dispatches.len(), 1);
+    let body: Value = serde_json::from_slice(&dispatches[0].body).unwrap();
+    assert_eq!(body["inputs"]["revise_pull_request"], "1");
+    assert_eq!(body["inputs"]["base_sha"], head1.as_str());
+    assert_eq!(body["inputs"]["task_id"], task_id.as_str());
+    assert_eq!(body["inputs"]["pr_title"], "Round two");
+    client.cancel().await.unwrap();
 }

@@ -348,6 +348,7 @@ fn publish_configured(
         protected_reviewers,
         run_attempt,
         app_id,
+        revision: None,
     };
     let mut log = Vec::new();
     let before = gh.requests().len();
@@ -1119,6 +1120,8 @@ fn an_open_pull_request_from_the_branch_is_reused_not_duplicated() {
         labels: Vec::new(),
         requested_reviewers: Vec::new(),
         requested_teams: Vec::new(),
+        merged: false,
+        user: "agent-team-apply[bot]".into(),
     });
     let p = publish_on(&gh, &plan, &r.base);
     assert_published(&gh, &p, &r.git_tree(&diff), &r.base);
@@ -1140,6 +1143,8 @@ fn an_open_pull_request_from_the_branch_is_reused_not_duplicated() {
         labels: Vec::new(),
         requested_reviewers: Vec::new(),
         requested_teams: Vec::new(),
+        merged: false,
+        user: "agent-team-apply[bot]".into(),
     });
     let p = publish_on(&gh, &plan, &r.base);
     assert_eq!(p.report.exit_code, 1);
@@ -1460,6 +1465,7 @@ fn a_plan_for_something_else_sends_nothing() {
             protected_reviewers: &Reviewers::default(),
             run_attempt: 1,
             app_id: 424_242,
+            revision: None,
         };
         let report = publish(&client, &plan, &request, &mut |_: &str| {});
         assert_eq!(report.exit_code, 2, "{what}");
@@ -1507,7 +1513,7 @@ fn every_failure_is_registered_once_with_its_exit_code() {
         assert!(matches!(info.exit.code(), 1 | 2), "{}", info.name);
         assert!(info.description.ends_with('.'), "{}", info.name);
     }
-    assert_eq!(names.len(), 12);
+    assert_eq!(names.len(), 14);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1867,6 +1873,8 @@ fn a_replay_after_101_newer_pull_requests_is_refused() {
                 labels: Vec::new(),
                 requested_reviewers: Vec::new(),
                 requested_teams: Vec::new(),
+                merged: false,
+                user: "agent-team-apply[bot]".into(),
             });
         }
     }

@@ -16,6 +16,31 @@ pub struct PullRequest {
     pub draft: Option<bool>,
     pub head: Branch,
     pub base: Branch,
+    /// Whether it was merged (`pull-request` only; absent from lists).
+    #[serde(default)]
+    pub merged: Option<bool>,
+    /// Who opened it: `login` and `type` (`Bot` for an App, whose login is `<slug>[bot]`).
+    #[serde(default)]
+    pub user: Option<PullUser>,
+    #[serde(default)]
+    pub body: Option<String>,
+}
+
+/// `user` of a pull request (schema `simple-user`): the fields used here.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct PullUser {
+    pub login: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+}
+
+/// The body of `PATCH /repos/{owner}/{repo}/pulls/{pull_number}`: only the fields given change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PullUpdate<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<&'a str>,
 }
 
 /// `head` / `base`: the branch name (`ref`), its commit, and its repository (`null` when a
@@ -109,6 +134,25 @@ impl Client {
     ) -> Result<PullRequest, Error> {
         let call = Call::with_json(Method::Post, repo.path("/pulls"), pull, Replay::Once)?;
         self.json(&call, &[201])
+    }
+
+    /// `PATCH /repos/{owner}/{repo}/pulls/{pull_number}` ("Update a pull request",
+    /// <https://docs.github.com/en/rest/pulls/pulls#update-a-pull-request>; OpenAPI
+    /// `paths["/repos/{owner}/{repo}/pulls/{pull_number}"].patch`): `200` with the pull request.
+    /// Writing the same title and body twice leaves the same pull request: [`Replay::Safe`].
+    pub fn update_pull(
+        &self,
+        repo: &Repository,
+        number: u64,
+        update: &PullUpdate<'_>,
+    ) -> Result<PullRequest, Error> {
+        let call = Call::with_json(
+            Method::Patch,
+            repo.path(&format!("/pulls/{number}")),
+            update,
+            Replay::Safe,
+        )?;
+        self.json(&call, &[200])
     }
 
     /// `POST /repos/{owner}/{repo}/pulls/{pull_number}/requested_reviewers` ("Request reviewers

@@ -39,6 +39,8 @@ fn with_pulls(gh: &StandIn, branch: &str, count: u64) {
             labels: Vec::new(),
             requested_reviewers: Vec::new(),
             requested_teams: Vec::new(),
+            merged: false,
+            user: "agent-team-apply[bot]".into(),
         });
     }
 }

@@ -174,6 +174,7 @@ const VERIFY_DISPATCH_FLAGS: &[&str] = &[
     "--workflow-ref",
     "--pr-title",
     "--pr-description",
+    "--revise",
     "--mac",
 ];
 /// guard checks the signature first, before any other work, and a replay (`--run-id`).
@@ -192,6 +193,7 @@ pub const GUARD_VERIFY_DISPATCH: StageSpec = StageSpec {
         "--workflow-ref",
         "--pr-title",
         "--pr-description",
+        "--revise",
         "--run-id",
         "--run-attempt",
         "--mac",
@@ -246,6 +248,7 @@ pub const GATE_PUBLISH: StageSpec = StageSpec {
         "--protected-label",
         "--protected-reviewers",
         "--details-url",
+        "--revise",
         "--out",
     ],
 };

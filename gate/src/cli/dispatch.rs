@@ -41,9 +41,13 @@ pub struct DispatchArgs {
     git_ref: String,
     #[arg(long, value_name = "ID")]
     task_id: String,
-    /// The full commit the diff applies to.
+    /// The full commit the diff applies to (with --revise: the draft pull request's head).
     #[arg(long, value_name = "SHA")]
     base: String,
+    /// Revise the task's open draft pull request NUMBER (made by the App) instead of opening
+    /// one: --base is its current head, which the publication must still find (signed).
+    #[arg(long, value_name = "NUMBER", value_parser = clap::value_parser!(u64).range(1..=9_999_999_999))]
+    revise: Option<u64>,
     /// A declared scope glob (repeatable, at least one).
     #[arg(long = "scope", value_name = "GLOB", required = true)]
     scope: Vec<String>,
@@ -126,6 +130,7 @@ fn request(args: &DispatchArgs) -> Result<DispatchRequest, String> {
             dir: dir.clone(),
             policy: args.preflight_policy.clone(),
         }),
+        revision: args.revise,
     })
 }
 

@@ -24,9 +24,9 @@ use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use gate::dispatch::{DispatchRequest, Preflight};
 use gate::dispatch_mac::{DispatchKey, FullRef, signing_key};
 use gate::mcp::{
-    Arguments, CheckChange, CheckChangeInput, CheckChangeOutput, LocalClone, ProposeChange,
-    ProposeChangeInput, ProposeChangeOutput, ReviseChangeInput, TaskStatus, TaskStatusInput,
-    TaskStatusOutput, ToolError,
+    CheckChange, CheckChangeInput, CheckChangeOutput, LocalClone, ProposeChange,
+    ProposeChangeInput, ProposeChangeOutput, ReviseChange, ReviseChangeInput, TaskStatus,
+    TaskStatusInput, TaskStatusOutput, ToolError,
 };
 use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
 use guard::escape::neutralize;
@@ -160,6 +160,8 @@ struct GateMcp {
     clone: Arc<LocalClone>,
     dispatcher: Option<Arc<Dispatcher>>,
     tasks: Arc<Mutex<BTreeMap<String, TaskState>>>,
+    /// The declared scope of each task proposed here, which its revisions keep.
+    scopes: Arc<Mutex<BTreeMap<String, Vec<String>>>>,
 }
 
 fn tool<I, O>(name: &'static str, title: &str, description: &'static str) -> Tool
@@ -202,7 +204,14 @@ fn tools() -> Vec<Tool> {
         tool::<ReviseChangeInput, ProposeChangeOutput>(
             "revise_change",
             "Revise an open draft",
-            "Not available yet: the revision of an open draft pull request is answered with a tool error; propose a new change instead.",
+            "Revise the open draft pull request of a task proposed through this server: the diff is made against the draft's head (fetch agent-team/<task_id> into the clone), checked there, then signed and dispatched as the next round on the same draft; the same result as propose_change.",
+        )
+        .with_annotations(
+            ToolAnnotations::new()
+                .read_only(false)
+                .destructive(false)
+                .idempotent(false)
+                .open_world(true),
         ),
         tool::<TaskStatusInput, TaskStatusOutput>(
             "task_status",
@@ -260,23 +269,89 @@ impl GateMcp {
             Ok(id) => id,
             Err(e) => return tool_error(&ToolError::general(e)),
         };
-        if let Ok(mut tasks) = self.tasks.lock() {
-            tasks.insert(task_id.as_str().to_owned(), TaskState::Running);
+        if let Ok(mut scopes) = self.scopes.lock() {
+            scopes.insert(task_id.as_str().to_owned(), call.scope.clone());
         }
-        // The dispatcher's progress lines, forwarded while the blocking call runs: to stderr,
-        // and as progress notifications when the client asked for them.
-        let (lines, mut received) = tokio::sync::mpsc::unbounded_channel::<String>();
         let clone = Arc::clone(&self.clone);
         let id = task_id.clone();
         let blocking = Arc::clone(&dispatcher);
-        let mut work = tokio::task::spawn_blocking(move || {
-            propose_blocking(&clone, &blocking, &call, id, &lines)
-        });
+        self.run_task(
+            dispatcher,
+            task_id,
+            context,
+            "propose_change",
+            move |lines| propose_blocking(&clone, &blocking, &call, id, lines),
+        )
+        .await
+    }
+
+    /// A revision of the open draft of a task proposed through this server: its declared scope
+    /// is that proposal's; the draft and its head are read through the API.
+    async fn revise_change(
+        &self,
+        dispatcher: Arc<Dispatcher>,
+        params: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let call = match ReviseChange::parse(params.arguments, self.clone.diff_limit()) {
+            Ok(call) => call,
+            Err(error) => return tool_error(&error),
+        };
+        let scope = self
+            .scopes
+            .lock()
+            .ok()
+            .and_then(|scopes| scopes.get(call.task_id.as_str()).cloned());
+        let Some(scope) = scope else {
+            return tool_error(&ToolError::field(
+                "task_id",
+                "no task of this id was proposed through this server: a revision keeps the \
+                 proposal's declared scope, which is unknown here",
+            ));
+        };
+        let clone = Arc::clone(&self.clone);
+        let blocking = Arc::clone(&dispatcher);
+        let task_id = call.task_id.clone();
+        self.run_task(
+            dispatcher,
+            task_id,
+            context,
+            "revise_change",
+            move |lines| revise_blocking(&clone, &blocking, &call, &scope, lines),
+        )
+        .await
+    }
+
+    /// Run a dispatch on a blocking thread, forwarding its progress, and record its outcome as
+    /// the task's.
+    async fn run_task<F>(
+        &self,
+        dispatcher: Arc<Dispatcher>,
+        task_id: TaskId,
+        context: RequestContext<RoleServer>,
+        tool: &'static str,
+        job: F,
+    ) -> CallToolResult
+    where
+        F: FnOnce(
+                &tokio::sync::mpsc::UnboundedSender<String>,
+            ) -> Result<ProposeChangeOutput, ToolError>
+            + Send
+            + 'static,
+    {
+        let previous =
+            self.tasks.lock().ok().and_then(|mut tasks| {
+                tasks.insert(task_id.as_str().to_owned(), TaskState::Running)
+            });
+        // The dispatcher's progress lines, forwarded while the blocking call runs: to stderr,
+        // and as progress notifications when the client asked for them.
+        let (lines, mut received) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let mut work = tokio::task::spawn_blocking(move || job(&lines));
         let progress_token = context.meta.get_progress_token();
         let mut step = 0u32;
         let mut notify = async |message: String| {
             let message = dispatcher.token.redact(&message);
-            eprintln!("gate mcp: propose_change: {}", neutralize(&message));
+            eprintln!("gate mcp: {tool}: {}", neutralize(&message));
             if let Some(token) = &progress_token {
                 step += 1;
                 let param = ProgressNotificationParam::new(token.clone(), f64::from(step))
@@ -324,7 +399,10 @@ impl GateMcp {
             }
             Err(error) => {
                 if let Ok(mut tasks) = self.tasks.lock() {
-                    tasks.remove(task_id.as_str());
+                    match previous {
+                        Some(state) => tasks.insert(task_id.as_str().to_owned(), state),
+                        None => tasks.remove(task_id.as_str()),
+                    };
                 }
                 tool_error(&error)
             }
@@ -399,18 +477,18 @@ impl ServerHandler for GateMcp {
         let name: Cow<'static, str> = request.name.clone();
         let result = match (name.as_ref(), &self.dispatcher) {
             ("check_change", _) => self.check_change(request).await,
-            ("revise_change", _) => {
-                match Arguments::new(request.arguments, &gate::mcp::REVISE_CHANGE_FIELDS) {
-                    Ok(_) => tool_error(&ToolError::general(gate::mcp::REVISION_UNAVAILABLE)),
-                    Err(error) => tool_error(&error),
-                }
+            ("revise_change", Some(dispatcher)) => {
+                self.revise_change(Arc::clone(dispatcher), request, context)
+                    .await
             }
             ("propose_change", Some(dispatcher)) => {
                 self.propose_change(Arc::clone(dispatcher), request, context)
                     .await
             }
             ("task_status", Some(_)) => self.task_status(request),
-            ("propose_change" | "task_status", None) => Self::without_dispatcher(&name),
+            ("propose_change" | "revise_change" | "task_status", None) => {
+                Self::without_dispatcher(&name)
+            }
             (other, _) => {
                 return Err(ErrorData::invalid_params(
                     format!(
@@ -463,6 +541,7 @@ pub fn run(args: McpArgs) -> u8 {
         clone: Arc::new(clone),
         dispatcher,
         tasks: Arc::default(),
+        scopes: Arc::default(),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -525,6 +604,7 @@ fn propose_blocking(
             dir: clone.dir.clone(),
             policy: clone.policy.clone(),
         }),
+        revision: None,
     };
     let client = dispatcher.client().map_err(ToolError::general)?;
     let report = gate::dispatch::run(&client, &request, &mut |line: &str| {
@@ -532,6 +612,95 @@ fn propose_blocking(
     });
     // The document holds what GitHub and the run said; the token is taken out of it all the
     // same, as `gate dispatch` does before printing.
+    let mut output = ProposeChangeOutput::new(&report.doc);
+    output.reasons = output
+        .reasons
+        .iter()
+        .map(|r| dispatcher.token.redact(r))
+        .collect();
+    output.summary = dispatcher.token.redact(&output.summary);
+    Ok(output)
+}
+
+/// The revise_change call on a blocking thread: the task's one open draft from
+/// `agent-team/<task_id>` and its head, read through the API; then the dispatch of the revision
+/// on that head, as `gate dispatch --revise N --base <head> --preflight DIR --wait` does.
+fn revise_blocking(
+    clone: &LocalClone,
+    dispatcher: &Dispatcher,
+    call: &ReviseChange,
+    scope: &[String],
+    lines: &tokio::sync::mpsc::UnboundedSender<String>,
+) -> Result<ProposeChangeOutput, ToolError> {
+    let client = dispatcher.client().map_err(ToolError::general)?;
+    let branch = call.task_id.publish_branch();
+    let full_name = dispatcher.repository.full_name();
+    let pulls = client
+        .list_open_pulls_from(&dispatcher.repository, &branch)
+        .map_err(|e| ToolError::general(dispatcher.token.redact(&e.to_string())))?;
+    let drafts: Vec<_> = pulls
+        .iter()
+        .filter(|p| {
+            p.head.name == branch
+                && p.draft == Some(true)
+                && p.head
+                    .repo
+                    .as_ref()
+                    .is_some_and(|r| r.full_name.eq_ignore_ascii_case(&full_name))
+        })
+        .collect();
+    let [draft] = drafts.as_slice() else {
+        return Err(ToolError::field(
+            "task_id",
+            format!(
+                "task {} has {} open draft pull requests from {branch}, not one: only an open \
+                 draft is revised (propose a new change instead)",
+                call.task_id.as_str(),
+                drafts.len()
+            ),
+        ));
+    };
+    let head = BaseSha::parse(&draft.head.sha).map_err(|e| ToolError::general(e.to_string()))?;
+    let _ = lines.send(format!(
+        "revising draft pull request #{} at its head {}",
+        draft.number,
+        head.as_str()
+    ));
+    let scope = Scope::from_globs(scope).map_err(|errors| {
+        ToolError::general(
+            errors
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+    })?;
+    let request = DispatchRequest {
+        repository: dispatcher.repository.clone(),
+        workflow: dispatcher.workflow.clone(),
+        git_ref: dispatcher.git_ref.clone(),
+        task_id: call.task_id.clone(),
+        base: head,
+        scope,
+        diff: call.diff.as_bytes().to_vec(),
+        key: dispatcher.key.clone(),
+        wait: true,
+        timeout: dispatcher.timeout,
+        app_id: Some(dispatcher.app_id),
+        check_name: dispatcher.check_name.clone(),
+        pr_title: call.title.clone(),
+        pr_description: call.description.clone(),
+        lifetime: dispatcher.lifetime,
+        nonce: None,
+        preflight: Some(Preflight {
+            dir: clone.dir.clone(),
+            policy: clone.policy.clone(),
+        }),
+        revision: Some(draft.number),
+    };
+    let report = gate::dispatch::run(&client, &request, &mut |line: &str| {
+        let _ = lines.send(line.to_owned());
+    });
     let mut output = ProposeChangeOutput::new(&report.doc);
     output.reasons = output
         .reasons

@@ -63,6 +63,12 @@ pub struct PublishArgs {
     /// run started, never start one.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     run_attempt: u32,
+    /// A revision: the number of the task's open draft pull request (made by the App, from
+    /// --branch); --base is then its head, the signed head the diff applies to. The commit is
+    /// added on the branch with a compare-and-swap on that head, the body says the round.
+    /// Empty (the workflow's `revise_pull_request` of a first round): a first round.
+    #[arg(long, value_name = "NUMBER", default_value = "")]
+    revise: String,
     /// The check run's name.
     #[arg(long, value_name = "NAME", default_value = DEFAULT_CHECK_NAME)]
     check_name: String,
@@ -163,6 +169,8 @@ fn run_inner(args: &PublishArgs) -> Result<u8, String> {
         format!("--protected-reviewers: {}", all.join("; "))
     })?;
     let base = CommitId::parse(&args.base).map_err(|e| format!("--base: {e}"))?;
+    let revision =
+        gate::dispatch_mac::parse_revision(&args.revise).map_err(|e| format!("--revise: {e}"))?;
     let app_id = super::dispatch::app_id(args.app_id)?.ok_or(
         "no publishing App id: give --app-id or set AGENT_TEAM_APP_ID (the repository variable \
          the workflow passes): the replay record is the App's own check run",
@@ -196,6 +204,7 @@ fn run_inner(args: &PublishArgs) -> Result<u8, String> {
         protected_reviewers: &reviewers,
         run_attempt: args.run_attempt,
         app_id,
+        revision,
     };
     let mut log = |line: &str| eprintln!("gate publish: {}", neutralize(&token.redact(line)));
     let report = publish(&client, &plan, &request, &mut log);

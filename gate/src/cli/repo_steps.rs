@@ -4,7 +4,9 @@
 //! neither `GITHUB_API_URL` nor, on an Enterprise Server, `GH_TOKEN`.
 //!
 //! - `gate require-base`: exit 0 only when the base commit is the default branch's head or
-//!   behind it (GitHub's compare status `ahead` or `identical` from base to branch).
+//!   behind it (GitHub's compare status `ahead` or `identical` from base to branch); for a
+//!   revision (`--revise N`, the signed `revise_pull_request`), only when it is the task
+//!   branch's head now (`--branch`): the draft's head the diff applies to.
 //! - `gate fetch-diff`: the bytes of `<task id>.patch` on the dispatcher's diff branch, written
 //!   to a file; the caller re-hashes them.
 //! - `gate revoke-token`: revokes the installation token in `GH_TOKEN`.
@@ -37,6 +39,13 @@ pub struct RequireBaseArgs {
     /// The repository's default branch.
     #[arg(long, value_name = "NAME")]
     default_branch: String,
+    /// The `revise_pull_request` input: empty for a first round; else the base must be the head
+    /// of --branch.
+    #[arg(long, value_name = "NUMBER", default_value = "")]
+    revise: String,
+    /// The task branch (`agent-team/<task id>`), with --revise.
+    #[arg(long, value_name = "NAME")]
+    branch: Option<String>,
 }
 
 #[derive(Args)]
@@ -119,6 +128,38 @@ fn require_base_inner(args: &RequireBaseArgs) -> Result<u8, String> {
             "--default-branch {:?}: {problem}",
             args.default_branch
         ));
+    }
+    let revision =
+        gate::dispatch_mac::parse_revision(&args.revise).map_err(|e| format!("--revise: {e}"))?;
+    if let Some(number) = revision {
+        let branch = args
+            .branch
+            .as_deref()
+            .ok_or("--revise needs --branch (the task branch)")?;
+        if let Some(problem) = branch_name_problem(branch) {
+            return Err(format!("--branch {branch:?}: {problem}"));
+        }
+        let client = client()?;
+        let head = client
+            .get_ref(&repo, &format!("heads/{branch}"))
+            .map_err(|e| client.redact(&e.to_string()))?
+            .map(|r| r.object.sha);
+        if head.as_deref() == Some(base.as_str()) {
+            println!(
+                "base {} is the head of {} (revision of pull request #{number})",
+                base.as_str(),
+                neutralize(branch)
+            );
+            return Ok(Exit::Pass.code());
+        }
+        eprintln!(
+            "gate require-base: base_sha {} is not the head of {} ({}): a revision of pull request #{number} applies to the draft's current head; dispatch again on it",
+            base.as_str(),
+            neutralize(branch),
+            head.as_deref()
+                .map_or("no such branch".to_owned(), neutralize)
+        );
+        return Ok(Exit::Fail.code());
     }
     let client = client()?;
     let comparison = client

@@ -45,6 +45,9 @@ pub struct SignArgs {
     pr_title: String,
     #[arg(long, value_name = "TEXT", default_value = "")]
     pr_description: String,
+    /// A revision of the draft pull request NUMBER (--base is then its head).
+    #[arg(long, value_name = "NUMBER", value_parser = clap::value_parser!(u64).range(1..=9_999_999_999))]
+    revise: Option<u64>,
     /// The nonce (32 lowercase hex digits; default: 16 random bytes).
     #[arg(long, value_name = "HEX")]
     nonce: Option<String>,
@@ -100,6 +103,7 @@ fn inputs(args: &SignArgs) -> Result<String, String> {
         scope: Scope::from_globs(&args.scope).map_err(join)?,
         pr_title: crate::cli::dispatch::checked_title(&args.pr_title)?,
         pr_description: crate::cli::dispatch::checked_description(&args.pr_description)?,
+        revision: args.revise,
     };
     let key = signing_key(&env).map_err(|e| e.to_string())?;
     let mac = sign(&fields, &key);

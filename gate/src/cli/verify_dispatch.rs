@@ -66,6 +66,10 @@ pub struct VerifyDispatchArgs {
     workflow_ref: String,
     #[command(flatten)]
     agent: super::AgentWordsArgs,
+    /// The `revise_pull_request` input as received: empty for a first round, else the number of
+    /// the draft pull request this dispatch revises (signed; --base is then its head).
+    #[arg(long, value_name = "NUMBER", default_value = "")]
+    revise: String,
     /// The time to check the expiry against, in Unix seconds (default: the system clock).
     #[arg(long, value_name = "UNIX")]
     now: Option<u64>,
@@ -127,6 +131,7 @@ fn fields(args: &VerifyDispatchArgs, mac: &DispatchMac) -> Result<SignedFields, 
         scope,
         pr_title: args.agent.pr_title.clone(),
         pr_description: args.agent.pr_description.clone(),
+        revision: gate::dispatch_mac::parse_revision(&args.revise).map_err(|e| e.to_string())?,
     })
 }
 

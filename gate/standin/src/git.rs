@@ -24,6 +24,9 @@ pub struct Store {
     pub objects: HashMap<String, Object>,
     /// Full ref name (`refs/heads/x`) to commit id.
     pub refs: BTreeMap<String, String>,
+    /// The bytes of every commit the stand-in made itself (git's serialisation), so that a test
+    /// can store one in a local repository under the same id ([`crate::export_commit`]).
+    pub made_commits: HashMap<String, Vec<u8>>,
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -89,6 +92,8 @@ impl Store {
             "author {identity}\ncommitter {identity}\n\n{message}"
         ));
         let id = object_id("commit", content.as_bytes());
+        self.made_commits
+            .insert(id.clone(), content.clone().into_bytes());
         self.objects.insert(
             id.clone(),
             Object::Commit {

@@ -46,7 +46,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 pub use http::Recorded;
-pub use load::{git_command, load_commit};
+pub use load::{export_commit, git_command, load_commit};
 
 /// What the dispatch endpoint does with `return_run_details: true`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -402,6 +402,10 @@ pub struct PullState {
     /// Logins and team slugs review was requested from, in request order.
     pub requested_reviewers: Vec<String>,
     pub requested_teams: Vec<String>,
+    /// Whether it was merged (then `state` is `closed`).
+    pub merged: bool,
+    /// Who opened it: a login; one ending in `[bot]` is served with `type: Bot`.
+    pub user: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -107,3 +107,28 @@ pub fn load_commit(gh: &StandIn, dir: &Path, commit: &str, branch: &str) -> std:
         .insert(format!("refs/heads/{branch}"), commit.to_owned());
     Ok(())
 }
+
+/// Store a commit the stand-in made (a publication's) in the local repository `dir`, under the
+/// same id: its tree and parents must already be there (the plan's tree is, once git wrote it).
+/// The way a test fetches a published head to plan the next round on it.
+pub fn export_commit(gh: &StandIn, dir: &Path, commit: &str) -> std::io::Result<()> {
+    let content = gh
+        .state()
+        .git
+        .made_commits
+        .get(commit)
+        .cloned()
+        .ok_or_else(|| failure(format!("the stand-in did not make commit {commit}")))?;
+    let out = git(
+        dir,
+        &["hash-object", "-t", "commit", "-w", "--stdin"],
+        Some(&content),
+    )?;
+    let id = String::from_utf8_lossy(&out).trim().to_owned();
+    if id != commit {
+        return Err(failure(format!(
+            "git stored the stand-in's commit {commit} as {id}"
+        )));
+    }
+    Ok(())
+}

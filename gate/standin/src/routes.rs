@@ -234,6 +234,7 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         ("POST", ["check-runs"]) => create_check_run(state, req),
         ("PATCH", ["check-runs", id]) => update_check_run(state, req, id),
         ("GET", ["pulls", number]) => get_pull(state, number),
+        ("PATCH", ["pulls", number]) => update_pull(state, req, number),
         ("GET", ["contents", path @ ..]) => get_contents(state, req, &path.join("/")),
         ("GET", ["compare", basehead]) => compare(state, basehead),
         _ => crate::releases::repo_route(state, req, rest, base)
@@ -605,7 +606,9 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
         .unwrap_or_default()
         .to_owned();
     let record_id = state.next_id();
-    let record_pull = u64::try_from(state.pulls.len()).unwrap_or(0) + 1;
+    // A revision (`revise_pull_request`) adds its commit to that draft and opens none.
+    let revised = input("revise_pull_request").parse::<u64>().ok();
+    let record_pull = revised.unwrap_or_else(|| u64::try_from(state.pulls.len()).unwrap_or(0) + 1);
     state.check_runs.push(CheckRunState {
         id: record_id,
         name: format!("agent-team-apply dispatch {nonce}"),
@@ -674,7 +677,7 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
         external_id: None,
         output_summary: String::new(),
     });
-    if open_pull {
+    if open_pull && revised.is_none() {
         let number = u64::try_from(state.pulls.len()).unwrap_or(0) + 1;
         state.pulls.push(PullState {
             number,
@@ -688,6 +691,8 @@ fn publish(state: &mut State, index: usize, open_pull: bool) {
             labels: Vec::new(),
             requested_reviewers: Vec::new(),
             requested_teams: Vec::new(),
+            merged: false,
+            user: format!("{}[bot]", state.scenario.app_slug),
         });
     }
 }
@@ -1110,9 +1115,22 @@ fn update_ref(state: &mut State, req: &Recorded, name: &str) -> Reply {
     Reply::json(200, &ref_json(&full, sha))
 }
 
+/// Schema `pull-request`: an open pull request's `head.sha` is its branch's current head (a
+/// push to the branch moves it), a closed one keeps the head it had; `user` is the `simple-user`
+/// who opened it (`type: Bot` for an App's `<slug>[bot]`); `merged` as "Get a pull request"
+/// gives it (<https://docs.github.com/en/rest/pulls/pulls#get-a-pull-request>).
 fn pull_json(state: &State, pull: &PullState) -> Value {
     let s = &state.scenario;
     let full_name = format!("{}/{}", s.owner, s.repo);
+    let head_sha = match state.git.refs.get(&format!("refs/heads/{}", pull.head)) {
+        Some(sha) if pull.state == "open" => sha.clone(),
+        _ => pull.head_sha.clone(),
+    };
+    let kind = if pull.user.ends_with("[bot]") {
+        "Bot"
+    } else {
+        "User"
+    };
     json!({
         "number": pull.number,
         "html_url": format!("https://github.com/{full_name}/pull/{}", pull.number),
@@ -1123,7 +1141,9 @@ fn pull_json(state: &State, pull: &PullState) -> Value {
         "labels": pull.labels.iter().map(|l| json!({ "name": l })).collect::<Vec<_>>(),
         "requested_reviewers": pull.requested_reviewers.iter().map(|l| json!({ "login": l })).collect::<Vec<_>>(),
         "requested_teams": pull.requested_teams.iter().map(|s| json!({ "slug": s })).collect::<Vec<_>>(),
-        "head": { "ref": pull.head, "sha": pull.head_sha, "label": format!("{}:{}", s.owner, pull.head), "repo": { "full_name": full_name } },
+        "merged": pull.merged,
+        "user": { "login": pull.user, "type": kind },
+        "head": { "ref": pull.head, "sha": head_sha, "label": format!("{}:{}", s.owner, pull.head), "repo": { "full_name": full_name } },
         "base": { "ref": pull.base, "sha": "", "label": format!("{}:{}", s.owner, pull.base), "repo": { "full_name": full_name } },
     })
 }
@@ -1211,6 +1231,9 @@ fn create_pull(state: &mut State, req: &Recorded) -> Reply {
         labels: Vec::new(),
         requested_reviewers: Vec::new(),
         requested_teams: Vec::new(),
+        merged: false,
+        // The token is the App's installation token: its pull requests are its bot's.
+        user: format!("{}[bot]", state.scenario.app_slug),
     };
     let value = pull_json(state, &pull);
     state.pulls.push(pull);
@@ -1345,6 +1368,48 @@ fn get_pull(state: &State, number: &str) -> Reply {
         Some(pull) => Reply::json(200, &pull_json(state, pull)),
         None => not_found(),
     }
+}
+
+/// "Update a pull request" (<https://docs.github.com/en/rest/pulls/pulls#update-a-pull-request>):
+/// `{title, body, state, base}`, each optional (only `title`, `body` and `state` are kept here);
+/// `200` with the pull request, `404` for an unknown number, `422` for a field of the wrong type
+/// or a `state` other than `open` or `closed`.
+fn update_pull(state: &mut State, req: &Recorded, number: &str) -> Reply {
+    let body = req.json();
+    let Some(index) = number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| state.pulls.iter().position(|p| p.number == n))
+    else {
+        return not_found();
+    };
+    let text = |k: &str| match body.get(k) {
+        None => Ok(None),
+        Some(Value::String(v)) => Ok(Some(v.clone())),
+        Some(_) => Err(()),
+    };
+    let (Ok(title), Ok(new_body), Ok(new_state)) = (text("title"), text("body"), text("state"))
+    else {
+        return error(422, "Validation Failed");
+    };
+    if new_state
+        .as_deref()
+        .is_some_and(|s| s != "open" && s != "closed")
+    {
+        return error(422, "Validation Failed");
+    }
+    let pull = &mut state.pulls[index];
+    if let Some(title) = title {
+        pull.title = title;
+    }
+    if let Some(new_body) = new_body {
+        pull.body = new_body;
+    }
+    if let Some(new_state) = new_state {
+        pull.state = new_state;
+    }
+    let pull = state.pulls[index].clone();
+    Reply::json(200, &pull_json(state, &pull))
 }
 
 /// "Revoke an installation access token" (`DELETE /installation/token`,

@@ -28,7 +28,7 @@ pub(crate) const JOBS: [&str; 4] = [GUARD, BUILD_TEST, DECIDE, PUBLISH];
 pub(crate) const DIFF_JOBS: [&str; 3] = [GUARD, BUILD_TEST, PUBLISH];
 
 /// The dispatch inputs: declared by the caller, read by the reusable workflow from the event.
-pub(crate) const DISPATCH_INPUTS: [&str; 9] = [
+pub(crate) const DISPATCH_INPUTS: [&str; 10] = [
     "task_id",
     "base_sha",
     "expected_diff_sha256",
@@ -38,6 +38,7 @@ pub(crate) const DISPATCH_INPUTS: [&str; 9] = [
     "dispatch_mac",
     "pr_title",
     "pr_description",
+    "revise_pull_request",
 ];
 
 /// Those the dispatcher must always send.
@@ -82,7 +83,7 @@ pub(crate) const REUSABLE_REF: &str =
 pub(crate) const LOCAL_REUSABLE_REF: &str = "./.github/workflows/agent-team-apply-verify.yml";
 
 /// An example caller fits on a screen.
-pub(crate) const MAX_CALLER_LINES: usize = 27;
+pub(crate) const MAX_CALLER_LINES: usize = 28;
 
 pub(crate) const INSTALL_STEP: &str = "Install the pinned agent-team binaries";
 
@@ -1707,6 +1708,7 @@ fn verify_step(step: &Value, job: &str) -> Result<(), String> {
         " --workflow-ref=\"$GITHUB_WORKFLOW_REF\" ",
         " --pr-title=\"$PR_TITLE\" ",
         " --pr-description=\"$PR_DESCRIPTION\" ",
+        " --revise=\"$REVISE_PULL_REQUEST\" ",
         " --mac=\"$DISPATCH_MAC\"",
     ] {
         if !script.contains(needed) {

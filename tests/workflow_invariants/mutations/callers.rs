@@ -137,8 +137,8 @@ pub(crate) const EXAMPLE_MUTATIONS: &[Mutation] = &[
         apply: |t| replace_once(t, " # v0.1.0\n", " # v0.2.0\n"),
     },
     Mutation {
-        description: "grow past 27 lines",
-        breaks: &["example-within-27-lines"],
+        description: "grow past 28 lines",
+        breaks: &["example-within-28-lines"],
         apply: |t| format!("# one\n# two\n{t}"),
     },
 ];

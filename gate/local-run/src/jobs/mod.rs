@@ -319,7 +319,8 @@ pub fn verify_dispatch(
         .flag("--declared-scope", ctx.dispatched.input("declared_scope"))
         .flag("--workflow-ref", workflow_ref)
         .flag("--pr-title", ctx.dispatched.input("pr_title"))
-        .flag("--pr-description", ctx.dispatched.input("pr_description"));
+        .flag("--pr-description", ctx.dispatched.input("pr_description"))
+        .flag("--revise", ctx.dispatched.input("revise_pull_request"));
     if spec.flags.contains(&"--run-id") {
         // guard's replay check, with the job's own (read-only) token.
         invocation = invocation

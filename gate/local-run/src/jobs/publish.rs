@@ -170,6 +170,7 @@ pub fn play(
                     ctx.run_id()
                 ),
             )
+            .flag("--revise", ctx.dispatched.input("revise_pull_request"))
             .flag("--out", &result)
             .env("AGENT_TEAM_APP_ID", ctx.app_id.to_string())
             .env("GH_TOKEN", &ctx.token)
