@@ -550,12 +550,7 @@ impl ProposeChange {
         let args = Arguments::new(arguments, &Self::FIELDS)?;
         let diff = checked_diff("diff", args.required_string("diff")?, diff_limit)?.to_owned();
         let scope = checked_scope("scope", args.string_list("scope")?)?;
-        let title = args.string("title")?.unwrap_or_default().to_owned();
-        guard::inputs::check_pr_title(&title)
-            .map_err(|e| ToolError::field("title", e.to_string()))?;
-        let description = args.string("description")?.unwrap_or_default().to_owned();
-        guard::inputs::check_pr_description(&description)
-            .map_err(|e| ToolError::field("description", e.to_string()))?;
+        let (title, description) = checked_pr_text(&args)?;
         let base = checked_base("base", args.string("base")?)?;
         Ok(Self {
             diff,
@@ -597,6 +592,16 @@ pub struct ReviseChange {
     pub description: String,
 }
 
+/// The optional `title` and `description` of a change, checked as the workflow checks them.
+fn checked_pr_text(args: &Arguments) -> Result<(String, String), ToolError> {
+    let title = args.string("title")?.unwrap_or_default().to_owned();
+    guard::inputs::check_pr_title(&title).map_err(|e| ToolError::field("title", e.to_string()))?;
+    let description = args.string("description")?.unwrap_or_default().to_owned();
+    guard::inputs::check_pr_description(&description)
+        .map_err(|e| ToolError::field("description", e.to_string()))?;
+    Ok((title, description))
+}
+
 impl ReviseChange {
     pub fn parse(
         arguments: Option<Map<String, Value>>,
@@ -606,12 +611,7 @@ impl ReviseChange {
         let task_id = guard::inputs::TaskId::parse(args.required_string("task_id")?)
             .map_err(|e| ToolError::field("task_id", e.to_string()))?;
         let diff = checked_diff("diff", args.required_string("diff")?, diff_limit)?.to_owned();
-        let title = args.string("title")?.unwrap_or_default().to_owned();
-        guard::inputs::check_pr_title(&title)
-            .map_err(|e| ToolError::field("title", e.to_string()))?;
-        let description = args.string("description")?.unwrap_or_default().to_owned();
-        guard::inputs::check_pr_description(&description)
-            .map_err(|e| ToolError::field("description", e.to_string()))?;
+        let (title, description) = checked_pr_text(&args)?;
         Ok(Self {
             task_id,
             diff,

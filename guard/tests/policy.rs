@@ -1639,18 +1639,21 @@ fn every_verdict_shows_the_exclusions_in_force() {
 
 // ---- hints an agent can act on ----
 
-fn verdict_doc(diff: &[u8], scope: &[&str], policy: &Policy) -> contract::verdict::VerdictDoc {
+fn verdict_of(diff: &[u8], scope: &[&str], policy: &Policy) -> guard::verdict::Verdict {
     let sha = guard::hash::sha256_hex(diff);
     let scope: Vec<String> = scope.iter().map(|s| (*s).to_owned()).collect();
-    let verdict = guard::check::check(&guard::check::CheckRequest {
+    guard::check::check(&guard::check::CheckRequest {
         diff,
         expected_sha256: &sha,
         scope: &scope,
         policy,
         repo: None,
     })
-    .unwrap();
-    guard::output::json_v1::document(&verdict)
+    .unwrap()
+}
+
+fn verdict_doc(diff: &[u8], scope: &[&str], policy: &Policy) -> contract::verdict::VerdictDoc {
+    guard::output::json_v1::document(&verdict_of(diff, scope, policy))
 }
 
 fn new_file(path: &str) -> Vec<u8> {
@@ -1694,16 +1697,11 @@ fn an_out_of_scope_path_is_told_the_scope_entries_that_would_admit_it() {
         doc.violations[0].hint
     );
     // The text form carries it on a line of its own.
-    let diff = new_file("docs/guide/intro.md");
-    let sha = guard::hash::sha256_hex(&diff);
-    let verdict = guard::check::check(&guard::check::CheckRequest {
-        diff: &diff,
-        expected_sha256: &sha,
-        scope: &["src/**".to_owned()],
-        policy: &default_policy(),
-        repo: None,
-    })
-    .unwrap();
+    let verdict = verdict_of(
+        &new_file("docs/guide/intro.md"),
+        &["src/**"],
+        &default_policy(),
+    );
     let text = guard::output::text::render(&verdict);
     assert!(
         text.contains("\n    hint: If the task is meant to change"),

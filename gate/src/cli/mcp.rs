@@ -573,41 +573,65 @@ fn propose_blocking(
     let (_, base) = guard::git::GitRepo::open_resolved(&clone.dir, &call.base)
         .map_err(|e| ToolError::field("base", e.to_string()))?;
     let base = BaseSha::parse(&base).map_err(|e| ToolError::field("base", e.to_string()))?;
-    let scope = Scope::from_globs(&call.scope).map_err(|errors| {
-        ToolError::field(
-            "scope",
-            errors
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; "),
-        )
-    })?;
+    let scope = scope_of(&call.scope).map_err(|e| ToolError::field("scope", e))?;
+    let client = dispatcher.client().map_err(ToolError::general)?;
+    let change = Change {
+        task_id,
+        base,
+        scope,
+        diff: &call.diff,
+        title: &call.title,
+        description: &call.description,
+        revision: None,
+    };
+    Ok(dispatch_change(clone, dispatcher, &client, change, lines))
+}
+
+/// What one dispatch of propose_change or revise_change carries.
+struct Change<'a> {
+    task_id: TaskId,
+    base: BaseSha,
+    scope: Scope,
+    diff: &'a str,
+    title: &'a str,
+    description: &'a str,
+    /// The draft pull request a revision adds its commit to; None for a first round.
+    revision: Option<u64>,
+}
+
+/// Dispatch a change as `gate dispatch --preflight DIR --wait` does (the guard's check on the
+/// clone first: a rejection is never dispatched), the run's lines sent as progress.
+fn dispatch_change(
+    clone: &LocalClone,
+    dispatcher: &Dispatcher,
+    client: &Client,
+    change: Change<'_>,
+    lines: &tokio::sync::mpsc::UnboundedSender<String>,
+) -> ProposeChangeOutput {
     let request = DispatchRequest {
         repository: dispatcher.repository.clone(),
         workflow: dispatcher.workflow.clone(),
         git_ref: dispatcher.git_ref.clone(),
-        task_id,
-        base,
-        scope,
-        diff: call.diff.as_bytes().to_vec(),
+        task_id: change.task_id,
+        base: change.base,
+        scope: change.scope,
+        diff: change.diff.as_bytes().to_vec(),
         key: dispatcher.key.clone(),
         wait: true,
         timeout: dispatcher.timeout,
         app_id: Some(dispatcher.app_id),
         check_name: dispatcher.check_name.clone(),
-        pr_title: call.title.clone(),
-        pr_description: call.description.clone(),
+        pr_title: change.title.to_owned(),
+        pr_description: change.description.to_owned(),
         lifetime: dispatcher.lifetime,
         nonce: None,
         preflight: Some(Preflight {
             dir: clone.dir.clone(),
             policy: clone.policy.clone(),
         }),
-        revision: None,
+        revision: change.revision,
     };
-    let client = dispatcher.client().map_err(ToolError::general)?;
-    let report = gate::dispatch::run(&client, &request, &mut |line: &str| {
+    let report = gate::dispatch::run(client, &request, &mut |line: &str| {
         let _ = lines.send(line.to_owned());
     });
     // The document holds what GitHub and the run said; the token is taken out of it all the
@@ -619,7 +643,18 @@ fn propose_blocking(
         .map(|r| dispatcher.token.redact(r))
         .collect();
     output.summary = dispatcher.token.redact(&output.summary);
-    Ok(output)
+    output
+}
+
+/// The globs of a scope, or every reason they are not one, joined.
+fn scope_of(globs: &[String]) -> Result<Scope, String> {
+    Scope::from_globs(globs).map_err(|errors| {
+        errors
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("; ")
+    })
 }
 
 /// The revise_change call on a blocking thread: the task's one open draft from
@@ -666,47 +701,15 @@ fn revise_blocking(
         draft.number,
         head.as_str()
     ));
-    let scope = Scope::from_globs(scope).map_err(|errors| {
-        ToolError::general(
-            errors
-                .iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join("; "),
-        )
-    })?;
-    let request = DispatchRequest {
-        repository: dispatcher.repository.clone(),
-        workflow: dispatcher.workflow.clone(),
-        git_ref: dispatcher.git_ref.clone(),
+    let scope = scope_of(scope).map_err(ToolError::general)?;
+    let change = Change {
         task_id: call.task_id.clone(),
         base: head,
         scope,
-        diff: call.diff.as_bytes().to_vec(),
-        key: dispatcher.key.clone(),
-        wait: true,
-        timeout: dispatcher.timeout,
-        app_id: Some(dispatcher.app_id),
-        check_name: dispatcher.check_name.clone(),
-        pr_title: call.title.clone(),
-        pr_description: call.description.clone(),
-        lifetime: dispatcher.lifetime,
-        nonce: None,
-        preflight: Some(Preflight {
-            dir: clone.dir.clone(),
-            policy: clone.policy.clone(),
-        }),
+        diff: &call.diff,
+        title: &call.title,
+        description: &call.description,
         revision: Some(draft.number),
     };
-    let report = gate::dispatch::run(&client, &request, &mut |line: &str| {
-        let _ = lines.send(line.to_owned());
-    });
-    let mut output = ProposeChangeOutput::new(&report.doc);
-    output.reasons = output
-        .reasons
-        .iter()
-        .map(|r| dispatcher.token.redact(r))
-        .collect();
-    output.summary = dispatcher.token.redact(&output.summary);
-    Ok(output)
+    Ok(dispatch_change(clone, dispatcher, &client, change, lines))
 }

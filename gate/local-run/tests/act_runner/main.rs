@@ -80,6 +80,31 @@ fn assert_every_job_succeeded(run: &ScenarioRun) {
     assert_eq!(conclusions(run), all, "{}\n{}", run.summary(), run.act_log);
 }
 
+/// The guard accepted, the build-test job failed at its build step, decide failed: the job of
+/// that step.
+fn build_step_failed(run: &ScenarioRun) -> &harness::JobRecord {
+    let summary = run.summary();
+    assert_eq!(
+        conclusions(run),
+        expect(&[
+            ("guard", "success"),
+            ("build-test", "failure"),
+            ("decide", "failure"),
+        ]),
+        "{summary}"
+    );
+    let build = run.job("apply", "build-test");
+    assert_eq!(
+        run.step(
+            build,
+            "Build and test the patched tree, then check what it wrote"
+        ),
+        Some("failure"),
+        "{summary}"
+    );
+    build
+}
+
 #[test]
 fn the_accepted_sample_becomes_a_proven_draft_pull_request_as_the_runner_user() {
     let run = play(sample(
@@ -140,24 +165,7 @@ fn a_build_hook_attack_fails_build_test_and_nothing_is_published() {
         read("fixtures/sample/hook-attack.diff"),
     ));
     let summary = run.summary();
-    assert_eq!(
-        conclusions(&run),
-        expect(&[
-            ("guard", "success"),
-            ("build-test", "failure"),
-            ("decide", "failure"),
-        ]),
-        "{summary}"
-    );
-    let build = run.job("apply", "build-test");
-    assert_eq!(
-        run.step(
-            build,
-            "Build and test the patched tree, then check what it wrote"
-        ),
-        Some("failure"),
-        "{summary}"
-    );
+    let build = build_step_failed(&run);
     assert!(build.log.contains("build-wrote"), "{}", run.errors(build));
     assert_eq!(run.dispatch_exit, Some(1), "{}", failing_reasons(&run));
     assert_eq!(run.dispatch_doc["decision"], "fail", "{}", run.dispatch_doc);
@@ -774,24 +782,7 @@ fn a_repository_planted_in_an_empty_submodule_never_reaches_the_checkouts_post_s
         ..sample("post-step-escape", "escape-1", diff)
     });
     let summary = run.summary();
-    assert_eq!(
-        conclusions(&run),
-        expect(&[
-            ("guard", "success"),
-            ("build-test", "failure"),
-            ("decide", "failure"),
-        ]),
-        "{summary}"
-    );
-    let build = run.job("apply", "build-test");
-    assert_eq!(
-        run.step(
-            build,
-            "Build and test the patched tree, then check what it wrote"
-        ),
-        Some("failure"),
-        "{summary}"
-    );
+    let build = build_step_failed(&run);
     // The plant happened, in the build's layer: the check after the build names it.
     assert!(
         build.log.contains("build-wrote") && build.log.contains(&format!("{SUBMODULE}/.git")),
