@@ -26,7 +26,7 @@
 //! count followed by each glob so encoded. Two different tuples never encode alike. The tag is
 //! sent as the input `dispatch_mac` = `v2:<nonce>:<expires>:<64 lowercase hex>`, so the nonce and
 //! the expiry cost no inputs of their own (workflow_dispatch allows 25). `gate sign` prints the
-//! inputs for a dispatcher written in another language; ADOPTING.md, "Signed dispatches",
+//! inputs for a dispatcher written in another language; REFERENCE.md, "Signed dispatches",
 //! documents a test vector that `gate/tests/dispatch_mac.rs` checks.
 //!
 //! Verification compares in constant time (`hmac`'s `verify_slice`, over `subtle`). While a key

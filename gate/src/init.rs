@@ -401,48 +401,72 @@ fn existing_release(dir: &Path) -> Result<Option<(String, Option<String>)>, Init
     Ok(release_line(&text))
 }
 
+/// The setup's steps, in order: ADOPTING.md's "Setting up" has one heading `### N. <title>` for
+/// each, in this order (a test holds them together), and `gate init` prints each as
+/// `N. <title>: <what to do>`.
+pub const STEP_TITLES: [&str; 8] = [
+    "Pin a release and run gate init",
+    "Create the publishing App",
+    "Create the two environments and their secrets",
+    "Restrict the Actions settings",
+    "Import the rulesets",
+    "Commit the caller and the policy",
+    "Set up the dispatcher",
+    "Check the settings with gate doctor",
+];
+
 fn steps(request: &InitRequest, pinned: bool) -> Vec<String> {
     let repo = request.repository.as_deref().unwrap_or("OWNER/REPO");
-    let mut steps = Vec::new();
-    if !pinned {
-        steps.push(format!(
-            "Pin the release: rerun with --pin <the commit the release's tag names> --tag vX.Y.Z (it changes only that line of {CALLER_PATH}), or replace @{PLACEHOLDER_PIN} and the `# vX.Y.Z` beside it by hand."
-        ));
-    }
-    steps.push(format!(
-        "Create the App from {MANIFEST_PATH} (Settings → Developer settings → GitHub Apps → New GitHub App, with exactly these permissions: contents, pull requests, checks write; no events), generate its private key, and install it on {repo} only."
-    ));
-    steps.push(format!(
-        "Create the environment {ENVIRONMENT}: deployment branches = the default branch only, required reviewers if you want a person to approve each publication; secrets {} (the App's key; `openssl rand -hex 32` for the dispatch key), variable {} (the App's client ID).",
+    let pin = if pinned {
+        format!(
+            "done: {CALLER_PATH} pins a release (rerun with --pin <commit> --tag vX.Y.Z to move it; nothing else changes)."
+        )
+    } else {
+        format!(
+            "rerun with --pin <the commit the release's tag names> --tag vX.Y.Z (it changes only that line of {CALLER_PATH}), or replace @{PLACEHOLDER_PIN} and the `# vX.Y.Z` beside it by hand."
+        )
+    };
+    let app = format!(
+        "from {MANIFEST_PATH} (Settings → Developer settings → GitHub Apps → New GitHub App, with exactly these permissions: contents, pull requests, checks write; no webhook, no events), generate its private key, and install it on {repo} only."
+    );
+    let environments = format!(
+        "Create the environment {VERIFY_ENVIRONMENT} (the guard job's): deployment branches and tags = Selected branches and tags, the default branch only, no reviewers; secret {}. Create the environment {ENVIRONMENT}: the default branch only, required reviewers if a person should approve each publication; secrets {} (the App's key; `openssl rand -hex 32` for the dispatch key, the same value in both), variable {} (the App's client ID); the variable AGENT_TEAM_APP_ID (the App's id) in both.",
+        VERIFY_SECRETS.join(", "),
         SECRETS.join(", "),
         VARIABLES.join(", ")
-    ));
-    steps.push(format!(
-        "Create the environment {VERIFY_ENVIRONMENT} (the guard job's): deployment branches = the default branch only, no reviewers; secret {} (the same value as in {ENVIRONMENT}).",
-        VERIFY_SECRETS.join(", ")
-    ));
-    steps.push(
-        "Actions settings: workflow permissions Read repository contents, GitHub Actions may not create or approve pull requests; allow select actions only (agent-team/agent-team-apply and the actions it pins).".to_owned(),
     );
-    if request.app_id.is_some() {
-        steps.push(format!(
-            "Rulesets: Settings → Rules → Rulesets → New ruleset → Import a ruleset: {RULESET_DEFAULT_PATH} (a reviewed pull request for everyone, people and Dependabot included; no required status check, so their pull requests are not blocked) and {RULESET_BRANCHES_PATH} (agent-team/** written by the App alone: what holds the agent's pull requests); if you use agent-team-diffs/** branches, restrict them to the dispatcher's identity."
-        ));
+    let actions = "workflow permissions: read repository contents and packages; GitHub Actions may not create or approve pull requests; allow select actions only (agent-team/agent-team-apply and the actions it pins); fork pull request workflows: require approval for all external contributors.".to_owned();
+    let rulesets = if request.app_id.is_some() {
+        format!(
+            "Settings → Rules → Rulesets → New ruleset → Import a ruleset: {RULESET_DEFAULT_PATH} (a reviewed pull request for everyone, people and Dependabot included; no required status check, so their pull requests are not blocked) and {RULESET_BRANCHES_PATH} (agent-team/** written by the App alone: what holds the agent's pull requests); if you use agent-team-diffs/** branches, restrict them to the dispatcher's identity."
+        )
     } else {
-        steps.push(format!(
-            "Rulesets: import {RULESET_DEFAULT_PATH} now (Settings → Rules → Rulesets → New ruleset → Import a ruleset: a reviewed pull request for everyone, no required status check); once the App exists, rerun `gate init --app-id <the App's id>` to write {RULESET_BRANCHES_PATH} (agent-team/** written by the App alone; it names the App) and import it."
-        ));
-    }
-    steps.push(format!(
-        "Commit {CALLER_PATH} and {POLICY_PATH} on the default branch through a reviewed pull request; the files under {SETUP_DIR} are for the steps above and need not be committed."
-    ));
-    steps.push(
-        "Dispatcher: install `gate` from the pinned release; its token reads actions, contents, pull requests and checks and has actions: write (and contents: write for agent-team-diffs/** branches); give it AGENT_TEAM_DISPATCH_KEY.".to_owned(),
+        format!(
+            "import {RULESET_DEFAULT_PATH} now (Settings → Rules → Rulesets → New ruleset → Import a ruleset: a reviewed pull request for everyone, no required status check); once the App exists, rerun `gate init --app-id <the App's id>` to write {RULESET_BRANCHES_PATH} (agent-team/** written by the App alone; it names the App) and import it."
+        )
+    };
+    let commit = format!(
+        "commit {CALLER_PATH} and {POLICY_PATH} on the default branch through a reviewed pull request; the files under {SETUP_DIR} are for the steps above and need not be committed."
     );
-    steps.push(format!(
-        "Check: `GH_TOKEN=<read-only token> gate doctor --repository {repo} --app <the App's slug>` exits 0."
-    ));
-    steps
+    let dispatcher = "install `gate` from the pinned release on a machine the agent cannot reach; its token reads actions, contents, pull requests and checks and has actions: write (and contents: write for agent-team-diffs/** branches); give it AGENT_TEAM_DISPATCH_KEY.".to_owned();
+    let doctor = format!(
+        "`GH_TOKEN=<read-only token> gate doctor --repository {repo} --app <the App's slug>` exits 0."
+    );
+    let texts = [
+        pin,
+        app,
+        environments,
+        actions,
+        rulesets,
+        commit,
+        dispatcher,
+        doctor,
+    ];
+    STEP_TITLES
+        .iter()
+        .zip(texts)
+        .map(|(title, text)| format!("{title}: {text}"))
+        .collect()
 }
 
 /// What [`write`] did (or, for [`changes`], would do) with each file.

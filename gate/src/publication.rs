@@ -1105,7 +1105,7 @@ impl Publisher<'_> {
              App the `workflows` permission, which would let it publish changes to the workflows \
              that guard it"
         } else {
-            "let the App create and update agent-team/** branches (ADOPTING.md, \"Rulesets\"), or \
+            "let the App create and update agent-team/** branches (ADOPTING.md, step 5, \"Import the rulesets\"), or \
              dispatch on the default branch's current head, then run the job again"
         };
         failure(

@@ -1,4 +1,4 @@
-//! The dispatcher's signature: a known-answer vector (the one ADOPTING.md documents), every
+//! The dispatcher's signature: a known-answer vector (the one REFERENCE.md documents), every
 //! signed field tampered with, wrong and rotated keys, a missing MAC, the retired v1; and
 //! `gate verify-dispatch` as the guard and publish jobs run it (expired, another workflow), and
 //! `gate sign`.
@@ -58,7 +58,7 @@ fn only(current: &str) -> VerifyingKeys {
 
 /// Computed independently with Python's `hmac` over the length-prefixed encoding (the script
 /// builds each field as `struct.pack(">I", len(b)) + b`, the scope as a count then its globs);
-/// ADOPTING.md, "Signed dispatches", shows the same vector.
+/// REFERENCE.md, "Signed dispatches", shows the same vector.
 pub const VECTOR_ENCODING: &str = "000000206167656e742d7465616d2d6170706c792f64697370617463682d6d61632f7632000000096f63746f2f7265706f0000000f726566732f68656164732f6d61696e000000262e6769746875622f776f726b666c6f77732f6167656e742d7465616d2d6170706c792e796d6c00000003542d31000000283031323334353637383961626364656630313233343536373839616263646566303132333435363700000040653362306334343239386663316331343961666266346338393936666239323432376165343165343634396239333463613439353939316237383532623835350000002030303131323233333434353536363737383839396161626263636464656566660000000a3137373233373030303000000002000000067372632f2a2a00000009646f63732f2a2e6d640000000e46697820746865207061727365720000000d5768793a0a69742062726f6b65";
 pub const VECTOR_MAC: &str = "v2:00112233445566778899aabbccddeeff:1772370000:3fbbaaef428d231d0d726055e412b3c76bc0d6ea3a4a24a5f2053d7488024b8a";
 
@@ -73,20 +73,20 @@ fn known_answer() {
     assert_eq!(sign(&fields(), &key(KEY)).to_input(), VECTOR_MAC);
 }
 
-/// The vector in ADOPTING.md is this one, byte for byte.
+/// The vector in REFERENCE.md is this one, byte for byte.
 #[test]
 fn the_documented_vector_is_the_tested_one() {
     let adopting =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../ADOPTING.md")).unwrap();
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../REFERENCE.md")).unwrap();
     let joined: String = adopting.split_whitespace().collect();
     assert!(
         joined.contains(VECTOR_ENCODING),
-        "ADOPTING.md lacks the encoding"
+        "REFERENCE.md lacks the encoding"
     );
-    assert!(adopting.contains(VECTOR_MAC), "ADOPTING.md lacks the MAC");
+    assert!(adopting.contains(VECTOR_MAC), "REFERENCE.md lacks the MAC");
     assert!(
         adopting.contains(&format!("`{KEY}`")),
-        "ADOPTING.md lacks the key"
+        "REFERENCE.md lacks the key"
     );
 }
 

@@ -79,7 +79,7 @@ fn three_build_systems_get_their_example_caller_and_policy() {
         // Every step numbered, the doctor last.
         let steps: Vec<&str> = out
             .lines()
-            .skip_while(|l| !l.starts_with("Remaining steps"))
+            .skip_while(|l| !l.starts_with("The setup's steps"))
             .skip(1)
             .collect();
         assert!(steps.len() >= 6, "{out}");
@@ -384,4 +384,46 @@ fn bad_pins_and_symlinks_are_refused() {
     assert_eq!(code, 2);
     assert!(err.contains("is a symbolic link"), "{err}");
     assert_eq!(std::fs::read_dir(elsewhere.path()).unwrap().count(), 0);
+}
+
+/// ADOPTING.md's "Setting up" is the steps `gate init` prints: one heading `### N. <title>` for
+/// each, in the same order, and nothing else numbered there; `gate init` prints `N. <title>: `.
+/// ADOPTING.md itself stays a checklist: at most 400 lines, the rest in REFERENCE.md.
+#[test]
+fn adopting_numbers_its_steps_as_gate_init_does() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let adopting = std::fs::read_to_string(root.join("ADOPTING.md")).unwrap();
+    assert!(
+        adopting.lines().count() <= 400,
+        "ADOPTING.md has {} lines",
+        adopting.lines().count()
+    );
+    let headings: Vec<&str> = adopting
+        .lines()
+        .filter(|l| l.starts_with("### ") && l[4..].starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    let want: Vec<String> = gate::init::STEP_TITLES
+        .iter()
+        .enumerate()
+        .map(|(i, t)| format!("### {}. {t}", i + 1))
+        .collect();
+    assert_eq!(headings, want);
+
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(repo.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+    let (code, text, err) = init(repo.path(), &["--repository", "octo/repo"]);
+    assert_eq!(code, 0, "{err}");
+    let printed: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("The setup's steps"))
+        .skip(1)
+        .collect();
+    assert_eq!(printed.len(), want.len(), "{text}");
+    for (i, (line, title)) in printed.iter().zip(gate::init::STEP_TITLES).enumerate() {
+        let head = format!("  {}. {title}: ", i + 1);
+        assert!(
+            line.starts_with(&head),
+            "{line:?} does not start with {head:?}"
+        );
+    }
 }

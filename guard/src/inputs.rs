@@ -86,7 +86,7 @@ pub enum InputError {
     )]
     DispatchMac { found: String },
     #[error(
-        "dispatch_mac is version 1, which binds no nonce, expiry or workflow and is no longer accepted: sign with a dispatcher that writes v2 (gate dispatch, gate sign; ADOPTING.md, \"Dispatch signatures\")"
+        "dispatch_mac is version 1, which binds no nonce, expiry or workflow and is no longer accepted: sign with a dispatcher that writes v2 (gate dispatch, gate sign; REFERENCE.md, \"Signed dispatches\")"
     )]
     DispatchMacV1,
     #[error(

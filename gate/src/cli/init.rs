@@ -111,7 +111,7 @@ pub fn run_cli(args: InitArgs) -> u8 {
         };
         out.line(&format!("  {verb:<9} {path}{note}"));
     }
-    out.line("Remaining steps, in order:");
+    out.line("The setup's steps, in order (ADOPTING.md, \"Setting up\"):");
     for (i, step) in plan.steps.iter().enumerate() {
         out.line(&format!("  {}. {step}", i + 1));
     }

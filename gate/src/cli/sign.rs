@@ -5,7 +5,7 @@
 //! `task_id`, `base_sha`, `expected_diff_sha256`, `declared_scope`, `dispatch_mac` (`v2:` with the
 //! nonce and the expiry) and, when given, `pr_title` and `pr_description`. The key comes from
 //! `AGENT_TEAM_DISPATCH_KEY` (or `AGENT_TEAM_DISPATCH_KEY_FILE`). The encoding is documented in
-//! ADOPTING.md ("Signed dispatches") with a test vector; `--nonce` and `--expires-at` reproduce
+//! REFERENCE.md ("Signed dispatches") with a test vector; `--nonce` and `--expires-at` reproduce
 //! it, and are otherwise left to the command (16 random bytes; now plus `--lifetime`).
 //!
 //! Exit 0 with the inputs printed; 2 on any invalid argument or missing key.
