@@ -9,6 +9,7 @@
 //! starting files.
 #![forbid(unsafe_code)]
 
+pub mod app_create;
 pub mod decide;
 pub mod dispatch;
 pub mod dispatch_mac;

@@ -56,6 +56,8 @@ enum Command {
     /// Write the caller workflow and a starting policy for the repository's build system, the
     /// App manifest and the rulesets to import, and print the remaining setup steps.
     Init(cli::init::InitArgs),
+    /// Register the publishing App or the dispatcher's from its manifest (`gate app create`).
+    App(cli::app::AppArgs),
     /// The release workflow's last step: the pin commit (the built commit plus the pinned
     /// hashes), its tag vX.Y.Z and the release with the assets (token from GH_TOKEN).
     Release(Box<cli::release::ReleaseArgs>),
@@ -85,6 +87,7 @@ fn main() -> ExitCode {
         Command::VerifyEnvironments(args) => cli::verify_environments::run(args),
         Command::Doctor(args) => cli::doctor::run_cli(args),
         Command::Init(args) => cli::init::run_cli(args),
+        Command::App(args) => cli::app::run_cli(args),
         Command::Release(args) => cli::release::run(*args),
         #[cfg(feature = "mcp")]
         Command::Mcp(args) => cli::mcp::run(*args),

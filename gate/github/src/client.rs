@@ -241,6 +241,12 @@ impl Token {
         Err(ConfigError::NoToken)
     }
 
+    /// No token: requests go without `authorization` (the few endpoints that take none, such
+    /// as the exchange of an App manifest's code).
+    pub fn anonymous() -> Self {
+        Token(String::new())
+    }
+
     /// Replace every occurrence of the token in `text`.
     pub fn redact(&self, text: &str) -> String {
         if self.0.is_empty() {
@@ -925,7 +931,7 @@ impl Client {
             .uri(url)
             .header("accept", call.accept)
             .header("x-github-api-version", API_VERSION);
-        if authenticated {
+        if authenticated && !self.config.token.0.is_empty() {
             builder = builder.header("authorization", self.config.token.bearer());
         }
         let response = match &call.body {

@@ -25,6 +25,7 @@ pub mod date;
 pub mod git;
 pub mod graphql;
 pub mod issues;
+pub mod manifests;
 pub mod paginate;
 pub mod pulls;
 pub mod releases;

@@ -1,5 +1,6 @@
 //! One module per subcommand: parse arguments, call the library, render, return an exit code.
 
+pub mod app;
 pub mod decide;
 pub mod dispatch;
 pub mod doctor;

@@ -146,6 +146,24 @@ fn percent_decode(text: &str, plus_is_space: bool) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// One value of an `application/x-www-form-urlencoded` body (`+` is a space).
+pub fn decode_form(value: &str) -> String {
+    percent_decode(value, true)
+}
+
+/// `value` percent-encoded for a query (every byte but the unreserved ones).
+pub fn encode_form(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
 /// One path segment, percent-decoded.
 pub fn decode_segment(segment: &str) -> String {
     percent_decode(segment, false)

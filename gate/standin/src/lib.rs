@@ -34,6 +34,7 @@
 pub mod git;
 mod http;
 mod load;
+pub mod manifests;
 pub mod page;
 mod releases;
 mod routes;
@@ -445,6 +446,8 @@ pub struct State {
     pub artifacts: Vec<ArtifactState>,
     /// Releases created through the API (`crate::releases`).
     pub releases: Vec<ReleaseState>,
+    /// Apps registered through the manifest form (`crate::manifests`).
+    pub manifests: Vec<manifests::Pending>,
     /// How many requests each fault (by index) has let through.
     fault_passes: Vec<u32>,
     next_id: u64,
@@ -467,6 +470,7 @@ impl State {
             foreign_signed: std::collections::BTreeSet::new(),
             artifacts: Vec::new(),
             releases: Vec::new(),
+            manifests: Vec::new(),
             fault_passes: Vec::new(),
             next_id: 100,
         };

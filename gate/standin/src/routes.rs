@@ -123,6 +123,21 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
             None => not_found(),
         });
     }
+    // The manifest flow: github.com's form, and the code's exchange, neither authenticated.
+    if let Some(reply) = crate::manifests::web_route(state, req) {
+        return Some(reply);
+    }
+    if let ["app-manifests", code, "conversions"] = req
+        .path
+        .trim_start_matches('/')
+        .trim_start_matches("api/v3/")
+        .split('/')
+        .collect::<Vec<_>>()
+        .as_slice()
+        && req.method == "POST"
+    {
+        return Some(crate::manifests::conversion(state, code));
+    }
     if let ["app", "installations", _, "access_tokens"] = req
         .path
         .trim_start_matches('/')
