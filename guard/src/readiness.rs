@@ -291,9 +291,31 @@ pub fn assess(
     settings: &Settings,
     reads: Reads,
 ) -> Vec<Finding> {
+    let among = |path: &str| -> Result<Option<Vec<u8>>, String> {
+        Ok(files
+            .iter()
+            .find(|f| f.path == path)
+            .map(|f| f.bytes.clone()))
+    };
+    assess_in(files, &among, target, settings, reads)
+}
+
+/// Reads one file of the commit the workflow files come from: `Ok(None)` when there is none at
+/// that path, `Err` when it cannot be read as a regular file.
+pub type ReadFile<'a> = dyn Fn(&str) -> Result<Option<Vec<u8>>, String> + 'a;
+
+/// [`assess`], with the local actions (`uses: ./dir`) and reusable workflows (`uses:
+/// ./.github/workflows/x.yml`) a job names read from the same commit through `read`.
+pub fn assess_in(
+    files: &[WorkflowFile],
+    read: &ReadFile<'_>,
+    target: &Target,
+    settings: &Settings,
+    reads: Reads,
+) -> Vec<Finding> {
     let mut findings = Vec::new();
     for file in files {
-        match assess_file(file, files, target, settings, reads) {
+        match assess_file(file, files, read, target, settings, reads) {
             Ok(mut found) => findings.append(&mut found),
             Err(reason) => findings.push(Finding::unreadable(&file.path, reason)),
         }
@@ -363,6 +385,7 @@ struct Exposure {
 fn assess_file(
     file: &WorkflowFile,
     all: &[WorkflowFile],
+    read: &ReadFile<'_>,
     target: &Target,
     settings: &Settings,
     reads: Reads,
@@ -447,10 +470,12 @@ fn assess_file(
                     rule: Rule::UnprotectedSecretJob,
                     detail: None,
                 }),
-                Class::Privileged => jobs::branch_exposure(job).map(|how| Exposure {
-                    rule: Rule::PrivilegedCheckout,
-                    detail: Some(how),
-                }),
+                Class::Privileged => privileged_exposure(job, read, 0, &mut Vec::new())
+                    .map_err(|e| format!("job `{id}`: {e}"))?
+                    .map(|how| Exposure {
+                        rule: Rule::PrivilegedCheckout,
+                        detail: Some(how),
+                    }),
                 Class::Unknown => Some(Exposure {
                     rule: Rule::UnmodelledEvent,
                     detail: Some(format!("`{name}`")),
@@ -507,6 +532,161 @@ fn assess_file(
             })
         })
         .collect())
+}
+
+/// How deep local actions and reusable workflows are followed (GitHub allows four levels of
+/// reusable workflows and ten of composite actions); deeper is a finding.
+const MAX_LOCAL_DEPTH: usize = 10;
+
+/// A local action's or reusable workflow's path in the repository, from `uses: ./path`.
+fn local_path(uses: &str) -> Option<&str> {
+    uses.strip_prefix("./")
+        .map(|p| p.trim_end_matches('/'))
+        .filter(|p| !p.is_empty())
+}
+
+/// Whether a privileged job runs the branch's code, following what it runs of this commit: the
+/// steps of each local composite action (`uses: ./dir`, its `action.yml` or `action.yaml`; they
+/// run in the calling job, with its credentials) and the jobs of a local reusable workflow
+/// (`uses: ./.github/workflows/x.yml`, with the secrets and inputs the caller hands it), each
+/// recursively. An input the caller fills from the payload reaches a checkout or a fetch as
+/// `inputs.X`, which counts as a ref chosen at run time. A local file that is missing, not
+/// readable, deeper than [`MAX_LOCAL_DEPTH`] or in a cycle is an error: the job cannot be shown
+/// safe.
+fn privileged_exposure(
+    job: &Map<String, Value>,
+    read: &ReadFile<'_>,
+    depth: usize,
+    seen: &mut Vec<String>,
+) -> Result<Option<String>, String> {
+    if let Some(called) = job.get("uses").and_then(Value::as_str) {
+        let Some(path) = local_path(called) else {
+            return Ok(None);
+        };
+        let doc = local_file(path, read, depth, seen)?;
+        let Some(jobs) = doc.get("jobs").and_then(Value::as_object) else {
+            return Err(format!("`{called}` has no `jobs` mapping"));
+        };
+        for (id, called_job) in jobs {
+            let called_job = called_job
+                .as_object()
+                .ok_or_else(|| format!("`{called}`: job `{id}` is not a mapping"))?;
+            if let Some(how) = privileged_exposure(called_job, read, depth + 1, seen)? {
+                seen.pop();
+                return Ok(Some(format!("`{called}` job `{id}`: {how}")));
+            }
+        }
+        seen.pop();
+        return Ok(None);
+    }
+    let expanded = expand_local_actions(job, read, depth, seen)?;
+    Ok(jobs::branch_exposure(&expanded))
+}
+
+/// Read and parse a local file for [`privileged_exposure`], refusing depth and cycles; pushes
+/// `path` on `seen` (the caller pops it).
+fn local_file(
+    path: &str,
+    read: &ReadFile<'_>,
+    depth: usize,
+    seen: &mut Vec<String>,
+) -> Result<Value, String> {
+    if depth >= MAX_LOCAL_DEPTH {
+        return Err(format!(
+            "`./{path}`: local actions and workflows nested deeper than {MAX_LOCAL_DEPTH}"
+        ));
+    }
+    if seen.iter().any(|p| p == path) {
+        return Err(format!(
+            "`./{path}` uses itself ({} -> ./{path})",
+            seen.join(" -> ")
+        ));
+    }
+    let bytes = read(path)
+        .map_err(|e| format!("`./{path}`: {e}"))?
+        .ok_or_else(|| format!("`./{path}`: no such file at this commit"))?;
+    let doc = parse_workflow(&bytes).map_err(|e| format!("`./{path}`: {e}"))?;
+    seen.push(path.to_owned());
+    Ok(doc)
+}
+
+/// The job with each step `uses: ./dir` of a composite action replaced by that action's steps
+/// (recursively); other local actions (JavaScript, Docker) stay as they are, once their
+/// `action.yml` is read.
+fn expand_local_actions(
+    job: &Map<String, Value>,
+    read: &ReadFile<'_>,
+    depth: usize,
+    seen: &mut Vec<String>,
+) -> Result<Map<String, Value>, String> {
+    let Some(steps) = job.get("steps").and_then(Value::as_array) else {
+        return Ok(job.clone());
+    };
+    let mut out = Vec::with_capacity(steps.len());
+    for step in steps {
+        let Some(dir) = step
+            .get("uses")
+            .and_then(Value::as_str)
+            .and_then(local_path)
+        else {
+            out.push(step.clone());
+            continue;
+        };
+        let yml = format!("{dir}/action.yml");
+        let path = if read(&yml).map_err(|e| format!("`./{yml}`: {e}"))?.is_some() {
+            yml
+        } else {
+            format!("{dir}/action.yaml")
+        };
+        let action = local_file(&path, read, depth, seen)?;
+        let runs = action.get("runs").and_then(Value::as_object);
+        let using = runs
+            .and_then(|r| r.get("using"))
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !using.eq_ignore_ascii_case("composite") {
+            seen.pop();
+            out.push(step.clone());
+            continue;
+        }
+        let inner = runs
+            .and_then(|r| r.get("steps"))
+            .and_then(Value::as_array)
+            .ok_or_else(|| format!("`./{path}`: a composite action without `runs.steps`"))?;
+        let mut nested = Map::new();
+        nested.insert("steps".into(), Value::Array(inner.clone()));
+        let expanded = expand_local_actions(&nested, read, depth + 1, seen)?;
+        seen.pop();
+        if let Some(Value::Array(inner)) = expanded.get("steps") {
+            // The calling step's `with:` and `env:` travel with the action's steps, as `env`
+            // entries of each (named by the depth, so none hides another): what it hands the
+            // action (a payload ref) is what the steps read as `inputs.X`.
+            let handed: Vec<(String, Value)> = ["with", "env"]
+                .iter()
+                .filter_map(|key| step.get(*key).and_then(Value::as_object))
+                .flat_map(|map| map.iter())
+                .map(|(name, value)| (format!("{name}@caller{depth}"), value.clone()))
+                .collect();
+            for inner_step in inner {
+                let mut inner_step = inner_step.clone();
+                if let Some(map) = inner_step.as_object_mut()
+                    && !handed.is_empty()
+                {
+                    let mut env = map
+                        .get("env")
+                        .and_then(Value::as_object)
+                        .cloned()
+                        .unwrap_or_default();
+                    env.extend(handed.iter().cloned());
+                    map.insert("env".into(), Value::Object(env));
+                }
+                out.push(inner_step);
+            }
+        }
+    }
+    let mut job = job.clone();
+    job.insert("steps".into(), Value::Array(out));
+    Ok(job)
 }
 
 /// The runners of a reusable workflow of this repository (`uses: ./.github/workflows/x.yml`): its

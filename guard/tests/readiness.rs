@@ -19,7 +19,8 @@ use guard::policy::Policy;
 use guard::readiness::expr::{self, Scope, Val};
 use guard::readiness::filter::{Pattern, included};
 use guard::readiness::{
-    Acceptance, DefaultToken, Event, Finding, Reads, Rule, Settings, Target, WorkflowFile, assess,
+    Acceptance, Credential, DefaultToken, Event, Finding, Reads, Rule, Settings, Target,
+    WorkflowFile, assess,
 };
 
 fn target() -> Target {
@@ -1725,4 +1726,222 @@ fn runs_on_reads_githubs_dated_labels_and_matrix_expressions() {
     ] {
         assert!(judge(head).is_empty(), "{head}");
     }
+}
+
+// ---- local actions and reusable workflows, read from the same commit ----
+
+/// A `pull_request_target` workflow whose job holds a secret and runs `step` (YAML of one step,
+/// indented for the steps list).
+fn privileged_with(step: &str) -> WorkflowFile {
+    WorkflowFile {
+        path: ".github/workflows/pr.yml".into(),
+        bytes: format!(
+            "on: pull_request_target\npermissions: {{}}\njobs:\n  test:\n    runs-on: ubuntu-latest\n    env:\n      KEY: ${{{{ secrets.KEY }}}}\n    steps:\n      - uses: actions/checkout@v4\n{step}"
+        )
+        .into_bytes(),
+    }
+}
+
+fn assess_with_tree(workflow: &WorkflowFile, tree: &[(&str, &str)]) -> Vec<Finding> {
+    let files = std::slice::from_ref(workflow);
+    let read = |path: &str| -> Result<Option<Vec<u8>>, String> {
+        Ok(tree
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, text)| text.as_bytes().to_vec())
+            .or_else(|| {
+                files
+                    .iter()
+                    .find(|f| f.path == path)
+                    .map(|f| f.bytes.clone())
+            }))
+    };
+    guard::readiness::assess_in(files, &read, &target(), &Settings::default(), Reads::Both)
+}
+
+const HEAD_CHECKOUT: &str = "runs:\n  using: composite\n  steps:\n    - uses: actions/checkout@v4\n      with:\n        ref: ${{ github.event.pull_request.head.sha }}\n    - run: make test\n      shell: bash\n";
+
+#[test]
+fn a_local_composite_action_runs_in_the_calling_job() {
+    // Its steps check out the pull request's head: the job runs the branch's code with its secret.
+    let workflow = privileged_with("      - uses: ./.github/actions/test\n");
+    let found = assess_with_tree(
+        &workflow,
+        &[(".github/actions/test/action.yml", HEAD_CHECKOUT)],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].rule, Rule::PrivilegedCheckout);
+    assert!(
+        found[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("github.event.pull_request.head"),
+        "{found:#?}"
+    );
+
+    // The ref handed in as an input (`inputs.ref` inside, the payload outside), through
+    // `action.yaml` and a nested composite action.
+    let workflow = privileged_with(
+        "      - uses: ./tools/outer\n        with:\n          ref: ${{ github.event.pull_request.head.sha }}\n",
+    );
+    let found = assess_with_tree(
+        &workflow,
+        &[
+            (
+                "tools/outer/action.yaml",
+                "runs:\n  using: composite\n  steps:\n    - uses: ./tools/inner\n      with:\n        ref: ${{ inputs.ref }}\n",
+            ),
+            (
+                "tools/inner/action.yml",
+                "runs:\n  using: composite\n  steps:\n    - run: git fetch origin \"$REF\" && git checkout FETCH_HEAD\n      shell: bash\n      env:\n        REF: ${{ inputs.ref }}\n",
+            ),
+        ],
+    );
+    assert_eq!(
+        found.iter().map(|f| f.rule).collect::<Vec<_>>(),
+        [Rule::PrivilegedCheckout],
+        "{found:#?}"
+    );
+
+    // A composite action that runs no branch code (a labeller) is no finding.
+    let workflow = privileged_with("      - uses: ./.github/actions/label\n");
+    let found = assess_with_tree(
+        &workflow,
+        &[(
+            ".github/actions/label/action.yml",
+            "runs:\n  using: composite\n  steps:\n    - run: gh pr edit --add-label triage\n      shell: bash\n",
+        )],
+    );
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn a_missing_nested_too_deep_or_cyclic_local_action_is_a_finding() {
+    let cases: [(&str, Vec<(&str, &str)>, &str); 3] = [
+        (
+            "./.github/actions/gone",
+            vec![],
+            "no such file at this commit",
+        ),
+        (
+            "./a",
+            vec![
+                (
+                    "a/action.yml",
+                    "runs:\n  using: composite\n  steps:\n    - uses: ./b\n",
+                ),
+                (
+                    "b/action.yml",
+                    "runs:\n  using: composite\n  steps:\n    - uses: ./a\n",
+                ),
+            ],
+            "uses itself",
+        ),
+        (
+            "./c",
+            vec![(
+                "c/action.yml",
+                "runs:\n  using: composite\n  steps:\n    - run: true\n      shell: bash\n",
+            )],
+            "",
+        ),
+    ];
+    for (uses, tree, want) in cases {
+        let workflow = privileged_with(&format!("      - uses: {uses}\n"));
+        let found = assess_with_tree(&workflow, &tree);
+        if want.is_empty() {
+            assert!(found.is_empty(), "{uses}: {found:#?}");
+            continue;
+        }
+        assert_eq!(found.len(), 1, "{uses}: {found:#?}");
+        assert_eq!(found[0].rule, Rule::UnreadableWorkflow, "{uses}");
+        assert!(
+            found[0].detail.as_deref().unwrap().contains(want),
+            "{uses}: {found:#?}"
+        );
+    }
+    // Eleven levels of composite actions, each calling the next.
+    let tree: Vec<(String, String)> = (0..11)
+        .map(|i| {
+            (
+                format!("l{i}/action.yml"),
+                format!(
+                    "runs:\n  using: composite\n  steps:\n    - uses: ./l{}\n",
+                    i + 1
+                ),
+            )
+        })
+        .collect();
+    let tree: Vec<(&str, &str)> = tree.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let found = assess_with_tree(&privileged_with("      - uses: ./l0\n"), &tree);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(
+        found[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("nested deeper than"),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn a_local_reusable_workflow_runs_the_callers_payload_ref_with_its_secrets() {
+    let caller = WorkflowFile {
+        path: ".github/workflows/pr.yml".into(),
+        bytes: b"on: pull_request_target\npermissions: {}\njobs:\n  test:\n    uses: ./.github/workflows/tests.yml\n    secrets: inherit\n    with:\n      sha: ${{ github.event.pull_request.head.sha }}\n".to_vec(),
+    };
+    let called = WorkflowFile {
+        path: ".github/workflows/tests.yml".into(),
+        bytes: b"on:\n  workflow_call:\n    inputs:\n      sha: { type: string, required: true }\njobs:\n  run:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n        with:\n          ref: ${{ inputs.sha }}\n      - run: make test\n".to_vec(),
+    };
+    let found = assess(
+        &[caller.clone(), called.clone()],
+        &target(),
+        &Settings::default(),
+        Reads::Both,
+    );
+    let privileged: Vec<&Finding> = found.iter().filter(|f| f.workflow == caller.path).collect();
+    assert_eq!(privileged.len(), 1, "{found:#?}");
+    assert_eq!(privileged[0].rule, Rule::PrivilegedCheckout);
+    let detail = privileged[0].detail.as_deref().unwrap();
+    assert!(
+        detail.contains("`./.github/workflows/tests.yml` job `run`")
+            && detail.contains("inputs.sha"),
+        "{detail}"
+    );
+    assert!(
+        privileged[0]
+            .credentials
+            .contains(&Credential::Secret("inherit".into())),
+        "{found:#?}"
+    );
+}
+
+#[test]
+fn the_subcommand_reads_local_actions_from_the_commit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".github/workflows")).unwrap();
+    std::fs::create_dir_all(repo.join(".github/actions/test")).unwrap();
+    std::fs::write(
+        repo.join(".github/workflows/pr.yml"),
+        privileged_with("      - uses: ./.github/actions/test\n").bytes,
+    )
+    .unwrap();
+    std::fs::write(repo.join(".github/actions/test/action.yml"), HEAD_CHECKOUT).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let (code, doc) = guard_readiness(&repo, None);
+    assert_eq!(code, 1);
+    assert_eq!(doc.findings.len(), 1, "{doc:#?}");
+    assert_eq!(doc.findings[0].rule, Rule::PrivilegedCheckout);
+    // Once the action is gone from the commit, the workflow cannot be shown safe.
+    std::fs::remove_file(repo.join(".github/actions/test/action.yml")).unwrap();
+    git(&repo, &["commit", "-q", "-a", "-m", "drop"]);
+    let (code, doc) = guard_readiness(&repo, None);
+    assert_eq!(code, 1);
+    assert_eq!(doc.findings[0].rule, Rule::UnreadableWorkflow, "{doc:#?}");
 }

@@ -15,7 +15,7 @@ use contract::cli::Exit;
 use contract::escape::neutralize;
 use contract::readiness::{ReadinessDoc, ReadinessMode, ReadinessResult};
 use guard::git::GitRepo;
-use guard::readiness::{Commits, Finding, Reads, Target, WorkflowFile, assess, document};
+use guard::readiness::{Commits, Finding, Reads, Target, WorkflowFile, assess_in, document};
 
 use super::check::load_policy;
 
@@ -122,7 +122,25 @@ fn run_inner(args: ReadinessArgs) -> Result<u8, String> {
                 }
             }
         }
-        for finding in assess(&files, &target, &policy.readiness, reads) {
+        // Local actions and reusable workflows are read from the same commit's tree.
+        let tree: std::collections::HashMap<Vec<u8>, guard::git::TreeEntry> = repo
+            .tree_entries(rev)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .collect();
+        let read = |path: &str| -> Result<Option<Vec<u8>>, String> {
+            let Some(entry) = tree.get(path.as_bytes()) else {
+                return Ok(None);
+            };
+            if entry.mode != 0o100644 && entry.mode != 0o100755 {
+                return Err(format!("not a regular file (mode {:o})", entry.mode));
+            }
+            let mut blobs = repo
+                .blobs(&[entry.oid.as_str()])
+                .map_err(|e| e.to_string())?;
+            Ok(blobs.pop())
+        };
+        for finding in assess_in(&files, &read, &target, &policy.readiness, reads) {
             findings.push((commit.clone(), finding));
         }
         names_at.push(names);
