@@ -26,13 +26,17 @@
 //! Faults ([`Fault`]) answer matching requests with canned responses first: statuses,
 //! `Retry-After`, rate-limit headers, dropped connections, optionally after letting some
 //! requests through or after the request took effect; [`RefMove`]s move a branch when a request
-//! arrives (someone else pushing meanwhile). The server's clock starts at
+//! arrives (someone else pushing meanwhile). [`RateLimits`] impose GitHub's secondary and primary
+//! rate limits ([`limits`]); `GET .../actions/runs/{id}` carries an `ETag` and answers a matching
+//! `If-None-Match` with `304 Not Modified`. Each connection is served on its own thread (requests
+//! are handled one at a time under the state's lock), so concurrent clients are concurrent. The server's clock starts at
 //! [`Scenario::start_unix`] and advances one second per request; it is what `Date` headers and
 //! `created_at` say.
 #![forbid(unsafe_code)]
 
 pub mod git;
 mod http;
+pub mod limits;
 mod load;
 pub mod page;
 mod releases;
@@ -46,6 +50,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 pub use http::Recorded;
+pub use limits::{LimitCounts, RateLimits};
 pub use load::{export_commit, git_command, load_commit};
 
 /// What the dispatch endpoint does with `return_run_details: true`.
@@ -131,6 +136,15 @@ impl Canned {
             .headers
             .push(("x-ratelimit-reset".into(), format!("+{seconds}")));
         canned
+    }
+
+    /// A secondary rate limit that names no wait: `status` (`403` or `429`) and GitHub's message
+    /// alone.
+    pub fn secondary_limit(status: u16) -> Self {
+        Canned::status(
+            status,
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+        )
     }
 
     /// Close the connection without answering (a dropped connection).
@@ -293,6 +307,8 @@ pub struct Scenario {
     /// guard job runs from +0 to +5, build-test from +10) and its bytes (`RUN_ID` in them is
     /// replaced with the run's id).
     pub guard_artifact: Option<(i64, Vec<u8>)>,
+    /// GitHub's rate limits, imposed on every API request ([`limits`]); none by default.
+    pub rate_limits: RateLimits,
 }
 
 /// An artifact a job uploaded (`archive: false`: the file itself).
@@ -341,6 +357,7 @@ impl Default for Scenario {
             bot_user_id: 190_000_001,
             forgery: None,
             guard_artifact: None,
+            rate_limits: RateLimits::default(),
         }
     }
 }
@@ -447,6 +464,11 @@ pub struct State {
     pub releases: Vec<ReleaseState>,
     /// How many requests each fault (by index) has let through.
     fault_passes: Vec<u32>,
+    /// What the rate limits did.
+    pub limits: LimitCounts,
+    /// Each run's status and conclusion as last served, and when that changed (its
+    /// `updated_at`).
+    pub(crate) run_versions: BTreeMap<u64, (String, Option<String>, i64)>,
     next_id: u64,
 }
 
@@ -468,6 +490,8 @@ impl State {
             artifacts: Vec::new(),
             releases: Vec::new(),
             fault_passes: Vec::new(),
+            limits: LimitCounts::default(),
+            run_versions: BTreeMap::new(),
             next_id: 100,
         };
         for prior in state.scenario.prior_runs.clone() {
@@ -518,7 +542,8 @@ impl StandIn {
                         break;
                     }
                     if let Ok(stream) = stream {
-                        http::serve(stream, addr, &state);
+                        let state = Arc::clone(&state);
+                        std::thread::spawn(move || http::serve(stream, addr, &state));
                     }
                 }
             })
