@@ -585,6 +585,12 @@ impl StandIn {
         now
     }
 
+    /// The stand-in's clock moved on by `seconds` (a client's clock that shares the server's
+    /// time: its sleeps pass on the server too, so a rate limit's reset comes).
+    pub fn advance(&self, seconds: i64) {
+        self.state().now += seconds;
+    }
+
     /// A job of run `run_id` uploads the file `name` as an artifact (`archive: false`), now.
     pub fn upload_artifact(&self, run_id: u64, name: &str, bytes: Vec<u8>) -> u64 {
         let mut state = self.state();

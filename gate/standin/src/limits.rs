@@ -4,7 +4,7 @@
 //! - **Secondary** ("About secondary rate limits"): GitHub refuses requests that come too many at
 //!   once ("No more than 100 concurrent requests are allowed") or too fast, with `403` or `429`
 //!   and a message naming the secondary rate limit, with or without `retry-after`. Scripted by
-//!   [`RateLimits::every`] (each `every`-th API request is refused) and
+//!   [`RateLimits::every`] (each `every`-th API request of a client is refused) and
 //!   [`RateLimits::max_concurrent`] (a request arriving while that many are being served is
 //!   refused), answered with [`RateLimits::secondary`].
 //! - **Primary** ("Primary rate limit for ..."): so many requests per window; every response
@@ -24,8 +24,8 @@ use crate::{Canned, State};
 /// The rate limits a stand-in imposes (none by default).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RateLimits {
-    /// Each `every`-th API request (counting every API request received) meets the secondary
-    /// limit.
+    /// Each `every`-th API request of one client (by its `Authorization` header: GitHub limits
+    /// each user or App installation) meets the secondary limit.
     pub every: Option<u32>,
     /// A request arriving while this many (itself included: more than this many) are being
     /// served meets the secondary limit.
@@ -57,6 +57,8 @@ impl Default for RateLimits {
 pub struct LimitCounts {
     /// API requests received (limited or not).
     pub api_requests: u32,
+    /// The same, per client (`Authorization` header).
+    pub per_client: std::collections::BTreeMap<String, u32>,
     /// Requests refused by a secondary limit (by `every`, by `max_concurrent`).
     pub secondary_every: u32,
     pub secondary_concurrent: u32,
@@ -67,9 +69,9 @@ pub struct LimitCounts {
     /// Requests being served now, and the most at once.
     pub in_flight: u32,
     pub max_in_flight: u32,
-    /// The primary window: its start and the requests counted in it.
-    pub(crate) window_start: Option<i64>,
-    pub(crate) window_used: u32,
+    /// The primary window: its start and the requests counted in it (`x-ratelimit-used`).
+    pub window_start: Option<i64>,
+    pub window_used: u32,
 }
 
 fn is_api(req: &Recorded) -> bool {
@@ -82,6 +84,12 @@ pub fn refuse(state: &mut State, req: &Recorded) -> Option<Canned> {
         return None;
     }
     state.limits.api_requests += 1;
+    let client = req.header("authorization").unwrap_or_default().to_owned();
+    let of_client = {
+        let count = state.limits.per_client.entry(client).or_insert(0);
+        *count += 1;
+        *count
+    };
     let limits = state.scenario.rate_limits.clone();
     if let Some(cap) = limits.max_concurrent
         && state.limits.in_flight > cap
@@ -90,7 +98,7 @@ pub fn refuse(state: &mut State, req: &Recorded) -> Option<Canned> {
         return Some(limits.secondary);
     }
     if let Some(every) = limits.every.filter(|n| *n > 0)
-        && state.limits.api_requests.is_multiple_of(every)
+        && of_client.is_multiple_of(every)
     {
         state.limits.secondary_every += 1;
         return Some(limits.secondary);
