@@ -83,6 +83,7 @@ fn request(i: usize) -> DispatchRequest {
         lifetime: Duration::from_secs(3600),
         nonce: Some(Nonce::parse(&nonce(i)).unwrap()),
         preflight: None,
+        revision: None,
     }
 }
 
