@@ -76,6 +76,91 @@ fn a_429_without_headers_also_waits_a_minute() {
     assert_eq!(clock.sleeps(), secs(&[60]));
 }
 
+/// "If the `retry-after` response header is present, you should not retry your request until
+/// after that many seconds has elapsed": a `403` and a `429` alike, each waited as told, and the
+/// request then served.
+#[test]
+fn retry_after_is_waited_as_told_for_403_and_429_alike() {
+    let gh = with_faults(vec![
+        Canned::retry_after(403, 7),
+        Canned::retry_after(429, 3),
+    ]);
+    let clock = Arc::new(VirtualClock::new(0));
+    let (workflow, _) = client(&gh, &clock, Some(Duration::from_secs(60)))
+        .get_workflow(&repo(), WORKFLOW)
+        .unwrap();
+    assert_eq!(workflow.state, "active");
+    assert_eq!(clock.sleeps(), secs(&[7, 3]));
+    assert_eq!(gh.requests().len(), 3);
+}
+
+/// "If the `x-ratelimit-remaining` header is `0`, you should not retry your request until after
+/// the time specified by the `x-ratelimit-reset` header": the reset is compared with the
+/// response's own `Date` (the client's clock is decades off), plus one second.
+#[test]
+fn remaining_zero_waits_until_the_reset_by_the_responses_date() {
+    let gh = with_faults(vec![Canned::rate_limit_reset(30)]);
+    let clock = Arc::new(VirtualClock::new(86_400));
+    client(&gh, &clock, Some(Duration::from_secs(60)))
+        .get_workflow(&repo(), WORKFLOW)
+        .unwrap();
+    assert_eq!(clock.sleeps(), secs(&[31]));
+}
+
+/// A reset after the deadline: no wait, and the error names the primary limit's headers.
+#[test]
+fn a_reset_past_the_deadline_fails_naming_the_primary_limit() {
+    let gh = with_faults(vec![Canned::rate_limit_reset(600)]);
+    let clock = Arc::new(VirtualClock::new(0));
+    let err = client(&gh, &clock, Some(Duration::from_secs(60)))
+        .get_workflow(&repo(), WORKFLOW)
+        .unwrap_err();
+    assert!(clock.sleeps().is_empty(), "{:?}", clock.sleeps());
+    assert!(
+        matches!(
+            err,
+            Error::RateLimited {
+                status: 403,
+                limit: RateLimitSignal::Reset,
+                wait_secs: 601,
+                stop: RateLimitStop::Deadline { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    let text = err.to_string();
+    assert!(
+        text.contains("x-ratelimit-remaining: 0") && text.contains("deadline"),
+        "{text}"
+    );
+}
+
+/// Without a deadline, a wait longer than the policy's longest (15 minutes) is not made either.
+#[test]
+fn a_wait_longer_than_allowed_is_not_made() {
+    let gh = with_faults(vec![Canned::retry_after(429, 3600)]);
+    let clock = Arc::new(VirtualClock::new(0));
+    let err = client(&gh, &clock, None)
+        .get_workflow(&repo(), WORKFLOW)
+        .unwrap_err();
+    assert!(clock.sleeps().is_empty(), "{:?}", clock.sleeps());
+    assert!(
+        matches!(
+            err,
+            Error::RateLimited {
+                stop: RateLimitStop::TooLong {
+                    wait_secs: 3600,
+                    max_secs: 900
+                },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(gh.requests().len(), 1);
+}
+
 /// `retry-after: 0` (or a reset already past) is no reason for a tight loop: at least 1 s.
 #[test]
 fn retry_after_zero_still_waits_a_second() {
