@@ -11,8 +11,8 @@
 //! stand-in holds each request 2 ms (its service time) and counts every API request by token.
 //!
 //! Scenarios: *none* (no limits); *every 4th* (each client's every 4th request refused with a
-//! `403` naming the secondary limit and no header: the client backs off from a minute); *every
-//! 4th, cap 10* (and any request arriving while 10 are being served: which ones meet it depends
+//! `403` naming the secondary limit and no header: the client backs off from a minute); the same
+//! with *cap 10* (and any request arriving while 10 are being served: which ones meet it depends
 //! on timing, so some dispatches may run out of their three waits and fail naming the limit: the
 //! `passed` column). Each row is the median wall of `--runs` rounds, the rounds of a scenario's
 //! two sizes interleaved so the machine's load falls on both alike.
@@ -102,7 +102,7 @@ fn main() {
     let scenarios = [
         ("none", None, None),
         ("every 4th", Some(4), None),
-        ("every 4th, cap 10", Some(4), Some(10)),
+        ("every 4th + cap 10", Some(4), Some(10)),
     ];
     println!(
         "{runs} rounds; medians; ratios to the single dispatch of the same scenario in the same run"

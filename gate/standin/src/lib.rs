@@ -29,9 +29,9 @@
 //! arrives (someone else pushing meanwhile). [`RateLimits`] impose GitHub's secondary and primary
 //! rate limits ([`limits`]); `GET .../actions/runs/{id}` carries an `ETag` and answers a matching
 //! `If-None-Match` with `304 Not Modified`. Each connection is served on its own thread (requests
-//! are handled one at a time under the state's lock), so concurrent clients are concurrent. The server's clock starts at
-//! [`Scenario::start_unix`] and advances one second per request; it is what `Date` headers and
-//! `created_at` say.
+//! are handled one at a time under the state's lock), so concurrent clients are concurrent. The
+//! server's clock starts at [`Scenario::start_unix`] and advances one second per request; it is
+//! what `Date` headers and `created_at` say.
 #![forbid(unsafe_code)]
 
 pub mod git;
