@@ -17,7 +17,8 @@
 //!    started a run. No run found is an error, never a guess.
 //! 4. The run is checked to be this dispatch's (its name, event and workflow file).
 //! 5. With `wait`, the run is polled with backoff until it completes or the deadline passes
-//!    (the last wait is cut to end on the deadline, where a last poll is made); then the jobs'
+//!    (the last wait is cut to end on the deadline, where a last poll is made), each poll
+//!    conditional on the last `ETag` (an unchanged run is a `304`); then the jobs'
 //!    conclusions decide. On success the publication is authenticated ([`verify_publication`]):
 //!    the draft pull request from `agent-team/<task_id>` exists; the gate's check run on its
 //!    head was created by the publishing App (`--app-id`: listed with the `app_id` filter, and
@@ -35,7 +36,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use base64::Engine;
-use github::actions::{DispatchOutcome, WorkflowRun};
+use github::actions::{DispatchOutcome, RunPoll, WorkflowRun};
 use github::{Client, Error, Repository};
 use guard::inputs::{
     BaseSha, DiffRef, DiffSha256, DispatchMac, Nonce, RawInputs, Scope, TaskId, validate,
@@ -654,6 +655,9 @@ fn wait_for_completion(
     mut run: WorkflowRun,
 ) -> Result<WorkflowRun, String> {
     let mut delay = Duration::from_secs(2);
+    // Each poll after the first is conditional on the last ETag: an unchanged run is a `304`,
+    // which does not count against the primary rate limit.
+    let mut etag: Option<String> = None;
     while run.status.as_deref() != Some("completed") {
         let timed_out = || {
             format!(
@@ -668,7 +672,19 @@ fn wait_for_completion(
             .wait_until_deadline(delay, "GET", "(waiting for the run)")
             .map_err(|_| timed_out())?;
         delay = (delay * 2).min(Duration::from_secs(30));
-        run = client.get_run(repo, run.id).map_err(|e| text(&e))?;
+        match client
+            .poll_run(repo, run.id, etag.as_deref())
+            .map_err(|e| text(&e))?
+        {
+            RunPoll::Changed {
+                run: now,
+                etag: tag,
+            } => {
+                run = *now;
+                etag = tag;
+            }
+            RunPoll::NotModified => {}
+        }
     }
     Ok(run)
 }

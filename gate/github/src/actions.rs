@@ -35,6 +35,18 @@ pub struct DispatchBody<'a> {
     pub return_run_details: Option<bool>,
 }
 
+/// The answer to [`Client::poll_run`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunPoll {
+    /// The run as it is now, and its `ETag` for the next poll.
+    Changed {
+        run: Box<WorkflowRun>,
+        etag: Option<String>,
+    },
+    /// `304`: unchanged since the copy with the `ETag` given.
+    NotModified,
+}
+
 /// The `200` body: schema `workflow-dispatch-response` (`workflow_run_id`, `run_url`,
 /// `html_url`, all required).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -242,6 +254,29 @@ impl Client {
             &Call::get(repo.path(&format!("/actions/runs/{run_id}"))),
             &[200],
         )
+    }
+
+    /// "Get a workflow run" as a conditional request: with the `ETag` of the copy last read,
+    /// GitHub answers `304 Not Modified` while the run is unchanged, which does not count
+    /// against the primary rate limit ("Use conditional requests if appropriate",
+    /// <https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#use-conditional-requests-if-appropriate>).
+    pub fn poll_run(
+        &self,
+        repo: &Repository,
+        run_id: u64,
+        etag: Option<&str>,
+    ) -> Result<RunPoll, Error> {
+        let call = Call::get(repo.path(&format!("/actions/runs/{run_id}"))).if_none_match(etag);
+        let response = self.send(&call)?;
+        if response.status == 304 && etag.is_some() {
+            return Ok(RunPoll::NotModified);
+        }
+        self.expect(&call, &response, &[200])?;
+        let run = self.decode(&call, &response)?;
+        Ok(RunPoll::Changed {
+            run,
+            etag: response.etag().map(str::to_owned),
+        })
     }
 
     /// The `workflow_dispatch` runs of `workflow`, newest first, every page

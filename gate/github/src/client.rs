@@ -16,10 +16,19 @@
 //!   was never made) or GitHub said it was not processed (a rate limit). Other `4xx` are never
 //!   retried.
 //! - **Rate limits** (<https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api>,
-//!   "Exceeding the rate limit" and "Handle rate limit errors appropriately"): a `429`, or a
-//!   `403` with `retry-after` or `x-ratelimit-remaining: 0`, waits `retry-after` seconds if
-//!   present, else until `x-ratelimit-reset` (UTC epoch seconds, compared with the response's
-//!   own `Date`), else one minute; bounded in count and in length, and never past the deadline.
+//!   "About secondary rate limits" and "Handle rate limit errors appropriately"): a `429`, or a
+//!   `403` with `retry-after`, `x-ratelimit-remaining: 0` or a message naming a secondary rate
+//!   limit, waits `retry-after` seconds if present, else until `x-ratelimit-reset` (UTC epoch
+//!   seconds, compared with the response's own `Date`), else one minute, doubled at each further
+//!   limit of the same request ("wait for an exponentially increasing amount of time between
+//!   retries"); at least one second (never a tight loop), at most
+//!   [`RetryPolicy::rate_limit_retries`] waits and [`RetryPolicy::rate_limit_max_wait`] each,
+//!   and only a wait that ends before the deadline: otherwise [`Error::RateLimited`] says which
+//!   limit and why no wait was made.
+//! - **Conditional requests** ([`Call::if_none_match`]): GitHub answers `304 Not Modified` to an
+//!   `If-None-Match` of the resource's current `ETag`, and such an answer "does not count against
+//!   your primary rate limit"
+//!   (<https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api#use-conditional-requests-if-appropriate>).
 //! - **Bodies** are read up to a size limit; larger is an error.
 //! - **TLS** with rustls and the ring provider, verified against the system's root certificates
 //!   ([`crate::roots`]), read at the first https connection; none are compiled in.
@@ -511,11 +520,15 @@ pub enum Error {
         /// GitHub's `message`, when the body carried one.
         message: Option<String>,
     },
-    #[error("{method} {path}: rate limited; the wait of {wait_secs} s is longer than allowed")]
+    /// GitHub's rate limit, and the wait it asks for was not made.
+    #[error("{method} {path}: GitHub's {limit} (HTTP {status}); {stop}")]
     RateLimited {
         method: &'static str,
         path: String,
+        status: u16,
+        limit: RateLimitSignal,
         wait_secs: u64,
+        stop: RateLimitStop,
     },
     #[error("{method} {path}: the response body is larger than {limit} bytes")]
     BodyTooLarge {
@@ -548,6 +561,64 @@ impl Error {
         match self {
             Error::Status { status, .. } => Some(*status),
             _ => None,
+        }
+    }
+}
+
+/// How a rate-limited response said how long to wait.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateLimitSignal {
+    /// `retry-after` seconds (or an HTTP date).
+    RetryAfter,
+    /// `x-ratelimit-remaining: 0` and `x-ratelimit-reset`.
+    Reset,
+    /// Neither: at least a minute, doubled at each further limit.
+    NoHeader,
+}
+
+impl std::fmt::Display for RateLimitSignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RateLimitSignal::RetryAfter => "rate limit (retry-after)",
+            RateLimitSignal::Reset => {
+                "rate limit (x-ratelimit-remaining: 0 until x-ratelimit-reset)"
+            }
+            RateLimitSignal::NoHeader => "secondary rate limit (no retry-after)",
+        })
+    }
+}
+
+/// Why a rate-limit wait was not made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RateLimitStop {
+    /// The request was limited this many times already.
+    Retries(u32),
+    /// The wait is longer than [`RetryPolicy::rate_limit_max_wait`] (seconds).
+    TooLong { wait_secs: u64, max_secs: u64 },
+    /// The wait would end after the deadline.
+    Deadline { wait_secs: u64, left_secs: u64 },
+}
+
+impl std::fmt::Display for RateLimitStop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RateLimitStop::Retries(n) => {
+                write!(f, "still limited after {n} waits; giving up")
+            }
+            RateLimitStop::TooLong {
+                wait_secs,
+                max_secs,
+            } => write!(
+                f,
+                "the wait of {wait_secs} s is longer than the {max_secs} s allowed"
+            ),
+            RateLimitStop::Deadline {
+                wait_secs,
+                left_secs,
+            } => write!(
+                f,
+                "the wait of {wait_secs} s would pass the deadline ({left_secs} s left)"
+            ),
         }
     }
 }
@@ -586,6 +657,11 @@ impl Response {
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The `ETag`, for a later conditional request ([`Call::if_none_match`]).
+    pub fn etag(&self) -> Option<&str> {
+        self.header("etag")
     }
 
     /// The response's `Date`, as Unix seconds.
@@ -632,6 +708,9 @@ pub struct Call {
     /// The REST API (the path is under the API URL) or the GraphQL endpoint
     /// ([`ApiUrl::graphql_url`]; the path is ignored).
     pub endpoint: Endpoint,
+    /// `If-None-Match`: the `ETag` of the copy the caller holds; GitHub answers `304` when it
+    /// is still current.
+    pub if_none_match: Option<String>,
 }
 
 /// Where a [`Call`] goes.
@@ -651,6 +730,7 @@ impl Call {
             accept: ACCEPT_JSON,
             replay: Replay::Safe,
             endpoint: Endpoint::Rest,
+            if_none_match: None,
         }
     }
 
@@ -673,6 +753,7 @@ impl Call {
             accept: ACCEPT_JSON,
             replay,
             endpoint: Endpoint::Rest,
+            if_none_match: None,
         })
     }
 
@@ -682,6 +763,12 @@ impl Call {
         call.accept = "application/json";
         call.endpoint = Endpoint::GraphQl;
         Ok(call)
+    }
+
+    /// A conditional request for a resource whose copy with `etag` the caller holds.
+    pub fn if_none_match(mut self, etag: Option<&str>) -> Self {
+        self.if_none_match = etag.map(str::to_owned);
+        self
     }
 
     pub fn query(mut self, name: &'static str, value: impl Into<String>) -> Self {
@@ -872,19 +959,11 @@ impl Client {
                     return Err(self.transport_error(call, &target, &e, reached));
                 }
                 Ok(response) => {
-                    if let Some(wait) = rate_limit_wait(&response, self.clock()) {
-                        let policy = &self.config.retry;
-                        if rate_limited >= policy.rate_limit_retries
-                            || wait > policy.rate_limit_max_wait
-                        {
-                            return Err(Error::RateLimited {
-                                method,
-                                path: target,
-                                wait_secs: wait.as_secs(),
-                            });
-                        }
+                    if let Some((wait, limit)) =
+                        rate_limit_wait(&response, self.clock(), rate_limited)
+                    {
+                        self.rate_limit_pause(call, &target, &response, wait, limit, rate_limited)?;
                         rate_limited += 1;
-                        self.wait(wait, method, &target)?;
                         attempt -= 1;
                         continue;
                     }
@@ -902,6 +981,49 @@ impl Client {
                 }
             }
         }
+    }
+
+    /// Wait out a rate limit, or say why not: too many already, too long, or past the deadline.
+    fn rate_limit_pause(
+        &self,
+        call: &Call,
+        target: &str,
+        response: &Response,
+        wait: Duration,
+        limit: RateLimitSignal,
+        limited_before: u32,
+    ) -> Result<(), Error> {
+        let policy = &self.config.retry;
+        let wait = wait.max(MIN_RATE_LIMIT_WAIT);
+        let wait_secs = wait.as_secs();
+        let stop = if limited_before >= policy.rate_limit_retries {
+            Some(RateLimitStop::Retries(limited_before))
+        } else if wait > policy.rate_limit_max_wait {
+            Some(RateLimitStop::TooLong {
+                wait_secs,
+                max_secs: policy.rate_limit_max_wait.as_secs(),
+            })
+        } else {
+            self.config.deadline.and_then(|deadline| {
+                let left = deadline.saturating_sub(self.clock().elapsed());
+                (wait > left).then_some(RateLimitStop::Deadline {
+                    wait_secs,
+                    left_secs: left.as_secs(),
+                })
+            })
+        };
+        if let Some(stop) = stop {
+            return Err(Error::RateLimited {
+                method: call.method.as_str(),
+                path: target.to_owned(),
+                status: response.status,
+                limit,
+                wait_secs,
+                stop,
+            });
+        }
+        self.clock().sleep(wait);
+        Ok(())
     }
 
     fn transport_error(&self, call: &Call, target: &str, e: &ureq::Error, reached: bool) -> Error {
@@ -933,6 +1055,9 @@ impl Client {
             .header("x-github-api-version", API_VERSION);
         if authenticated && !self.config.token.0.is_empty() {
             builder = builder.header("authorization", self.config.token.bearer());
+        }
+        if let Some(etag) = &call.if_none_match {
+            builder = builder.header("if-none-match", etag.as_str());
         }
         let response = match &call.body {
             Some(body) => {
@@ -1166,16 +1291,40 @@ fn retry_after(response: &Response, clock: &dyn Clock) -> Option<Duration> {
     Some(Duration::from_secs(u64::try_from(at - now).unwrap_or(0)))
 }
 
-/// How long GitHub asks to wait before the next request, if this response is a rate limit.
-fn rate_limit_wait(response: &Response, clock: &dyn Clock) -> Option<Duration> {
+/// The shortest rate-limit wait: a `retry-after: 0` or a reset already past is not an
+/// invitation to a tight loop.
+pub const MIN_RATE_LIMIT_WAIT: Duration = Duration::from_secs(1);
+/// The wait for a rate limit that names none: "wait for at least one minute before retrying".
+pub const RATE_LIMIT_DEFAULT_WAIT: Duration = Duration::from_secs(60);
+
+/// Whether a `403` says it is a secondary rate limit in its message alone ("You have exceeded a
+/// secondary rate limit", or the older "abuse detection mechanism").
+fn names_secondary_limit(response: &Response) -> bool {
+    response.github_message().is_some_and(|m| {
+        let m = m.to_ascii_lowercase();
+        m.contains("secondary rate limit") || m.contains("abuse detection")
+    })
+}
+
+/// How long GitHub asks to wait before the next request, if this response is a rate limit, and
+/// how it said so; `limited_before` is how many limits this request met already (the wait
+/// without a header doubles with each).
+fn rate_limit_wait(
+    response: &Response,
+    clock: &dyn Clock,
+    limited_before: u32,
+) -> Option<(Duration, RateLimitSignal)> {
     let exhausted = response.header("x-ratelimit-remaining").map(str::trim) == Some("0");
     let limited = response.status == 429
-        || (response.status == 403 && (exhausted || response.header("retry-after").is_some()));
+        || (response.status == 403
+            && (exhausted
+                || response.header("retry-after").is_some()
+                || names_secondary_limit(response)));
     if !limited {
         return None;
     }
     if let Some(wait) = retry_after(response, clock) {
-        return Some(wait);
+        return Some((wait, RateLimitSignal::RetryAfter));
     }
     if exhausted
         && let Some(reset) = response
@@ -1184,9 +1333,14 @@ fn rate_limit_wait(response: &Response, clock: &dyn Clock) -> Option<Duration> {
     {
         let now = response.date().unwrap_or_else(|| clock.unix_seconds());
         // One second more: the reset instant itself may still be limited.
-        return Some(Duration::from_secs(
-            u64::try_from(reset - now).unwrap_or(0) + 1,
+        return Some((
+            Duration::from_secs(u64::try_from(reset - now).unwrap_or(0) + 1),
+            RateLimitSignal::Reset,
         ));
     }
-    Some(Duration::from_secs(60))
+    let factor = 1u32.checked_shl(limited_before).unwrap_or(u32::MAX);
+    Some((
+        RATE_LIMIT_DEFAULT_WAIT.saturating_mul(factor),
+        RateLimitSignal::NoHeader,
+    ))
 }

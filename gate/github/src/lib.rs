@@ -35,7 +35,8 @@ pub mod settings;
 
 pub use client::{
     ApiUrl, Call, Client, ClientConfig, Clock, ConfigError, Endpoint, Error, Method, ProxySettings,
-    Replay, Response, RetryPolicy, SystemClock, Token, VirtualClock,
+    RateLimitSignal, RateLimitStop, Replay, Response, RetryPolicy, SystemClock, Token,
+    VirtualClock,
 };
 
 /// A repository `owner/name` as GitHub allows them: an owner of 1 to 39 ASCII letters, digits

@@ -58,6 +58,7 @@ impl Client {
             accept: crate::client::ACCEPT_JSON,
             replay: Replay::Safe,
             endpoint: crate::Endpoint::Rest,
+            if_none_match: None,
         };
         let response = self.send(&call)?;
         self.expect(&call, &response, &[204])

@@ -104,6 +104,7 @@ fn reason(status: u16) -> &'static str {
         201 => "Created",
         204 => "No Content",
         302 => "Found",
+        304 => "Not Modified",
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
@@ -263,14 +264,26 @@ pub fn serve(mut stream: TcpStream, addr: SocketAddr, state: &Arc<Mutex<State>>)
             ..tunneled
         };
     }
-    let reply = {
-        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+    let lock = || state.lock().unwrap_or_else(|p| p.into_inner());
+    let (reply, service_time) = {
+        let mut state = lock();
+        state.limits.in_flight += 1;
+        state.limits.max_in_flight = state.limits.max_in_flight.max(state.limits.in_flight);
         state.now += 1;
         state.requests.push(request.clone());
-        crate::routes::handle(&mut state, &request, &format!("http://{addr}"))
+        let mut reply = crate::routes::handle(&mut state, &request, &format!("http://{addr}"));
+        if let Some(reply) = &mut reply {
+            crate::limits::account(&mut state, &request, reply);
+        }
+        (reply, state.scenario.rate_limits.service_time)
     };
+    if !service_time.is_zero() {
+        std::thread::sleep(service_time);
+    }
+    let done = || lock().limits.in_flight -= 1;
     let Some(mut reply) = reply else {
         // A scripted dropped connection.
+        done();
         let _ = stream.shutdown(std::net::Shutdown::Both);
         return;
     };
@@ -292,6 +305,8 @@ pub fn serve(mut stream: TcpStream, addr: SocketAddr, state: &Arc<Mutex<State>>)
         "content-length: {}\r\nconnection: close\r\n\r\n",
         reply.body.len()
     ));
+    // No longer served once the answer is written (before the client may send its next).
+    done();
     let _ = stream.write_all(out.as_bytes());
     let _ = stream.write_all(&reply.body);
     let _ = stream.flush();

@@ -26,13 +26,17 @@
 //! Faults ([`Fault`]) answer matching requests with canned responses first: statuses,
 //! `Retry-After`, rate-limit headers, dropped connections, optionally after letting some
 //! requests through or after the request took effect; [`RefMove`]s move a branch when a request
-//! arrives (someone else pushing meanwhile). The server's clock starts at
-//! [`Scenario::start_unix`] and advances one second per request; it is what `Date` headers and
-//! `created_at` say.
+//! arrives (someone else pushing meanwhile). [`RateLimits`] impose GitHub's secondary and primary
+//! rate limits ([`limits`]); `GET .../actions/runs/{id}` carries an `ETag` and answers a matching
+//! `If-None-Match` with `304 Not Modified`. Each connection is served on its own thread (requests
+//! are handled one at a time under the state's lock), so concurrent clients are concurrent. The
+//! server's clock starts at [`Scenario::start_unix`] and advances one second per request; it is
+//! what `Date` headers and `created_at` say.
 #![forbid(unsafe_code)]
 
 pub mod git;
 mod http;
+pub mod limits;
 mod load;
 pub mod manifests;
 pub mod page;
@@ -47,6 +51,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 pub use http::Recorded;
+pub use limits::{LimitCounts, RateLimits};
 pub use load::{export_commit, git_command, load_commit};
 
 /// What the dispatch endpoint does with `return_run_details: true`.
@@ -132,6 +137,15 @@ impl Canned {
             .headers
             .push(("x-ratelimit-reset".into(), format!("+{seconds}")));
         canned
+    }
+
+    /// A secondary rate limit that names no wait: `status` (`403` or `429`) and GitHub's message
+    /// alone.
+    pub fn secondary_limit(status: u16) -> Self {
+        Canned::status(
+            status,
+            "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+        )
     }
 
     /// Close the connection without answering (a dropped connection).
@@ -294,6 +308,8 @@ pub struct Scenario {
     /// guard job runs from +0 to +5, build-test from +10) and its bytes (`RUN_ID` in them is
     /// replaced with the run's id).
     pub guard_artifact: Option<(i64, Vec<u8>)>,
+    /// GitHub's rate limits, imposed on every API request ([`limits`]); none by default.
+    pub rate_limits: RateLimits,
 }
 
 /// An artifact a job uploaded (`archive: false`: the file itself).
@@ -342,6 +358,7 @@ impl Default for Scenario {
             bot_user_id: 190_000_001,
             forgery: None,
             guard_artifact: None,
+            rate_limits: RateLimits::default(),
         }
     }
 }
@@ -450,6 +467,11 @@ pub struct State {
     pub manifests: Vec<manifests::Pending>,
     /// How many requests each fault (by index) has let through.
     fault_passes: Vec<u32>,
+    /// What the rate limits did.
+    pub limits: LimitCounts,
+    /// Each run's status and conclusion as last served, and when that changed (its
+    /// `updated_at`).
+    pub(crate) run_versions: BTreeMap<u64, (String, Option<String>, i64)>,
     next_id: u64,
 }
 
@@ -472,6 +494,8 @@ impl State {
             releases: Vec::new(),
             manifests: Vec::new(),
             fault_passes: Vec::new(),
+            limits: LimitCounts::default(),
+            run_versions: BTreeMap::new(),
             next_id: 100,
         };
         for prior in state.scenario.prior_runs.clone() {
@@ -522,7 +546,8 @@ impl StandIn {
                         break;
                     }
                     if let Ok(stream) = stream {
-                        http::serve(stream, addr, &state);
+                        let state = Arc::clone(&state);
+                        std::thread::spawn(move || http::serve(stream, addr, &state));
                     }
                 }
             })
@@ -562,6 +587,12 @@ impl StandIn {
         let now = state.now;
         state.now += 1;
         now
+    }
+
+    /// The stand-in's clock moved on by `seconds` (a client's clock that shares the server's
+    /// time: its sleeps pass on the server too, so a rate limit's reset comes).
+    pub fn advance(&self, seconds: i64) {
+        self.state().now += seconds;
     }
 
     /// A job of run `run_id` uploads the file `name` as an artifact (`archive: false`), now.

@@ -81,6 +81,9 @@ fn canned_reply(state: &State, canned: crate::Canned) -> Option<Reply> {
 }
 
 pub fn handle(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
+    if let Some(canned) = crate::limits::refuse(state, req) {
+        return canned_reply(state, canned);
+    }
     apply_ref_moves(state, req);
     match take_fault(state, req) {
         Some((canned, false)) => canned_reply(state, canned),
@@ -213,7 +216,7 @@ fn repo_route(state: &mut State, req: &Recorded, rest: &[&str], base: &str) -> R
         ("GET", ["actions", "workflows", workflow, "runs"]) if is_workflow(state, workflow) => {
             list_runs(state, req, base)
         }
-        ("GET", ["actions", "runs", id]) => get_run(state, id, base),
+        ("GET", ["actions", "runs", id]) => get_run(state, req, id, base),
         ("GET", ["actions", "runs", id, "jobs"]) => list_jobs(state, req, id, base),
         ("GET", ["actions", "jobs", id, "logs"]) => job_logs(state, id, base),
         ("GET", ["actions", "runs", id, "artifacts"]) => list_artifacts(state, req, id, base),
@@ -383,7 +386,9 @@ fn run_json(state: &State, run: &RunState, base: &str) -> Value {
         "head_branch": run.git_ref.strip_prefix("refs/heads/").unwrap_or(&run.git_ref),
         "head_sha": "1111111111111111111111111111111111111111",
         "created_at": github::date::format_rfc3339(run.created_at),
-        "updated_at": github::date::format_rfc3339(state.now),
+        "updated_at": github::date::format_rfc3339(
+            state.run_versions.get(&run.id).map_or(run.created_at, |v| v.2)
+        ),
         "url": format!("{base}/repos/{}/{}/actions/runs/{}", s.owner, s.repo, run.id),
         "html_url": format!("https://github.com/{}/{}/actions/runs/{}", s.owner, s.repo, run.id),
         "jobs_url": format!("{base}/repos/{}/{}/actions/runs/{}/jobs", s.owner, s.repo, run.id),
@@ -393,8 +398,50 @@ fn run_json(state: &State, run: &RunState, base: &str) -> Value {
 /// "List workflow runs for a workflow"
 /// (<https://docs.github.com/en/rest/actions/workflow-runs#list-workflow-runs-for-a-workflow>):
 /// `{total_count, workflow_runs}`, newest first, in pages ([`crate::page`]).
+/// Note when each run's status or conclusion changed: its `updated_at` (and so its `ETag`)
+/// changes then, and only then.
+fn touch_runs(state: &mut State) {
+    let now = state.now;
+    for run in &state.runs {
+        let changed = state
+            .run_versions
+            .get(&run.id)
+            .is_none_or(|(status, conclusion, _)| {
+                *status != run.status || *conclusion != run.conclusion
+            });
+        if changed {
+            let at = if state.run_versions.contains_key(&run.id) {
+                now
+            } else {
+                run.created_at
+            };
+            state
+                .run_versions
+                .insert(run.id, (run.status.clone(), run.conclusion.clone(), at));
+        }
+    }
+}
+
+/// A weak `ETag` of a body, as GitHub sends them (`W/"<hex>"`).
+fn etag_of(body: &[u8]) -> String {
+    use sha1::Digest;
+    let digest = sha1::Sha1::digest(body);
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("W/\"{hex}\"")
+}
+
+/// Whether `If-None-Match` (a list of tags, or `*`) names `etag`; weak comparison.
+fn none_match(req: &Recorded, etag: &str) -> bool {
+    let strip = |t: &str| t.trim().trim_start_matches("W/").to_owned();
+    req.header("if-none-match").is_some_and(|v| {
+        v.split(',')
+            .any(|t| t.trim() == "*" || strip(t) == strip(etag))
+    })
+}
+
 fn list_runs(state: &mut State, req: &Recorded, base: &str) -> Reply {
     state.run_list_requests += 1;
+    touch_runs(state);
     let listed_after = state.scenario.listed_after;
     for run in &mut state.runs {
         run.listed = run.listed.saturating_add(1);
@@ -421,8 +468,9 @@ fn list_runs(state: &mut State, req: &Recorded, base: &str) -> Reply {
     )
 }
 
-/// "Get a workflow run": in progress for the scripted number of polls, then completed.
-fn get_run(state: &mut State, id: &str, base: &str) -> Reply {
+/// "Get a workflow run": in progress for the scripted number of polls, then completed. With an
+/// `ETag` and, to an `If-None-Match` naming it, `304 Not Modified` without a body.
+fn get_run(state: &mut State, req: &Recorded, id: &str, base: &str) -> Reply {
     let Ok(id) = id.parse::<u64>() else {
         return not_found();
     };
@@ -439,10 +487,17 @@ fn get_run(state: &mut State, id: &str, base: &str) -> Reply {
             run.status = "in_progress".into();
         }
     }
-    match state.runs.iter().find(|r| r.id == id) {
-        Some(run) => Reply::json(200, &run_json(state, run, base)),
-        None => not_found(),
+    touch_runs(state);
+    let Some(run) = state.runs.iter().find(|r| r.id == id) else {
+        return not_found();
+    };
+    let mut reply = Reply::json(200, &run_json(state, run, base));
+    let etag = etag_of(&reply.body);
+    if none_match(req, &etag) {
+        reply = Reply::empty(304);
     }
+    reply.headers.push(("etag".into(), etag));
+    reply
 }
 
 fn job(state: &mut State, name: &str, conclusion: &str, failing_step: Option<&str>) -> JobState {
