@@ -1309,6 +1309,106 @@ fn an_extended_attribute_outside_the_scope_is_a_finding() {
     );
 }
 
+/// The finding at `path`, asserted to be `build-wrote` with `words` in its message.
+fn assert_finding(doc: &Value, path: &str, words: &str) {
+    let found = findings_by_path(doc);
+    let message = found
+        .get(path)
+        .unwrap_or_else(|| panic!("no finding for {path}: {found:?}"));
+    assert!(message.contains(words), "{path}: {message}");
+}
+
+/// A group change alone (`chgrp`, which the owner may make to a group of its own), on a file
+/// outside the scope, is a finding: the content, mode and modification time are unchanged.
+#[test]
+fn a_group_change_outside_the_scope_is_a_finding() {
+    let r = Replica::new();
+    let readme = r.work.join("README.md");
+    std::os::unix::fs::lchown(&readme, None, Some(0)).unwrap();
+    let (out, doc) = r.build("chgrp \"$(id -g)\" README.md && stat -c 'CHGRP %g' README.md");
+    let t = tail(&doc);
+    assert!(t.contains("CHGRP ") && !t.contains("CHGRP 0"), "{t}");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_finding(&doc, "README.md", "changed the group from gid 0 to gid");
+    // The checkout under the overlay was never written.
+    assert_eq!(std::fs::metadata(&readme).unwrap().gid(), 0);
+}
+
+/// An inode flag alone (`chattr +d`, no dump, and `+A`, no atime updates: what an owner may set
+/// without a capability), on a file outside the scope, is a finding.
+#[test]
+fn an_inode_flag_outside_the_scope_is_a_finding() {
+    let r = Replica::new();
+    let (out, doc) = r.build("chattr +dA README.md 2>&1 && lsattr README.md && echo CHATTR");
+    let t = tail(&doc);
+    if !t.contains("CHATTR") {
+        // Only where the file systems under the build's overlay have no inode flags at all.
+        assert!(
+            t.contains("Inappropriate ioctl") || t.contains("Operation not supported"),
+            "chattr failed for another reason: {t}"
+        );
+        eprintln!("skipped: this kernel's file systems take no inode flags here: {t}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_finding(
+        &doc,
+        "README.md",
+        "inode flags of an entry outside the declared scope from none to dA",
+    );
+}
+
+/// A POSIX ACL alone (`system.posix_acl_access`, what `setfacl -m u:nobody:r` writes; the mask
+/// keeps the mode bits as they were), on a file outside the scope, is a finding; so is an
+/// extended attribute of the `user.` namespace on another.
+#[test]
+fn an_acl_or_user_attribute_outside_the_scope_is_a_finding() {
+    let r = Replica::new();
+    // version 2; user::rw-, user:65534:r--, group::r--, mask::r--, other::r--
+    let script = "/usr/bin/python3 -c \"import os, struct; \
+         acl = struct.pack('<I' + 'HHI' * 5, 2, 1, 6, 0xffffffff, 2, 4, 65534, 4, 4, 0xffffffff, 0x10, 4, 0xffffffff, 0x20, 4, 0xffffffff); \
+         os.setxattr('README.md', 'system.posix_acl_access', acl); print('ACL', oct(os.stat('README.md').st_mode))\" 2>&1; \
+         /usr/bin/python3 -c \"import os; os.setxattr('.gitignore', 'user.x', b'1'); print('USER-X')\" 2>&1";
+    let (out, doc) = r.build(script);
+    let t = tail(&doc);
+    assert!(t.contains("USER-X"), "{t}");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_finding(&doc, ".gitignore", "extended attributes");
+    if t.contains("ACL 0o100644") {
+        assert_finding(&doc, "README.md", "extended attributes (POSIX ACLs");
+    } else {
+        assert!(t.contains("Operation not supported"), "{t}");
+        eprintln!("skipped the ACL half: the build's layer takes no POSIX ACL here: {t}");
+    }
+}
+
+/// Stray files by the thousand fail the check with a bounded report and log: the first findings
+/// by path in full, the rest counted.
+#[test]
+fn many_findings_are_counted_not_listed() {
+    let r = Replica::new();
+    let (out, doc) = r.build("mkdir stray && cd stray && seq 1 3000 | xargs touch && echo MADE");
+    assert!(tail(&doc).contains("MADE"), "{}", tail(&doc));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let findings = doc["after_build"]["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), guard::tree::MAX_FINDINGS + 1);
+    let last = findings.last().unwrap();
+    assert_eq!(last["rule"], "build-wrote");
+    assert_eq!(last["path"], ".");
+    // 3000 files (the directory alone is no finding): 1000 listed, the first by path.
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("and 2,000 more findings"),
+        "{last}"
+    );
+    assert_eq!(findings[0]["path"], "stray/1");
+    assert_eq!(findings[1]["path"], "stray/10");
+    let log = text(&out);
+    assert!(log.contains("and 2,000 more findings"), "{log}");
+}
+
 /// More entries than the walk may read is a failing check with its report written, not an
 /// error that leaves no evidence.
 #[test]
