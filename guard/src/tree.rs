@@ -1240,7 +1240,11 @@ mod tests {
         // Unchanged, or in scope, or a build output: nothing, but for a pinned entry anywhere
         // outside the build outputs.
         assert_eq!(inode_finding("README.md", &plain, &plain), None);
-        for changed in [inode(0, Some(0x40), Some("user.x=1"))] {
+        for changed in [
+            inode(0, Some(0), None),
+            inode(121, Some(0x40), None),
+            inode(121, Some(0), Some("user.x=1")),
+        ] {
             assert_eq!(inode_finding("src/lib.rs", &plain, &changed), None);
             assert_eq!(inode_finding("target/x", &plain, &changed), None);
         }
