@@ -856,7 +856,7 @@ fn inode_change(
     }
     // Immutable or append-only: the runner cannot rewrite or remove the entry, in scope too.
     const PINNED: u32 = 0x10 | 0x20;
-    let letters = |f: Option<u32>| f.map_or_else(|| "none".to_string(), walk::flag_letters);
+    let letters = |f: Option<u32>| f.map_or_else(|| "unknown".to_string(), walk::flag_letters);
     if a.flags.unwrap_or(0) & PINNED & !b.and_then(|b| b.flags).unwrap_or(0) != 0 {
         return Some(finding(
             format!(

@@ -301,8 +301,11 @@ fn unsupported(e: rustix::io::Errno) -> bool {
 
 /// The [`Inode`] of the entry `lstat` described as `meta`. A file or directory is opened (not
 /// following a link, not blocking, not as a controlling terminal) to read its flags and
-/// attributes, and must be the inode `lstat` saw; a link or special file is not opened. Any
-/// error but "not supported here" fails the walk.
+/// attributes, and must be the inode `lstat` saw; a link or special file is not opened, nor is a
+/// file the walk may not open (a build output of mode `000`, walked as its owner): its
+/// attributes are read by path and its flags are not known (`None`, as on a file system without
+/// them; a mode change outside the scope is a finding of its own). Any other error but "not
+/// supported here" fails the walk.
 fn inode_of(
     abs: &Path,
     kind: Kind,
@@ -322,39 +325,49 @@ fn inode_of(
         flags: None,
         xattrs: None,
     };
-    if matches!(kind, Kind::File | Kind::Dir) {
-        let fd = rustix::fs::open(
+    let fd = if matches!(kind, Kind::File | Kind::Dir) {
+        match rustix::fs::open(
             abs,
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
             Mode::empty(),
-        )
-        .map_err(|e| fail("open", e))?;
-        let stat = rustix::fs::fstat(&fd).map_err(|e| fail("fstat", e))?;
-        if stat.st_dev != meta.dev() || stat.st_ino != meta.ino() {
-            return Err(WalkError::Changed {
-                path: key.to_string(),
-            });
+        ) {
+            Ok(fd) => Some(fd),
+            Err(rustix::io::Errno::ACCESS) => None,
+            Err(e) => return Err(fail("open", e)),
         }
-        inode.flags = match rustix::fs::ioctl_getflags(&fd) {
-            Ok(flags) => Some(flags.bits() & SETTABLE_FLAGS),
-            Err(e) if unsupported(e) => None,
-            Err(e) => return Err(fail("read inode flags", e)),
-        };
-        inode.xattrs = xattr_digest(
-            || rustix::fs::flistxattr_query(&fd),
-            |list| rustix::fs::flistxattr(&fd, list),
-            |name, value| rustix::fs::fgetxattr(&fd, name, value),
-            |name| rustix::fs::fgetxattr_query(&fd, name),
-        )
-        .map_err(|(what, e)| fail(what, e))?;
     } else {
-        inode.xattrs = xattr_digest(
-            || rustix::fs::llistxattr_query(abs),
-            |list| rustix::fs::llistxattr(abs, list),
-            |name, value| rustix::fs::lgetxattr(abs, name, value),
-            |name| rustix::fs::lgetxattr_query(abs, name),
-        )
-        .map_err(|(what, e)| fail(what, e))?;
+        None
+    };
+    match fd {
+        Some(fd) => {
+            let stat = rustix::fs::fstat(&fd).map_err(|e| fail("fstat", e))?;
+            if stat.st_dev != meta.dev() || stat.st_ino != meta.ino() {
+                return Err(WalkError::Changed {
+                    path: key.to_string(),
+                });
+            }
+            inode.flags = match rustix::fs::ioctl_getflags(&fd) {
+                Ok(flags) => Some(flags.bits() & SETTABLE_FLAGS),
+                Err(e) if unsupported(e) => None,
+                Err(e) => return Err(fail("read inode flags", e)),
+            };
+            inode.xattrs = xattr_digest(
+                || rustix::fs::flistxattr_query(&fd),
+                |list| rustix::fs::flistxattr(&fd, list),
+                |name, value| rustix::fs::fgetxattr(&fd, name, value),
+                |name| rustix::fs::fgetxattr_query(&fd, name),
+            )
+            .map_err(|(what, e)| fail(what, e))?;
+        }
+        None => {
+            inode.xattrs = xattr_digest(
+                || rustix::fs::llistxattr_query(abs),
+                |list| rustix::fs::llistxattr(abs, list),
+                |name, value| rustix::fs::lgetxattr(abs, name, value),
+                |name| rustix::fs::lgetxattr_query(abs, name),
+            )
+            .map_err(|(what, e)| fail(what, e))?;
+        }
     }
     Ok(inode)
 }
@@ -480,6 +493,58 @@ mod tests {
         let snap = walk(dir.path(), &WalkLimits::default(), &|_, _| false).unwrap();
         assert!(snap.contains_key(&RepoPath::from(persian)));
         assert!(snap.contains_key(&RepoPath::from(&b"a\\b\xff"[..])));
+    }
+
+    /// The walk reads a file's inode flags and a digest of its extended attributes (names and
+    /// values: a value rewritten is another digest).
+    #[test]
+    fn inode_flags_and_attributes_are_read() {
+        use rustix::fs::{IFlags, XattrFlags};
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let inode = |root: &Path| {
+            let (_, inodes) =
+                walk_with_inodes(root, &WalkLimits::default(), &|_, _| false).unwrap();
+            inodes[&RepoPath::from("f")].clone()
+        };
+        let before = inode(dir.path());
+        assert_eq!(before.xattrs, None);
+        let fd = std::fs::File::open(&file).unwrap();
+        match rustix::fs::fsetxattr(&fd, "user.x", b"1", XattrFlags::empty()) {
+            Ok(()) => {
+                let with = inode(dir.path());
+                assert!(with.xattrs.is_some(), "{with:?}");
+                rustix::fs::fsetxattr(&fd, "user.x", b"2", XattrFlags::empty()).unwrap();
+                let other = inode(dir.path());
+                assert!(
+                    other.xattrs.is_some() && other.xattrs != with.xattrs,
+                    "{other:?}"
+                );
+            }
+            Err(e) => eprintln!(
+                "skipped the attribute half: {} takes no user.x: {e}",
+                dir.path().display()
+            ),
+        }
+        match before.flags {
+            Some(flags) => {
+                assert_eq!(flags & 0x40, 0, "{before:?}");
+                let now = rustix::fs::ioctl_getflags(&fd).unwrap();
+                match rustix::fs::ioctl_setflags(&fd, now | IFlags::NODUMP) {
+                    Ok(()) => {
+                        let after = inode(dir.path());
+                        assert_eq!(after.flags, Some(flags | 0x40), "{after:?}");
+                        assert_eq!(flag_letters(0x40 | 0x80 | 0x08), "SdA");
+                    }
+                    Err(e) => eprintln!("skipped the flag half: no chattr +d here: {e}"),
+                }
+            }
+            None => eprintln!(
+                "skipped the flag half: {} has no inode flags",
+                dir.path().display()
+            ),
+        }
     }
 
     #[test]
