@@ -52,6 +52,12 @@
 //! Directories themselves are reported only in the first, third and fourth case (creating
 //! `target/` is not a write; creating `.github/` is); their sizes are not compared, since file
 //! systems change them as entries come and go.
+//!
+//! `guard run` also compares what an [`Entry`] leaves out ([`walk::Inode`], read just before the
+//! build): hard-link counts anywhere, an entry made immutable or append-only anywhere, and
+//! outside the scope the owner and group, the inode flags (`chattr`), the extended attributes
+//! (POSIX ACLs included) and a file's modification time. The walk streams: each entry is judged
+//! as it is read and then dropped; at most [`MAX_FINDINGS`] findings are listed, the rest counted.
 
 pub mod json_v1;
 pub mod walk;
@@ -813,8 +819,10 @@ pub fn changed_since(
     Ok((changed, inodes))
 }
 
-/// The `build-wrote` finding for a change an [`Entry`] does not show: hard links, the
-/// modification time, extended attributes. `kind` is the entry's kind after the build.
+/// The `build-wrote` finding for a change an [`Entry`] does not show: hard links, an entry made
+/// immutable or append-only, and outside the scope the owner and group, the inode flags, the
+/// extended attributes (POSIX ACLs included) and the modification time. `kind` is the entry's
+/// kind after the build.
 fn inode_change(
     path: &RepoPath,
     kind: Option<Kind>,
