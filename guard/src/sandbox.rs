@@ -555,6 +555,11 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
     };
     // Every process of the build is gone now (its pid namespace is dead): what it left is final.
     let mut layer = layer;
+    if let (Some(chowned), Some(inodes)) = (&chowned, inodes_before.as_mut())
+        && chowned.roots.first() == Some(&cwd)
+    {
+        chowned.as_lent(inodes);
+    }
     let (tree, worktree) = after_build(spec, layer.as_deref_mut(), inodes_before.as_ref());
     let mut isolation = isolation;
     if matches!(worktree, Worktree::Overlay { .. }) {
@@ -671,12 +676,13 @@ fn after_build(
         &t.walk,
         inodes_before,
         view.as_deref(),
+        false,
     );
     let outcome = match result {
         Ok(after) => {
             findings.extend(after.findings);
             TreeOutcome {
-                entries: after.snapshot.len() as u64,
+                entries: after.entries,
                 findings,
             }
         }
@@ -811,6 +817,7 @@ struct Chowned {
     roots: Vec<PathBuf>,
     skip: Option<PathBuf>,
     uid: u32,
+    gid: u32,
 }
 
 impl Chowned {
@@ -820,9 +827,25 @@ impl Chowned {
         uid: u32,
         gid: u32,
     ) -> Result<Chowned, SandboxError> {
-        let lent = Chowned { roots, skip, uid };
+        let lent = Chowned {
+            roots,
+            skip,
+            uid,
+            gid,
+        };
         lent.change(0, uid, gid)?;
         Ok(lent)
+    }
+
+    /// The owners read before the build, as lending left them: what the check after the build
+    /// compares with (every root-owned entry of the worktree but `.git`'s is `nobody`'s now).
+    fn as_lent(&self, inodes: &mut tree::walk::Inodes) {
+        for (path, inode) in inodes.iter_mut() {
+            if inode.uid == 0 && !tree::in_git_dir(path.as_bytes()) {
+                inode.uid = self.uid;
+                inode.gid = self.gid;
+            }
+        }
     }
 
     fn restore(&self) -> Result<(), SandboxError> {

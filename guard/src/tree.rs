@@ -52,6 +52,12 @@
 //! Directories themselves are reported only in the first, third and fourth case (creating
 //! `target/` is not a write; creating `.github/` is); their sizes are not compared, since file
 //! systems change them as entries come and go.
+//!
+//! `guard run` also compares what an [`Entry`] leaves out ([`walk::Inode`], read just before the
+//! build): hard-link counts anywhere, an entry made immutable or append-only anywhere, and
+//! outside the scope the owner and group, the inode flags (`chattr`), the extended attributes
+//! (POSIX ACLs included) and a file's modification time. The walk streams: each entry is judged
+//! as it is read and then dropped; at most [`MAX_FINDINGS`] findings are listed, the rest counted.
 
 pub mod json_v1;
 pub mod walk;
@@ -511,17 +517,25 @@ fn unexpected_message(a: &RawChange) -> String {
     }
 }
 
+/// At most this many findings of a check after the build are carried in full, the first by
+/// path; the rest are counted, in one more finding at `.` ("and 899,000 more"). A build that
+/// leaves a million stray files fails just the same, with a report and a log of bounded size.
+pub const MAX_FINDINGS: usize = 1_000;
+
 /// The outcome of the check after the build.
 #[derive(Debug)]
 pub struct AfterBuild {
+    /// At most [`MAX_FINDINGS`] of them, and one that counts the rest.
     pub findings: Vec<Finding>,
-    /// The walk, for `--out`.
+    /// Entries walked.
+    pub entries: u64,
+    /// The walk, for `--out`; empty unless it was asked for.
     pub snapshot: Snapshot,
 }
 
 /// Compares the worktree at `root` with a baseline document (see the module documentation).
 /// `verdict` is the verdict file the baseline was taken for (`verdict_sha256` the hash of its
-/// bytes); its scope is the declared scope.
+/// bytes); its scope is the declared scope. `keep`: whether the walk is kept, for `--out`.
 pub fn verify_after_build(
     root: &Path,
     baseline: &SnapshotDoc,
@@ -529,9 +543,65 @@ pub fn verify_after_build(
     verdict_sha256: &str,
     policy: &Policy,
     limits: &WalkLimits,
+    keep: bool,
 ) -> Result<AfterBuild, TreeError> {
     let baseline = Baseline::from_doc(root, baseline, verdict_sha256)?;
-    verify_against(&baseline, verdict, policy, limits, None, None)
+    verify_against(&baseline, verdict, policy, limits, None, None, keep)
+}
+
+/// Findings in path order, at most [`MAX_FINDINGS`] kept, the rest counted.
+#[derive(Debug, Default)]
+struct Bounded {
+    kept: BTreeMap<(RepoPath, usize), Finding>,
+    seq: usize,
+    more: u64,
+}
+
+impl Bounded {
+    fn push(&mut self, finding: Finding) {
+        self.seq += 1;
+        self.kept.insert((finding.path.clone(), self.seq), finding);
+        if self.kept.len() > MAX_FINDINGS {
+            self.kept.pop_last();
+            self.more += 1;
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.kept.len() as u64 + self.more
+    }
+
+    fn finish(self) -> Vec<Finding> {
+        let more = self.more;
+        let mut out: Vec<Finding> = self.kept.into_values().collect();
+        if more > 0 {
+            out.push(Finding {
+                rule: RuleId::BuildWrote,
+                path: RepoPath::from("."),
+                change: Change::Modified,
+                message: format!(
+                    "and {} more findings like these, not listed (the first {} by path are)",
+                    thousands(more),
+                    MAX_FINDINGS
+                ),
+                policy_entry: None,
+            });
+        }
+        out
+    }
+}
+
+/// `899000` as `899,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Compares the worktree with an in-memory baseline (see the module documentation): the
@@ -553,6 +623,7 @@ pub fn verify_against(
     limits: &WalkLimits,
     inodes: Option<&Inodes>,
     view: Option<&Path>,
+    keep: bool,
 ) -> Result<AfterBuild, TreeError> {
     check_verdict(verdict)?;
     let root = &baseline.root;
@@ -593,6 +664,7 @@ pub fn verify_against(
         // compare the attacker's copy.
         return Ok(AfterBuild {
             findings,
+            entries: 0,
             snapshot: Snapshot::new(),
         });
     }
@@ -613,13 +685,55 @@ pub fn verify_against(
                 .is_some_and(|b| b.kind == Kind::File && b.size == size && b.sha256.is_some())
     };
     let walked_root = view.unwrap_or(root);
-    let walked = match inodes {
-        Some(_) => walk::walk_with_inodes(walked_root, limits, &hash).map(|(s, i)| (s, Some(i))),
-        None => walk::walk(walked_root, limits, &hash).map(|s| (s, None)),
-    };
-    let (after, after_inodes) = match walked {
-        Ok(walked) => walked,
+    // The walk is a stream: each entry is judged as it is read and dropped (kept only for
+    // `--out`); what stays is the baseline's paths seen and the bounded findings.
+    let mut found = Bounded::default();
+    let mut seen: BTreeSet<&RepoPath> = BTreeSet::new();
+    let mut snapshot = Snapshot::new();
+    let walked = walk::walk_each(
+        walked_root,
+        limits,
+        &hash,
+        inodes.is_some(),
+        &mut |path, a, a_inode| {
+            let b = match before.get_key_value(&path) {
+                Some((key, b)) => {
+                    seen.insert(key);
+                    Some(b)
+                }
+                None => None,
+            };
+            let mut judged = false;
+            if b.is_none_or(|b| !same(b, &a))
+                && let Some(f) = build_write(&path, b, Some(&a), policy, &scope, &path_limits)
+            {
+                found.push(f);
+                judged = true;
+            }
+            if !judged
+                && let (Some(before), Some(a_inode)) = (inodes, &a_inode)
+                && let Some(f) = inode_change(
+                    &path,
+                    Some(a.kind),
+                    before.get(&path),
+                    a_inode,
+                    policy,
+                    &scope,
+                    &path_limits,
+                )
+            {
+                found.push(f);
+            }
+            if keep {
+                snapshot.insert(path, a);
+            }
+        },
+    );
+    let entries = match walked {
+        Ok(entries) => entries as u64,
         Err(e) => {
+            // What was judged so far is moot: nothing of a tree the check cannot read whole is
+            // trusted.
             findings.push(Finding {
                 rule: RuleId::BuildWrote,
                 path: RepoPath::from("."),
@@ -631,46 +745,23 @@ pub fn verify_against(
             });
             return Ok(AfterBuild {
                 findings,
+                entries: 0,
                 snapshot: Snapshot::new(),
             });
         }
     };
-
-    let paths: BTreeSet<&RepoPath> = before.keys().chain(after.keys()).collect();
-    for path in paths {
-        let (b, a) = (before.get(path), after.get(path));
-        if let (Some(b), Some(a)) = (b, a)
-            && same(b, a)
+    for (path, b) in before {
+        if !seen.contains(path)
+            && let Some(f) = build_write(path, Some(b), None, policy, &scope, &path_limits)
         {
-            continue;
-        }
-        if let Some(f) = build_write(path, b, a, policy, &scope, &path_limits) {
-            findings.push(f);
+            found.push(f);
         }
     }
-    if let (Some(before), Some(after_inodes)) = (inodes, &after_inodes) {
-        let judged: BTreeSet<RepoPath> = findings.iter().map(|f| f.path.clone()).collect();
-        for (path, a) in after_inodes {
-            if judged.contains(path) {
-                continue;
-            }
-            let kind = after.get(path).map(|e| e.kind);
-            if let Some(f) = inode_change(
-                path,
-                kind,
-                before.get(path),
-                a,
-                policy,
-                &scope,
-                &path_limits,
-            ) {
-                findings.push(f);
-            }
-        }
-    }
+    debug_assert!(found.len() >= found.kept.len() as u64);
     Ok(AfterBuild {
-        findings,
-        snapshot: after,
+        findings: found.finish(),
+        entries,
+        snapshot,
     })
 }
 
@@ -687,19 +778,51 @@ pub fn changed_since(
         changed.push(". (the worktree or its .git is another directory)".to_string());
         return Ok((changed, Inodes::new()));
     }
-    let (now, inodes) = walk::walk_with_inodes(&baseline.root, limits, &hashed_in_baseline)?;
-    let paths: BTreeSet<&RepoPath> = baseline.snapshot.keys().chain(now.keys()).collect();
-    for path in paths {
-        match (baseline.snapshot.get(path), now.get(path)) {
-            (Some(b), Some(a)) if same(b, a) => {}
-            _ => changed.push(path.display()),
+    let mut more = 0u64;
+    let mut note = |path: &RepoPath| {
+        if changed.len() < MAX_FINDINGS {
+            changed.push(path.display());
+        } else {
+            more += 1;
         }
+    };
+    let mut inodes = Inodes::new();
+    let mut seen: BTreeSet<&RepoPath> = BTreeSet::new();
+    walk::walk_each(
+        &baseline.root,
+        limits,
+        &hashed_in_baseline,
+        true,
+        &mut |path, a, inode| {
+            match baseline.snapshot.get_key_value(&path) {
+                Some((key, b)) => {
+                    seen.insert(key);
+                    if !same(b, &a) {
+                        note(&path);
+                    }
+                }
+                None => note(&path),
+            }
+            if let Some(inode) = inode {
+                inodes.insert(path, inode);
+            }
+        },
+    )?;
+    for path in baseline.snapshot.keys() {
+        if !seen.contains(path) {
+            note(path);
+        }
+    }
+    if more > 0 {
+        changed.push(format!("and {} more", thousands(more)));
     }
     Ok((changed, inodes))
 }
 
-/// The `build-wrote` finding for a change an [`Entry`] does not show: hard links, the
-/// modification time, extended attributes. `kind` is the entry's kind after the build.
+/// The `build-wrote` finding for a change an [`Entry`] does not show: hard links, an entry made
+/// immutable or append-only, and outside the scope the owner and group, the inode flags, the
+/// extended attributes (POSIX ACLs included) and the modification time. `kind` is the entry's
+/// kind after the build.
 fn inode_change(
     path: &RepoPath,
     kind: Option<Kind>,
@@ -739,10 +862,46 @@ fn inode_change(
             ));
         }
     }
+    // Immutable or append-only: the runner cannot rewrite or remove the entry, in scope too.
+    const PINNED: u32 = 0x10 | 0x20;
+    let letters = |f: Option<u32>| f.map_or_else(|| "unknown".to_string(), walk::flag_letters);
+    if a.flags.unwrap_or(0) & PINNED & !b.and_then(|b| b.flags).unwrap_or(0) != 0 {
+        return Some(finding(
+            format!(
+                "the build made an entry immutable or append-only (inode flags from {} to {}; chattr): the runner cannot rewrite or remove it",
+                letters(b.and_then(|b| b.flags)),
+                letters(a.flags)
+            ),
+            None,
+        ));
+    }
     let b = b?;
+    if (a.uid, a.gid) != (b.uid, b.gid) && !in_scope {
+        let what = if a.uid != b.uid {
+            format!("owner from uid {} to uid {}", b.uid, a.uid)
+        } else {
+            format!("group from gid {} to gid {}", b.gid, a.gid)
+        };
+        return Some(finding(
+            format!(
+                "the build changed the {what} of an entry outside the declared scope (who may read or write it later; git records neither)"
+            ),
+            scope_entry(),
+        ));
+    }
+    if a.flags != b.flags && !in_scope {
+        return Some(finding(
+            format!(
+                "the build changed the inode flags of an entry outside the declared scope from {} to {} (chattr; git records none)",
+                letters(b.flags),
+                letters(a.flags)
+            ),
+            scope_entry(),
+        ));
+    }
     if a.xattrs != b.xattrs && !in_scope {
         return Some(finding(
-            "the build changed the extended attributes of an entry outside the declared scope"
+            "the build changed the extended attributes (POSIX ACLs and capabilities included) of an entry outside the declared scope"
                 .into(),
             scope_entry(),
         ));
@@ -1041,6 +1200,98 @@ mod tests {
             &PathLimits::default(),
         );
         assert!(finding.is_some_and(|f| f.message.contains("not valid UTF-8")));
+    }
+
+    fn inode(gid: u32, flags: Option<u32>, xattrs: Option<&str>) -> walk::Inode {
+        walk::Inode {
+            nlink: 1,
+            mtime: (1, 0),
+            uid: 1001,
+            gid,
+            flags,
+            xattrs: xattrs.map(|x| contract::ids::Sha256Hex::of(x.as_bytes())),
+        }
+    }
+
+    /// The recorded before and after states of one entry, judged as the check after the build
+    /// judges them: the message of the finding, if any.
+    fn inode_finding(path: &str, b: &walk::Inode, a: &walk::Inode) -> Option<String> {
+        let policy = Policy::embedded_default().unwrap();
+        let scope = Scope::new(&["src/**".to_string()]).unwrap();
+        inode_change(
+            &RepoPath::from(path),
+            Some(Kind::File),
+            Some(b),
+            a,
+            &policy,
+            &scope,
+            &PathLimits::default(),
+        )
+        .map(|f| {
+            assert_eq!(f.rule, RuleId::BuildWrote);
+            assert_eq!(f.path, RepoPath::from(path));
+            f.message
+        })
+    }
+
+    #[test]
+    fn group_flags_and_attributes_outside_the_scope_are_findings() {
+        let plain = inode(121, Some(0), None);
+        let message = |a: &walk::Inode| inode_finding("README.md", &plain, a).unwrap_or_default();
+        assert!(message(&inode(0, Some(0), None)).contains("group from gid 121 to gid 0"));
+        assert!(
+            message(&inode(121, Some(0x40 | 0x80), None))
+                .contains("inode flags of an entry outside the declared scope from none to dA")
+        );
+        assert!(message(&inode(121, Some(0), Some("user.x=1"))).contains("extended attributes"));
+        assert!(message(&inode(121, Some(0x10), None)).contains("immutable or append-only"));
+        // Unchanged, or in scope, or a build output: nothing, but for a pinned entry anywhere
+        // outside the build outputs.
+        assert_eq!(inode_finding("README.md", &plain, &plain), None);
+        for changed in [
+            inode(0, Some(0), None),
+            inode(121, Some(0x40), None),
+            inode(121, Some(0), Some("user.x=1")),
+        ] {
+            assert_eq!(inode_finding("src/lib.rs", &plain, &changed), None);
+            assert_eq!(inode_finding("target/x", &plain, &changed), None);
+        }
+        assert!(
+            inode_finding("src/lib.rs", &plain, &inode(121, Some(0x20), None))
+                .is_some_and(|m| m.contains("immutable or append-only"))
+        );
+        // A file system without flags (None) on both sides is no change.
+        let none = inode(121, None, None);
+        assert_eq!(inode_finding("README.md", &none, &none), None);
+    }
+
+    #[test]
+    fn findings_beyond_the_bound_are_counted() {
+        let mut found = Bounded::default();
+        for i in (0..MAX_FINDINGS + 2500).rev() {
+            found.push(Finding {
+                rule: RuleId::BuildWrote,
+                path: RepoPath::from(format!("stray/{i:06}").as_str()),
+                change: Change::Created,
+                message: String::new(),
+                policy_entry: None,
+            });
+        }
+        assert_eq!(found.len(), (MAX_FINDINGS + 2500) as u64);
+        let list = found.finish();
+        assert_eq!(list.len(), MAX_FINDINGS + 1);
+        assert_eq!(list[0].path, RepoPath::from("stray/000000"));
+        assert_eq!(list[MAX_FINDINGS - 1].path, RepoPath::from("stray/000999"));
+        let last = &list[MAX_FINDINGS];
+        assert_eq!(last.path, RepoPath::from("."));
+        assert!(
+            last.message.starts_with("and 2,500 more findings"),
+            "{}",
+            last.message
+        );
+        assert_eq!(thousands(899_000), "899,000");
+        assert_eq!(thousands(1_000_000), "1,000,000");
+        assert_eq!(thousands(999), "999");
     }
 
     #[test]

@@ -333,9 +333,23 @@ impl Replica {
 
     /// [`Replica::build`] with more arguments of `guard run` before the command.
     fn build_with(&self, script: &str, extra: &[&str]) -> (Output, Value) {
+        self.build_from(Command::new("/usr/bin/env"), script, extra)
+    }
+
+    /// [`Replica::build`] with the guard started as the runner user, not as root: no overlay,
+    /// the build writes the checkout in place (and the check after the build is all there is).
+    fn build_as_runner(&self, script: &str) -> (Output, Value) {
+        let mut launcher = runner_launcher();
+        launcher.arg("/usr/bin/env");
+        self.build_from(launcher, script, &[])
+    }
+
+    fn build_from(&self, mut launcher: Command, script: &str, extra: &[&str]) -> (Output, Value) {
         let report = self.agent("report/build-test.json");
         let _ = std::fs::remove_file(&report);
-        let out = Command::new("/usr/bin/env")
+        // A report a run as root left would be root's: one run as the runner could not replace it.
+        let _ = std::fs::remove_file(self.agent("report/tree-after-build.json"));
+        let out = launcher
             .env_clear()
             .arg("PATH=/usr/local/bin:/usr/bin:/bin")
             .arg(format!("HOME={}", self.home.display()))
@@ -1307,6 +1321,147 @@ fn an_extended_attribute_outside_the_scope_is_a_finding() {
             .is_some_and(|m| m.contains("extended attributes")),
         "{found:?}"
     );
+}
+
+/// The finding at `path`, asserted to be `build-wrote` with `words` in its message.
+fn assert_finding(doc: &Value, path: &str, words: &str) {
+    let found = findings_by_path(doc);
+    let message = found
+        .get(path)
+        .unwrap_or_else(|| panic!("no finding for {path}: {found:?}"));
+    assert!(message.contains(words), "{path}: {message}");
+}
+
+/// A group change alone (`chgrp`, which the owner may make to a group of its own), on a file
+/// outside the scope, is a finding: the content, mode and modification time are unchanged.
+#[test]
+fn a_group_change_outside_the_scope_is_a_finding() {
+    let r = Replica::new();
+    let readme = r.work.join("README.md");
+    std::os::unix::fs::lchown(&readme, None, Some(0)).unwrap();
+    let (out, doc) = r.build("chgrp \"$(id -g)\" README.md && stat -c 'CHGRP %g' README.md");
+    let t = tail(&doc);
+    assert!(t.contains("CHGRP ") && !t.contains("CHGRP 0"), "{t}");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_finding(&doc, "README.md", "changed the group from gid 0 to gid");
+    // The checkout under the overlay was never written.
+    assert_eq!(std::fs::metadata(&readme).unwrap().gid(), 0);
+}
+
+/// An inode flag alone (`chattr +d`, no dump, `+A`, no atime updates, `+S`, synchronous
+/// updates: what an owner may set on a file without a capability), on a file outside the scope,
+/// is a finding. Started as root the build writes to an overlay whose
+/// upper layer (tmpfs) may take no such flags, so the build is also started as the runner user,
+/// writing the checkout in place, on a file system that keeps them (`/home`, ext4 here and on
+/// the hosted images).
+#[test]
+fn an_inode_flag_outside_the_scope_is_a_finding() {
+    let r = Replica::new();
+    let (_, doc) = r.build("chattr +dA README.md 2>&1; echo OVERLAY-DONE");
+    let t = tail(&doc);
+    assert!(t.contains("OVERLAY-DONE"), "{t}");
+    if !t.contains("Operation not supported") {
+        // Where the overlay takes them after all, they are seen there too.
+        assert_finding(
+            &doc,
+            "README.md",
+            "inode flags of an entry outside the declared scope from none to dA",
+        );
+    }
+    let (out, doc) =
+        r.build_as_runner("chattr +dAS README.md 2>&1 && lsattr README.md && echo CHATTR");
+    let t = tail(&doc);
+    if !t.contains("CHATTR") {
+        let fs = Command::new("stat")
+            .args(["-f", "-c", "%T"])
+            .arg(&r.work)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        // Only where the checkout's file system has no inode flags at all.
+        assert!(
+            t.contains("Inappropriate ioctl") || t.contains("Operation not supported"),
+            "chattr failed for another reason: {t}"
+        );
+        eprintln!("skipped: the checkout's file system ({fs:?}) takes no inode flags: {t}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        !layers(&doc)
+            .iter()
+            .any(|l| l == "worktree-overlay-discarded"),
+        "{:?}",
+        layers(&doc)
+    );
+    assert_finding(
+        &doc,
+        "README.md",
+        "inode flags of an entry outside the declared scope from none to SdA",
+    );
+    assert_eq!(
+        findings_by_path(&doc).len(),
+        1,
+        "{:?}",
+        findings_by_path(&doc)
+    );
+}
+
+/// A POSIX ACL alone (`system.posix_acl_access`, what `setfacl -m u:<uid>:r` writes; the mask
+/// keeps the mode bits as they were), on a file outside the scope, is a finding. The named user
+/// is the build's own uid: an id the build's user namespace does not map is refused (EINVAL).
+#[test]
+fn an_acl_outside_the_scope_is_a_finding() {
+    let r = Replica::new();
+    // version 2; user::rw-, user:<uid>:r--, group::r--, mask::r--, other::r--
+    let script = "/usr/bin/python3 -c \"import os, struct; \
+         acl = struct.pack('<I' + 'HHI' * 5, 2, 1, 6, 0xffffffff, 2, 4, os.getuid(), 4, 4, 0xffffffff, 0x10, 4, 0xffffffff, 0x20, 4, 0xffffffff); \
+         os.setxattr('README.md', 'system.posix_acl_access', acl); \
+         print('ACL', oct(os.stat('README.md').st_mode), len(os.getxattr('README.md', 'system.posix_acl_access')))\" 2>&1";
+    let (out, doc) = r.build(script);
+    let t = tail(&doc);
+    if !t.contains("ACL ") {
+        // Only where the build's layer has no POSIX ACLs at all.
+        assert!(t.contains("Operation not supported"), "{t}");
+        eprintln!("skipped: the build's layer takes no POSIX ACL here: {t}");
+        return;
+    }
+    // The mode bits did not change: the ACL alone is what the check must see.
+    assert!(t.contains("ACL 0o100644 44"), "{t}");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_finding(&doc, "README.md", "extended attributes (POSIX ACLs");
+    assert_eq!(
+        findings_by_path(&doc).len(),
+        1,
+        "{:?}",
+        findings_by_path(&doc)
+    );
+}
+
+/// Stray files by the thousand fail the check with a bounded report and log: the first findings
+/// by path in full, the rest counted.
+#[test]
+fn many_findings_are_counted_not_listed() {
+    let r = Replica::new();
+    let (out, doc) = r.build("mkdir stray && cd stray && seq 1 3000 | xargs touch && echo MADE");
+    assert!(tail(&doc).contains("MADE"), "{}", tail(&doc));
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let findings = doc["after_build"]["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), guard::tree::MAX_FINDINGS + 1);
+    let last = findings.last().unwrap();
+    assert_eq!(last["rule"], "build-wrote");
+    assert_eq!(last["path"], ".");
+    // 3000 files (the directory alone is no finding): 1000 listed, the first by path.
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("and 2,000 more findings"),
+        "{last}"
+    );
+    assert_eq!(findings[0]["path"], "stray/1");
+    assert_eq!(findings[1]["path"], "stray/10");
+    let log = text(&out);
+    assert!(log.contains("and 2,000 more findings"), "{log}");
 }
 
 /// More entries than the walk may read is a failing check with its report written, not an

@@ -495,6 +495,49 @@ fn usage_errors_exit_2_without_running_anything() {
     }
 }
 
+/// A directory outside the worktree that the build may write a marker into (`--writable`), and
+/// that outlives the run: started as root the build's worktree is an overlay that is discarded,
+/// so a marker written there would never be seen whether the command ran or not.
+fn marker_dir() -> tempfile::TempDir {
+    let dir = if root() {
+        tempfile::Builder::new()
+            .prefix("guard-marker-")
+            .tempdir_in("/home")
+            .unwrap()
+    } else {
+        tempfile::tempdir().unwrap()
+    };
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    dir
+}
+
+/// The precondition of a "the command did not run" assertion: where nothing is simulated, the
+/// same command in the same place does leave its marker (which is then removed).
+fn marker_is_made_when_the_command_runs(cwd: &Path, markers: &Path) {
+    let marker = markers.join("ran");
+    let output = guard()
+        .current_dir(cwd)
+        .arg("run")
+        .arg("--writable")
+        .arg(markers)
+        .args(["--", "sh", "-c", "touch \"$0\""])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(marker.exists(), "the control run left no marker");
+    std::fs::remove_file(&marker).unwrap();
+}
+
 /// A missing layer is a refusal, with `--no-isolation-because` too: the opt-out replaces the
 /// network namespace and nothing else, so neither the refusal nor the run without a layer may
 /// follow from it (it once ran the build as root with no layer at all). The message does not
@@ -504,17 +547,25 @@ fn a_missing_layer_fails_closed_also_when_opted_out() {
     for hook in ["missing", "silent", "no-landlock"] {
         for opt_out in [false, true] {
             let dir = tempfile::tempdir().unwrap();
+            let markers = marker_dir();
+            marker_is_made_when_the_command_runs(dir.path(), markers.path());
             let report = dir.path().join("report.json");
             let mut cmd = guard();
             cmd.current_dir(dir.path())
                 .env(HOOK, hook)
                 .arg("run")
                 .arg("--report")
-                .arg(&report);
+                .arg(&report)
+                .arg("--writable")
+                .arg(markers.path());
             if opt_out {
                 cmd.args(["--no-isolation-because", "harden-runner egress block"]);
             }
-            let output = cmd.args(["--", "sh", "-c", "touch ran"]).output().unwrap();
+            let output = cmd
+                .args(["--", "sh", "-c", "touch \"$0\""])
+                .arg(markers.path().join("ran"))
+                .output()
+                .unwrap();
             let stderr = String::from_utf8_lossy(&output.stderr);
             assert_eq!(output.status.code(), Some(2), "{hook} {opt_out}: {stderr}");
             assert!(
@@ -532,7 +583,7 @@ fn a_missing_layer_fails_closed_also_when_opted_out() {
                 );
             }
             assert!(
-                !dir.path().join("ran").exists(),
+                !markers.path().join("ran").exists(),
                 "{hook} {opt_out}: the command ran with a layer missing"
             );
             assert!(!report.exists());
@@ -641,10 +692,14 @@ fn the_opt_out_is_refused_where_landlock_cannot_scope_abstract_sockets() {
     let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
     listener.set_nonblocking(true).unwrap();
     let dir = tempfile::tempdir().unwrap();
+    let markers = marker_dir();
+    let marker = markers.path().join("ran");
+    marker_is_made_when_the_command_runs(dir.path(), markers.path());
     let report = dir.path().join("report.json");
     let script = format!(
-        "touch ran; python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); \
-         s.connect(\"\\0\"+sys.argv[1]); print(\"CONNECTED\")' '{name}'"
+        "touch '{}'; python3 -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); \
+         s.connect(\"\\0\"+sys.argv[1]); print(\"CONNECTED\")' '{name}'",
+        marker.display()
     );
     let output = guard()
         .current_dir(dir.path())
@@ -653,6 +708,8 @@ fn the_opt_out_is_refused_where_landlock_cannot_scope_abstract_sockets() {
         .arg("run")
         .arg("--report")
         .arg(&report)
+        .arg("--writable")
+        .arg(markers.path())
         .args(["--no-isolation-because", "harden-runner egress block"])
         .args(["--", "sh", "-c", &script])
         .output()
@@ -665,7 +722,7 @@ fn the_opt_out_is_refused_where_landlock_cannot_scope_abstract_sockets() {
             && stderr.contains("this kernel's Landlock is ABI 4"),
         "{stderr}"
     );
-    assert!(!dir.path().join("ran").exists(), "the build ran");
+    assert!(!marker.exists(), "the build ran");
     assert!(!report.exists());
     match listener.accept() {
         Err(e) if e.kind() == ErrorKind::WouldBlock => {}

@@ -164,52 +164,57 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
         ..WalkLimits::default()
     };
 
-    let (check, base_commit, findings, snapshot, baseline_sha256, identity) = if args.after_build {
-        let Some(baseline_path) = &args.baseline else {
-            return Err("--after-build needs --baseline".into());
-        };
-        let (baseline, baseline_sha256) =
-            read_baseline(baseline_path, args.baseline_sha256.as_deref())?;
-        if let Some(base) = &args.base
-            && base != baseline.base_commit.as_str()
-        {
-            return Err(format!(
-                "--base {base} is not the full commit id the baseline was taken at ({})",
-                baseline.base_commit
-            ));
-        }
-        let result = tree::verify_after_build(
-            &args.repo,
-            &baseline,
-            &verdict,
-            verdict_sha256.as_str(),
-            &policy,
-            &limits,
-        )
-        .map_err(|e| e.to_string())?;
-        let identity = baseline.identity;
-        (
-            Check::AfterBuild,
-            baseline.base_commit,
-            result.findings,
-            result.snapshot,
-            Some(baseline_sha256),
-            identity,
-        )
-    } else {
-        let checkout = tree::open_checkout(&args.repo).map_err(|e| e.to_string())?;
-        let base = args.base.as_deref().unwrap_or("HEAD");
-        let result = tree::verify_after_apply(&checkout, base, &verdict, &limits)
+    let (check, base_commit, findings, snapshot, entries, baseline_sha256, identity) =
+        if args.after_build {
+            let Some(baseline_path) = &args.baseline else {
+                return Err("--after-build needs --baseline".into());
+            };
+            let (baseline, baseline_sha256) =
+                read_baseline(baseline_path, args.baseline_sha256.as_deref())?;
+            if let Some(base) = &args.base
+                && base != baseline.base_commit.as_str()
+            {
+                return Err(format!(
+                    "--base {base} is not the full commit id the baseline was taken at ({})",
+                    baseline.base_commit
+                ));
+            }
+            let result = tree::verify_after_build(
+                &args.repo,
+                &baseline,
+                &verdict,
+                verdict_sha256.as_str(),
+                &policy,
+                &limits,
+                args.out.is_some(),
+            )
             .map_err(|e| e.to_string())?;
-        (
-            Check::AfterApply,
-            result.base_commit,
-            result.findings,
-            result.snapshot,
-            None,
-            result.identity,
-        )
-    };
+            let identity = baseline.identity;
+            (
+                Check::AfterBuild,
+                baseline.base_commit,
+                result.findings,
+                result.snapshot,
+                result.entries,
+                Some(baseline_sha256),
+                identity,
+            )
+        } else {
+            let checkout = tree::open_checkout(&args.repo).map_err(|e| e.to_string())?;
+            let base = args.base.as_deref().unwrap_or("HEAD");
+            let result = tree::verify_after_apply(&checkout, base, &verdict, &limits)
+                .map_err(|e| e.to_string())?;
+            let entries = result.snapshot.len() as u64;
+            (
+                Check::AfterApply,
+                result.base_commit,
+                result.findings,
+                result.snapshot,
+                entries,
+                None,
+                result.identity,
+            )
+        };
 
     let passed = findings.is_empty();
     let snapshot_sha256 = match &args.out {
@@ -238,7 +243,7 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
         diff_sha256: verdict.diff_sha256.clone(),
         verdict_sha256,
         scope: verdict.scope.clone(),
-        entries: snapshot.len() as u64,
+        entries,
         baseline_sha256,
         snapshot_sha256,
         findings: findings.iter().map(finding_doc).collect(),

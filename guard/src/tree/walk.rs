@@ -58,16 +58,76 @@ impl Entry {
 /// Every entry under a root, keyed by its exact root-relative path.
 pub type Snapshot = BTreeMap<RepoPath, Entry>;
 
-/// What an [`Entry`] leaves out, and a reused workspace still carries: how many names the
-/// inode has (a hard link made to it, inside the tree or from outside), its modification time
-/// (what `make` and other build tools trust), and its extended attributes.
+/// What an [`Entry`] leaves out, and a reused workspace or a later step still acts on: how many
+/// names the inode has (a hard link made to it, inside the tree or from outside), its
+/// modification time (what `make` and other build tools trust), its owner and group, its inode
+/// flags (`chattr`: immutable, append-only, no-dump, no-atime, synchronous, ...) and its extended
+/// attributes (`user.*`, POSIX ACLs in `system.posix_acl_*`, capabilities in `security.*`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Inode {
     pub nlink: u64,
     pub mtime: (i64, i64),
+    pub uid: u32,
+    pub gid: u32,
+    /// The flags `FS_IOC_GETFLAGS` reports that someone sets ([`SETTABLE_FLAGS`]; those the file
+    /// system keeps itself, such as extents or a directory index, are left out); `None` for a
+    /// symbolic link or special file and where the file system has no flags.
+    pub flags: Option<u32>,
     /// SHA-256 over every attribute's name and value (in the kernel's order), `None` without
-    /// any; the error text when they cannot be read.
-    pub xattrs: Result<Option<String>, String>,
+    /// any or where the file system has none.
+    pub xattrs: Option<contract::ids::Sha256Hex>,
+}
+
+/// `FS_IOC_GETFLAGS` bits a user or administrator sets (`chattr` letters `s u c S i a d A D j t
+/// T C x P F`); the rest the file system sets itself as the file grows or moves between file
+/// systems (an overlay's copy-up).
+pub const SETTABLE_FLAGS: u32 = 0x0000_0001 // s secure deletion
+    | 0x0000_0002 // u undeletable
+    | 0x0000_0004 // c compressed
+    | 0x0000_0008 // S synchronous updates
+    | 0x0000_0010 // i immutable
+    | 0x0000_0020 // a append only
+    | 0x0000_0040 // d no dump
+    | 0x0000_0080 // A no atime updates
+    | 0x0000_4000 // j data journalling
+    | 0x0000_8000 // t no tail merging
+    | 0x0001_0000 // D synchronous directory updates
+    | 0x0002_0000 // T top of directory hierarchies
+    | 0x0080_0000 // C no copy on write
+    | 0x0200_0000 // x direct access
+    | 0x2000_0000 // P project hierarchy
+    | 0x4000_0000; // F case-insensitive lookups
+
+/// The `chattr` letters of `flags`, in `lsattr`'s order.
+pub fn flag_letters(flags: u32) -> String {
+    const LETTERS: [(u32, char); 16] = [
+        (0x0000_0001, 's'),
+        (0x0000_0002, 'u'),
+        (0x0000_0008, 'S'),
+        (0x0001_0000, 'D'),
+        (0x0000_0010, 'i'),
+        (0x0000_0020, 'a'),
+        (0x0000_0040, 'd'),
+        (0x0000_0080, 'A'),
+        (0x0000_0004, 'c'),
+        (0x0000_4000, 'j'),
+        (0x0000_8000, 't'),
+        (0x0002_0000, 'T'),
+        (0x0080_0000, 'C'),
+        (0x0200_0000, 'x'),
+        (0x2000_0000, 'P'),
+        (0x4000_0000, 'F'),
+    ];
+    let letters: String = LETTERS
+        .iter()
+        .filter(|(bit, _)| flags & bit != 0)
+        .map(|(_, c)| *c)
+        .collect();
+    if letters.is_empty() {
+        "none".to_string()
+    } else {
+        letters
+    }
 }
 
 /// The [`Inode`] of every entry, by path.
@@ -97,7 +157,11 @@ pub fn walk(
     limits: &WalkLimits,
     hash: &dyn Fn(&[u8], u64) -> bool,
 ) -> Result<Snapshot, WalkError> {
-    walk_into(root, limits, hash, None)
+    let mut snapshot = Snapshot::new();
+    walk_each(root, limits, hash, false, &mut |path, entry, _| {
+        snapshot.insert(path, entry);
+    })?;
+    Ok(snapshot)
 }
 
 /// [`walk`], and every entry's [`Inode`].
@@ -106,117 +170,244 @@ pub fn walk_with_inodes(
     limits: &WalkLimits,
     hash: &dyn Fn(&[u8], u64) -> bool,
 ) -> Result<(Snapshot, Inodes), WalkError> {
+    let mut snapshot = Snapshot::new();
     let mut inodes = Inodes::new();
-    let snapshot = walk_into(root, limits, hash, Some(&mut inodes))?;
+    walk_each(root, limits, hash, true, &mut |path, entry, inode| {
+        if let Some(inode) = inode {
+            inodes.insert(path.clone(), inode);
+        }
+        snapshot.insert(path, entry);
+    })?;
     Ok((snapshot, inodes))
 }
 
-fn walk_into(
+/// The walk as a stream: `visit` is given each entry (with its [`Inode`] when `with_inodes`) as
+/// it is read, and nothing is kept; returns how many entries there were. Depth first, each
+/// directory's names in byte order: what is held at any moment is the names of the directories
+/// on the current path, at most `limits.max_depth` of them.
+pub fn walk_each(
     root: &Path,
     limits: &WalkLimits,
     hash: &dyn Fn(&[u8], u64) -> bool,
-    mut inodes: Option<&mut Inodes>,
-) -> Result<Snapshot, WalkError> {
-    let mut snapshot = Snapshot::new();
-    let mut stack: Vec<(PathBuf, Vec<u8>, usize)> = vec![(root.to_path_buf(), Vec::new(), 0)];
-    while let Some((dir, rel_dir, depth)) = stack.pop() {
-        let io = |source| WalkError::Io {
-            path: shown(root, &rel_dir),
-            source,
-        };
-        let mut names = Vec::new();
-        for item in std::fs::read_dir(&dir).map_err(io)? {
-            names.push(item.map_err(io)?.file_name());
-        }
-        for name in names {
-            let mut rel = rel_dir.clone();
-            if !rel.is_empty() {
-                rel.push(b'/');
-            }
-            rel.extend_from_slice(name.as_bytes());
-            let abs = dir.join(&name);
-            let shown = display_bytes(&rel);
+    with_inodes: bool,
+    visit: &mut dyn FnMut(RepoPath, Entry, Option<Inode>),
+) -> Result<usize, WalkError> {
+    struct Frame {
+        dir: PathBuf,
+        rel: Vec<u8>,
+        depth: usize,
+        names: std::vec::IntoIter<std::ffi::OsString>,
+    }
+    let read =
+        |dir: &Path, rel: &[u8]| -> Result<std::vec::IntoIter<std::ffi::OsString>, WalkError> {
             let io = |source| WalkError::Io {
-                path: shown.clone(),
+                path: shown(root, rel),
                 source,
             };
-            if snapshot.len() >= limits.max_entries {
-                return Err(WalkError::TooManyEntries {
-                    max: limits.max_entries,
-                });
+            let mut names = Vec::new();
+            for item in std::fs::read_dir(dir).map_err(io)? {
+                names.push(item.map_err(io)?.file_name());
             }
-            if depth + 1 > limits.max_depth {
-                return Err(WalkError::TooDeep {
-                    path: shown,
-                    max: limits.max_depth,
-                });
+            names.sort_unstable_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+            Ok(names.into_iter())
+        };
+    let mut count = 0usize;
+    let mut stack = vec![Frame {
+        dir: root.to_path_buf(),
+        rel: Vec::new(),
+        depth: 0,
+        names: read(root, b"")?,
+    }];
+    while let Some(frame) = stack.last_mut() {
+        let Some(name) = frame.names.next() else {
+            stack.pop();
+            continue;
+        };
+        let depth = frame.depth;
+        let mut rel = frame.rel.clone();
+        if !rel.is_empty() {
+            rel.push(b'/');
+        }
+        rel.extend_from_slice(name.as_bytes());
+        let abs = frame.dir.join(&name);
+        let shown = display_bytes(&rel);
+        let io = |source| WalkError::Io {
+            path: shown.clone(),
+            source,
+        };
+        if count >= limits.max_entries {
+            return Err(WalkError::TooManyEntries {
+                max: limits.max_entries,
+            });
+        }
+        if depth + 1 > limits.max_depth {
+            return Err(WalkError::TooDeep {
+                path: shown,
+                max: limits.max_depth,
+            });
+        }
+        count += 1;
+        let meta = std::fs::symlink_metadata(&abs).map_err(io)?;
+        let file_type = meta.file_type();
+        let mut entry = Entry {
+            kind: Kind::Other,
+            mode: meta.mode() & 0o7777,
+            size: meta.len(),
+            sha256: None,
+            target: None,
+        };
+        let mut descend = false;
+        if file_type.is_symlink() {
+            entry.kind = Kind::Symlink;
+            let target = std::fs::read_link(&abs).map_err(io)?;
+            entry.target = Some(RepoPath::from(target.as_os_str().as_bytes()));
+        } else if file_type.is_dir() {
+            entry.kind = Kind::Dir;
+            descend = true;
+        } else if file_type.is_file() {
+            entry.kind = Kind::File;
+            if hash(&rel, meta.len()) {
+                entry.sha256 = Some(hash_file(&abs, &meta, &shown)?);
             }
-            let meta = std::fs::symlink_metadata(&abs).map_err(io)?;
-            let file_type = meta.file_type();
-            let mut entry = Entry {
-                kind: Kind::Other,
-                mode: meta.mode() & 0o7777,
-                size: meta.len(),
-                sha256: None,
-                target: None,
-            };
-            if file_type.is_symlink() {
-                entry.kind = Kind::Symlink;
-                let target = std::fs::read_link(&abs).map_err(io)?;
-                entry.target = Some(RepoPath::from(target.as_os_str().as_bytes()));
-            } else if file_type.is_dir() {
-                entry.kind = Kind::Dir;
-                stack.push((abs.clone(), rel.clone(), depth + 1));
-            } else if file_type.is_file() {
-                entry.kind = Kind::File;
-                if hash(&rel, meta.len()) {
-                    entry.sha256 = Some(hash_file(&abs, &meta, &shown)?);
-                }
-            }
-            if let Some(inodes) = inodes.as_deref_mut() {
-                inodes.insert(
-                    RepoPath::from(rel.clone()),
-                    Inode {
-                        nlink: meta.nlink(),
-                        mtime: (meta.mtime(), meta.mtime_nsec()),
-                        xattrs: xattr_digest(&abs),
-                    },
-                );
-            }
-            snapshot.insert(RepoPath::from(rel), entry);
+        }
+        let inode = if with_inodes {
+            Some(inode_of(&abs, entry.kind, &meta, &shown)?)
+        } else {
+            None
+        };
+        if descend {
+            let names = read(&abs, &rel)?;
+            visit(RepoPath::from(rel.clone()), entry, inode);
+            stack.push(Frame {
+                dir: abs,
+                rel,
+                depth: depth + 1,
+                names,
+            });
+        } else {
+            visit(RepoPath::from(rel), entry, inode);
         }
     }
-    Ok(snapshot)
+    Ok(count)
 }
 
-/// The digest of `path`'s extended attributes (not following a link), `None` without any.
-fn xattr_digest(path: &Path) -> Result<Option<String>, String> {
-    // XATTR_LIST_MAX and XATTR_SIZE_MAX: no list or value is longer.
-    let mut list = vec![0u8; 64 * 1024];
-    let len = match rustix::fs::llistxattr(path, &mut list[..]) {
-        Ok(len) => len,
-        Err(rustix::io::Errno::NOTSUP) => return Ok(None),
-        Err(e) => return Err(format!("list extended attributes: {e}")),
+/// Whether an error means the file system has no such thing (no flags, no extended
+/// attributes): "none", not a failure.
+fn unsupported(e: rustix::io::Errno) -> bool {
+    e == rustix::io::Errno::NOTTY
+        || e == rustix::io::Errno::NOTSUP
+        || e == rustix::io::Errno::OPNOTSUPP
+}
+
+/// The [`Inode`] of the entry `lstat` described as `meta`. A file or directory is opened (not
+/// following a link, not blocking, not as a controlling terminal) to read its flags and
+/// attributes, and must be the inode `lstat` saw; a link or special file is not opened, nor is a
+/// file the walk may not open (a build output of mode `000`, walked as its owner): its
+/// attributes are read by path and its flags are not known (`None`, as on a file system without
+/// them; a mode change outside the scope is a finding of its own). Any other error but "not
+/// supported here" fails the walk.
+fn inode_of(
+    abs: &Path,
+    kind: Kind,
+    meta: &std::fs::Metadata,
+    key: &str,
+) -> Result<Inode, WalkError> {
+    use rustix::fs::{Mode, OFlags};
+    let fail = |what: &str, e: rustix::io::Errno| WalkError::Io {
+        path: key.to_string(),
+        source: std::io::Error::other(format!("{what}: {e}")),
     };
-    if len == 0 {
+    let mut inode = Inode {
+        nlink: meta.nlink(),
+        mtime: (meta.mtime(), meta.mtime_nsec()),
+        uid: meta.uid(),
+        gid: meta.gid(),
+        flags: None,
+        xattrs: None,
+    };
+    let fd = if matches!(kind, Kind::File | Kind::Dir) {
+        match rustix::fs::open(
+            abs,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            Ok(fd) => Some(fd),
+            Err(rustix::io::Errno::ACCESS) => None,
+            Err(e) => return Err(fail("open", e)),
+        }
+    } else {
+        None
+    };
+    match fd {
+        Some(fd) => {
+            let stat = rustix::fs::fstat(&fd).map_err(|e| fail("fstat", e))?;
+            if stat.st_dev != meta.dev() || stat.st_ino != meta.ino() {
+                return Err(WalkError::Changed {
+                    path: key.to_string(),
+                });
+            }
+            inode.flags = match rustix::fs::ioctl_getflags(&fd) {
+                Ok(flags) => Some(flags.bits() & SETTABLE_FLAGS),
+                Err(e) if unsupported(e) => None,
+                Err(e) => return Err(fail("read inode flags", e)),
+            };
+            inode.xattrs = xattr_digest(
+                || rustix::fs::flistxattr_query(&fd),
+                |list| rustix::fs::flistxattr(&fd, list),
+                |name, value| rustix::fs::fgetxattr(&fd, name, value),
+                |name| rustix::fs::fgetxattr_query(&fd, name),
+            )
+            .map_err(|(what, e)| fail(what, e))?;
+        }
+        None => {
+            inode.xattrs = xattr_digest(
+                || rustix::fs::llistxattr_query(abs),
+                |list| rustix::fs::llistxattr(abs, list),
+                |name, value| rustix::fs::lgetxattr(abs, name, value),
+                |name| rustix::fs::lgetxattr_query(abs, name),
+            )
+            .map_err(|(what, e)| fail(what, e))?;
+        }
+    }
+    Ok(inode)
+}
+
+type Xattr<T> = Result<T, (&'static str, rustix::io::Errno)>;
+
+/// The digest of an inode's extended attributes, `None` without any (or where the file system
+/// has none). The list's size is asked first: an inode without attributes costs one call.
+fn xattr_digest(
+    list_size: impl Fn() -> rustix::io::Result<usize>,
+    list: impl Fn(&mut [u8]) -> rustix::io::Result<usize>,
+    get: impl Fn(&[u8], &mut [u8]) -> rustix::io::Result<usize>,
+    get_size: impl Fn(&[u8]) -> rustix::io::Result<usize>,
+) -> Xattr<Option<contract::ids::Sha256Hex>> {
+    let size = match list_size() {
+        Ok(0) => return Ok(None),
+        Ok(size) => size,
+        Err(e) if unsupported(e) => return Ok(None),
+        Err(e) => return Err(("list extended attributes", e)),
+    };
+    let mut names = vec![0u8; size];
+    let len = list(&mut names[..]).map_err(|e| ("list extended attributes", e))?;
+    let names = names.get(..len).unwrap_or_default();
+    if names.is_empty() {
         return Ok(None);
     }
     let mut hasher = Sha256::new();
-    let mut value = vec![0u8; 64 * 1024];
-    for name in list[..len].split(|b| *b == 0).filter(|n| !n.is_empty()) {
-        let n = rustix::fs::lgetxattr(path, name, &mut value[..])
-            .map_err(|e| format!("read extended attribute: {e}"))?;
+    let mut value = Vec::new();
+    for name in names.split(|b| *b == 0).filter(|n| !n.is_empty()) {
+        let size = get_size(name).map_err(|e| ("read extended attribute", e))?;
+        value.resize(size, 0);
+        let n = get(name, &mut value[..]).map_err(|e| ("read extended attribute", e))?;
+        let value = value.get(..n).unwrap_or_default();
         hasher.update((name.len() as u64).to_le_bytes());
         hasher.update(name);
-        hasher.update((n as u64).to_le_bytes());
-        hasher.update(&value[..n]);
+        hasher.update((value.len() as u64).to_le_bytes());
+        hasher.update(value);
     }
     let digest: [u8; 32] = hasher.finalize().into();
-    Ok(Some(
-        contract::ids::Sha256Hex::from_digest(&digest)
-            .as_str()
-            .to_string(),
-    ))
+    Ok(Some(contract::ids::Sha256Hex::from_digest(&digest)))
 }
 
 fn shown(root: &Path, rel: &[u8]) -> String {
@@ -302,6 +493,58 @@ mod tests {
         let snap = walk(dir.path(), &WalkLimits::default(), &|_, _| false).unwrap();
         assert!(snap.contains_key(&RepoPath::from(persian)));
         assert!(snap.contains_key(&RepoPath::from(&b"a\\b\xff"[..])));
+    }
+
+    /// The walk reads a file's inode flags and a digest of its extended attributes (names and
+    /// values: a value rewritten is another digest).
+    #[test]
+    fn inode_flags_and_attributes_are_read() {
+        use rustix::fs::{IFlags, XattrFlags};
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").unwrap();
+        let inode = |root: &Path| {
+            let (_, inodes) =
+                walk_with_inodes(root, &WalkLimits::default(), &|_, _| false).unwrap();
+            inodes[&RepoPath::from("f")].clone()
+        };
+        let before = inode(dir.path());
+        assert_eq!(before.xattrs, None);
+        let fd = std::fs::File::open(&file).unwrap();
+        match rustix::fs::fsetxattr(&fd, "user.x", b"1", XattrFlags::empty()) {
+            Ok(()) => {
+                let with = inode(dir.path());
+                assert!(with.xattrs.is_some(), "{with:?}");
+                rustix::fs::fsetxattr(&fd, "user.x", b"2", XattrFlags::empty()).unwrap();
+                let other = inode(dir.path());
+                assert!(
+                    other.xattrs.is_some() && other.xattrs != with.xattrs,
+                    "{other:?}"
+                );
+            }
+            Err(e) => eprintln!(
+                "skipped the attribute half: {} takes no user.x: {e}",
+                dir.path().display()
+            ),
+        }
+        match before.flags {
+            Some(flags) => {
+                assert_eq!(flags & 0x40, 0, "{before:?}");
+                let now = rustix::fs::ioctl_getflags(&fd).unwrap();
+                match rustix::fs::ioctl_setflags(&fd, now | IFlags::NODUMP) {
+                    Ok(()) => {
+                        let after = inode(dir.path());
+                        assert_eq!(after.flags, Some(flags | 0x40), "{after:?}");
+                        assert_eq!(flag_letters(0x40 | 0x80 | 0x08), "SdA");
+                    }
+                    Err(e) => eprintln!("skipped the flag half: no chattr +d here: {e}"),
+                }
+            }
+            None => eprintln!(
+                "skipped the flag half: {} has no inode flags",
+                dir.path().display()
+            ),
+        }
     }
 
     #[test]
