@@ -16,7 +16,8 @@ use gate::dispatch_mac::{
 };
 use github::{ApiUrl, Client, ClientConfig, Repository, Token, VirtualClock};
 use github_standin::{
-    Canned, DispatchMode, Fault, Forgery, Outcome, PriorRun, Recorded, Scenario, StandIn,
+    Canned, DispatchMode, Fault, Forgery, IntruderRun, Outcome, PriorRun, Recorded, Scenario,
+    StandIn,
 };
 use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Nonce, Scope, TaskId};
 
@@ -56,6 +57,7 @@ fn request(diff: &[u8], wait: bool) -> DispatchRequest {
         nonce: Some(Nonce::parse(NONCE).unwrap()),
         preflight: None,
         revision: None,
+        dispatcher: None,
     }
 }
 
@@ -70,8 +72,23 @@ fn client(gh: &StandIn, token: &str, clock: &Arc<VirtualClock>, timeout: Duratio
     Client::new(config).unwrap()
 }
 
+/// The branch's head the dispatched runs run on (seeded in the stand-in's Git database).
+fn seed_main(gh: &StandIn) -> String {
+    let mut state = gh.state();
+    let tree = state.git.put_tree(Vec::new());
+    let head = state
+        .git
+        .put_commit(&tree, &[], "main's head\n", 1_772_366_000, false);
+    state
+        .git
+        .refs
+        .insert("refs/heads/main".into(), head.clone());
+    head
+}
+
 fn run_case_with(scenario: Scenario, req: DispatchRequest, token: Option<&str>) -> Case {
     let gh = StandIn::start(scenario).unwrap();
+    seed_main(&gh);
     let token = token.map_or_else(|| gh.token(), str::to_owned);
     let clock = Arc::new(VirtualClock::new(1_772_366_400));
     let client = client(&gh, &token, &clock, req.timeout);
@@ -577,7 +594,8 @@ fn an_ambiguous_dispatch_is_never_sent_twice() {
     );
     assert_eq!(case.report.exit_code, 2);
     assert!(
-        case.report.doc.reasons[0].contains("no run named \"agent-team-apply T-1\""),
+        case.report.doc.reasons[0]
+            .contains(&format!("no run named \"agent-team-apply T-1 v2:{NONCE}:")),
         "{:?}",
         case.report.doc.reasons
     );
@@ -693,18 +711,110 @@ fn a_rate_limit_past_the_deadline_is_an_error() {
     );
 }
 
-/// Issue 28, "a guessed run": without a run id in the dispatch answer, a same-task run started
-/// by someone else one second after ours has the same name; the dispatcher used to report the
-/// newest. Two candidates are ambiguous: an error (exit 2), neither run reported.
-#[test]
-fn a_same_task_run_one_second_later_is_ambiguous_not_reported() {
+/// Without a run id in the dispatch answer, a run started beside ours (listed before ours,
+/// which GitHub lists two polls late) that carries this dispatch's name, nonce included.
+fn correlate_beside(intruder: IntruderRun) -> Case {
     let scenario = Scenario {
         dispatch: DispatchMode::NoContent,
-        prior_runs: vec![PriorRun {
-            display_title: "agent-team-apply T-1".into(),
-            age_seconds: -1,
-            conclusion: Some("success".into()),
-        }],
+        listed_after: 2,
+        intruders: vec![intruder],
+        ..Scenario::default()
+    };
+    run_case(scenario, true)
+}
+
+/// The run the dispatch itself created (the intruders never complete).
+fn dispatched_run(case: &Case) -> u64 {
+    let state = case.gh.state();
+    let ours: Vec<u64> = state
+        .runs
+        .iter()
+        .filter(|r| r.outcome != Outcome::Pending)
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(ours.len(), 1, "one dispatched run");
+    ours[0]
+}
+
+fn intruder(actor: &str) -> IntruderRun {
+    IntruderRun {
+        offset_seconds: 1,
+        actor: actor.into(),
+        git_ref: "refs/heads/main".into(),
+        head_sha: None,
+        workflow_path: None,
+    }
+}
+
+/// The intruder is not reported: the dispatch's own run is, and the log names the rule that
+/// set the intruder aside.
+fn assert_only_ours(case: &Case, rule: &str) {
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    assert_eq!(run_id(case), dispatched_run(case));
+    assert_eq!(
+        case.report.doc.run.as_ref().unwrap().found_by,
+        "run-name-and-watermark"
+    );
+    assert!(
+        case.log.iter().any(
+            |l| l.contains("bears this dispatch's name but is not its run") && l.contains(rule)
+        ),
+        "{:?}",
+        case.log
+    );
+}
+
+/// Anyone with `actions: write` can dispatch a copy of the inputs (the same run name, nonce
+/// included) a second after ours. Before the dispatcher's identity was required, the copy,
+/// listed first, was reported as the dispatch's run.
+#[test]
+fn a_same_task_run_by_another_actor_one_second_later_is_not_reported() {
+    let case = correlate_beside(intruder("mallory"));
+    assert_only_ours(
+        &case,
+        "started by mallory, not by the dispatcher octo-dispatcher",
+    );
+    let user = count(&case.requests, "GET /user");
+    assert_eq!(user, 1, "the token's identity is read once");
+}
+
+/// A tag named like the branch: GitHub reports its name as `head_branch`, and the `branch`
+/// filter lists it. Before the branch's head was required, it was reported.
+#[test]
+fn a_run_on_a_tag_named_like_the_branch_is_not_reported() {
+    let case = correlate_beside(IntruderRun {
+        git_ref: "refs/tags/main".into(),
+        head_sha: Some("2222222222222222222222222222222222222222".into()),
+        ..intruder("octo-dispatcher")
+    });
+    assert_only_ours(&case, "a tag of the branch's name");
+}
+
+#[test]
+fn a_run_created_before_the_dispatch_is_not_reported() {
+    let case = correlate_beside(IntruderRun {
+        offset_seconds: -60,
+        ..intruder("octo-dispatcher")
+    });
+    assert_only_ours(&case, "before the dispatch");
+}
+
+#[test]
+fn a_run_of_another_workflow_file_is_not_reported() {
+    let case = correlate_beside(IntruderRun {
+        workflow_path: Some(".github/workflows/other.yml".into()),
+        ..intruder("octo-dispatcher")
+    });
+    assert_only_ours(&case, "workflow \".github/workflows/other.yml\"");
+}
+
+/// Two runs that pass every rule (the dispatcher's own token used twice): an error, neither
+/// reported.
+#[test]
+fn two_runs_of_the_dispatcher_with_the_nonce_are_ambiguous_not_reported() {
+    let scenario = Scenario {
+        dispatch: DispatchMode::NoContent,
+        intruders: vec![intruder("octo-dispatcher")],
         ..Scenario::default()
     };
     let case = run_case(scenario, true);
@@ -716,6 +826,28 @@ fn a_same_task_run_one_second_later_is_ambiguous_not_reported() {
         case.report.doc.reasons
     );
     assert!(case.report.doc.guard_verdict.is_none());
+}
+
+/// An installation token has no user: the run cannot be matched to its dispatcher, and that is
+/// said, not guessed.
+#[test]
+fn a_token_without_an_identity_cannot_correlate() {
+    let scenario = Scenario {
+        dispatch: DispatchMode::NoContent,
+        installation_tokens: vec!["ghs_installationTOKEN000000000000000000".into()],
+        ..Scenario::default()
+    };
+    let case = run_case_with(
+        scenario,
+        request(DIFF, true),
+        Some("ghs_installationTOKEN000000000000000000"),
+    );
+    assert_eq!(case.report.exit_code, 2);
+    assert!(
+        case.report.doc.reasons[0].contains("token's identity, which could not be read"),
+        "{:?}",
+        case.report.doc.reasons
+    );
 }
 
 #[test]

@@ -131,6 +131,7 @@ fn request(args: &DispatchArgs) -> Result<DispatchRequest, String> {
             policy: args.preflight_policy.clone(),
         }),
         revision: args.revise,
+        dispatcher: None,
     })
 }
 
