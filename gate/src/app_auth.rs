@@ -21,6 +21,11 @@ use ring::signature::{RSA_PKCS1_SHA256, RsaKeyPair};
 use rustls_pki_types::PrivateKeyDer;
 use rustls_pki_types::pem::PemObject;
 
+/// The dispatcher App's id, when `--dispatcher-app-id` is not given.
+pub const DISPATCHER_APP_ID_VARIABLE: &str = "AGENT_TEAM_DISPATCHER_APP_ID";
+/// The file of its private key (PEM), when `--dispatcher-app-key-file` is not given.
+pub const DISPATCHER_APP_KEY_FILE_VARIABLE: &str = "AGENT_TEAM_DISPATCHER_APP_KEY_FILE";
+
 /// How far in the past `iat` is set (GitHub's recommendation against clock drift).
 pub const JWT_BACKDATE_SECONDS: i64 = 60;
 /// How far ahead `exp` is set: under GitHub's 10 minutes, with room for drift.

@@ -703,7 +703,7 @@ fn find_run(
                     run.head_sha,
                     heads.join(", ")
                 ))
-            } else if run_actor != actor {
+            } else if !run_actor.eq_ignore_ascii_case(&actor) {
                 Some(format!(
                     "it was started by {run_actor}, not by the dispatcher {actor}"
                 ))
@@ -763,7 +763,9 @@ fn check_run_identity(
     name: &str,
 ) -> Result<(), String> {
     let path = format!(".github/workflows/{}", request.workflow);
-    let path_ok = run.path == path || run.path.starts_with(&format!("{path}@"));
+    // GitHub may qualify the path with the ref it ran at: only the dispatched one is this
+    // dispatch's (a tag of the branch's name is `@refs/tags/...`).
+    let path_ok = run.path == path || run.path == format!("{path}@{}", request.git_ref.as_str());
     if run.display_title != name || run.event != "workflow_dispatch" || !path_ok {
         return Err(format!(
             "run {} is not this dispatch's: name {:?}, event {:?}, workflow {:?}",
