@@ -295,7 +295,8 @@ pub fn run_as_app(
 }
 
 /// Whether the diff will travel on a branch (`diff_ref`): the inputs with `diff_b64`, the
-/// `dispatch_mac` counted at its largest, exceed [`MAX_INPUT_PAYLOAD`].
+/// `dispatch_mac` counted longer than it is and the title and description even when empty,
+/// exceed [`MAX_INPUT_PAYLOAD`] (an overestimate at worst asks for `contents: write` needlessly).
 fn needs_diff_branch(request: &DispatchRequest, diff_sha256: &DiffSha256) -> bool {
     let mut inputs = BTreeMap::from([
         ("task_id".to_owned(), request.task_id.as_str().to_owned()),
@@ -309,6 +310,12 @@ fn needs_diff_branch(request: &DispatchRequest, diff_sha256: &DiffSha256) -> boo
         ("pr_title".to_owned(), request.pr_title.clone()),
         ("pr_description".to_owned(), request.pr_description.clone()),
     ]);
+    if let Some(number) = request.revision {
+        inputs.insert(
+            crate::dispatch_mac::REVISION_INPUT.to_owned(),
+            number.to_string(),
+        );
+    }
     inputs.insert(
         "diff_b64".to_owned(),
         base64::engine::general_purpose::STANDARD.encode(&request.diff),

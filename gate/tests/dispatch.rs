@@ -2217,6 +2217,30 @@ fn a_minted_token_dispatches_and_is_revoked() {
     );
 }
 
+/// A diff too large for the inputs travels on a branch: only then is `contents: write` asked
+/// for; without `--wait`, no `checks` or `pull_requests`.
+#[test]
+fn a_large_diff_asks_for_contents_write_and_no_wait_for_no_reads() {
+    let mut diff = b"diff --git a/src/big.rs b/src/big.rs\nnew file mode 100644\n--- /dev/null\n+++ b/src/big.rs\n@@ -0,0 +1,3000 @@\n".to_vec();
+    for i in 0..3000 {
+        diff.extend_from_slice(format!("+// line {i} of a large generated file\n").as_bytes());
+    }
+    let case = run_as_app_case(
+        with_dispatcher_app(Scenario::default()),
+        request(&diff, false),
+        DISPATCHER_KEY_PEM,
+    );
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    assert_eq!(case.report.doc.transport, "diff_ref");
+    let state = case.gh.state();
+    let app = state.scenario.dispatcher_app.as_ref().unwrap();
+    assert_eq!(
+        app.token_requests[0]["permissions"],
+        serde_json::json!({"actions": "write", "contents": "write", "metadata": "read"})
+    );
+    assert!(state.revoked_tokens.contains(&app.minted[0]));
+}
+
 /// A key that is not the App's: GitHub refuses its JSON web token (401), nothing is dispatched
 /// and the error says what to check.
 #[test]
