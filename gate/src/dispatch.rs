@@ -10,12 +10,16 @@
 //!    is passed. Every job re-hashes what it reads, so the branch is not trusted either way.
 //! 3. The dispatch asks for `return_run_details`. A `204` (a server that ignores it), or a
 //!    `400`/`422` naming the parameter (one that refuses it; the dispatch is then sent once more
-//!    without it), leads to the correlation of `report select-run`: the run named
-//!    `agent-team-apply <task_id>`, created at or after a watermark taken from GitHub's own
-//!    `Date` before the dispatch. A dispatch that may or may not have reached GitHub (a `5xx`, a
-//!    connection lost after sending) is never sent again: the correlation decides whether it
-//!    started a run. No run found is an error, never a guess.
-//! 4. The run is checked to be this dispatch's (its name, event and workflow file).
+//!    without it), leads to the correlation ([`find_run`]): the run named
+//!    `agent-team-apply <task_id> <dispatch_mac>` ([`run_name`]: the signed input, with this
+//!    dispatch's nonce), of the workflow file and event `workflow_dispatch`, on the dispatched
+//!    branch at its head, by the dispatcher (`actor.login`: the token's user, or the dispatcher
+//!    App's bot), created at or after a watermark taken from GitHub's own `Date` before the
+//!    dispatch. A dispatch that may or may not have reached GitHub (a `5xx`, a connection lost
+//!    after sending) is never sent again: the correlation decides whether it started a run. No
+//!    run found is an error, and so are two, never a guess.
+//! 4. The run is checked to be this dispatch's (its name with the nonce, event and workflow
+//!    file). Everything read afterwards (jobs, logs, the guard's artifact) is that run's own.
 //! 5. With `wait`, the run is polled with backoff until it completes or the deadline passes
 //!    (the last wait is cut to end on the deadline, where a last poll is made), each poll
 //!    conditional on the last `ETag` (an unchanged run is a `304`); then the jobs'
@@ -41,7 +45,7 @@ use github::{Client, Error, Repository};
 use guard::inputs::{
     BaseSha, DiffRef, DiffSha256, DispatchMac, Nonce, RawInputs, Scope, TaskId, validate,
 };
-use report::select_run::{self, Run, RunRecord, Timestamp};
+use report::select_run::{self, Timestamp};
 
 use crate::dispatch_mac::{
     DispatchKey, FullRef, RepositoryName, SignedFields, WorkflowPath, random_nonce, sign,
@@ -61,6 +65,16 @@ pub const REQUIRED_JOBS: [&str; 4] = ["guard", "build-test", "decide", "publish"
 pub const CHECK_NAME: &str = report::check_run::DEFAULT_CHECK_NAME;
 /// How long a dispatched run may take to be listed before the correlation gives up.
 pub const FIND_LIMIT: Duration = Duration::from_secs(300);
+/// How much earlier than the watermark (GitHub's `Date` before the dispatch, whole seconds) a
+/// run's `created_at` may say it was created and still be this dispatch's.
+pub const CLOCK_SKEW_SECONDS: i64 = 2;
+
+/// The caller workflow's run name (its `run-name: "agent-team-apply ${{ inputs.task_id }}
+/// ${{ inputs.dispatch_mac }}"`): the task and the signed `dispatch_mac` input, whose nonce only
+/// this dispatch carries.
+pub fn run_name(task: &TaskId, mac: &DispatchMac) -> String {
+    format!("{}{task} {}", select_run::RUN_NAME_PREFIX, mac.to_input())
+}
 /// The most of a failed job's log kept.
 pub const LOG_TAIL_BYTES: usize = 16 * 1024;
 /// The most lines of it kept.
@@ -142,6 +156,10 @@ pub struct DispatchRequest {
     pub preflight: Option<Preflight>,
     /// A revision of the task's open draft pull request (this number); `base` is its head.
     pub revision: Option<u64>,
+    /// The login the dispatched run's `actor` must be: the dispatcher App's bot `<slug>[bot]`
+    /// when the token was minted from its key; `None`: the token's user (`GET /user`), read when
+    /// the run has to be looked for.
+    pub dispatcher: Option<String>,
 }
 
 /// `gate dispatch --preflight DIR`.
@@ -216,7 +234,98 @@ pub fn run(
     log: &mut dyn FnMut(&str),
 ) -> DispatchReport {
     let diff_sha256 = DiffSha256::of(&request.diff);
-    let doc = DispatchResultDoc {
+    let doc = initial_doc(request, &diff_sha256);
+    run_with(client, request, &diff_sha256, Progress { doc, log })
+}
+
+/// Dispatch with a token minted from the dispatcher App's key ([`crate::app_auth`]) at Unix time
+/// `now`, the App's bot as the dispatcher, and the token revoked afterwards, whatever happened.
+/// `connect` builds a client presenting the given bearer token (the App's JSON web token, then
+/// the installation token).
+pub fn run_as_app(
+    connect: &dyn Fn(&str) -> Result<Client, String>,
+    app: &crate::app_auth::DispatcherApp,
+    now: i64,
+    mut request: DispatchRequest,
+    log: &mut dyn FnMut(&str),
+) -> DispatchReport {
+    let diff_sha256 = DiffSha256::of(&request.diff);
+    let doc = initial_doc(&request, &diff_sha256);
+    let progress = Progress { doc, log };
+    let permissions =
+        crate::app_auth::token_permissions(request.wait, needs_diff_branch(&request, &diff_sha256));
+    let minted = app
+        .key
+        .jwt(app.app_id, now)
+        .map_err(|e| e.to_string())
+        .and_then(|jwt| connect(&jwt))
+        .and_then(|app_client| {
+            crate::app_auth::mint(&app_client, app.app_id, &request.repository, &permissions)
+        });
+    let minted = match minted {
+        Ok(minted) => minted,
+        Err(reason) => return progress.error(reason),
+    };
+    let client = match connect(&minted.token) {
+        Ok(client) => client,
+        Err(reason) => return progress.error(reason),
+    };
+    (progress.log)(&format!(
+        "dispatching as {} with an installation token of App {} (installation {}; {}), revoked afterwards",
+        minted.bot_login,
+        app.app_id,
+        minted.installation_id,
+        minted
+            .permissions
+            .iter()
+            .map(|(k, v)| format!("{k}: {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    request.dispatcher = Some(minted.bot_login.clone());
+    let mut report = run_with(&client, &request, &diff_sha256, progress);
+    if let Err(e) = client.revoke_installation_token() {
+        let reason = format!(
+            "the installation token could not be revoked ({e}); it expires at {}",
+            minted.expires_at
+        );
+        log(&format!("warning: {reason}"));
+        report.doc.reasons.push(reason);
+    }
+    report
+}
+
+/// Whether the diff will travel on a branch (`diff_ref`): the inputs with `diff_b64`, the
+/// `dispatch_mac` counted longer than it is and the title and description even when empty,
+/// exceed [`MAX_INPUT_PAYLOAD`] (an overestimate at worst asks for `contents: write` needlessly).
+fn needs_diff_branch(request: &DispatchRequest, diff_sha256: &DiffSha256) -> bool {
+    let mut inputs = BTreeMap::from([
+        ("task_id".to_owned(), request.task_id.as_str().to_owned()),
+        ("base_sha".to_owned(), request.base.as_str().to_owned()),
+        (
+            "expected_diff_sha256".to_owned(),
+            diff_sha256.as_str().to_owned(),
+        ),
+        ("declared_scope".to_owned(), request.scope.to_input()),
+        ("dispatch_mac".to_owned(), "x".repeat(128)),
+        ("pr_title".to_owned(), request.pr_title.clone()),
+        ("pr_description".to_owned(), request.pr_description.clone()),
+    ]);
+    if let Some(number) = request.revision {
+        inputs.insert(
+            crate::dispatch_mac::REVISION_INPUT.to_owned(),
+            number.to_string(),
+        );
+    }
+    inputs.insert(
+        "diff_b64".to_owned(),
+        base64::engine::general_purpose::STANDARD.encode(&request.diff),
+    );
+    payload_chars(&inputs) > MAX_INPUT_PAYLOAD
+}
+
+fn initial_doc(request: &DispatchRequest, diff_sha256: &DiffSha256) -> DispatchResultDoc {
+    DispatchResultDoc {
         schema: SCHEMA.to_owned(),
         repository: request.repository.full_name(),
         workflow: request.workflow.clone(),
@@ -241,10 +350,17 @@ pub fn run(
         guard_verdict_unavailable: None,
         reasons: Vec::new(),
         log_tail: None,
-    };
-    let mut progress = Progress { doc, log };
+    }
+}
+
+fn run_with(
+    client: &Client,
+    request: &DispatchRequest,
+    diff_sha256: &DiffSha256,
+    mut progress: Progress<'_>,
+) -> DispatchReport {
     if let Some(check) = &request.preflight {
-        match preflight(check, request, &diff_sha256) {
+        match preflight(check, request, diff_sha256) {
             Ok(verdict) => {
                 let accepted = verdict.accepted();
                 progress.doc.guard_verdict = Some(
@@ -270,7 +386,7 @@ pub fn run(
             Err(reason) => return progress.error(reason),
         }
     }
-    match dispatch_and_follow(client, request, &diff_sha256, &mut progress) {
+    match dispatch_and_follow(client, request, diff_sha256, &mut progress) {
         Ok((decision, code)) => progress.finish(decision, code),
         Err(reason) => progress.error(reason),
     }
@@ -319,6 +435,7 @@ fn dispatch_and_follow(
         revision: request.revision,
     };
     let mac = sign(&fields, &request.key);
+    let name = run_name(&request.task_id, &mac);
     progress.doc.nonce = nonce.as_str().to_owned();
     progress.doc.expires_at = fields.expires_at;
 
@@ -395,13 +512,13 @@ fn dispatch_and_follow(
                 "GitHub's responses carried no Date header, so the run cannot be told apart from older ones",
             )?;
             (
-                find_run(client, request, watermark)?,
+                find_run(client, request, &name, watermark, progress.log)?,
                 "run-name-and-watermark",
             )
         }
     };
     let run = client.get_run(repo, run_id).map_err(|e| text(&e))?;
-    check_run_identity(&run, request)?;
+    check_run_identity(&run, request, &name)?;
     progress.doc.run = Some(run_doc(&run, found_by));
     (progress.log)(&format!("run {} ({})", run.id, run.html_url));
     if !request.wait {
@@ -529,77 +646,106 @@ fn upload_diff(client: &Client, request: &DispatchRequest) -> Result<DiffRef, Er
     })
 }
 
-fn timestamp(unix: i64) -> Result<Timestamp, String> {
-    Timestamp::parse_rfc3339(&github::date::format_rfc3339(unix)).map_err(|e| e.to_string())
+/// Who the dispatch's runs are by: [`DispatchRequest::dispatcher`], else the token's user.
+fn dispatcher_login(client: &Client, request: &DispatchRequest) -> Result<String, String> {
+    match &request.dispatcher {
+        Some(login) => Ok(login.clone()),
+        None => client.get_authenticated_user().map(|u| u.login).map_err(|e| {
+            format!(
+                "the run has to be looked for, and it is matched to the token's identity, which could not be read ({e}): an installation token has none; give the dispatcher App's key (--dispatcher-app-id, --dispatcher-app-key-file) or a user's token"
+            )
+        }),
+    }
 }
 
-fn as_select_run(run: &WorkflowRun) -> Result<Run, String> {
-    let created =
-        Timestamp::parse_rfc3339(&run.created_at).map_err(|e| format!("run {}: {e}", run.id))?;
-    Ok(Run {
-        record: RunRecord {
-            database_id: run.id,
-            // The run name (`run-name:`) is the REST `display_title`; `name` is the workflow's.
-            display_title: run.display_title.clone(),
-            status: run.status.clone().unwrap_or_default(),
-            conclusion: run.conclusion.clone(),
-            created_at: run.created_at.clone(),
-            event: Some(run.event.clone()),
-            head_sha: Some(run.head_sha.clone()),
-            url: Some(run.html_url.clone()),
-        },
-        created,
-    })
-}
-
-/// The run started by this dispatch, by name and watermark, polling with backoff for at most
-/// [`FIND_LIMIT`] (and never past the deadline).
-fn find_run(client: &Client, request: &DispatchRequest, watermark: i64) -> Result<u64, String> {
-    let since = timestamp(watermark)?;
-    let task = select_run::TaskId::parse(request.task_id.as_str()).map_err(|e| e.to_string())?;
-    let branch = request.git_ref.as_str().strip_prefix("refs/heads/");
+/// The run started by this dispatch, polling with backoff for at most [`FIND_LIMIT`] (and never
+/// past the deadline). A candidate must carry what only this dispatch does and be started as it
+/// was: the run name with this dispatch's signed `dispatch_mac` (its nonce), the workflow file,
+/// event `workflow_dispatch`, the dispatched branch as `head_branch` and that branch's head as
+/// `head_sha` (a tag of the branch's name reports the same `head_branch`; a head seen at any
+/// poll counts, as the branch may move meanwhile), the dispatcher as `actor`, and a
+/// `created_at` no earlier than the watermark less [`CLOCK_SKEW_SECONDS`]. Anyone with
+/// `actions: write` can start a run with a copy of the inputs, hence the same name: not as the
+/// dispatcher. Two or more candidates are an error, never the newest.
+fn find_run(
+    client: &Client,
+    request: &DispatchRequest,
+    name: &str,
+    watermark: i64,
+    progress_log: &mut dyn FnMut(&str),
+) -> Result<u64, String> {
+    let since = watermark.saturating_sub(CLOCK_SKEW_SECONDS);
+    let Some(branch) = request.git_ref.as_str().strip_prefix("refs/heads/") else {
+        return Err(format!(
+            "the run of a dispatch on {} cannot be told apart: only a branch's run is looked for",
+            request.git_ref.as_str()
+        ));
+    };
+    let actor = dispatcher_login(client, request)?;
+    let repo = &request.repository;
+    let mut heads: Vec<String> = Vec::new();
+    let mut refused: Vec<u64> = Vec::new();
     let start = client.clock().elapsed();
     let mut delay = Duration::from_secs(2);
     loop {
+        if let Some(head) = client
+            .get_ref(repo, &format!("heads/{branch}"))
+            .map_err(|e| text(&e))?
+            && !heads.contains(&head.object.sha)
+        {
+            heads.push(head.object.sha);
+        }
         let listed = client
-            .list_dispatch_runs(&request.repository, &request.workflow, branch)
+            .list_dispatch_runs(repo, &request.workflow, Some(branch))
             .map_err(|e| text(&e))?;
-        let runs = listed
-            .workflow_runs
-            .iter()
-            .filter(|r| {
-                r.event == "workflow_dispatch"
-                    && check_run_identity(r, request).is_ok()
-                    && r.head_branch.as_deref() == branch
-            })
-            .map(as_select_run)
-            .collect::<Result<Vec<_>, _>>()?;
-        // Never the newest of several: a second run of this task's name (anyone with
-        // `actions: write` can start one) makes the answer ambiguous, and that is an error.
-        let name = task.run_name();
-        let qualifying: Vec<&Run> = runs
-            .iter()
-            .filter(|r| r.record.display_title == name && r.created >= since)
-            .collect();
-        let live: Vec<&&Run> = qualifying.iter().filter(|r| !r.is_cancelled()).collect();
-        let pool = if live.is_empty() {
-            qualifying.iter().collect()
-        } else {
-            live
-        };
-        match pool.as_slice() {
+        let mut matching = Vec::new();
+        for run in &listed.workflow_runs {
+            let created = unix_of(Some(&run.created_at), &format!("run {}", run.id))?;
+            let run_actor = run.actor.as_ref().map_or("(none)", |a| a.login.as_str());
+            let mismatch = if let Err(why) = check_run_identity(run, request, name) {
+                Some(why)
+            } else if run.head_branch.as_deref() != Some(branch) || !heads.contains(&run.head_sha) {
+                Some(format!(
+                    "it runs on {:?} at {}, not branch {branch}'s head ({}): a tag of the branch's name, or another commit",
+                    run.head_branch.as_deref().unwrap_or(""),
+                    run.head_sha,
+                    heads.join(", ")
+                ))
+            } else if !run_actor.eq_ignore_ascii_case(&actor) {
+                Some(format!(
+                    "it was started by {run_actor}, not by the dispatcher {actor}"
+                ))
+            } else if created < since {
+                Some(format!(
+                    "it was created at {}, before the dispatch ({})",
+                    run.created_at,
+                    github::date::format_rfc3339(since)
+                ))
+            } else {
+                None
+            };
+            match mismatch {
+                None => matching.push(run.id),
+                // Only a run bearing this dispatch's name is worth a word, and once.
+                Some(why) if run.display_title == name && !refused.contains(&run.id) => {
+                    refused.push(run.id);
+                    (progress_log)(&format!(
+                        "run {} bears this dispatch's name but is not its run: {why}",
+                        run.id
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        match matching.as_slice() {
             [] => {}
-            [run] => return Ok(run.record.database_id),
+            [id] => return Ok(*id),
             several => {
-                let ids: Vec<String> = several
-                    .iter()
-                    .map(|r| r.record.database_id.to_string())
-                    .collect();
+                let ids: Vec<String> = several.iter().map(u64::to_string).collect();
                 return Err(format!(
-                    "{} runs named \"{}\" created at or after {} (ids {}): which one this dispatch started is not known, and none is guessed",
+                    "{} runs named \"{name}\" by {actor} on {branch} created at or after {} (ids {}): which one this dispatch started is not known, and none is guessed",
                     several.len(),
-                    name,
-                    github::date::format_rfc3339(watermark),
+                    github::date::format_rfc3339(since),
                     ids.join(", ")
                 ));
             }
@@ -607,28 +753,27 @@ fn find_run(client: &Client, request: &DispatchRequest, watermark: i64) -> Resul
         let waited = client.clock().elapsed().saturating_sub(start);
         if waited + delay > FIND_LIMIT {
             return Err(format!(
-                "no run named \"{}\" created at or after {} appeared within {} s",
-                task.run_name(),
-                github::date::format_rfc3339(watermark),
+                "no run named \"{name}\" by {actor} on {branch} created at or after {} appeared within {} s",
+                github::date::format_rfc3339(since),
                 FIND_LIMIT.as_secs()
             ));
         }
         client
             .wait(delay, "GET", "(looking for the dispatched run)")
-            .map_err(|_| {
-                format!(
-                    "the deadline passed before a run named \"{}\" appeared",
-                    task.run_name()
-                )
-            })?;
+            .map_err(|_| format!("the deadline passed before a run named \"{name}\" appeared"))?;
         delay = (delay * 2).min(Duration::from_secs(15));
     }
 }
 
-fn check_run_identity(run: &WorkflowRun, request: &DispatchRequest) -> Result<(), String> {
-    let name = format!("{}{}", select_run::RUN_NAME_PREFIX, request.task_id);
+fn check_run_identity(
+    run: &WorkflowRun,
+    request: &DispatchRequest,
+    name: &str,
+) -> Result<(), String> {
     let path = format!(".github/workflows/{}", request.workflow);
-    let path_ok = run.path == path || run.path.starts_with(&format!("{path}@"));
+    // GitHub may qualify the path with the ref it ran at: only the dispatched one is this
+    // dispatch's (a tag of the branch's name is `@refs/tags/...`).
+    let path_ok = run.path == path || run.path == format!("{path}@{}", request.git_ref.as_str());
     if run.display_title != name || run.event != "workflow_dispatch" || !path_ok {
         return Err(format!(
             "run {} is not this dispatch's: name {:?}, event {:?}, workflow {:?}",

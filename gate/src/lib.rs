@@ -3,12 +3,13 @@
 //! and the publication plan computed from trusted inputs. No process I/O here except
 //! `contract::github_output::StepOutputs::append_to` and [`publish::prepare`], which runs the
 //! guard's git cross-check (read-only on the base checkout, a throwaway index for the applied
-//! diff), and [`dispatch`], the trusted dispatcher, and [`publication`], which performs and proves a
+//! diff), and [`dispatch`], the trusted dispatcher (with [`app_auth`], its own App's token), and [`publication`], which performs and proves a
 //! publication plan, and [`doctor`], which reads the repository's settings, all talking to
 //! GitHub through the `github` client; and [`init`], which writes an adopting repository's
 //! starting files.
 #![forbid(unsafe_code)]
 
+pub mod app_auth;
 pub mod app_create;
 pub mod decide;
 pub mod dispatch;

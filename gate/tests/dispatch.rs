@@ -16,7 +16,8 @@ use gate::dispatch_mac::{
 };
 use github::{ApiUrl, Client, ClientConfig, Repository, Token, VirtualClock};
 use github_standin::{
-    Canned, DispatchMode, Fault, Forgery, Outcome, PriorRun, Recorded, Scenario, StandIn,
+    Canned, DispatchMode, Fault, Forgery, IntruderRun, Outcome, PriorRun, Recorded, Scenario,
+    StandIn,
 };
 use guard::inputs::{BaseSha, DiffSha256, DispatchMac, Nonce, Scope, TaskId};
 
@@ -56,6 +57,7 @@ fn request(diff: &[u8], wait: bool) -> DispatchRequest {
         nonce: Some(Nonce::parse(NONCE).unwrap()),
         preflight: None,
         revision: None,
+        dispatcher: None,
     }
 }
 
@@ -70,8 +72,23 @@ fn client(gh: &StandIn, token: &str, clock: &Arc<VirtualClock>, timeout: Duratio
     Client::new(config).unwrap()
 }
 
+/// The branch's head the dispatched runs run on (seeded in the stand-in's Git database).
+fn seed_main(gh: &StandIn) -> String {
+    let mut state = gh.state();
+    let tree = state.git.put_tree(Vec::new());
+    let head = state
+        .git
+        .put_commit(&tree, &[], "main's head\n", 1_772_366_000, false);
+    state
+        .git
+        .refs
+        .insert("refs/heads/main".into(), head.clone());
+    head
+}
+
 fn run_case_with(scenario: Scenario, req: DispatchRequest, token: Option<&str>) -> Case {
     let gh = StandIn::start(scenario).unwrap();
+    seed_main(&gh);
     let token = token.map_or_else(|| gh.token(), str::to_owned);
     let clock = Arc::new(VirtualClock::new(1_772_366_400));
     let client = client(&gh, &token, &clock, req.timeout);
@@ -577,7 +594,8 @@ fn an_ambiguous_dispatch_is_never_sent_twice() {
     );
     assert_eq!(case.report.exit_code, 2);
     assert!(
-        case.report.doc.reasons[0].contains("no run named \"agent-team-apply T-1\""),
+        case.report.doc.reasons[0]
+            .contains(&format!("no run named \"agent-team-apply T-1 v2:{NONCE}:")),
         "{:?}",
         case.report.doc.reasons
     );
@@ -693,18 +711,168 @@ fn a_rate_limit_past_the_deadline_is_an_error() {
     );
 }
 
-/// Issue 28, "a guessed run": without a run id in the dispatch answer, a same-task run started
-/// by someone else one second after ours has the same name; the dispatcher used to report the
-/// newest. Two candidates are ambiguous: an error (exit 2), neither run reported.
-#[test]
-fn a_same_task_run_one_second_later_is_ambiguous_not_reported() {
+/// Without a run id in the dispatch answer, a run started beside ours (listed before ours,
+/// which GitHub lists two polls late) that carries this dispatch's name, nonce included.
+fn correlate_beside(intruder: IntruderRun) -> Case {
     let scenario = Scenario {
         dispatch: DispatchMode::NoContent,
-        prior_runs: vec![PriorRun {
-            display_title: "agent-team-apply T-1".into(),
-            age_seconds: -1,
-            conclusion: Some("success".into()),
-        }],
+        listed_after: 2,
+        intruders: vec![intruder],
+        ..Scenario::default()
+    };
+    run_case(scenario, true)
+}
+
+/// The run the dispatch itself created (the intruders never complete).
+fn dispatched_run(case: &Case) -> u64 {
+    let state = case.gh.state();
+    let ours: Vec<u64> = state
+        .runs
+        .iter()
+        .filter(|r| r.outcome != Outcome::Pending)
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(ours.len(), 1, "one dispatched run");
+    ours[0]
+}
+
+fn intruder(actor: &str) -> IntruderRun {
+    IntruderRun {
+        offset_seconds: 1,
+        actor: actor.into(),
+        git_ref: "refs/heads/main".into(),
+        head_sha: None,
+        workflow_path: None,
+    }
+}
+
+/// The intruder is not reported: the dispatch's own run is, and the log names the rule that
+/// set the intruder aside.
+fn assert_only_ours(case: &Case, rule: &str) {
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    assert_eq!(run_id(case), dispatched_run(case));
+    assert_eq!(
+        case.report.doc.run.as_ref().unwrap().found_by,
+        "run-name-and-watermark"
+    );
+    assert!(
+        case.log.iter().any(
+            |l| l.contains("bears this dispatch's name but is not its run") && l.contains(rule)
+        ),
+        "{:?}",
+        case.log
+    );
+}
+
+/// Anyone with `actions: write` can dispatch a copy of the inputs (the same run name, nonce
+/// included) a second after ours. Before the dispatcher's identity was required, the copy,
+/// listed first, was reported as the dispatch's run.
+#[test]
+fn a_same_task_run_by_another_actor_one_second_later_is_not_reported() {
+    let case = correlate_beside(intruder("mallory"));
+    assert_only_ours(
+        &case,
+        "started by mallory, not by the dispatcher octo-dispatcher",
+    );
+    let user = count(&case.requests, "GET /user");
+    assert_eq!(user, 1, "the token's identity is read once");
+}
+
+/// A tag named like the branch: GitHub reports its name as `head_branch`, and the `branch`
+/// filter lists it. Before the branch's head was required, it was reported.
+#[test]
+fn a_run_on_a_tag_named_like_the_branch_is_not_reported() {
+    let case = correlate_beside(IntruderRun {
+        git_ref: "refs/tags/main".into(),
+        head_sha: Some("2222222222222222222222222222222222222222".into()),
+        ..intruder("octo-dispatcher")
+    });
+    assert_only_ours(&case, "a tag of the branch's name");
+}
+
+#[test]
+fn a_run_created_before_the_dispatch_is_not_reported() {
+    let case = correlate_beside(IntruderRun {
+        offset_seconds: -60,
+        ..intruder("octo-dispatcher")
+    });
+    assert_only_ours(&case, "before the dispatch");
+}
+
+#[test]
+fn a_run_of_another_workflow_file_is_not_reported() {
+    let case = correlate_beside(IntruderRun {
+        workflow_path: Some(".github/workflows/other.yml".into()),
+        ..intruder("octo-dispatcher")
+    });
+    assert_only_ours(&case, "workflow \".github/workflows/other.yml\"");
+}
+
+/// A tag named like the branch at the branch's very head, its path qualified with the tag
+/// (`@refs/tags/main`): only the dispatched ref's path is the dispatch's.
+#[test]
+fn a_run_on_a_tag_at_the_branchs_head_is_not_reported() {
+    let case = correlate_beside(IntruderRun {
+        git_ref: "refs/tags/main".into(),
+        workflow_path: Some(".github/workflows/agent-team-apply.yml@refs/tags/main".into()),
+        ..intruder("octo-dispatcher")
+    });
+    assert_only_ours(
+        &case,
+        "workflow \".github/workflows/agent-team-apply.yml@refs/tags/main\"",
+    );
+}
+
+/// The guard verdict is read from the run found, never from a same-name run beside it: only
+/// the found run's own artifact listing is asked for.
+#[test]
+fn the_verdict_artifact_is_read_only_from_the_run_found() {
+    let scenario = Scenario {
+        dispatch: DispatchMode::NoContent,
+        listed_after: 2,
+        intruders: vec![intruder("mallory")],
+        ..guard_failed(3)
+    };
+    let case = run_case(scenario, true);
+    assert_eq!(case.report.exit_code, 1, "{:?}", case.report.doc.reasons);
+    let id = run_id(&case);
+    assert_eq!(id, dispatched_run(&case));
+    let verdict = case.report.doc.guard_verdict.as_ref().expect("the verdict");
+    assert_eq!(
+        verdict.artifact.as_deref(),
+        Some(format!("agent-team-guard-{id}-1-standin.json").as_str())
+    );
+    let intruders: Vec<u64> = case
+        .gh
+        .state()
+        .runs
+        .iter()
+        .map(|r| r.id)
+        .filter(|r| *r != id)
+        .collect();
+    assert_eq!(intruders.len(), 1);
+    for line in lines(&case.requests) {
+        assert!(
+            !line.contains(&format!("/actions/runs/{}", intruders[0])),
+            "the intruder's run was read: {line}"
+        );
+    }
+    assert_eq!(
+        count(
+            &case.requests,
+            &format!("GET /repos/octo/repo/actions/runs/{id}/artifacts")
+        ),
+        1
+    );
+}
+
+/// Two runs that pass every rule (the dispatcher's own token used twice): an error, neither
+/// reported.
+#[test]
+fn two_runs_of_the_dispatcher_with_the_nonce_are_ambiguous_not_reported() {
+    let scenario = Scenario {
+        dispatch: DispatchMode::NoContent,
+        intruders: vec![intruder("octo-dispatcher")],
         ..Scenario::default()
     };
     let case = run_case(scenario, true);
@@ -716,6 +884,28 @@ fn a_same_task_run_one_second_later_is_ambiguous_not_reported() {
         case.report.doc.reasons
     );
     assert!(case.report.doc.guard_verdict.is_none());
+}
+
+/// An installation token has no user: the run cannot be matched to its dispatcher, and that is
+/// said, not guessed.
+#[test]
+fn a_token_without_an_identity_cannot_correlate() {
+    let scenario = Scenario {
+        dispatch: DispatchMode::NoContent,
+        installation_tokens: vec!["ghs_installationTOKEN000000000000000000".into()],
+        ..Scenario::default()
+    };
+    let case = run_case_with(
+        scenario,
+        request(DIFF, true),
+        Some("ghs_installationTOKEN000000000000000000"),
+    );
+    assert_eq!(case.report.exit_code, 2);
+    assert!(
+        case.report.doc.reasons[0].contains("token's identity, which could not be read"),
+        "{:?}",
+        case.report.doc.reasons
+    );
 }
 
 #[test]
@@ -1890,4 +2080,351 @@ fn a_renamed_check_run_is_read_by_its_name_and_only_by_it() {
         reasons.contains("no check run \\\"agent-team-apply / gate\\\" from App 424242"),
         "{reasons}"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The dispatcher App: `gate dispatch` mints its own installation token and revokes it.
+
+const DISPATCHER_APP_ID: u64 = 515_151;
+const DISPATCHER_SLUG: &str = "octo-dispatcher-app";
+/// Test-only RSA keys (2048 bits): the dispatcher App's (PKCS#1, as GitHub's download) and one
+/// that is not its (PKCS#8).
+const DISPATCHER_KEY_PEM: &str = include_str!("fixtures/dispatcher-app-key.pem");
+const OTHER_KEY_PEM: &str = include_str!("fixtures/other-app-key.pem");
+
+fn dispatcher_key(pem: &str) -> gate::app_auth::AppKey {
+    gate::app_auth::AppKey::from_pem(pem.as_bytes()).unwrap()
+}
+
+/// A scenario whose dispatcher App verifies JSON web tokens against DISPATCHER_KEY_PEM.
+fn with_dispatcher_app(scenario: Scenario) -> Scenario {
+    let public = dispatcher_key(DISPATCHER_KEY_PEM).public_key_der().to_vec();
+    Scenario {
+        dispatcher_app: Some(github_standin::dispatcher_app::DispatcherApp::new(
+            DISPATCHER_APP_ID,
+            DISPATCHER_SLUG,
+            public,
+        )),
+        ..scenario
+    }
+}
+
+/// `gate::dispatch::run_as_app` with the App key `pem` against the stand-in.
+fn run_as_app_case(scenario: Scenario, req: DispatchRequest, pem: &str) -> Case {
+    let start = scenario.start_unix;
+    let gh = StandIn::start(scenario).unwrap();
+    seed_main(&gh);
+    let clock = Arc::new(VirtualClock::new(1_772_366_400));
+    let app = gate::app_auth::DispatcherApp {
+        app_id: DISPATCHER_APP_ID,
+        key: dispatcher_key(pem),
+    };
+    let timeout = req.timeout;
+    let connect = |bearer: &str| Ok(client(&gh, bearer, &clock, timeout));
+    let mut log = Vec::new();
+    let report = gate::dispatch::run_as_app(&connect, &app, start, req, &mut |line: &str| {
+        log.push(line.to_owned())
+    });
+    let requests = gh.requests();
+    let case = Case {
+        report,
+        requests,
+        log,
+        clock,
+        gh,
+    };
+    let minted = minted_tokens(&case);
+    for token in &minted {
+        assert_no_secret(&case, token);
+    }
+    case
+}
+
+fn minted_tokens(case: &Case) -> Vec<String> {
+    case.gh
+        .state()
+        .scenario
+        .dispatcher_app
+        .as_ref()
+        .map(|a| a.minted.clone())
+        .unwrap_or_default()
+}
+
+fn bearer_of(r: &Recorded) -> &str {
+    r.header("authorization")
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .unwrap_or("")
+}
+
+/// The token is minted for this repository with exactly the permissions the dispatch uses,
+/// every call of the dispatch presents it (none the caller's token), the run is matched to the
+/// App's bot (a same-name run by the token user is not the dispatch's), and the token is
+/// revoked as the last request.
+#[test]
+fn a_minted_token_dispatches_and_is_revoked() {
+    let scenario = with_dispatcher_app(Scenario {
+        dispatch: DispatchMode::NoContent,
+        listed_after: 2,
+        intruders: vec![intruder("octo-dispatcher")],
+        ..Scenario::default()
+    });
+    let case = run_as_app_case(scenario, request(DIFF, true), DISPATCHER_KEY_PEM);
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    assert_eq!(case.report.doc.decision, "pass");
+    assert_eq!(run_id(&case), dispatched_run(&case));
+    let minted = minted_tokens(&case);
+    assert_eq!(minted.len(), 1, "one token minted");
+    let token = &minted[0];
+
+    let state = case.gh.state();
+    let app = state.scenario.dispatcher_app.as_ref().unwrap();
+    assert_eq!(
+        app.token_requests[0],
+        serde_json::json!({
+            "repositories": ["repo"],
+            "permissions": {"actions": "write", "checks": "read", "contents": "read",
+                            "metadata": "read", "pull_requests": "read"},
+        })
+    );
+    let ours = state.runs.iter().find(|r| r.id == run_id(&case)).unwrap();
+    assert_eq!(ours.actor, format!("{DISPATCHER_SLUG}[bot]"));
+    assert!(state.revoked_tokens.contains(token), "the token is revoked");
+    drop(state);
+
+    let lines = lines(&case.requests);
+    assert_eq!(
+        &lines[..3],
+        [
+            "GET /app",
+            "GET /repos/octo/repo/installation",
+            "POST /app/installations/77001/access_tokens"
+        ],
+        "{lines:?}"
+    );
+    assert_eq!(lines.last().unwrap(), "DELETE /installation/token");
+    assert_eq!(bearer_of(case.requests.last().unwrap()), token);
+    assert_eq!(bearer_of(dispatches(&case.requests)[0]), token);
+    for r in &case.requests[3..] {
+        assert_eq!(bearer_of(r), token, "{}", r.line());
+    }
+    assert_eq!(count(&case.requests, "GET /user"), 0, "the bot is known");
+    assert!(
+        case.log.iter().any(|l| l.contains(
+            "started by octo-dispatcher, not by the dispatcher octo-dispatcher-app[bot]"
+        )),
+        "{:?}",
+        case.log
+    );
+}
+
+/// A diff too large for the inputs travels on a branch: only then is `contents: write` asked
+/// for; without `--wait`, no `checks` or `pull_requests`.
+#[test]
+fn a_large_diff_asks_for_contents_write_and_no_wait_for_no_reads() {
+    let mut diff = b"diff --git a/src/big.rs b/src/big.rs\nnew file mode 100644\n--- /dev/null\n+++ b/src/big.rs\n@@ -0,0 +1,3000 @@\n".to_vec();
+    for i in 0..3000 {
+        diff.extend_from_slice(format!("+// line {i} of a large generated file\n").as_bytes());
+    }
+    let case = run_as_app_case(
+        with_dispatcher_app(Scenario::default()),
+        request(&diff, false),
+        DISPATCHER_KEY_PEM,
+    );
+    assert_eq!(case.report.exit_code, 0, "{:?}", case.report.doc.reasons);
+    assert_eq!(case.report.doc.transport, "diff_ref");
+    let state = case.gh.state();
+    let app = state.scenario.dispatcher_app.as_ref().unwrap();
+    assert_eq!(
+        app.token_requests[0]["permissions"],
+        serde_json::json!({"actions": "write", "contents": "write", "metadata": "read"})
+    );
+    assert!(state.revoked_tokens.contains(&app.minted[0]));
+}
+
+/// A key that is not the App's: GitHub refuses its JSON web token (401), nothing is dispatched
+/// and the error says what to check.
+#[test]
+fn a_key_that_is_not_the_apps_is_refused_with_a_clear_message() {
+    let scenario = with_dispatcher_app(Scenario::default());
+    let case = run_as_app_case(scenario, request(DIFF, true), OTHER_KEY_PEM);
+    assert_eq!(case.report.exit_code, 2);
+    let reason = &case.report.doc.reasons[0];
+    assert!(
+        reason.contains(&format!(
+            "the dispatcher App {DISPATCHER_APP_ID} was refused"
+        )) && reason.contains("HTTP 401")
+            && reason.contains("is the key the App's"),
+        "{reason}"
+    );
+    assert!(dispatches(&case.requests).is_empty());
+    assert!(minted_tokens(&case).is_empty());
+}
+
+/// Not a PEM private key at all: refused before any request.
+#[test]
+fn a_malformed_key_is_refused_before_any_request() {
+    let err = gate::app_auth::AppKey::from_pem(b"-----BEGIN RSA PRIVATE KEY-----\nnot base64\n")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("the dispatcher App's key is not a PEM private key"),
+        "{err}"
+    );
+    let err = gate::app_auth::AppKey::from_pem(b"")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("not a PEM private key"), "{err}");
+}
+
+/// The dispatch fails after the token was minted (403 on the dispatch): the token is revoked
+/// all the same.
+#[test]
+fn the_minted_token_is_revoked_when_the_dispatch_fails() {
+    let scenario = with_dispatcher_app(Scenario {
+        faults: vec![Fault::new(
+            "POST",
+            "/repos/octo/repo/actions/workflows/",
+            vec![Canned::status(
+                403,
+                "Resource not accessible by integration",
+            )],
+        )],
+        ..Scenario::default()
+    });
+    let case = run_as_app_case(scenario, request(DIFF, true), DISPATCHER_KEY_PEM);
+    assert_eq!(case.report.exit_code, 2);
+    assert!(
+        case.report.doc.reasons[0].contains("HTTP 403"),
+        "{:?}",
+        case.report.doc.reasons
+    );
+    let minted = minted_tokens(&case);
+    assert_eq!(minted.len(), 1);
+    assert!(case.gh.state().revoked_tokens.contains(&minted[0]));
+    let last = case.requests.last().unwrap();
+    assert_eq!(last.line(), "DELETE /installation/token");
+    assert_eq!(bearer_of(last), minted[0]);
+}
+
+/// The JSON web token is GitHub's shape: RS256, `iat` 60 s back, `exp` within 10 minutes,
+/// `iss` the App's id; it verifies with the App's public key.
+#[test]
+fn the_json_web_token_has_githubs_claims() {
+    let key = dispatcher_key(DISPATCHER_KEY_PEM);
+    let jwt = key.jwt(DISPATCHER_APP_ID, 1_772_366_400).unwrap();
+    let parts: Vec<&str> = jwt.split('.').collect();
+    assert_eq!(parts.len(), 3);
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let header: serde_json::Value = serde_json::from_slice(&b64.decode(parts[0]).unwrap()).unwrap();
+    let claims: serde_json::Value = serde_json::from_slice(&b64.decode(parts[1]).unwrap()).unwrap();
+    assert_eq!(header["alg"], "RS256");
+    assert_eq!(claims["iat"], 1_772_366_400 - 60);
+    let exp = claims["exp"].as_i64().unwrap();
+    assert!(exp > 1_772_366_400 && exp <= 1_772_366_400 + 600, "{exp}");
+    assert_eq!(claims["iss"], DISPATCHER_APP_ID.to_string());
+    let signed = format!("{}.{}", parts[0], parts[1]);
+    ring::signature::UnparsedPublicKey::new(
+        &ring::signature::RSA_PKCS1_2048_8192_SHA256,
+        key.public_key_der(),
+    )
+    .verify(signed.as_bytes(), &b64.decode(parts[2]).unwrap())
+    .unwrap();
+    let other = dispatcher_key(OTHER_KEY_PEM);
+    assert!(
+        ring::signature::UnparsedPublicKey::new(
+            &ring::signature::RSA_PKCS1_2048_8192_SHA256,
+            other.public_key_der(),
+        )
+        .verify(signed.as_bytes(), &b64.decode(parts[2]).unwrap())
+        .is_err()
+    );
+}
+
+/// The CLI: the App from the environment, no GH_TOKEN at all; the dispatch goes through with
+/// the minted token, revoked afterwards.
+#[test]
+fn cli_dispatches_with_the_dispatcher_apps_token() {
+    let now = i64::try_from(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs(),
+    )
+    .unwrap();
+    let gh = StandIn::start(with_dispatcher_app(Scenario {
+        start_unix: now,
+        ..Scenario::default()
+    }))
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let key_path = dir.path().join("dispatcher.pem");
+    std::fs::write(&key_path, DISPATCHER_KEY_PEM).unwrap();
+    let run = gate_dispatch_without_app(
+        &gh,
+        &[
+            ("AGENT_TEAM_DISPATCH_KEY", KEY),
+            (
+                "AGENT_TEAM_DISPATCHER_APP_ID",
+                &DISPATCHER_APP_ID.to_string(),
+            ),
+            (
+                "AGENT_TEAM_DISPATCHER_APP_KEY_FILE",
+                key_path.to_str().unwrap(),
+            ),
+        ],
+        &["--format=json"],
+        DIFF,
+    );
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(doc["decision"], "dispatched");
+    let state = gh.state();
+    let minted = &state.scenario.dispatcher_app.as_ref().unwrap().minted;
+    assert_eq!(minted.len(), 1);
+    assert!(state.revoked_tokens.contains(&minted[0]));
+    assert!(!run.stdout.contains(&minted[0]) && !run.stderr.contains(&minted[0]));
+    assert!(
+        run.stderr
+            .contains("dispatching as octo-dispatcher-app[bot]"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn cli_refuses_half_a_dispatcher_app_and_an_unreadable_key() {
+    let gh = StandIn::start(with_dispatcher_app(Scenario::default())).unwrap();
+    let run = gate_dispatch_without_app(
+        &gh,
+        &[("AGENT_TEAM_DISPATCH_KEY", KEY)],
+        &["--dispatcher-app-id=515151"],
+        DIFF,
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("the dispatcher App's id is given but not its key"),
+        "{}",
+        run.stderr
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.pem");
+    std::fs::write(&bad, "not a key\n").unwrap();
+    let run = gate_dispatch_without_app(
+        &gh,
+        &[("AGENT_TEAM_DISPATCH_KEY", KEY)],
+        &[
+            "--dispatcher-app-id=515151",
+            &format!("--dispatcher-app-key-file={}", bad.display()),
+        ],
+        DIFF,
+    );
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("the dispatcher App's key is not a PEM private key"),
+        "{}",
+        run.stderr
+    );
+    assert!(gh.requests().is_empty(), "nothing sent");
 }

@@ -103,6 +103,16 @@ pub struct WorkflowRun {
     /// Which attempt of the run this is (1 for the first).
     #[serde(default)]
     pub run_attempt: Option<u64>,
+    /// The user (or App bot) whose dispatch created the run: schema `simple-user`. A re-run
+    /// keeps it (`triggering_actor` is who re-ran).
+    #[serde(default)]
+    pub actor: Option<RunActor>,
+}
+
+/// `workflow-run.actor` (schema `simple-user`): the fields read.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct RunActor {
+    pub login: String,
 }
 
 /// `GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}/runs` ("List workflow runs for a

@@ -9,6 +9,7 @@
 //! | [`actions`] | workflows, workflow dispatch, runs, jobs, job logs |
 //! | [`git`] | the Git database: blobs, trees, commits, refs |
 //! | [`pulls`] | pull requests |
+//! | [`apps`] | the authenticated user or App, an App's installation and its installation tokens |
 //! | [`checks`] | check runs |
 //! | [`paginate`] | following a list's `link` header to its end |
 //! | [`graphql`] | the GraphQL API: `createCommitOnBranch` |
@@ -19,6 +20,7 @@
 #![forbid(unsafe_code)]
 
 pub mod actions;
+pub mod apps;
 pub mod checks;
 pub mod client;
 pub mod date;

@@ -1,8 +1,10 @@
 //! `gate dispatch`: the trusted dispatcher (see [`gate::dispatch`]).
 //!
-//! The token comes from `GH_TOKEN` or `GITHUB_TOKEN` and the signing key from
-//! `AGENT_TEAM_DISPATCH_KEY` (or `AGENT_TEAM_DISPATCH_KEY_FILE`), never from a flag; neither
-//! reaches any output. With `--wait` the publishing App's id is required (`--app-id`, or
+//! The token comes from `GH_TOKEN` or `GITHUB_TOKEN`, or is minted for the one dispatch from the
+//! dispatcher App's key (`--dispatcher-app-id` and `--dispatcher-app-key-file`, or
+//! `AGENT_TEAM_DISPATCHER_APP_ID` and `AGENT_TEAM_DISPATCHER_APP_KEY_FILE`; [`gate::app_auth`])
+//! and revoked afterwards; the signing key comes from `AGENT_TEAM_DISPATCH_KEY` (or
+//! `AGENT_TEAM_DISPATCH_KEY_FILE`), never from a flag; none reaches any output. With `--wait` the publishing App's id is required (`--app-id`, or
 //! `AGENT_TEAM_APP_ID`): a pass is reported only for that App's check run on the commit GitHub
 //! signed for its bot. Exit 0: the gate passed and the publication is authentic (without
 //! `--wait`: the run was dispatched and identified); 1: the gate failed; 2: anything else.
@@ -14,9 +16,12 @@ use std::time::Duration;
 use clap::{Args, ValueEnum};
 
 use contract::cli::emit;
-use gate::dispatch::{DispatchRequest, Preflight, parse_workflow_file, run};
+use gate::app_auth::{
+    AppKey, DISPATCHER_APP_ID_VARIABLE, DISPATCHER_APP_KEY_FILE_VARIABLE, DispatcherApp,
+};
+use gate::dispatch::{DispatchRequest, Preflight, parse_workflow_file, run, run_as_app};
 use gate::dispatch_mac::{FullRef, signing_key};
-use github::{ApiUrl, Client, ClientConfig, ProxySettings, Repository, SystemClock, Token};
+use github::{ApiUrl, Client, ClientConfig, Clock, ProxySettings, Repository, SystemClock, Token};
 use guard::escape::neutralize;
 use guard::inputs::{BaseSha, Scope, TaskId};
 
@@ -63,6 +68,14 @@ pub struct DispatchArgs {
     /// The publishing App's numeric id (default: $AGENT_TEAM_APP_ID); required with --wait.
     #[arg(long, value_name = "ID")]
     app_id: Option<u64>,
+    /// The dispatcher App's numeric id (default: $AGENT_TEAM_DISPATCHER_APP_ID): dispatch with a
+    /// token minted from its key for this repository alone, revoked afterwards, instead of
+    /// GH_TOKEN/GITHUB_TOKEN.
+    #[arg(long, value_name = "ID", value_parser = clap::value_parser!(u64).range(1..))]
+    dispatcher_app_id: Option<u64>,
+    /// The dispatcher App's private key, PEM (default: $AGENT_TEAM_DISPATCHER_APP_KEY_FILE).
+    #[arg(long, value_name = "FILE")]
+    dispatcher_app_key_file: Option<PathBuf>,
     /// The check run the caller's publication posts (its `check-run-name` input), read with
     /// --wait.
     #[arg(long, value_name = "NAME", default_value = gate::dispatch::CHECK_NAME)]
@@ -131,6 +144,7 @@ fn request(args: &DispatchArgs) -> Result<DispatchRequest, String> {
             policy: args.preflight_policy.clone(),
         }),
         revision: args.revise,
+        dispatcher: None,
     })
 }
 
@@ -186,13 +200,57 @@ fn read_diff(path: &PathBuf) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-fn client(args: &DispatchArgs, timeout: Duration) -> Result<(Client, Token), String> {
-    let token = Token::from_env(&env_text).map_err(|e| e.to_string())?;
+/// The dispatcher App (`--dispatcher-app-id` and `--dispatcher-app-key-file`, each else its
+/// variable), when one is given: both or neither.
+fn dispatcher_app(args: &DispatchArgs) -> Result<Option<DispatcherApp>, String> {
+    let id = match args.dispatcher_app_id {
+        Some(id) => Some(id),
+        None => match env_text(DISPATCHER_APP_ID_VARIABLE).filter(|v| !v.is_empty()) {
+            None => None,
+            Some(text) => match text.parse::<u64>() {
+                Ok(id) if id > 0 && !text.starts_with('0') => Some(id),
+                _ => {
+                    return Err(format!(
+                        "{DISPATCHER_APP_ID_VARIABLE} {:?} is not a positive App id",
+                        neutralize(&text)
+                    ));
+                }
+            },
+        },
+    };
+    let key_file = args.dispatcher_app_key_file.clone().or_else(|| {
+        std::env::var_os(DISPATCHER_APP_KEY_FILE_VARIABLE)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    });
+    match (id, key_file) {
+        (None, None) => Ok(None),
+        (Some(app_id), Some(path)) => Ok(Some(DispatcherApp {
+            app_id,
+            key: AppKey::from_file(&path).map_err(|e| e.to_string())?,
+        })),
+        (Some(_), None) => Err(format!(
+            "the dispatcher App's id is given but not its key (--dispatcher-app-key-file or {DISPATCHER_APP_KEY_FILE_VARIABLE})"
+        )),
+        (None, Some(_)) => Err(format!(
+            "the dispatcher App's key is given but not its id (--dispatcher-app-id or {DISPATCHER_APP_ID_VARIABLE})"
+        )),
+    }
+}
+
+/// A client presenting `token`.
+fn client_with(args: &DispatchArgs, timeout: Duration, token: Token) -> Result<Client, String> {
     let api_url = ApiUrl::resolve(args.api_url.as_deref(), &env_text).map_err(|e| e.to_string())?;
-    let mut config = ClientConfig::new(api_url, token.clone(), Arc::new(SystemClock::new()));
+    let mut config = ClientConfig::new(api_url, token, Arc::new(SystemClock::new()));
     config.proxy = ProxySettings::from_env(&env_text);
     config.deadline = Some(timeout);
-    Ok((Client::new(config).map_err(|e| e.to_string())?, token))
+    Client::new(config).map_err(|e| e.to_string())
+}
+
+/// A bearer token given as text (the App's JSON web token, an installation token).
+fn token_of(text: &str) -> Result<Token, String> {
+    Token::from_env(&|name: &str| (name == "GH_TOKEN").then(|| text.to_owned()))
+        .map_err(|e| e.to_string())
 }
 
 pub fn run_cli(args: DispatchArgs) -> u8 {
@@ -209,12 +267,38 @@ pub fn run_cli(args: DispatchArgs) -> u8 {
             "--wait needs the publishing App's id (--app-id ID or AGENT_TEAM_APP_ID): a pass is only reported for that App's check run and signed commit",
         );
     }
-    let (client, token) = match client(&args, request.timeout) {
-        Ok(pair) => pair,
+    let app = match dispatcher_app(&args) {
+        Ok(app) => app,
         Err(e) => return fail(&e),
     };
-    let mut log = |line: &str| eprintln!("gate dispatch: {}", neutralize(&token.redact(line)));
-    let report = run(&client, &request, &mut log);
+    // The caller's token, when no App mints one (the minted one never reaches a line: the
+    // client redacts its own token from its errors).
+    let token = match &app {
+        Some(_) => None,
+        None => match Token::from_env(&env_text) {
+            Ok(token) => Some(token),
+            Err(e) => return fail(&e.to_string()),
+        },
+    };
+    let redact = |text: &str| {
+        token
+            .as_ref()
+            .map_or_else(|| text.to_owned(), |t| t.redact(text))
+    };
+    let mut log = |line: &str| eprintln!("gate dispatch: {}", neutralize(&redact(line)));
+    let report = match (&app, &token) {
+        (Some(app), _) => {
+            let timeout = request.timeout;
+            let connect = |bearer: &str| client_with(&args, timeout, token_of(bearer)?);
+            let now = SystemClock::new().unix_seconds();
+            run_as_app(&connect, app, now, request, &mut log)
+        }
+        (None, Some(token)) => match client_with(&args, request.timeout, token.clone()) {
+            Ok(client) => run(&client, &request, &mut log),
+            Err(e) => return fail(&e),
+        },
+        (None, None) => return fail("no token: set GH_TOKEN or GITHUB_TOKEN"),
+    };
     let rendered = match args.format {
         Format::Text => gate::output::text::dispatch(&report.doc),
         Format::Json => match serde_json::to_string_pretty(&report.doc) {
@@ -222,7 +306,7 @@ pub fn run_cli(args: DispatchArgs) -> u8 {
             Err(e) => return fail(&format!("cannot serialize the result: {e}")),
         },
     };
-    match emit(&token.redact(&rendered)) {
+    match emit(&redact(&rendered)) {
         Ok(()) => report.exit_code,
         Err(e) => fail(&e),
     }

@@ -630,6 +630,7 @@ fn dispatch_change(
             policy: clone.policy.clone(),
         }),
         revision: change.revision,
+        dispatcher: None,
     };
     let report = gate::dispatch::run(client, &request, &mut |line: &str| {
         let _ = lines.send(line.to_owned());

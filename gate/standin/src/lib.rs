@@ -34,6 +34,7 @@
 //! what `Date` headers and `created_at` say.
 #![forbid(unsafe_code)]
 
+pub mod dispatcher_app;
 pub mod git;
 mod http;
 pub mod limits;
@@ -231,6 +232,9 @@ pub enum Forgery {
     ProvenTree(String),
 }
 
+/// The `head_sha` of a run whose ref the Git database does not hold.
+pub const PLACEHOLDER_HEAD: &str = "1111111111111111111111111111111111111111";
+
 /// The App id GitHub Actions' own App (`github-actions`) has on github.com.
 pub const OTHER_APP_ID: u64 = 15368;
 
@@ -241,6 +245,23 @@ pub struct PriorRun {
     /// Seconds before [`Scenario::start_unix`].
     pub age_seconds: i64,
     pub conclusion: Option<String>,
+}
+
+/// A run someone else (or something else) starts when the dispatch arrives, with the dispatched
+/// run's name and inputs: what the dispatcher must not take for its own. Listed at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IntruderRun {
+    /// Seconds after the dispatch (negative: before it).
+    pub offset_seconds: i64,
+    /// Its `actor.login`.
+    pub actor: String,
+    /// The ref it runs on: `refs/heads/<branch>` or `refs/tags/<name>` (GitHub reports a tag's
+    /// name as `head_branch`).
+    pub git_ref: String,
+    /// Its `head_sha`; `None`: the dispatched run's.
+    pub head_sha: Option<String>,
+    /// Its workflow file (`.github/workflows/<file>`); `None`: the scenario's.
+    pub workflow_path: Option<String>,
 }
 
 /// Everything a stand-in run is scripted with.
@@ -254,6 +275,14 @@ pub struct Scenario {
     /// The App's JSON web token: with it, `POST /app/installations/{id}/access_tokens` mints a
     /// fresh installation token (accepted like `token` until revoked). `None`: no App.
     pub app_jwt: Option<String>,
+    /// The login of the user `token` belongs to (`GET /user`; the `actor` of the runs it
+    /// dispatches).
+    pub token_login: String,
+    /// The dispatcher App: a JSON web token signed (RS256) by its key authenticates as it
+    /// ([`dispatcher_app`]); the installation tokens it mints dispatch as `<slug>[bot]`.
+    pub dispatcher_app: Option<dispatcher_app::DispatcherApp>,
+    /// Runs started beside the dispatched one ([`IntruderRun`]).
+    pub intruders: Vec<IntruderRun>,
     pub owner: String,
     pub repo: String,
     pub workflow_file: String,
@@ -328,6 +357,9 @@ impl Default for Scenario {
             token: "ghs_standinTOKENstandinTOKEN0123456789".into(),
             installation_tokens: Vec::new(),
             app_jwt: None,
+            token_login: "octo-dispatcher".into(),
+            dispatcher_app: None,
+            intruders: Vec::new(),
             owner: "octo".into(),
             repo: "repo".into(),
             workflow_file: "agent-team-apply.yml".into(),
@@ -373,6 +405,12 @@ pub struct RunState {
     pub conclusion: Option<String>,
     pub inputs: BTreeMap<String, String>,
     pub git_ref: String,
+    /// `actor.login`: who dispatched it.
+    pub actor: String,
+    /// The commit it runs on.
+    pub head_sha: String,
+    /// `.github/workflows/<file>`.
+    pub workflow_path: String,
     pub polls: u32,
     /// How many run lists this run has been due in.
     pub listed: u32,
@@ -508,6 +546,9 @@ impl State {
                 conclusion: prior.conclusion,
                 inputs: BTreeMap::new(),
                 git_ref: "refs/heads/main".into(),
+                actor: state.scenario.token_login.clone(),
+                head_sha: PLACEHOLDER_HEAD.into(),
+                workflow_path: format!(".github/workflows/{}", state.scenario.workflow_file),
                 polls: 0,
                 listed: u32::MAX,
                 jobs: Vec::new(),

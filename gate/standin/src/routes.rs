@@ -141,6 +141,19 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
     {
         return Some(crate::manifests::conversion(state, code));
     }
+    {
+        let segments: Vec<String> = req
+            .path
+            .trim_start_matches('/')
+            .trim_start_matches("api/v3/")
+            .split('/')
+            .map(crate::http::decode_segment)
+            .collect();
+        let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+        if let Some(reply) = crate::dispatcher_app::route(state, req, &segments) {
+            return Some(reply);
+        }
+    }
     if let ["app", "installations", _, "access_tokens"] = req
         .path
         .trim_start_matches('/')
@@ -178,6 +191,7 @@ fn route(state: &mut State, req: &Recorded, base: &str) -> Option<Reply> {
     Some(match segments {
         ["graphql"] if req.method == "POST" => graphql(state, req),
         ["installation", "token"] if req.method == "DELETE" => revoke_token(state, &presented),
+        ["user"] if req.method == "GET" => authenticated_user(state, &presented),
         [
             "api",
             "uploads",
@@ -335,19 +349,54 @@ fn dispatch(state: &mut State, req: &Recorded, base: &str) -> Reply {
     }
     let id = state.next_id() * 1000;
     let task = strings.get("task_id").cloned().unwrap_or_default();
+    let mac = strings.get("dispatch_mac").cloned().unwrap_or_default();
     let outcome = state.scenario.outcome.clone();
+    let actor = dispatcher_login(state, req);
+    let head_sha = state
+        .git
+        .refs
+        .get(git_ref)
+        .cloned()
+        .unwrap_or_else(|| crate::PLACEHOLDER_HEAD.to_owned());
+    let workflow_path = format!(".github/workflows/{}", state.scenario.workflow_file);
+    // The caller's `run-name: "agent-team-apply ${{ inputs.task_id }} ${{ inputs.dispatch_mac }}"`.
+    let display_title = state
+        .scenario
+        .run_name
+        .clone()
+        .unwrap_or_else(|| format!("agent-team-apply {task} {mac}"));
+    for intruder in state.scenario.intruders.clone() {
+        let intruder_id = state.next_id();
+        state.runs.push(RunState {
+            id: intruder_id,
+            display_title: display_title.clone(),
+            created_at: state.now + intruder.offset_seconds,
+            status: "queued".into(),
+            conclusion: None,
+            inputs: strings.clone(),
+            git_ref: intruder.git_ref,
+            actor: intruder.actor,
+            head_sha: intruder.head_sha.unwrap_or_else(|| head_sha.clone()),
+            workflow_path: intruder
+                .workflow_path
+                .unwrap_or_else(|| workflow_path.clone()),
+            polls: 0,
+            listed: u32::MAX,
+            jobs: Vec::new(),
+            outcome: Outcome::Pending,
+        });
+    }
     state.runs.push(RunState {
         id,
-        display_title: state
-            .scenario
-            .run_name
-            .clone()
-            .unwrap_or_else(|| format!("agent-team-apply {task}")),
+        display_title,
         created_at: state.now,
         status: "queued".into(),
         conclusion: None,
         inputs: strings,
         git_ref: git_ref.to_owned(),
+        actor,
+        head_sha,
+        workflow_path,
         polls: 0,
         listed: 0,
         jobs: Vec::new(),
@@ -382,9 +431,11 @@ fn run_json(state: &State, run: &RunState, base: &str) -> Value {
         "status": run.status,
         "conclusion": run.conclusion,
         "workflow_id": 4242,
-        "path": format!(".github/workflows/{}", s.workflow_file),
-        "head_branch": run.git_ref.strip_prefix("refs/heads/").unwrap_or(&run.git_ref),
-        "head_sha": "1111111111111111111111111111111111111111",
+        "path": run.workflow_path,
+        "head_branch": head_branch(&run.git_ref),
+        "head_sha": run.head_sha,
+        "actor": {"login": run.actor, "type": if run.actor.ends_with("[bot]") { "Bot" } else { "User" }},
+        "triggering_actor": {"login": run.actor},
         "created_at": github::date::format_rfc3339(run.created_at),
         "updated_at": github::date::format_rfc3339(
             state.run_versions.get(&run.id).map_or(run.created_at, |v| v.2)
@@ -454,7 +505,7 @@ fn list_runs(state: &mut State, req: &Recorded, base: &str) -> Reply {
         .filter(|r| {
             branch
                 .as_deref()
-                .is_none_or(|b| r.git_ref.strip_prefix("refs/heads/") == Some(b))
+                .is_none_or(|b| head_branch(&r.git_ref) == b)
         })
         .collect();
     runs.sort_by_key(|r| std::cmp::Reverse((r.created_at, r.id)));
@@ -466,6 +517,46 @@ fn list_runs(state: &mut State, req: &Recorded, base: &str) -> Reply {
         crate::page::MAX_PER_PAGE,
         |total, page| json!({ "total_count": total, "workflow_runs": page }),
     )
+}
+
+/// A run's `head_branch`: the branch, or a tag's name for a run on a tag (GitHub reports both
+/// alike, and its `branch` filter matches either).
+fn head_branch(git_ref: &str) -> &str {
+    git_ref
+        .strip_prefix("refs/heads/")
+        .or_else(|| git_ref.strip_prefix("refs/tags/"))
+        .unwrap_or(git_ref)
+}
+
+/// The `actor.login` of a dispatch made with the request's token: the user of
+/// [`crate::Scenario::token`], the dispatcher App's bot for the tokens it minted, else the
+/// publishing App's bot.
+fn dispatcher_login(state: &State, req: &Recorded) -> String {
+    let presented = req
+        .header("authorization")
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if presented == state.scenario.token {
+        return state.scenario.token_login.clone();
+    }
+    match &state.scenario.dispatcher_app {
+        Some(app) if app.minted.iter().any(|t| t == presented) => format!("{}[bot]", app.slug),
+        _ => format!("{}[bot]", state.scenario.app_slug),
+    }
+}
+
+/// "Get the authenticated user" (`GET /user`,
+/// <https://docs.github.com/en/rest/users/users#get-the-authenticated-user>): the token's user;
+/// an installation token has none (`403 Resource not accessible by integration`).
+fn authenticated_user(state: &State, presented: &str) -> Reply {
+    if presented == state.scenario.token {
+        Reply::json(
+            200,
+            &json!({"login": state.scenario.token_login, "id": 583231, "type": "User"}),
+        )
+    } else {
+        error(403, "Resource not accessible by integration")
+    }
 }
 
 /// "Get a workflow run": in progress for the scripted number of polls, then completed. With an

@@ -80,11 +80,11 @@ pub(crate) fn caller_dispatch_only(wf: &Workflow) -> Result<(), String> {
     Ok(())
 }
 
-/// The run is named for its task: the dispatcher finds the run by this name when GitHub does
-/// not return it.
+/// The run is named for its task and its signed `dispatch_mac` (the dispatch's nonce): the
+/// dispatcher finds the run by this exact name when GitHub does not return it.
 pub(crate) fn caller_run_name(wf: &Workflow) -> Result<(), String> {
     let run_name = str_of(&wf.doc, "run-name");
-    if run_name != Some("agent-team-apply ${{ inputs.task_id }}") {
+    if run_name != Some("agent-team-apply ${{ inputs.task_id }} ${{ inputs.dispatch_mac }}") {
         return Err(format!("run-name is {run_name:?}"));
     }
     Ok(())

@@ -42,8 +42,8 @@ pub(crate) const CALLER_MUTATIONS: &[Mutation] = &[
         apply: |t| {
             replace_once(
                 t,
+                "run-name: \"agent-team-apply ${{ inputs.task_id }} ${{ inputs.dispatch_mac }}\"",
                 "run-name: \"agent-team-apply ${{ inputs.task_id }}\"",
-                "run-name: \"apply ${{ inputs.task_id }}\"",
             )
         },
     },
