@@ -84,6 +84,7 @@ fn request(i: usize) -> DispatchRequest {
         nonce: Some(Nonce::parse(&nonce(i)).unwrap()),
         preflight: None,
         revision: None,
+        dispatcher: None,
     }
 }
 
