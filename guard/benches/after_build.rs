@@ -180,7 +180,8 @@ fn rows_for(guard: &str, entries: usize, runs: usize, stray: usize, tmp: &Path) 
         std::fs::rename(&extra_in, &extra_out).unwrap();
     }
     let rows = rows_of(cmds, samples);
-    // Nothing of this size is kept for the next.
+    support::print_table(&format!("after build: {entries} entries"), "find", &rows);
+    // Nothing of this size is kept for the next (removing a million files takes minutes).
     std::fs::remove_dir_all(&dir).unwrap();
     rows
 }
@@ -201,8 +202,6 @@ fn main() {
     for entries in sizes {
         let runs = if entries >= 100_000 { large_runs } else { runs };
         let rows = rows_for(guard, entries, runs, stray, tmp.path());
-        let title = format!("after build: {entries} entries");
-        support::print_table(&title, "find", &rows);
         summary.push((entries, rows));
     }
     println!("\nsummary (× find of the same tree, medians: wall, peak RSS):");
