@@ -28,121 +28,16 @@
 use std::path::Path;
 use std::process::Command;
 
-// The repositories are set up with the tests' git command; the timed runs below start git the
-// way a user would (under /usr/bin/time, with only the system and global configuration turned
-// off), which is the baseline measured.
-#[path = "../../tests/support/git.rs"]
-mod git_support;
+mod support;
 
-use git_support::git;
-
-fn run_ok(cmd: &mut Command) -> Vec<u8> {
-    let out = cmd.output().unwrap();
-    assert!(
-        out.status.success(),
-        "{cmd:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
-
-fn file_text(file: usize, lines: usize, version: &str) -> String {
-    (0..lines)
-        .map(|l| format!("{version} line {l:04} of module {file:05}: lorem ipsum dolor\n"))
-        .collect()
-}
-
-/// One timed command: a label, the exit code it must end with, its arguments.
-type Timed<'a> = (String, i32, Vec<&'a str>);
-
-/// Wall seconds, peak RSS (KiB) and CPU seconds (user + system) of one run of `cmd`; asserts the
-/// exit status.
-fn run_once(label: &str, expect_code: i32, cmd: &[&str], dir: &Path) -> Sample {
-    let started = std::time::Instant::now();
-    let out = Command::new("/usr/bin/time")
-        .args(["-f", "BENCH %e %M %U %S"])
-        .args(cmd)
-        .current_dir(dir)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .unwrap();
-    // Wall time from a monotonic clock (`time` prints only hundredths of a second).
-    let wall = started.elapsed().as_secs_f64();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    let code = out.status.code().unwrap_or(-1);
-    assert_eq!(
-        code, expect_code,
-        "{label}: unexpected exit {code}: {stderr}"
-    );
-    let line = stderr
-        .lines()
-        .rev()
-        .find(|l| l.starts_with("BENCH "))
-        .unwrap();
-    let fields: Vec<f64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|f| f.parse().unwrap())
-        .collect();
-    (wall, fields[1] as u64, fields[2] + fields[3])
-}
-
-/// The medians of each command over `runs` rounds, each round running every command once, in turn.
-fn measure_all(cmds: &[Timed<'_>], runs: usize, dir: &Path) -> Vec<Sample> {
-    let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); cmds.len()];
-    for _ in 0..runs {
-        for ((label, code, argv), out) in cmds.iter().zip(&mut samples) {
-            out.push(run_once(label, *code, argv, dir));
-        }
-    }
-    samples.iter().map(|s| medians(s)).collect()
-}
-
-fn medians(samples: &[Sample]) -> Sample {
-    let mut walls: Vec<f64> = samples.iter().map(|s| s.0).collect();
-    let mut rss: Vec<u64> = samples.iter().map(|s| s.1).collect();
-    let mut cpu: Vec<f64> = samples.iter().map(|s| s.2).collect();
-    walls.sort_by(f64::total_cmp);
-    cpu.sort_by(f64::total_cmp);
-    rss.sort_unstable();
-    let mid = samples.len() / 2;
-    (walls[mid], rss[mid], cpu[mid])
-}
+use support::{Row, Timed, git, measure_all, measure_apply_cached, rows_of, run_ok};
 
 fn arg(args: &[String], name: &str, default: usize) -> usize {
-    args.iter()
-        .position(|a| a == name)
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+    support::arg(args, name, default)
 }
 
-/// One row: a label and its (wall, peak KiB, cpu) medians.
-type Row = (String, (f64, u64, f64));
-
 fn print_table(title: &str, rows: &[Row]) {
-    let (base_wall, base_kib, base_cpu) = rows[0].1;
-    let ratios: Vec<String> = rows
-        .iter()
-        .skip(1)
-        .map(|(label, (wall, _, _))| format!("{label} {:.2}", wall / base_wall.max(0.001)))
-        .collect();
-    println!("\n{title}");
-    println!(
-        "{:<46} {:>8} {:>9} {:>8} {:>10} {:>9} {:>9}",
-        "command", "wall s", "peak MiB", "cpu s", "wall ×git", "mem ×git", "cpu ×git"
-    );
-    for (label, (wall, kib, cpu)) in rows {
-        println!(
-            "{label:<46} {wall:>8.3} {:>9.1} {cpu:>8.2} {:>10.2} {:>9.2} {:>9.2}",
-            *kib as f64 / 1024.0,
-            wall / base_wall.max(0.001),
-            *kib as f64 / base_kib.max(1) as f64,
-            cpu / base_cpu.max(0.001)
-        );
-    }
-    println!("ratios ({title}, wall ×git): {}", ratios.join("; "));
+    support::print_table(title, "git", rows);
 }
 
 /// A repository with one committed file, for diffs that only add files.
@@ -164,9 +59,6 @@ fn creation_diff(paths: &[String]) -> Vec<u8> {
     }
     out.into_bytes()
 }
-
-/// Median wall seconds, peak RSS (KiB) and CPU seconds of one command.
-type Sample = (f64, u64, f64);
 
 /// What one comparison runs on.
 struct Inputs<'a> {
@@ -209,10 +101,7 @@ fn side_by_side(inputs: &Inputs<'_>, runs: usize, git_code: i32, guard_code: i32
         cmds.push((format!("{name}guard check --repo"), guard_code, cross_args));
     }
     let samples = measure_all(&cmds, runs, repo);
-    cmds.into_iter()
-        .zip(samples)
-        .map(|((label, _, _), sample)| (label, sample))
-        .collect()
+    rows_of(cmds, samples)
 }
 
 /// The rows of one path shape: git's check, then the guard parser-only and with `--repo`.
@@ -277,29 +166,14 @@ fn main() {
     }
 
     let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    std::fs::create_dir_all(&repo).unwrap();
-    run_ok(git(&repo).args(["init", "-q"]));
-    for f in 0..files {
-        let dir = repo.join(format!("src/m{:02}", f % 50));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join(format!("f{f:05}.txt")), file_text(f, lines, "old")).unwrap();
-    }
-    run_ok(git(&repo).args(["add", "-A"]));
-    run_ok(git(&repo).args(["commit", "-q", "-m", "base"]));
-    for f in 0..files {
-        let path = repo.join(format!("src/m{:02}/f{f:05}.txt", f % 50));
-        std::fs::write(path, file_text(f, lines, "new")).unwrap();
-    }
-    let diff = run_ok(git(&repo).args(["diff"]));
-    run_ok(git(&repo).args(["checkout", "-q", "--", "."]));
-    let diff_path = tmp.path().join("candidate.diff");
-    std::fs::write(&diff_path, &diff).unwrap();
-    let sha = guard::hash::sha256_hex(&diff);
+    let volume = support::volume(tmp.path(), files, lines);
+    let repo = volume.repo;
+    let diff_path = volume.diff;
+    let sha = volume.sha256;
     let diff_arg = diff_path.to_str().unwrap();
     println!(
         "volume: {:.1} MB diff, {files} files; {runs} runs each, medians; path shapes: {shape_runs} runs each",
-        diff.len() as f64 / 1e6
+        volume.bytes as f64 / 1e6
     );
 
     let mut rows = side_by_side(
@@ -389,69 +263,4 @@ fn print_summary(volume: &[Row], shapes: &[(&str, Vec<Row>)]) {
             .collect();
         println!("  shape {name}: {}", line.join("; "));
     }
-}
-
-/// The cross-check's own git step, alone: a throwaway index and object directory set up as the
-/// guard does (`read-tree` of the base, then `git apply --cached` with the same settings), timed
-/// around `git apply --cached` only.
-fn measure_apply_cached(runs: usize, repo: &Path, diff: &Path, tmp: &Path) -> (f64, u64, f64) {
-    let objects = repo.join(".git/objects");
-    // Where the guard puts its throwaway index: a memory file system when there is one.
-    let shm = Path::new("/dev/shm");
-    let root = if shm.is_dir() { shm } else { tmp };
-    let mut samples = Vec::new();
-    for i in 0..runs {
-        let scratch = root.join(format!("versus-git-cached-{}-{i}", std::process::id()));
-        std::fs::create_dir_all(scratch.join("objects")).unwrap();
-        let with_env = |cmd: &mut Command| {
-            cmd.current_dir(repo)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("GIT_CONFIG_GLOBAL", "/dev/null")
-                .env("GIT_INDEX_FILE", scratch.join("index"))
-                .env("GIT_OBJECT_DIRECTORY", scratch.join("objects"))
-                .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &objects)
-                .env("GLIBC_TUNABLES", guard::git::THROWAWAY_MALLOC);
-        };
-        let mut read_tree = Command::new("git");
-        with_env(&mut read_tree);
-        run_ok(read_tree.args(["read-tree", "HEAD"]));
-        let mut args = vec!["git"];
-        for setting in guard::git::THROWAWAY_CONFIG {
-            args.extend(["-c", setting]);
-        }
-        args.extend([
-            "-c",
-            "apply.whitespace=nowarn",
-            "apply",
-            "--cached",
-            diff.to_str().unwrap(),
-        ]);
-        let started = std::time::Instant::now();
-        let mut timed = Command::new("/usr/bin/time");
-        with_env(&mut timed);
-        let out = timed
-            .args(["-f", "BENCH %e %M %U %S"])
-            .args(&args)
-            .output()
-            .unwrap();
-        let wall = started.elapsed().as_secs_f64();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let fields: Vec<f64> = stderr
-            .lines()
-            .rev()
-            .find(|l| l.starts_with("BENCH "))
-            .unwrap()
-            .split_whitespace()
-            .skip(1)
-            .map(|f| f.parse().unwrap())
-            .collect();
-        samples.push((wall, fields[1] as u64, fields[2] + fields[3]));
-        std::fs::remove_dir_all(&scratch).unwrap();
-    }
-    medians(&samples)
 }
