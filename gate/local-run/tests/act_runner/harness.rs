@@ -1017,7 +1017,12 @@ fn play_on(
     };
     let mut runs = vec![play_round(&rig, &first)];
     for (n, revision) in revisions.iter().enumerate() {
-        runs.push(play_revision(&rig, revision, n + 2));
+        let old = revision.on_head_of_round.map(|round| {
+            runs.get(round - 1)
+                .and_then(|run| run.refs.get(&task_ref(&scenario)).cloned())
+                .unwrap_or_else(|| panic!("round {round} published no head"))
+        });
+        runs.push(play_revision(&rig, revision, n + 2, old));
     }
     runs
 }
@@ -1060,6 +1065,9 @@ pub struct Revision {
     /// stand-in receives this request (`METHOD path-prefix`): after the dispatch, while the run
     /// goes.
     pub move_branch_at: Option<(&'static str, &'static str)>,
+    /// Dispatched on the head round N published (1-based) instead of the branch's current head:
+    /// an old head.
+    pub on_head_of_round: Option<usize>,
 }
 
 /// The task's branch on the stand-in.
@@ -1079,29 +1087,38 @@ fn chown_root(path: &Path) {
 /// A revision: the head the previous round published is fetched into the repository and its
 /// origin (as GitHub serves the App's commit on the task's branch), the expected tree is git's
 /// of that head with the diff applied, then the round is played with `--revise`.
-fn play_revision(rig: &Rig<'_>, revision: &Revision, number: usize) -> ScenarioRun {
+fn play_revision(
+    rig: &Rig<'_>,
+    revision: &Revision,
+    number: usize,
+    old_head: Option<String>,
+) -> ScenarioRun {
     let started = Instant::now();
     let branch = task_ref(rig.scenario);
-    let head = rig
-        .standin
-        .state()
-        .git
-        .refs
-        .get(&branch)
-        .cloned()
-        .unwrap_or_else(|| panic!("round {number}: the previous round published no {branch}"));
+    let current = rig.standin.state().git.refs.get(&branch).cloned();
     chown_root(rig.root);
-    github_standin::export_commit(rig.standin, rig.repo, &head).unwrap();
-    git(rig.repo, &["update-ref", &branch, &head]);
-    git(
-        rig.origin,
-        &[
-            "fetch",
-            "-q",
-            rig.repo.to_str().unwrap(),
-            &format!("+{branch}:{branch}"),
-        ],
-    );
+    // An old head is already in the repository and its origin (the round that published it
+    // fetched it after it); the current one is fetched now.
+    let head = match old_head {
+        Some(head) => head,
+        None => {
+            let head = current.unwrap_or_else(|| {
+                panic!("round {number}: the previous round published no {branch}")
+            });
+            github_standin::export_commit(rig.standin, rig.repo, &head).unwrap();
+            git(rig.repo, &["update-ref", &branch, &head]);
+            git(
+                rig.origin,
+                &[
+                    "fetch",
+                    "-q",
+                    rig.repo.to_str().unwrap(),
+                    &format!("+{branch}:{branch}"),
+                ],
+            );
+            head
+        }
+    };
     let diff = rig.root.join(format!("round-{number}.diff"));
     std::fs::write(&diff, &revision.diff).unwrap();
     git(rig.repo, &["read-tree", &head]);

@@ -866,7 +866,8 @@ fn gate_checks_on(run: &ScenarioRun, commit: &str) -> Vec<Option<String>> {
 /// while the run goes (at the publication's `createCommitOnBranch`): every job before publish
 /// succeeds (the workflow's require-base saw the signed head), and `gate publish` refuses with
 /// `head-moved`: the branch stays at the other writer's commit, no third App commit, no check
-/// run on any head but rounds 1 and 2's, the body still round 2's.
+/// run on any head but rounds 1 and 2's, the body still round 2's. Round 4 is dispatched on
+/// round 2's head, an old one now: the workflow's require-base refuses it in the guard job.
 #[test]
 fn a_revision_adds_a_proven_commit_to_the_same_draft_and_a_moved_head_is_refused() {
     let files = sample_files();
@@ -879,6 +880,7 @@ fn a_revision_adds_a_proven_commit_to_the_same_draft_and_a_moved_head_is_refused
     let files2 = changed(&files1, &[("src/lib.rs", lib.as_bytes())]);
     let notes: &[u8] = b"# Round 3\n";
     let diff3 = harness::git_diff(&files2, &[("docs/round-3.md", Some(notes))]);
+    let diff4 = harness::git_diff(&files2, &[("docs/round-4.md", Some(notes))]);
     let runs = play_revisions(
         sample("revise-loop", "revise-1", diff1),
         &[
@@ -886,16 +888,24 @@ fn a_revision_adds_a_proven_commit_to_the_same_draft_and_a_moved_head_is_refused
                 diff: diff2,
                 pull_request: 1,
                 move_branch_at: None,
+                on_head_of_round: None,
             },
             Revision {
                 diff: diff3,
                 pull_request: 1,
                 move_branch_at: Some(("POST", "/graphql")),
+                on_head_of_round: None,
+            },
+            Revision {
+                diff: diff4,
+                pull_request: 1,
+                move_branch_at: None,
+                on_head_of_round: Some(2),
             },
         ],
     );
-    let [one, two, three] = runs.as_slice() else {
-        panic!("three rounds, not {}", runs.len());
+    let [one, two, three, four] = runs.as_slice() else {
+        panic!("four rounds, not {}", runs.len());
     };
     let branch = "refs/heads/agent-team/revise-1";
 
@@ -1013,7 +1023,50 @@ fn a_revision_adds_a_proven_commit_to_the_same_draft_and_a_moved_head_is_refused
         three.pull_bodies[0], two.pull_bodies[0],
         "the body is round 2's"
     );
-    for run in [one, two, three] {
+
+    // Round 4: dispatched on round 2's head, which is no longer the branch's: the workflow's
+    // require-base refuses in the guard job, before any checkout of the diff or build.
+    let summary = four.summary();
+    assert_eq!(four.base, head2, "round 4 is dispatched on an old head");
+    assert_eq!(
+        conclusions(four),
+        expect(&[("guard", "failure"), ("decide", "failure")]),
+        "{summary}"
+    );
+    let guard = four.job("apply", "guard");
+    assert_eq!(
+        four.step(guard, "Require the base commit on the default branch"),
+        Some("failure"),
+        "{summary}"
+    );
+    assert!(
+        guard.log.contains(&format!(
+            "base_sha {head2} is not the head of agent-team/revise-1"
+        )),
+        "the require-base refusal: {}",
+        four.errors(guard)
+    );
+    assert_eq!(four.dispatch_exit, Some(1), "{}", failing_reasons(four));
+    assert_eq!(
+        four.refs.get(branch),
+        Some(&moved),
+        "the branch is unchanged"
+    );
+    assert_eq!(four.created_commits.len(), 2, "{:?}", four.created_commits);
+    assert_eq!(
+        four.check_runs, three.check_runs,
+        "no check run, not even a replay record (guard reads only): {summary}"
+    );
+    assert!(
+        four.check_runs
+            .iter()
+            .all(|(name, sha, _)| name != "agent-team-apply / gate"
+                || *sha == head1
+                || *sha == head2),
+        "{summary}"
+    );
+    assert_eq!(four.pull_bodies[0], two.pull_bodies[0]);
+    for run in [one, two, three, four] {
         assert_no_secret_leaked(run);
     }
 }
