@@ -59,7 +59,7 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use contract::cli::Exit;
 use contract::decision::DecisionDoc;
 use contract::ids::CommitId;
-use contract::verdict::{VerdictDoc, VerdictWord};
+use contract::verdict::{VerdictDoc, VerdictWord, ViolationDoc};
 use github::git::TreeEntry;
 use github::pulls::{NewPullRequest, PullRequest};
 use github::{Client, Error, Repository};
@@ -296,6 +296,27 @@ struct Publisher<'a> {
     log: &'a mut dyn FnMut(&str),
     /// The replay record, once found or written (a plan without a nonce has none).
     record: Option<crate::replay::Record>,
+    /// The protected paths the pull request changes ([`protected_paths`]).
+    protected: Vec<ViolationDoc>,
+}
+
+/// The protected paths the pull request changes: the verdict's own findings (this round's diff,
+/// with their lines), then, for a revision, every other protected path the whole branch changes
+/// (the plan's `branch`, counted from the merge base). The label, the reviewers and the check run
+/// follow this list, so a round that touches no protected file still reports an earlier round's.
+pub fn protected_paths(plan: &PublishPlanDoc, verdict: &VerdictDoc) -> Vec<ViolationDoc> {
+    let mut protected = verdict.protected.clone();
+    if let Some(branch) = &plan.branch {
+        for finding in &branch.protected {
+            let listed = protected.iter().any(|p| {
+                finding.path.is_some() && (p.path == finding.path || p.old_path == finding.path)
+            });
+            if !listed {
+                protected.push(finding.clone());
+            }
+        }
+    }
+    protected
 }
 
 /// Publish `plan` (see the module documentation). Progress goes to `log`, line by line.
@@ -315,7 +336,7 @@ pub fn publish(
         method: plan.method,
         branch_state: None,
         commit: None,
-        protected_files: u64::try_from(req.verdict.protected.len()).unwrap_or(u64::MAX),
+        protected_files: 0,
         tree: TreeProofDoc {
             expected: plan.tree.clone(),
             published: None,
@@ -326,6 +347,9 @@ pub fn publish(
         check_run: None,
         failure: None,
     };
+    let protected = protected_paths(plan, req.verdict);
+    let mut doc = doc;
+    doc.protected_files = u64::try_from(protected.len()).unwrap_or(u64::MAX);
     let mut publisher = Publisher {
         client,
         plan,
@@ -333,6 +357,7 @@ pub fn publish(
         doc,
         log,
         record: None,
+        protected,
     };
     match publisher.run() {
         Ok(()) => {
@@ -611,6 +636,26 @@ impl Publisher<'_> {
             return Err(mismatch(
                 "the plan's tree ids are not 40 hex digits".to_owned(),
             ));
+        }
+        // A revision's pull request shows the whole branch: its plan counts the branch's
+        // protected paths (publish-plan --revise), a first round's has nothing to count.
+        match (self.req.revision, &plan.branch) {
+            (Some(_), Some(branch)) if is_object_id(&branch.merge_base) => {}
+            (Some(number), _) => {
+                return Err(mismatch(format!(
+                    "this revision of pull request #{number} has a plan without the whole \
+                     branch's protected paths (a `branch` with a merge base): make it with \
+                     `gate publish-plan --revise {number}`"
+                )));
+            }
+            (None, Some(_)) => {
+                return Err(mismatch(
+                    "a first round's plan lists a branch's protected paths: it was made with \
+                     --revise for a revision"
+                        .to_owned(),
+                ));
+            }
+            (None, None) => {}
         }
         // The Git database reproduces any planned tree; createCommitOnBranch only one whose
         // written files are all 100644.
@@ -1483,7 +1528,7 @@ impl Publisher<'_> {
 
     /// Label the pull request when the verdict names protected paths.
     fn label(&mut self, number: u64) -> Result<(), Failure> {
-        let protected = self.req.verdict.protected.len();
+        let protected = self.protected.len();
         if protected == 0 {
             return Ok(());
         }
@@ -1516,7 +1561,7 @@ impl Publisher<'_> {
     /// merged as is, and a rerun repeats the request.
     fn request_reviewers(&mut self, number: u64) -> Result<(), Failure> {
         let reviewers = self.req.protected_reviewers;
-        if self.req.verdict.protected.is_empty() || reviewers.is_empty() {
+        if self.protected.is_empty() || reviewers.is_empty() {
             return Ok(());
         }
         let named: Vec<String> = reviewers
@@ -1572,7 +1617,7 @@ impl Publisher<'_> {
             &head,
             self.req.check_name,
             self.req.details_url,
-            &self.req.verdict.protected,
+            &self.protected,
         )
         .map_err(|e| failure(FailureCode::PlanMismatch, format!("the check run: {e}")))?;
         // First in the text, so no cut can drop them: the tree proven above and the dispatch's

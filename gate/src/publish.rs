@@ -32,18 +32,20 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use guard::check::{CheckError, CheckRequest, RepoBase, check, check_keeping_index};
 use guard::escape::{is_hidden, neutralize};
-use guard::git::{GitError, GitRepo, RawChange};
+use guard::git::{GitError, GitRepo, RawChange, ThrowawayIndex};
 use guard::hash;
+use guard::output::json_v1::ViolationDoc;
 use guard::path::PathLimits;
-use guard::policy::Policy;
+use guard::policy::{Policy, Protected};
 use guard::repo_path::RepoPath;
+use guard::rules::RuleId;
 use guard::verdict::{FileEntry, Verdict};
 
 use crate::decide::valid_run_id;
 use crate::output::publish_plan_v2::{
-    CommitMessage, CommittableBranch, CreateCommitOnBranchInput, FileAddition, FileChanges,
-    FileDeletion, PublishMethod, PublishPlanDoc, PublishableMode, PullRequestDoc, SCHEMA,
-    TreeEntryDoc,
+    BranchChangesDoc, CommitMessage, CommittableBranch, CreateCommitOnBranchInput, FileAddition,
+    FileChanges, FileDeletion, PublishMethod, PublishPlanDoc, PublishableMode, PullRequestDoc,
+    SCHEMA, TreeEntryDoc,
 };
 
 /// A regular file's mode, the only one `createCommitOnBranch` writes.
@@ -347,6 +349,10 @@ pub struct PublishRequest<'a> {
     pub scope: &'a [String],
     pub policy: &'a Policy,
     pub target: &'a PublishTarget,
+    /// A revision of the task's open draft: `base` is its head, and the plan also lists the
+    /// protected paths of the whole branch ([`BranchChangesDoc`]), counted from the merge base
+    /// of the checkout's `HEAD` (the dispatched commit of the base branch) and `base`.
+    pub revision: bool,
 }
 
 /// Errors that stop before any decision (exit 2): bad arguments, a base git cannot resolve, git
@@ -362,6 +368,12 @@ pub enum PublishError {
     Git(#[from] GitError),
     #[error("--base {given} resolved to {resolved:?}, not a full commit id starting with it")]
     BaseMismatch { given: String, resolved: String },
+    #[error(
+        "the revision's head {head} has no merge base with the checkout's HEAD (the dispatched \
+         commit of the base branch), so the protected paths of its branch cannot be counted: \
+         {stderr}"
+    )]
+    NoMergeBase { head: String, stderr: String },
 }
 
 /// Stable identifiers of the reasons a guard-accepted diff still cannot be published.
@@ -591,7 +603,12 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
         result: index.write_tree()?,
         entries,
     };
-    let doc = plan_doc(
+    let branch = if req.revision {
+        Some(branch_changes(&git, &index, req.policy, &base_commit)?)
+    } else {
+        None
+    };
+    let mut doc = plan_doc(
         req.target,
         &verdict,
         &base_commit,
@@ -601,9 +618,69 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
             deletions,
         },
     );
+    doc.branch = branch;
     Ok(Outcome::Plan {
         plan: Box::new(doc),
         verdict: Box::new(verdict),
+    })
+}
+
+/// What a revision's whole branch changes: the merge base of `HEAD` (the dispatched commit of
+/// the base branch) and `head` (the revision's base, the draft's head), and every protected path
+/// that differs between its tree and the index (`head` with this round's diff applied). A
+/// repository where git finds no merge base is an error: no plan.
+fn branch_changes(
+    git: &GitRepo,
+    index: &ThrowawayIndex,
+    policy: &Policy,
+    head: &str,
+) -> Result<BranchChangesDoc, PublishError> {
+    let mut cmd = guard::git::command(git.dir());
+    cmd.args(["merge-base", "--end-of-options", "HEAD", head]);
+    let out = cmd.output().map_err(GitError::Spawn)?;
+    let merge_base = String::from_utf8_lossy(out.stdout.trim_ascii_end()).into_owned();
+    if !out.status.success() || contract::ids::CommitId::parse(&merge_base).is_err() {
+        return Err(PublishError::NoMergeBase {
+            head: head.to_owned(),
+            stderr: neutralize(String::from_utf8_lossy(&out.stderr).trim_end()),
+        });
+    }
+    let protected = if policy.protected == Protected::Allow {
+        Vec::new()
+    } else {
+        index
+            .changes_since(&merge_base)?
+            .iter()
+            .filter_map(|change| branch_finding(policy, &change.path, &merge_base))
+            .collect()
+    };
+    Ok(BranchChangesDoc {
+        merge_base,
+        protected,
+    })
+}
+
+/// The `protected-path` finding of a path the branch changes, when the policy protects it (as
+/// spelled, or as HFS+/NTFS resolve it, as the guard matches).
+fn branch_finding(policy: &Policy, raw: &[u8], merge_base: &str) -> Option<ViolationDoc> {
+    let path = std::str::from_utf8(raw).ok()?;
+    let pattern = policy
+        .protected_by(path)
+        .or_else(|| policy.protected_by(&guard::path::resolved_spelling(path)))?;
+    let rule = RuleId::ProtectedPath;
+    Some(ViolationDoc {
+        rule,
+        path: Some(RepoPath::from(raw)),
+        old_path: None,
+        line: None,
+        message: format!(
+            "path is protected: the branch changes it since {}, and a human must review this \
+             change before it is merged",
+            merge_base.get(..12).unwrap_or(merge_base)
+        ),
+        policy_entry: Some(format!("protect: {pattern}")),
+        hint: rule.remedy().to_owned(),
+        docs: rule.anchor(),
     })
 }
 
@@ -819,6 +896,7 @@ fn plan_doc(
         },
         diff_sha256: verdict.diff_sha256.to_string(),
         files: verdict_doc.files,
+        branch: None,
     }
 }
 

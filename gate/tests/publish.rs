@@ -181,6 +181,7 @@ impl Repo {
             scope: &["**".to_owned()],
             policy,
             target,
+            revision: false,
         })
         .unwrap();
         match outcome {

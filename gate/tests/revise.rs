@@ -182,6 +182,7 @@ impl Repo {
             scope: &["**".to_owned()],
             policy: &policy,
             target: &target,
+            revision: base != self.base,
         })
         .unwrap();
         match outcome {
@@ -665,4 +666,139 @@ fn rounds_count_from_the_body_marker() {
     assert_eq!(next_round(&two, NONCE_3), 3);
     // Only the first line is the marker.
     assert_eq!(next_round(&format!("x\n{two}"), NONCE_3), 2);
+}
+
+/// The summary of the gate's check run on `commit`.
+fn check_summary(gh: &StandIn, commit: &str) -> String {
+    gh.state()
+        .check_runs
+        .iter()
+        .find(|c| c.head_sha == commit && c.name == CHECK)
+        .map(|c| c.output_summary.clone())
+        .unwrap_or_default()
+}
+
+/// The pull request shows every round: round 1 changed a protected file (`Cargo.toml`), round 2
+/// only `src/lib.rs`. Round 2's own verdict names no protected path, yet its check run, its
+/// result's count and the label still say one, counted over the whole branch from its merge
+/// base with the base branch; the plan records that merge base (round 1's base).
+#[test]
+fn a_revision_counts_the_protected_files_of_the_whole_branch() {
+    let r = repo();
+    let gh = StandIn::start(Scenario::default()).unwrap();
+    load_commit(&gh, &r.dir, &r.base, "main").unwrap();
+    let manifest = "[package]\nname = \"t\"\n";
+    let diff1 = r.diff_on(
+        &r.base,
+        &[("Cargo.toml", manifest), ("src/new.rs", "// round 1\n")],
+    );
+    let round1 = r.plan(
+        &r.base,
+        &diff1,
+        "101",
+        NONCE_1,
+        PublishMethod::CreateCommitOnBranch,
+    );
+    assert_eq!(round1.verdict.protected.len(), 1, "{:?}", round1.verdict);
+    assert!(
+        round1.plan.branch.is_none(),
+        "a first round counts no branch"
+    );
+    let p1 = publish_with(&gh, &round1, &r.base, "101", 1, None);
+    let head1 = p1.commit();
+    assert_eq!(p1.report.doc.protected_files, 1);
+    r.fetch(&gh, &r.base, &diff1, &head1);
+
+    let diff2 = r.diff_on(
+        &head1,
+        &[("src/lib.rs", "pub fn one() -> u32 {\n    2\n}\n")],
+    );
+    let round2 = r.plan(
+        &head1,
+        &diff2,
+        "102",
+        NONCE_2,
+        PublishMethod::CreateCommitOnBranch,
+    );
+    assert!(
+        round2.verdict.protected.is_empty(),
+        "round 2's own diff touches no protected path: {:?}",
+        round2.verdict.protected
+    );
+    let branch = round2
+        .plan
+        .branch
+        .as_ref()
+        .expect("a revision's plan counts its branch");
+    assert_eq!(branch.merge_base, r.base, "counted from round 1's base");
+    let paths: Vec<String> = branch
+        .protected
+        .iter()
+        .map(|f| f.path.as_ref().unwrap().display())
+        .collect();
+    assert_eq!(paths, ["Cargo.toml"]);
+    assert_eq!(
+        branch.protected[0].policy_entry.as_deref(),
+        Some("protect: **/Cargo.toml")
+    );
+
+    let p2 = publish_with(&gh, &round2, &head1, "102", 1, Some(1));
+    let head2 = p2.commit();
+    assert_eq!(p2.report.doc.protected_files, 1, "{:#?}", p2.log);
+    let summary = check_summary(&gh, &head2);
+    assert!(
+        summary.contains("Protected files need review (1)") && summary.contains("Cargo.toml"),
+        "{summary}"
+    );
+    assert_eq!(
+        p2.count("POST /repos/octo/repo/issues/1/labels"),
+        1,
+        "round 2 labels the pull request again"
+    );
+    assert!(
+        gh.state().pulls[0]
+            .labels
+            .iter()
+            .any(|l| l == PROTECTED_LABEL)
+    );
+
+    // A round that touches the protected file again: counted once, as its own finding (with the
+    // line of this round's diff), not again as the branch's.
+    r.fetch(&gh, &head1, &diff2, &head2);
+    let diff3 = r.diff_on(&head2, &[("Cargo.toml", "")]);
+    let round3 = r.plan(
+        &head2,
+        &diff3,
+        "103",
+        NONCE_3,
+        PublishMethod::CreateCommitOnBranch,
+    );
+    assert_eq!(round3.verdict.protected.len(), 1);
+    let p3 = publish_with(&gh, &round3, &head2, "103", 1, Some(1));
+    p3.commit();
+    assert_eq!(p3.report.doc.protected_files, 1);
+    assert!(check_summary(&gh, &p3.commit()).contains("Protected files need review (1)"));
+}
+
+/// A revision's plan must count the whole branch, and a first round's must not: either the
+/// other way is `plan-mismatch`, before any request.
+#[test]
+fn a_revision_needs_a_plan_that_counts_its_branch() {
+    let s = setup(PublishMethod::CreateCommitOnBranch);
+    let mut uncounted = s.round2.clone();
+    uncounted.plan.branch = None;
+    let p = publish_with(&s.gh, &uncounted, &s.head1, "102", 1, Some(1));
+    assert_eq!(p.failure(), "plan-mismatch", "{}", p.message());
+    assert!(
+        p.message().contains("gate publish-plan --revise 1"),
+        "{}",
+        p.message()
+    );
+    assert!(p.requests.is_empty(), "{:?}", p.requests);
+    assert_eq!(head(&s.gh).as_deref(), Some(s.head1.as_str()));
+
+    // The same plan, counted, published as a first round.
+    let p = publish_with(&s.gh, &s.round2, &s.head1, "102", 1, None);
+    assert_eq!(p.failure(), "plan-mismatch", "{}", p.message());
+    assert!(p.requests.is_empty());
 }

@@ -721,6 +721,20 @@ impl ThrowawayIndex {
     /// for a deletion). Contents must be read by this id: a `:<path>` lookup would read
     /// `0:name` as stage 0 of `name`.
     pub fn changes_with_ids(&self) -> Result<Vec<(RawChange, String)>, GitError> {
+        self.changes_from(&self.commit)
+    }
+
+    /// What the index differs in from `commit`, another commit of the repository (a revision's
+    /// merge base with the base branch: what the whole branch changes), renames not detected.
+    pub fn changes_since(&self, commit: &str) -> Result<Vec<RawChange>, GitError> {
+        Ok(self
+            .changes_from(commit)?
+            .into_iter()
+            .map(|(change, _)| change)
+            .collect())
+    }
+
+    fn changes_from(&self, commit: &str) -> Result<Vec<(RawChange, String)>, GitError> {
         let mut cmd = self.command();
         cmd.args([
             "diff-index",
@@ -731,7 +745,7 @@ impl ThrowawayIndex {
             "--no-abbrev",
             "--end-of-options",
         ])
-        .arg(&self.commit);
+        .arg(commit);
         let out = run(cmd, None)?;
         if !out.status.success() {
             return Err(failed("diff-index", &out));

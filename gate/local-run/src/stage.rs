@@ -224,6 +224,7 @@ pub const GATE_PUBLISH_PLAN: StageSpec = StageSpec {
         "--dispatch-nonce",
         "--pr-title",
         "--pr-description",
+        "--revise",
         "--policy",
         "--scope",
         "--out",

@@ -54,6 +54,12 @@ pub struct PublishPlanArgs {
     /// The agent's title for the draft (the signed `pr_title` input; may be empty), shown in the
     #[command(flatten)]
     agent: super::AgentWordsArgs,
+    /// A revision: the number of the task's open draft pull request; --base is then its head.
+    /// The plan also lists the protected paths of the whole branch, counted from the merge base
+    /// of the checkout's HEAD (the dispatched commit of --base-branch) and --base. Empty (the
+    /// workflow's `revise_pull_request` of a first round): a first round.
+    #[arg(long, value_name = "NUMBER", default_value = "")]
+    revise: String,
     /// Write the plan here instead of stdout (atomically: the file exists only when complete).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
@@ -96,6 +102,8 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
         .with_agent_words(&args.agent.pr_title, &args.agent.pr_description)
         .map_err(|e| e.to_string())?;
     validate_inputs(&args.base, &args.expected_sha256).map_err(|e| e.to_string())?;
+    let revision =
+        gate::dispatch_mac::parse_revision(&args.revise).map_err(|e| format!("--revise: {e}"))?;
 
     let policy = Policy::load(args.policy.as_deref())?;
     let diff = read_diff(&args.diff, policy.limits.max_diff_bytes)?;
@@ -107,6 +115,7 @@ fn run_inner(args: &PublishPlanArgs) -> Result<u8, String> {
         scope: &args.scope,
         policy: &policy,
         target: &target,
+        revision: revision.is_some(),
     })
     .map_err(|e| e.to_string())?;
 

@@ -27,9 +27,16 @@
 //!   },
 //!   "pull_request": { "title": "...", "body": "...", "draft": true, "base": "main", "head": "agent/task-1" },
 //!   "diff_sha256": "<64 hex>",
-//!   "files": [ <the guard verdict's file entries, agent-team-apply/guard-verdict/v1 shape> ]
+//!   "files": [ <the guard verdict's file entries, agent-team-apply/guard-verdict/v1 shape> ],
+//!   "branch": { "merge_base": "<40 hex>", "protected": [ <protected-path findings> ] }
 //! }
 //! ```
+//!
+//! `branch` is present only in a revision's plan (`gate publish-plan --revise N`): the protected
+//! paths that the whole branch changes, from the merge base of the checkout's `HEAD` (the
+//! dispatched commit of the base branch) and the revision's head, to `tree`. The pull request
+//! shows every round, so its label, reviewers and the check run's count come from this list
+//! together with this round's own findings.
 //!
 //! `entries` are git's own changes (`diff-index --raw` of the throwaway index against the base,
 //! renames not detected), in git's path order: one per path, `new_mode`/`blob` `null` for a
@@ -91,7 +98,7 @@
 use contract::verdict::FileMode;
 use serde::{Deserialize, Serialize};
 
-use guard::output::json_v1::FileDoc;
+use guard::output::json_v1::{FileDoc, ViolationDoc};
 
 pub const SCHEMA: &str = "agent-team-apply/publish-plan/v2";
 
@@ -117,6 +124,24 @@ pub struct PublishPlanDoc {
     pub diff_sha256: String,
     /// The guard verdict's file list.
     pub files: Vec<FileDoc>,
+    /// A revision only (absent in a first round's plan): what the whole branch changes, from its
+    /// merge base with the base branch to `tree`, as far as protected paths go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<BranchChangesDoc>,
+}
+
+/// What a revision's branch changes as a whole: the pull request shows every round, so its label,
+/// its reviewers and the check run's count of protected files come from here, not from this
+/// round's diff alone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BranchChangesDoc {
+    /// The merge base of the dispatched commit of the base branch and the revision's head: the
+    /// commit the pull request's changes are counted from.
+    pub merge_base: String,
+    /// Every protected path (`protected-path` findings) that differs between the merge base's
+    /// tree and `tree`, in git's path order. Empty when the policy says `protected: allow`.
+    pub protected: Vec<ViolationDoc>,
 }
 
 /// How the commit is made on GitHub.

