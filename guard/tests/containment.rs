@@ -1711,3 +1711,45 @@ fn the_build_has_a_private_writable_home_that_is_gone_afterwards() {
         .collect();
     assert!(host_tmp.is_empty(), "{host_tmp:?}");
 }
+
+/// Filling the runner's disk: the build writes through a layer of a fixed size and inode count.
+/// Past either, writes fail inside the build (`ENOSPC`), the runner's disk keeps its space, and
+/// the check after the build fails with a finding naming the budget, even for a build that
+/// ignores its write errors and exits 0.
+#[test]
+fn a_build_past_its_write_budget_fails_and_the_disk_keeps_its_space() {
+    let r = Replica::new();
+    for (what, script, extra) in [
+        (
+            "bytes",
+            "mkdir -p target && dd if=/dev/zero of=target/fill bs=1M count=64 2>/dev/null; echo WROTE; exit 0",
+            ["--write-budget-bytes", "8388608"],
+        ),
+        (
+            "inodes",
+            "mkdir -p target/many && cd target/many && (seq 1 3000 | xargs touch) 2>/dev/null; echo WROTE; exit 0",
+            ["--write-budget-inodes", "500"],
+        ),
+    ] {
+        let (out, doc) = r.build_with(script, &extra);
+        assert!(tail(&doc).contains("WROTE"), "{what}: {}", tail(&doc));
+        assert_eq!(out.status.code(), Some(1), "{what}: {}", text(&out));
+        let found = findings_by_path(&doc);
+        assert!(
+            found
+                .get(".")
+                .is_some_and(|m| m.contains("reached its write budget")),
+            "{what}: {found:?}"
+        );
+        // Nothing of it reached the checkout on the runner's disk.
+        assert!(!r.work.join("target/fill").exists(), "{what}");
+        assert!(!r.work.join("target/many").exists(), "{what}");
+    }
+    // Within the budget, the same build output is no finding.
+    let (out, doc) = r.build_with(
+        "mkdir -p target && dd if=/dev/zero of=target/fill bs=1M count=1 2>/dev/null; echo WROTE",
+        &["--write-budget-bytes", "8388608"],
+    );
+    assert!(tail(&doc).contains("WROTE"), "{}", tail(&doc));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
