@@ -1070,3 +1070,87 @@ fn a_revision_adds_a_proven_commit_to_the_same_draft_and_a_moved_head_is_refused
         assert_no_secret_leaked(run);
     }
 }
+
+/// pallets/flask at a real commit (`fixtures/real/flask/`: a shallow bundle of the commit and its
+/// parent, 775 KiB), as it is: its `pyproject.toml` and `uv.lock`, no file written for the
+/// scenario but the caller (`examples/python-uv.yml`, byte for byte) and the policy
+/// (`examples/policy/python.yml`). The agent proposes the commit's own diff, its paths as the
+/// scope.
+const FLASK_PARENT: &str = "7b0088693ece1bd3a9238a6fdf56ed8df7a4d43b";
+/// "all teardown callbacks are called despite errors": src/flask/{app,ctx,helpers}.py, five test
+/// files, CHANGES.rst and docs/appcontext.rst; pytest counts 495 tests at it (494 at its parent).
+const FLASK_COMMIT: &str = "fbb6f0bc4c60a0bada0e03c3480d0ccf30a3c1df";
+
+#[test]
+fn flask_at_a_real_commit_installs_from_its_uv_lock_and_passes_its_tests_in_the_sandbox() {
+    let real = harness::real_commit(
+        "fixtures/real/flask/flask.bundle",
+        FLASK_PARENT,
+        FLASK_COMMIT,
+    );
+    assert_eq!(real.paths.len(), 10, "{:?}", real.paths);
+    // The adopter's policy: the example's, and the repository's default GITHUB_TOKEN read-only
+    // (Settings → Actions → General → Workflow permissions), which flask's own pull_request
+    // workflows (tests, pre-commit) would otherwise run the agent's branch with, write-scoped:
+    // guard readiness stops such a run (the scenario `readiness` above).
+    let mut policy = read("examples/policy/python.yml");
+    policy.extend_from_slice(b"readiness:\n  default-token: read\n");
+    let mut files = real.files;
+    files.push((".github/agent-team-policy.yml".into(), policy));
+    let run = play(Scenario {
+        name: "flask-real-commit",
+        files,
+        gitlinks: Vec::new(),
+        caller: (
+            "agent-team-apply.yml".to_owned(),
+            read("examples/python-uv.yml"),
+        ),
+        local_reusable: false,
+        diff: real.diff,
+        scope: real.paths,
+        task_id: "flask-1",
+        rust_toolchain: false,
+        attempts: 1,
+    });
+    let summary = run.summary();
+    assert_every_job_succeeded(&run);
+    let build = run.job("apply", "build-test");
+    assert_eq!(
+        run.step(
+            build,
+            "Fetch the build's dependencies (trusted, before the sandbox)"
+        ),
+        Some("success"),
+        "{summary}"
+    );
+    // The project itself was installed from the work tree, offline, and every test passed.
+    assert!(
+        build.log.contains("Successfully installed Flask-3.2.0.dev")
+            || build.log.contains("Successfully installed flask-3.2.0.dev"),
+        "{}",
+        run.errors(build)
+    );
+    assert_eq!(
+        harness::pytest_passed(&build.log),
+        Some(495),
+        "{}",
+        run.errors(build)
+    );
+    assert_eq!(run.dispatch_exit, Some(0), "{}", failing_reasons(&run));
+    let head = run
+        .refs
+        .get("refs/heads/agent-team/flask-1")
+        .expect("the branch");
+    assert_eq!(
+        run.trees.get(head),
+        run.expected_tree.as_ref(),
+        "the published tree is git's: {summary}"
+    );
+    assert_eq!(run.pulls.len(), 1, "{summary}");
+    assert_eq!(
+        harness::step_users(&run.act_log),
+        ["runner (uid 1001, gid 121, groups 121, passwordless sudo)"],
+        "measured in the steps"
+    );
+    assert_no_secret_leaked(&run);
+}
