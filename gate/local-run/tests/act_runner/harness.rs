@@ -756,6 +756,9 @@ fn run_env(
         ),
         ("AGENT_TEAM_HARNESS_APP_JWT", APP_JWT.to_owned()),
         ("CURL_CA_BUNDLE", bundle.display().to_string()),
+        // Node's own store, for npm: the same roots (this machine reaches the registries through
+        // a proxy whose authority is among them).
+        ("NODE_EXTRA_CA_CERTS", bundle.display().to_string()),
         ("GITHUB_API_URL", api.to_owned()),
         ("GITHUB_GRAPHQL_URL", format!("{api}/graphql")),
         ("GITHUB_RUN_ID", run_id.to_string()),
