@@ -30,53 +30,156 @@ pub const MANIFEST_PATH: &str = ".github/agent-team-setup/app-manifest.json";
 pub const RULESET_DEFAULT_PATH: &str = ".github/agent-team-setup/ruleset-default-branch.json";
 pub const RULESET_BRANCHES_PATH: &str = ".github/agent-team-setup/ruleset-agent-team-branches.json";
 
-/// A build system `gate init` writes a caller for.
+/// A build system `gate init` writes a caller for: an ecosystem and the lock file its fetch
+/// reads. Each has its example caller `examples/<name>.yml`, whose `fetch-command` fails with
+/// an `::error::` naming the lock file when it is missing (fail closed) and whose
+/// `build-command` installs offline from what the fetch downloaded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum BuildSystem {
+    /// `Cargo.lock`: `cargo fetch --locked`, then `cargo test --locked --offline`.
     Rust,
+    /// `go.mod`/`go.sum`: `go mod download`, then `go test` with `GOPROXY=off`.
+    Go,
+    /// npm's `package-lock.json` (or `npm-shrinkwrap.json`): `npm ci --ignore-scripts`.
     Node,
+    /// `pnpm-lock.yaml`: `pnpm fetch`, then an offline, frozen install without scripts.
+    NodePnpm,
+    /// Yarn 1's `yarn.lock` (no `.yarnrc.yml`): `yarn install --frozen-lockfile`.
+    NodeYarn,
+    /// Yarn 2+'s `yarn.lock` beside `.yarnrc.yml`: `yarn install --immutable`, builds skipped.
+    NodeYarnBerry,
+    /// A hash-pinned `requirements.txt`.
     Python,
+    /// `uv.lock`, exported with hashes by a hash-pinned uv.
+    PythonUv,
+    /// `poetry.lock`, exported with hashes by `poetry export`.
+    PythonPoetry,
+    /// `pdm.lock`, exported with hashes by `pdm export`.
+    PythonPdm,
 }
 
-impl BuildSystem {
-    pub const ALL: [BuildSystem; 3] = [BuildSystem::Rust, BuildSystem::Node, BuildSystem::Python];
+/// An ecosystem: the files at a repository's root that mark it, and the lock files that choose
+/// its [`BuildSystem`] (the first whose every file exists; the last, with no file, is the
+/// default).
+struct Ecosystem {
+    markers: &'static [&'static str],
+    locks: &'static [(&'static [&'static str], BuildSystem)],
+}
 
+const ECOSYSTEMS: [Ecosystem; 4] = [
+    Ecosystem {
+        markers: &["Cargo.toml"],
+        locks: &[(&[], BuildSystem::Rust)],
+    },
+    Ecosystem {
+        markers: &["go.mod"],
+        locks: &[(&[], BuildSystem::Go)],
+    },
+    Ecosystem {
+        markers: &["package.json"],
+        locks: &[
+            (&["pnpm-lock.yaml"], BuildSystem::NodePnpm),
+            (&["yarn.lock", ".yarnrc.yml"], BuildSystem::NodeYarnBerry),
+            (&["yarn.lock"], BuildSystem::NodeYarn),
+            (&[], BuildSystem::Node),
+        ],
+    },
+    Ecosystem {
+        markers: &["pyproject.toml", "setup.py", "requirements.txt"],
+        locks: &[
+            (&["uv.lock"], BuildSystem::PythonUv),
+            (&["poetry.lock"], BuildSystem::PythonPoetry),
+            (&["pdm.lock"], BuildSystem::PythonPdm),
+            (&[], BuildSystem::Python),
+        ],
+    },
+];
+
+impl BuildSystem {
+    pub const ALL: [BuildSystem; 10] = [
+        BuildSystem::Rust,
+        BuildSystem::Go,
+        BuildSystem::Node,
+        BuildSystem::NodePnpm,
+        BuildSystem::NodeYarn,
+        BuildSystem::NodeYarnBerry,
+        BuildSystem::Python,
+        BuildSystem::PythonUv,
+        BuildSystem::PythonPoetry,
+        BuildSystem::PythonPdm,
+    ];
+
+    /// Its name, the example caller's file name (`examples/<name>.yml`) and `--build-system`'s
+    /// value.
     pub fn name(self) -> &'static str {
         match self {
             BuildSystem::Rust => "rust",
+            BuildSystem::Go => "go",
             BuildSystem::Node => "node",
+            BuildSystem::NodePnpm => "node-pnpm",
+            BuildSystem::NodeYarn => "node-yarn",
+            BuildSystem::NodeYarnBerry => "node-yarn-berry",
             BuildSystem::Python => "python",
+            BuildSystem::PythonUv => "python-uv",
+            BuildSystem::PythonPoetry => "python-poetry",
+            BuildSystem::PythonPdm => "python-pdm",
         }
     }
 
-    /// The files that mark a repository as this build system's, at its root.
+    /// The build system named `name` ([`BuildSystem::name`]).
+    pub fn from_name(name: &str) -> Option<BuildSystem> {
+        BuildSystem::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// The files that mark a repository as this build system's ecosystem, at its root.
     pub fn markers(self) -> &'static [&'static str] {
-        match self {
-            BuildSystem::Rust => &["Cargo.toml"],
-            BuildSystem::Node => &["package.json"],
-            BuildSystem::Python => &["pyproject.toml", "setup.py", "requirements.txt"],
-        }
+        ECOSYSTEMS
+            .iter()
+            .find(|e| e.locks.iter().any(|(_, s)| *s == self))
+            .map_or(&[], |e| e.markers)
     }
 
     /// The example caller (`examples/<name>.yml`).
     pub fn caller_template(self) -> &'static str {
         match self {
             BuildSystem::Rust => include_str!("../../examples/rust.yml"),
+            BuildSystem::Go => include_str!("../../examples/go.yml"),
             BuildSystem::Node => include_str!("../../examples/node.yml"),
+            BuildSystem::NodePnpm => include_str!("../../examples/node-pnpm.yml"),
+            BuildSystem::NodeYarn => include_str!("../../examples/node-yarn.yml"),
+            BuildSystem::NodeYarnBerry => include_str!("../../examples/node-yarn-berry.yml"),
             BuildSystem::Python => include_str!("../../examples/python.yml"),
+            BuildSystem::PythonUv => include_str!("../../examples/python-uv.yml"),
+            BuildSystem::PythonPoetry => include_str!("../../examples/python-poetry.yml"),
+            BuildSystem::PythonPdm => include_str!("../../examples/python-pdm.yml"),
         }
     }
 
-    /// The starting policy (`examples/policy/<name>.yml`; Rust's needs nothing beyond the
-    /// embedded default, whose `build.output` already has `target/**`).
+    /// The starting policy (`examples/policy/<ecosystem>.yml`; Rust's and Go's need nothing
+    /// beyond the embedded default, whose `build.output` already has `target/**` and which
+    /// protects their manifests and lock files).
     pub fn policy_template(self) -> &'static str {
         match self {
             BuildSystem::Rust => RUST_POLICY,
-            BuildSystem::Node => include_str!("../../examples/policy/node.yml"),
-            BuildSystem::Python => include_str!("../../examples/policy/python.yml"),
+            BuildSystem::Go => GO_POLICY,
+            BuildSystem::Node
+            | BuildSystem::NodePnpm
+            | BuildSystem::NodeYarn
+            | BuildSystem::NodeYarnBerry => include_str!("../../examples/policy/node.yml"),
+            BuildSystem::Python
+            | BuildSystem::PythonUv
+            | BuildSystem::PythonPoetry
+            | BuildSystem::PythonPdm => include_str!("../../examples/policy/python.yml"),
         }
     }
 }
+
+const GO_POLICY: &str = "\
+# .github/agent-team-policy.yml of a Go repository (read from the dispatched commit; .github/**
+# is in the denied surface, so no diff can change it). On top of guard's embedded default policy,
+# which already protects go.mod, go.sum, go.work and go.work.sum.
+version: 1
+";
 
 const RUST_POLICY: &str = "\
 # .github/agent-team-policy.yml of a Rust repository (read from the dispatched commit; .github/**
@@ -90,7 +193,7 @@ version: 1
 #[non_exhaustive]
 pub enum InitError {
     #[error(
-        "no build system detected in {dir}: none of Cargo.toml, package.json, pyproject.toml, setup.py, requirements.txt; pass --build-system"
+        "no build system detected in {dir}: none of Cargo.toml, go.mod, package.json, pyproject.toml, setup.py, requirements.txt; pass --build-system"
     )]
     NotDetected { dir: String },
     #[error("several build systems detected in {dir} ({found}); pass --build-system")]
@@ -144,25 +247,52 @@ pub struct Plan {
     pub steps: Vec<String>,
 }
 
-/// The build systems whose markers exist at `dir`'s root.
+/// Whether `name` exists at `dir`'s root (a symbolic link counts: it is not followed).
+fn exists(dir: &Path, name: &str) -> Result<bool, InitError> {
+    let path = dir.join(name);
+    match std::fs::symlink_metadata(&path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(InitError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// The build systems of the ecosystems whose markers exist at `dir`'s root, one for each: the
+/// first of its lock files that exists chooses it. Two lock files of one ecosystem (`uv.lock`
+/// and `poetry.lock`) are ambiguous: both are named, and none is chosen.
 pub fn detect(dir: &Path) -> Result<Vec<BuildSystem>, InitError> {
     let mut found = Vec::new();
-    for system in BuildSystem::ALL {
-        for marker in system.markers() {
-            let path = dir.join(marker);
-            match std::fs::symlink_metadata(&path) {
-                Ok(_) => {
-                    found.push(system);
-                    break;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(InitError::Io {
-                        path: path.display().to_string(),
-                        message: e.to_string(),
-                    });
-                }
+    for ecosystem in &ECOSYSTEMS {
+        let mut marked = false;
+        for marker in ecosystem.markers {
+            if exists(dir, marker)? {
+                marked = true;
+                break;
             }
+        }
+        if !marked {
+            continue;
+        }
+        let mut chosen = Vec::new();
+        for (files, system) in ecosystem.locks {
+            let mut all = true;
+            for file in *files {
+                all &= exists(dir, file)?;
+            }
+            // Yarn 2+ (yarn.lock and .yarnrc.yml) is one choice, not also Yarn 1.
+            let covered = chosen
+                .iter()
+                .any(|c: &(&[&str], BuildSystem)| files.iter().all(|f| c.0.contains(f)));
+            if all && !files.is_empty() && !covered {
+                chosen.push((*files, *system));
+            }
+        }
+        match chosen.as_slice() {
+            [] => found.extend(ecosystem.locks.last().map(|(_, s)| *s)),
+            several => found.extend(several.iter().map(|(_, s)| *s)),
         }
     }
     Ok(found)

@@ -1,5 +1,7 @@
-//! `gate init` on sample repositories (Rust, Node, Python): the files it writes, the build
-//! system it detects, and its refusal to replace what differs. The real binary runs each case.
+//! `gate init` on sample repositories (Rust, Go, Node with npm, pnpm or Yarn, Python with
+//! requirements.txt, uv, Poetry or PDM): the files it writes, the build system it detects from
+//! the lock file, and its refusal to replace what differs; each example caller's fetch fails
+//! closed without its lock file. The real binary runs each case.
 //! (The workflow invariants run on the written callers in `tests/workflow_invariants`.)
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -11,8 +13,14 @@ use gate::doctor::{Status, caller_pin};
 const PIN: &str = "89abcdef0123456789abcdef0123456789abcdef";
 
 fn sample(marker: &str) -> tempfile::TempDir {
+    sample_of(&[marker])
+}
+
+fn sample_of(files: &[&str]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join(marker), "{}\n").unwrap();
+    for file in files {
+        std::fs::write(dir.path().join(file), "{}\n").unwrap();
+    }
     dir
 }
 
@@ -35,17 +43,36 @@ fn read(dir: &Path, path: &str) -> String {
     std::fs::read_to_string(dir.join(path)).unwrap()
 }
 
+/// The files at a repository's root and the build system (`examples/<name>.yml`) they choose.
+const DETECTED: &[(&[&str], &str)] = &[
+    (&["Cargo.toml"], "rust"),
+    (&["Cargo.toml", "Cargo.lock"], "rust"),
+    (&["go.mod", "go.sum"], "go"),
+    (&["package.json"], "node"),
+    (&["package.json", "package-lock.json"], "node"),
+    (&["package.json", "pnpm-lock.yaml"], "node-pnpm"),
+    (&["package.json", "yarn.lock"], "node-yarn"),
+    (
+        &["package.json", "yarn.lock", ".yarnrc.yml"],
+        "node-yarn-berry",
+    ),
+    (&["pyproject.toml"], "python"),
+    (&["setup.py"], "python"),
+    (&["requirements.txt"], "python"),
+    (&["pyproject.toml", "requirements.txt"], "python"),
+    (&["pyproject.toml", "uv.lock"], "python-uv"),
+    (&["pyproject.toml", "poetry.lock"], "python-poetry"),
+    (&["pyproject.toml", "pdm.lock"], "python-pdm"),
+];
+
 #[test]
-fn three_build_systems_get_their_example_caller_and_policy() {
+fn each_build_system_gets_the_example_caller_its_lock_file_picks_and_its_policy() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for (marker, name) in [
-        ("Cargo.toml", "rust"),
-        ("package.json", "node"),
-        ("pyproject.toml", "python"),
-        ("setup.py", "python"),
-        ("requirements.txt", "python"),
-    ] {
-        let repo = sample(marker);
+    let mut chosen = std::collections::BTreeSet::new();
+    for (files, name) in DETECTED {
+        let marker = files.join(" ");
+        chosen.insert(*name);
+        let repo = sample_of(files);
         let (code, out, err) = init(
             repo.path(),
             &[
@@ -71,9 +98,11 @@ fn three_build_systems_get_their_example_caller_and_policy() {
         assert_eq!(pin.status, Status::Ok, "{}", pin.detail);
         let policy = read(repo.path(), ".github/agent-team-policy.yml");
         guard::policy::Policy::from_yaml(&policy).unwrap();
-        if name != "rust" {
+        let ecosystem = name.split('-').next().unwrap();
+        if ecosystem == "node" || ecosystem == "python" {
             let example =
-                std::fs::read_to_string(root.join(format!("examples/policy/{name}.yml"))).unwrap();
+                std::fs::read_to_string(root.join(format!("examples/policy/{ecosystem}.yml")))
+                    .unwrap();
             assert_eq!(policy, example);
         }
         // Every step numbered, the doctor last.
@@ -104,6 +133,92 @@ fn three_build_systems_get_their_example_caller_and_policy() {
             "{out}"
         );
     }
+    // Every example caller is what some repository's files pick.
+    let examples: std::collections::BTreeSet<String> = std::fs::read_dir(root.join("examples"))
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            name.strip_suffix(".yml").map(str::to_owned)
+        })
+        .collect();
+    let chosen: std::collections::BTreeSet<String> =
+        chosen.into_iter().map(str::to_owned).collect();
+    assert_eq!(examples, chosen);
+}
+
+/// Two lock files of one ecosystem name two build systems: `gate init` chooses neither.
+#[test]
+fn two_lock_files_of_one_ecosystem_are_ambiguous() {
+    for (files, found) in [
+        (
+            &["pyproject.toml", "uv.lock", "poetry.lock"][..],
+            "python-uv, python-poetry",
+        ),
+        (
+            &["package.json", "pnpm-lock.yaml", "yarn.lock"][..],
+            "node-pnpm, node-yarn",
+        ),
+    ] {
+        let repo = sample_of(files);
+        let (code, out, err) = init(repo.path(), &[]);
+        assert_eq!(code, 2, "{out}{err}");
+        assert!(err.contains("several build systems detected"), "{err}");
+        assert!(err.contains(found), "{err}");
+        assert!(!repo.path().join(".github").exists());
+    }
+}
+
+/// Each example caller's `fetch-command`, run as the workflow runs it (`bash -euo pipefail -c`,
+/// from an empty directory) on a tree without its lock file, fails at once with an `::error::`
+/// naming the file: nothing else runs (the PATH holds no package manager to run).
+#[test]
+fn each_example_fetch_fails_closed_naming_the_missing_lock_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for system in gate::init::BuildSystem::ALL {
+        let caller: serde_json::Value = serde_saphyr::from_str(system.caller_template()).unwrap();
+        let fetch = caller["jobs"]["apply"]["with"]["fetch-command"]
+            .as_str()
+            .unwrap();
+        let lock = match system.name() {
+            "rust" => "Cargo.lock",
+            "go" => "go.mod",
+            "node" => "package-lock.json",
+            "node-pnpm" => "pnpm-lock.yaml",
+            "node-yarn" | "node-yarn-berry" => "yarn.lock",
+            "python" => "requirements.txt",
+            "python-uv" => "uv.lock",
+            "python-poetry" => "poetry.lock",
+            "python-pdm" => "pdm.lock",
+            other => panic!("no lock file listed for {other}"),
+        };
+        let work = tempfile::tempdir().unwrap();
+        let empty = tempfile::tempdir().unwrap();
+        let no_tools = tempfile::tempdir().unwrap();
+        let out = Command::new("/bin/bash")
+            .args(["-euo", "pipefail", "-c", fetch])
+            .env_clear()
+            .env("PATH", no_tools.path())
+            .env("AGENT_TEAM_WORK", work.path())
+            .env("AGENT_TEAM_DEPS", empty.path())
+            .env("RUNNER_TEMP", empty.path())
+            .current_dir(empty.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{}: {text}", system.name());
+        assert!(
+            text.starts_with(&format!("::error::no {lock} ")),
+            "{}: {text}",
+            system.name()
+        );
+        assert_eq!(
+            std::fs::read_dir(empty.path()).unwrap().count(),
+            0,
+            "{}",
+            system.name()
+        );
+    }
+    assert!(root.join("examples").is_dir());
 }
 
 #[test]

@@ -198,17 +198,45 @@ fn each_release_mutation_breaks_exactly_its_invariant() {
     );
 }
 
-/// `gate init` writes, for a Rust, a Node and a Python repository, a caller that holds every
-/// invariant an example caller holds (zizmor audits the examples it is made from).
+/// `gate init` writes, for each build system it detects, a caller that holds every invariant
+/// an example caller holds (zizmor audits the examples it is made from).
 #[test]
 fn callers_written_by_gate_init_hold_every_invariant() {
-    for (marker, system) in [
-        ("Cargo.toml", gate::init::BuildSystem::Rust),
-        ("package.json", gate::init::BuildSystem::Node),
-        ("pyproject.toml", gate::init::BuildSystem::Python),
+    for (files, system) in [
+        (&["Cargo.toml"][..], gate::init::BuildSystem::Rust),
+        (&["go.mod"], gate::init::BuildSystem::Go),
+        (&["package.json"], gate::init::BuildSystem::Node),
+        (
+            &["package.json", "pnpm-lock.yaml"],
+            gate::init::BuildSystem::NodePnpm,
+        ),
+        (
+            &["package.json", "yarn.lock"],
+            gate::init::BuildSystem::NodeYarn,
+        ),
+        (
+            &["package.json", "yarn.lock", ".yarnrc.yml"],
+            gate::init::BuildSystem::NodeYarnBerry,
+        ),
+        (&["pyproject.toml"], gate::init::BuildSystem::Python),
+        (
+            &["pyproject.toml", "uv.lock"],
+            gate::init::BuildSystem::PythonUv,
+        ),
+        (
+            &["pyproject.toml", "poetry.lock"],
+            gate::init::BuildSystem::PythonPoetry,
+        ),
+        (
+            &["pyproject.toml", "pdm.lock"],
+            gate::init::BuildSystem::PythonPdm,
+        ),
     ] {
+        let marker = files.join(" ");
         let repo = tempfile::tempdir().unwrap();
-        std::fs::write(repo.path().join(marker), "{}\n").unwrap();
+        for file in files {
+            std::fs::write(repo.path().join(file), "{}\n").unwrap();
+        }
         let request = gate::init::InitRequest {
             dir: repo.path().to_path_buf(),
             build_system: None,

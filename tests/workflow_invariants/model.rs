@@ -10,10 +10,17 @@ pub(crate) const APPLY_WORKFLOW: &str = ".github/workflows/agent-team-apply-veri
 
 pub(crate) const OWN_CALLER: &str = ".github/workflows/agent-team-apply.yml";
 
-pub(crate) const EXAMPLE_CALLERS: [&str; 3] = [
+pub(crate) const EXAMPLE_CALLERS: [&str; 10] = [
     "examples/rust.yml",
+    "examples/go.yml",
     "examples/node.yml",
+    "examples/node-pnpm.yml",
+    "examples/node-yarn.yml",
+    "examples/node-yarn-berry.yml",
     "examples/python.yml",
+    "examples/python-uv.yml",
+    "examples/python-poetry.yml",
+    "examples/python-pdm.yml",
 ];
 
 pub(crate) const CI_WORKFLOW: &str = ".github/workflows/ci.yml";

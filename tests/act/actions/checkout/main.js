@@ -39,6 +39,16 @@ try {
     git(dest, ['config', '--local', `http.${process.env.GITHUB_SERVER_URL}/.extraheader`, `AUTHORIZATION: basic ${header}`]);
   }
   console.log(`checked out ${ref} into ${input('path') || '.'} (persist-credentials: ${persist})`);
+  // The step's user as `id` reports it, for the harness's scenario documents (not the real
+  // action's output).
+  const id = (flag) => execFileSync('id', [flag], { encoding: 'utf8' }).trim();
+  let sudo = 'passwordless sudo';
+  try {
+    execFileSync('sudo', ['-n', 'true'], { stdio: 'ignore' });
+  } catch {
+    sudo = 'no sudo';
+  }
+  console.log(`harness: the step ran as ${id('-un')} (uid ${id('-u')}, gid ${id('-g')}, groups ${id('-G')}, ${sudo})`);
 } catch (error) {
   console.log(`::error::${error.message}`);
   process.exitCode = 1;
