@@ -13,7 +13,7 @@ use crate::folded::{FoldedPaths, NodeId};
 use crate::git::{self, Applied, GitRepo, RawChange, ThrowawayIndex};
 use crate::hash;
 use crate::path::{self, PathLimits};
-use crate::policy::{Policy, PolicyError, Protected, Scope};
+use crate::policy::{Policy, PolicyError, Protected, Scope, TextEncodings};
 use crate::repo_path::RepoPath;
 use crate::rules::RuleId;
 use crate::verdict::{ChangeKind, CheckMode, FileEntry, Verdict, Violation};
@@ -658,18 +658,30 @@ impl PatchRules<'_> {
             out.push(v);
         }
         if let Some(issue) = p.content_issue {
+            let legacy = policy.text_encodings == TextEncodings::Legacy;
             let what = match issue.kind {
-                ContentIssueKind::Nul => "a NUL byte",
-                ContentIssueKind::NotUtf8 => "bytes that are not UTF-8",
+                ContentIssueKind::Nul => {
+                    Some("a NUL byte (git would take the file for binary)".to_owned())
+                }
+                ContentIssueKind::Control(c) => Some(format!(
+                    "a control character (0x{c:02x}) in a line that is not UTF-8"
+                )),
+                ContentIssueKind::NotUtf8 if legacy => None,
+                ContentIssueKind::NotUtf8 => Some("bytes that are not UTF-8".to_owned()),
             };
-            let mut v = violation_for(
-                p,
-                main_path,
-                RuleId::InvalidContent,
-                format!("patch content holds {what}"),
-            );
-            v.line = Some(issue.line);
-            out.push(v);
+            if let Some(what) = what {
+                let mut v = violation_for(
+                    p,
+                    main_path,
+                    RuleId::InvalidContent,
+                    format!("patch content holds {what}"),
+                );
+                v.line = Some(issue.line);
+                if issue.kind != ContentIssueKind::Nul {
+                    v = v.with_entry(format!("text.encodings: {}", policy.text_encodings.name()));
+                }
+                out.push(v);
+            }
         }
     }
 

@@ -1,0 +1,347 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+//! The policy's two opt-ins, off by default: `symlinks: {allow: true}` and
+//! `text: {encodings: legacy}`. Each diff is made by git itself from a real repository, checked
+//! through the real `guard` binary with the git cross-check (`--repo`), and where accepted applied
+//! with `guard apply`; every rejection asserts the rule that fires.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+#[path = "../../tests/support/git.rs"]
+mod git_support;
+
+use git_support::git;
+
+#[allow(dead_code)]
+const SYMLINKS: &str = "version: 1\nsymlinks:\n  allow: true\n";
+const LEGACY: &str = "version: 1\ntext:\n  encodings: legacy\n";
+
+/// A repository whose one commit holds `files` (path, bytes) and `links` (path, target).
+struct Repo {
+    _tmp: tempfile::TempDir,
+    dir: PathBuf,
+    out: PathBuf,
+}
+
+enum Entry<'a> {
+    File(&'a str, &'a [u8]),
+    Link(&'a str, &'a str),
+    Gone(&'a str),
+}
+
+fn run_git(dir: &Path, args: &[&str]) -> Vec<u8> {
+    let out = git(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn write(dir: &Path, entry: &Entry<'_>) {
+    let path = |p: &str| {
+        let path = dir.join(p);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        if std::fs::symlink_metadata(&path).is_ok() {
+            std::fs::remove_file(&path).unwrap();
+        }
+        path
+    };
+    match entry {
+        Entry::File(p, bytes) => std::fs::write(path(p), bytes).unwrap(),
+        Entry::Link(p, target) => std::os::unix::fs::symlink(target, path(p)).unwrap(),
+        Entry::Gone(p) => {
+            path(p);
+        }
+    }
+}
+
+impl Repo {
+    fn new(base: &[Entry<'_>]) -> Repo {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("repo");
+        let out = tmp.path().join("out");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        run_git(&dir, &["init", "-q", "-b", "main"]);
+        run_git(&dir, &["config", "core.symlinks", "true"]);
+        write(&dir, &Entry::File("README", b"base\n"));
+        for e in base {
+            write(&dir, e);
+        }
+        run_git(&dir, &["add", "-A"]);
+        run_git(&dir, &["commit", "-q", "-m", "base"]);
+        Repo {
+            _tmp: tmp,
+            dir,
+            out,
+        }
+    }
+
+    /// The diff git writes for `changes` made to the base; the worktree is the base again after.
+    fn diff(&self, changes: &[Entry<'_>]) -> Vec<u8> {
+        for e in changes {
+            write(&self.dir, e);
+        }
+        run_git(&self.dir, &["add", "-A"]);
+        let diff = run_git(&self.dir, &["diff", "--cached", "HEAD"]);
+        run_git(&self.dir, &["reset", "-q", "--hard", "HEAD"]);
+        run_git(&self.dir, &["clean", "-qfdx"]);
+        diff
+    }
+
+    /// `guard check` on `diff`, with the verdict as text.
+    fn check_text(&self, diff: &[u8], scope: &[&str], policy: Option<&str>) -> Vec<u8> {
+        let mut out = self.guard("check-text", diff, scope, policy);
+        std::mem::take(&mut out.stdout)
+    }
+
+    /// `guard <command>` on `diff` with `scope` and `policy` (none: the default), against the
+    /// repository; the JSON verdict for `check`.
+    fn guard(&self, command: &str, diff: &[u8], scope: &[&str], policy: Option<&str>) -> Output {
+        let diff_path = self.out.join("patch.diff");
+        std::fs::write(&diff_path, diff).unwrap();
+        let sha = guard::hash::sha256_hex(diff);
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_guard"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .arg(command.strip_suffix("-text").unwrap_or(command))
+            .arg("--diff")
+            .arg(&diff_path)
+            .args(["--expected-sha256", &sha])
+            .arg("--repo")
+            .arg(&self.dir)
+            .args(["--base", "HEAD"]);
+        for s in scope {
+            cmd.args(["--scope", s]);
+        }
+        if let Some(policy) = policy {
+            let path = self.out.join("policy.yml");
+            std::fs::write(&path, policy).unwrap();
+            cmd.arg("--policy").arg(path);
+        }
+        if command == "check" {
+            cmd.args(["--format", "json"]);
+        }
+        cmd.output().unwrap()
+    }
+
+    /// The rule ids of the check's verdict (empty: accepted, and then cross-checked with git).
+    fn rules(&self, diff: &[u8], scope: &[&str], policy: Option<&str>) -> BTreeSet<String> {
+        let out = self.guard("check", diff, scope, policy);
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "no JSON verdict ({e}): {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        });
+        let rules: BTreeSet<String> = doc["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["rule"].as_str().unwrap().to_owned())
+            .collect();
+        if rules.is_empty() {
+            assert_eq!(doc["mode"], "git-cross-checked", "{doc}");
+            assert_eq!(out.status.code(), Some(0), "{doc}");
+        } else {
+            assert_eq!(out.status.code(), Some(1), "{doc}");
+        }
+        rules
+    }
+
+    /// The verdict's findings of `rule`: (path, policy entry, message).
+    fn findings(
+        &self,
+        diff: &[u8],
+        scope: &[&str],
+        policy: Option<&str>,
+        rule: &str,
+    ) -> Vec<(String, String, String)> {
+        let out = self.guard("check", diff, scope, policy);
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["violations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v["rule"] == rule)
+            .map(|v| {
+                (
+                    v["path"].as_str().unwrap_or_default().to_owned(),
+                    v["policy_entry"].as_str().unwrap_or_default().to_owned(),
+                    v["message"].as_str().unwrap_or_default().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    /// `guard apply`, which must succeed, and git's view of the worktree after it.
+    fn apply(&self, diff: &[u8], scope: &[&str], policy: &str) {
+        let out = self.guard("apply", diff, scope, Some(policy));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+fn set(rules: &[&str]) -> BTreeSet<String> {
+    rules.iter().map(|r| (*r).to_owned()).collect()
+}
+
+mod legacy_text {
+    use super::*;
+
+    /// "Café – déjà vu" in CP1252 (é = 0xE9, – = 0x96, à = 0xE0).
+    const CP1252: &[u8] = b"// Caf\xe9 \x96 d\xe9j\xe0 vu\nint x = 1;\n";
+    /// "中文注释" in GBK.
+    const GBK: &[u8] = b"/* \xd6\xd0\xce\xc4\xd7\xa2\xca\xcd */\nint y = 2;\n";
+
+    #[test]
+    fn cp1252_and_gbk_files_created_pass_only_with_the_opt_in() {
+        let repo = Repo::new(&[]);
+        let diff = repo.diff(&[
+            Entry::File("src/cp1252.c", CP1252),
+            Entry::File("src/gbk.c", GBK),
+        ]);
+        let findings = repo.findings(&diff, &["src/**"], None, "invalid-content");
+        assert_eq!(findings.len(), 2, "{findings:?}");
+        for (_, entry, message) in &findings {
+            assert_eq!(entry, "text.encodings: utf-8");
+            assert!(message.contains("not UTF-8"), "{message}");
+        }
+        assert_eq!(
+            repo.rules(&diff, &["src/**"], None),
+            set(&["invalid-content"])
+        );
+        assert_eq!(repo.rules(&diff, &["src/**"], Some(LEGACY)), set(&[]));
+        repo.apply(&diff, &["src/**"], LEGACY);
+        assert_eq!(std::fs::read(repo.dir.join("src/gbk.c")).unwrap(), GBK);
+        assert_eq!(
+            std::fs::read(repo.dir.join("src/cp1252.c")).unwrap(),
+            CP1252
+        );
+    }
+
+    #[test]
+    fn cp1252_and_gbk_files_modified_pass_only_with_the_opt_in() {
+        let repo = Repo::new(&[
+            Entry::File("src/cp1252.c", CP1252),
+            Entry::File("src/gbk.c", GBK),
+        ]);
+        let mut cp = CP1252.to_vec();
+        cp.extend_from_slice(b"// na\xefve\n");
+        let mut gbk = GBK.to_vec();
+        gbk.extend_from_slice(b"// \xb2\xe2\xca\xd4\n");
+        let diff = repo.diff(&[
+            Entry::File("src/cp1252.c", &cp),
+            Entry::File("src/gbk.c", &gbk),
+        ]);
+        assert_eq!(
+            repo.rules(&diff, &["src/**"], None),
+            set(&["invalid-content"])
+        );
+        assert_eq!(repo.rules(&diff, &["src/**"], Some(LEGACY)), set(&[]));
+        repo.apply(&diff, &["src/**"], LEGACY);
+        assert_eq!(std::fs::read(repo.dir.join("src/gbk.c")).unwrap(), gbk);
+    }
+
+    #[test]
+    fn a_nul_byte_stays_invalid_content_with_the_opt_in() {
+        let repo = Repo::new(&[Entry::File("src/a.c", b"one\n")]);
+        // git itself calls this file binary; the diff made without --binary is a stub, so the
+        // NUL is written into a text patch by hand, as an attacker would.
+        let diff = b"diff --git a/src/a.c b/src/a.c\nindex 5626abf..0d5a690 100644\n--- a/src/a.c\n+++ b/src/a.c\n@@ -1 +1 @@\n-one\n+\xe9\x00two\n".to_vec();
+        let findings = repo.findings(&diff, &["src/**"], Some(LEGACY), "invalid-content");
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(findings[0].2.contains("NUL"), "{findings:?}");
+        assert!(
+            repo.rules(&diff, &["src/**"], Some(LEGACY))
+                .contains("invalid-content")
+        );
+    }
+
+    #[test]
+    fn a_control_character_in_a_line_that_is_not_utf8_stays_invalid_content() {
+        let repo = Repo::new(&[]);
+        // ESC starts a terminal sequence; in a UTF-8 line it is what it is, in a line of an
+        // unknown code page the guard cannot tell text from a disguise.
+        let diff = repo.diff(&[Entry::File("src/a.c", b"caf\xe9 \x1b[2J\n")]);
+        let findings = repo.findings(&diff, &["src/**"], Some(LEGACY), "invalid-content");
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert!(findings[0].2.contains("0x1b"), "{findings:?}");
+        assert_eq!(findings[0].1, "text.encodings: legacy");
+        // No sink prints a content line; the text verdict holds neither the ESC nor a raw byte.
+        let text = repo.check_text(&diff, &["src/**"], Some(LEGACY));
+        let text = String::from_utf8(text).unwrap();
+        assert!(!text.contains('\u{1b}'), "{text}");
+        // TAB, CR (a CRLF file) and FF are text in any code page.
+        let diff = repo.diff(&[Entry::File("src/b.c", b"caf\xe9\tx\x0c\r\n")]);
+        assert_eq!(repo.rules(&diff, &["src/**"], Some(LEGACY)), set(&[]));
+    }
+
+    #[test]
+    fn the_path_rules_still_apply_to_legacy_text() {
+        let repo = Repo::new(&[]);
+        let diff = repo.diff(&[Entry::File("lib/a.c", CP1252)]);
+        assert_eq!(
+            repo.rules(&diff, &["src/**"], Some(LEGACY)),
+            set(&["out-of-scope"])
+        );
+        let diff = repo.diff(&[Entry::File(".github/workflows/x.yml", CP1252)]);
+        assert!(
+            repo.rules(&diff, &["**"], Some(LEGACY))
+                .contains("denied-path")
+        );
+    }
+
+    #[test]
+    fn an_unknown_encoding_is_a_policy_error() {
+        let err = guard::policy::Policy::from_yaml("version: 1\ntext:\n  encodings: latin1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("text.encodings"), "{err}");
+        let err = guard::policy::Policy::from_yaml("version: 1\ntext:\n  encoding: legacy\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("encoding"), "{err}");
+        assert_eq!(
+            guard::policy::Policy::embedded_default()
+                .unwrap()
+                .text_encodings,
+            guard::policy::TextEncodings::Utf8
+        );
+    }
+}
+
+mod symlinks {
+    use super::*;
+
+    #[test]
+    fn without_the_opt_in_every_link_change_is_rejected_as_symlink() {
+        let repo = Repo::new(&[
+            Entry::File("src/a.txt", b"a\n"),
+            Entry::Link("src/old", "a.txt"),
+        ]);
+        let create = repo.diff(&[Entry::Link("src/new", "a.txt")]);
+        let retarget = repo.diff(&[
+            Entry::File("src/b.txt", b"b\n"),
+            Entry::Link("src/old", "b.txt"),
+        ]);
+        let delete = repo.diff(&[Entry::Gone("src/old")]);
+        for diff in [&create, &retarget, &delete] {
+            assert!(
+                repo.rules(diff, &["src/**"], None).contains("symlink"),
+                "{}",
+                String::from_utf8_lossy(diff)
+            );
+        }
+    }
+}
