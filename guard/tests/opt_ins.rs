@@ -15,7 +15,6 @@ mod git_support;
 
 use git_support::git;
 
-#[allow(dead_code)]
 const SYMLINKS: &str = "version: 1\nsymlinks:\n  allow: true\n";
 const LEGACY: &str = "version: 1\ntext:\n  encodings: legacy\n";
 
@@ -179,16 +178,33 @@ impl Repo {
             .collect()
     }
 
-    /// `guard apply`, which must succeed, and git's view of the worktree after it.
+    /// `guard apply`, which must succeed, then `guard verify-tree` on its verdict, which must
+    /// find the worktree to be exactly the base with the verdict's changes.
     fn apply(&self, diff: &[u8], scope: &[&str], policy: &str) {
         let out = self.guard("apply", diff, scope, Some(policy));
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let shown = |out: &Output| {
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        };
+        assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
+        let verdict = self.out.join("verdict.json");
+        let check = self.guard("check", diff, scope, Some(policy));
+        std::fs::write(&verdict, &check.stdout).unwrap();
+        let verified = Command::new(env!("CARGO_BIN_EXE_guard"))
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .arg("verify-tree")
+            .arg("--verdict")
+            .arg(&verdict)
+            .arg("--repo")
+            .arg(&self.dir)
+            .args(["--base", "HEAD"])
+            .output()
+            .unwrap();
+        assert_eq!(verified.status.code(), Some(0), "{}", shown(&verified));
     }
 }
 
@@ -343,5 +359,265 @@ mod symlinks {
                 String::from_utf8_lossy(diff)
             );
         }
+    }
+
+    /// The base of the symlink cases: files in and out of scope (`src/**`), a denied workflow, a
+    /// link in scope, and a base link that leaves the scope (`src/tools -> ../lib`).
+    fn base() -> Repo {
+        Repo::new(&[
+            Entry::File("src/a.txt", b"a\n"),
+            Entry::File("src/b.txt", b"b\n"),
+            Entry::File("src/sub/c.txt", b"c\n"),
+            Entry::File("lib/secret.txt", b"s\n"),
+            Entry::File(".github/workflows/ci.yml", b"on: push\n"),
+            Entry::Link("src/old", "a.txt"),
+            Entry::Link("src/tools", "../lib"),
+            Entry::Link("src/dir", "sub"),
+        ])
+    }
+
+    fn link(repo: &Repo, path: &str) -> String {
+        std::fs::read_link(repo.dir.join(path))
+            .unwrap()
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn a_link_created_in_scope_is_accepted_cross_checked_and_applied() {
+        let repo = base();
+        let diff = repo.diff(&[
+            Entry::Link("src/new", "a.txt"),
+            Entry::Link("src/deep/up", "../sub/c.txt"),
+        ]);
+        assert_eq!(repo.rules(&diff, &["src/**"], Some(SYMLINKS)), set(&[]));
+        repo.apply(&diff, &["src/**"], SYMLINKS);
+        assert_eq!(link(&repo, "src/new"), "a.txt");
+        assert_eq!(link(&repo, "src/deep/up"), "../sub/c.txt");
+    }
+
+    #[test]
+    fn a_link_retargeted_in_scope_is_accepted_and_applied() {
+        let repo = base();
+        let diff = repo.diff(&[Entry::Link("src/old", "sub/c.txt")]);
+        assert_eq!(repo.rules(&diff, &["src/**"], Some(SYMLINKS)), set(&[]));
+        repo.apply(&diff, &["src/**"], SYMLINKS);
+        assert_eq!(link(&repo, "src/old"), "sub/c.txt");
+    }
+
+    #[test]
+    fn a_link_deleted_in_scope_is_accepted_and_applied() {
+        let repo = base();
+        let diff = repo.diff(&[Entry::Gone("src/old")]);
+        assert_eq!(repo.rules(&diff, &["src/**"], Some(SYMLINKS)), set(&[]));
+        repo.apply(&diff, &["src/**"], SYMLINKS);
+        assert!(std::fs::symlink_metadata(repo.dir.join("src/old")).is_err());
+    }
+
+    /// The rules of a diff that creates one link `src/x` with `target`, and the policy entry of
+    /// the finding of `rule`.
+    fn one_link(repo: &Repo, target: &str, rule: &str) -> (BTreeSet<String>, Vec<String>) {
+        let diff = repo.diff(&[Entry::Link("src/x", target)]);
+        let entries = repo
+            .findings(&diff, &["src/**"], Some(SYMLINKS), rule)
+            .into_iter()
+            .map(|(path, entry, _)| {
+                assert_eq!(path, "src/x");
+                entry
+            })
+            .collect();
+        (repo.rules(&diff, &["src/**"], Some(SYMLINKS)), entries)
+    }
+
+    #[test]
+    fn a_target_that_climbs_out_of_the_repository_is_symlink() {
+        let repo = base();
+        let (rules, entries) = one_link(&repo, "../../etc/passwd", "symlink");
+        assert_eq!(rules, set(&["symlink"]));
+        assert_eq!(entries, ["symlinks.allow: true"]);
+    }
+
+    #[test]
+    fn an_absolute_target_is_symlink() {
+        let repo = base();
+        assert_eq!(
+            one_link(&repo, "/etc/passwd", "symlink").0,
+            set(&["symlink"])
+        );
+    }
+
+    #[test]
+    fn a_target_at_the_repository_root_is_symlink() {
+        let repo = base();
+        assert_eq!(one_link(&repo, "..", "symlink").0, set(&["symlink"]));
+    }
+
+    #[test]
+    fn a_chain_of_two_links_that_escapes_is_caught() {
+        let repo = base();
+        // Through a base link: src/tools -> ../lib, so src/x names lib/secret.txt.
+        let (rules, _) = one_link(&repo, "tools/secret.txt", "out-of-scope");
+        assert_eq!(rules, set(&["out-of-scope"]));
+        // Through a base link, then `..` where that link led: lib/.. is the root, lib/../.. above.
+        assert_eq!(
+            one_link(&repo, "tools/../../etc/passwd", "symlink").0,
+            set(&["symlink"])
+        );
+        // Two links of the diff: src/l2 escapes, and src/l1 passes through it.
+        let diff = repo.diff(&[
+            Entry::Link("src/l1", "l2/passwd"),
+            Entry::Link("src/l2", "../../etc"),
+        ]);
+        let found = repo.findings(&diff, &["src/**"], Some(SYMLINKS), "symlink");
+        let paths: BTreeSet<&str> = found.iter().map(|(p, _, _)| p.as_str()).collect();
+        assert_eq!(paths, BTreeSet::from(["src/l1", "src/l2"]), "{found:?}");
+    }
+
+    #[test]
+    fn a_loop_of_links_is_symlink() {
+        let repo = base();
+        let diff = repo.diff(&[
+            Entry::Link("src/loop1", "loop2"),
+            Entry::Link("src/loop2", "loop1"),
+        ]);
+        let found = repo.findings(&diff, &["src/**"], Some(SYMLINKS), "symlink");
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert!(
+            found
+                .iter()
+                .all(|(_, _, m)| m.contains("more than 40 links")),
+            "{found:?}"
+        );
+    }
+
+    #[test]
+    fn a_target_into_git_in_any_disguise_is_git_dir() {
+        let repo = base();
+        for target in [
+            "../.git/config",
+            "../.GIT/hooks/pre-commit",
+            "../.git\u{200c}/config",
+            "../.git./config",
+            "../git~1/config",
+            // Into .git and out again: the name .git was still looked up.
+            "../.git/../src/a.txt",
+        ] {
+            let (rules, entries) = one_link(&repo, target, "git-dir");
+            assert!(rules.contains("git-dir"), "{target}: {rules:?}");
+            assert_eq!(entries, ["symlinks.allow: true"], "{target}");
+        }
+    }
+
+    #[test]
+    fn a_target_in_the_denied_surface_is_denied_path() {
+        let repo = base();
+        for target in [
+            "../.github/workflows/ci.yml",
+            "../.GitHub/workflows",
+            "../.github",
+        ] {
+            let (rules, entries) = one_link(&repo, target, "denied-path");
+            assert!(rules.contains("denied-path"), "{target}: {rules:?}");
+            assert_eq!(entries, ["deny: .github/**"], "{target}");
+        }
+    }
+
+    #[test]
+    fn a_target_out_of_scope_is_out_of_scope() {
+        let repo = base();
+        let (rules, entries) = one_link(&repo, "../lib/secret.txt", "out-of-scope");
+        assert_eq!(rules, set(&["out-of-scope"]));
+        assert_eq!(entries, ["scope: src/**"]);
+        // The link's own path is judged by the path rules as any path is.
+        let diff = repo.diff(&[Entry::Link("lib/l", "secret.txt")]);
+        assert_eq!(
+            repo.rules(&diff, &["src/**"], Some(SYMLINKS)),
+            set(&["out-of-scope"])
+        );
+    }
+
+    #[test]
+    fn a_write_through_a_link_stays_beneath_symlink() {
+        let repo = base();
+        // src/dir is a link of the base; a file "beneath" it would be written into src/sub.
+        let diff = b"diff --git a/src/dir/y.txt b/src/dir/y.txt\nnew file mode 100644\nindex 0000000..975fbec\n--- /dev/null\n+++ b/src/dir/y.txt\n@@ -0,0 +1 @@\n+y\n".to_vec();
+        let rules = repo.rules(&diff, &["src/**"], Some(SYMLINKS));
+        assert!(rules.contains("beneath-symlink"), "{rules:?}");
+        // A link the diff creates, and a file beneath it in the same diff.
+        let mut diff = repo.diff(&[Entry::Link("src/d", "sub")]);
+        diff.extend_from_slice(b"diff --git a/src/d/y.txt b/src/d/y.txt\nnew file mode 100644\nindex 0000000..975fbec\n--- /dev/null\n+++ b/src/d/y.txt\n@@ -0,0 +1 @@\n+y\n");
+        let rules = repo.rules(&diff, &["src/**"], Some(SYMLINKS));
+        assert!(rules.contains("beneath-symlink"), "{rules:?}");
+    }
+
+    #[test]
+    fn a_file_becoming_a_link_or_a_link_a_file_stays_type_change() {
+        let repo = base();
+        let diff = repo.diff(&[Entry::Link("src/a.txt", "b.txt")]);
+        assert_eq!(
+            repo.rules(&diff, &["src/**"], Some(SYMLINKS)),
+            set(&["type-change"])
+        );
+        let diff = repo.diff(&[Entry::File("src/old", b"now a file\n")]);
+        assert_eq!(
+            repo.rules(&diff, &["src/**"], Some(SYMLINKS)),
+            set(&["type-change"])
+        );
+    }
+
+    #[test]
+    fn a_link_moved_is_judged_where_it_lands() {
+        let repo = base();
+        // src/old -> a.txt moved to src/sub/old: the same target now names src/sub/a.txt.
+        let diff = repo.diff(&[Entry::Gone("src/old"), Entry::Link("src/sub/old", "a.txt")]);
+        assert_eq!(repo.rules(&diff, &["src/**"], Some(SYMLINKS)), set(&[]));
+        // Moved out to the root, its target leaves the scope.
+        let diff = repo.diff(&[Entry::Gone("src/old"), Entry::Link("old", "a.txt")]);
+        assert!(repo.rules(&diff, &["**"], Some(SYMLINKS)).is_empty());
+        let diff = repo.diff(&[Entry::Gone("src/old"), Entry::Link("old", "a.txt")]);
+        assert!(
+            repo.findings(&diff, &["src/**", "old"], Some(SYMLINKS), "out-of-scope")
+                .iter()
+                .any(|(path, _, m)| path == "old" && m.contains("resolves to `a.txt`"))
+        );
+    }
+
+    #[test]
+    fn without_a_base_tree_a_link_cannot_be_judged() {
+        let diff = b"diff --git a/src/x b/src/x\nnew file mode 120000\nindex 0000000..2e65efe\n--- /dev/null\n+++ b/src/x\n@@ -0,0 +1 @@\n+a\n\\ No newline at end of file\n";
+        let policy = guard::policy::Policy::from_yaml(SYMLINKS).unwrap();
+        let sha = guard::hash::sha256_hex(diff);
+        let scope = ["src/**".to_owned()];
+        let verdict = guard::check::check(&guard::check::CheckRequest {
+            diff,
+            expected_sha256: &sha,
+            scope: &scope,
+            policy: &policy,
+            repo: None,
+        })
+        .unwrap();
+        let rules: Vec<_> = verdict.violations.iter().map(|v| v.rule.name()).collect();
+        assert_eq!(rules, ["symlink"]);
+    }
+
+    #[test]
+    fn unknown_symlink_keys_are_policy_errors() {
+        for yaml in [
+            "version: 1\nsymlinks:\n  allowed: true\n",
+            "version: 1\nsymlinks:\n  allow: \"true\"\n",
+            "version: 1\nsymlinks: true\n",
+        ] {
+            assert!(guard::policy::Policy::from_yaml(yaml).is_err(), "{yaml}");
+        }
+        assert!(
+            !guard::policy::Policy::embedded_default()
+                .unwrap()
+                .allow_symlinks
+        );
+        assert!(
+            guard::policy::Policy::from_yaml(SYMLINKS)
+                .unwrap()
+                .allow_symlinks
+        );
     }
 }
