@@ -193,18 +193,30 @@ impl Repo {
         let verdict = self.out.join("verdict.json");
         let check = self.guard("check", diff, scope, Some(policy));
         std::fs::write(&verdict, &check.stdout).unwrap();
-        let verified = Command::new(env!("CARGO_BIN_EXE_guard"))
+        let baseline = self.out.join("baseline.json");
+        let verified = self.verify_tree(&[
+            "--base".as_ref(),
+            "HEAD".as_ref(),
+            "--out".as_ref(),
+            baseline.as_os_str(),
+        ]);
+        assert_eq!(verified.status.code(), Some(0), "{}", shown(&verified));
+    }
+
+    /// `guard verify-tree` of the last applied verdict, with `extra` arguments, as JSON.
+    fn verify_tree(&self, extra: &[&std::ffi::OsStr]) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_guard"))
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .arg("verify-tree")
             .arg("--verdict")
-            .arg(&verdict)
+            .arg(self.out.join("verdict.json"))
             .arg("--repo")
             .arg(&self.dir)
-            .args(["--base", "HEAD"])
+            .args(["--format", "json"])
+            .args(extra)
             .output()
-            .unwrap();
-        assert_eq!(verified.status.code(), Some(0), "{}", shown(&verified));
+            .unwrap()
     }
 }
 
@@ -394,6 +406,35 @@ mod symlinks {
         repo.apply(&diff, &["src/**"], SYMLINKS);
         assert_eq!(link(&repo, "src/new"), "a.txt");
         assert_eq!(link(&repo, "src/deep/up"), "../sub/c.txt");
+    }
+
+    #[test]
+    fn a_build_that_retargets_an_applied_link_in_scope_is_build_wrote() {
+        let repo = base();
+        let diff = repo.diff(&[Entry::Link("src/new", "a.txt")]);
+        repo.apply(&diff, &["src/**"], SYMLINKS);
+        // The build retargets the link the diff made, inside the scope.
+        write(&repo.dir, &Entry::Link("src/new", "b.txt"));
+        let baseline = repo.out.join("baseline.json");
+        let out = repo.verify_tree(&[
+            "--after-build".as_ref(),
+            "--baseline".as_ref(),
+            baseline.as_os_str(),
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let findings: Vec<(&str, &str)> = doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["rule"].as_str().unwrap(), f["path"].as_str().unwrap()))
+            .collect();
+        assert_eq!(findings, [("build-wrote", "src/new")], "{doc}");
     }
 
     #[test]
