@@ -1099,10 +1099,18 @@ fn insert_steps(trie: &mut FoldedPaths<Mark>, path: &[u8]) -> Vec<Step> {
 /// inside the repository, following further links of the base ([`links::resolve`]). `None` when
 /// it leaves the repository (absolute, or `..` past the root), enters a gitlink, or loops.
 fn resolve_link(link: &[u8], target: &[u8], tree: &BaseTree) -> Option<Vec<u8>> {
-    links::resolve(link, target, |path| match tree.links.get(path) {
-        Some(next) => TreeEntry::Link(next),
-        None if tree.modes.get(path) == Some(&MODE_GITLINK) => TreeEntry::Gitlink,
-        None => TreeEntry::Other,
+    // The base's own links, resolved once each: bounded by the hops alone, as before.
+    let mut unbounded = links::Budget {
+        lookups: usize::MAX,
+        depth: usize::MAX,
+    };
+    let exact = |name: &[u8], key: &mut Vec<u8>| key.extend_from_slice(name);
+    links::resolve(link, target, &mut unbounded, exact, |path| {
+        match tree.links.get(path) {
+            Some(next) => TreeEntry::Link(next),
+            None if tree.modes.get(path) == Some(&MODE_GITLINK) => TreeEntry::Gitlink,
+            None => TreeEntry::Other,
+        }
     })
     .ok()
     .map(|r| r.path)
@@ -1501,6 +1509,28 @@ struct LinkRules<'a> {
     limits: &'a PathLimits,
 }
 
+/// The tree after the diff as link resolution sees it: links by folded path ([`folded_key`];
+/// `None`: a target the diff does not write whole) and gitlinks.
+struct LinkTree {
+    links: HashMap<String, Option<Vec<u8>>>,
+    gitlinks: HashSet<String>,
+}
+
+impl LinkTree {
+    /// What the path whose folded key is `key` is.
+    fn entry(&self, key: &[u8]) -> TreeEntry<'_> {
+        let Ok(key) = std::str::from_utf8(key) else {
+            return TreeEntry::Other;
+        };
+        match self.links.get(key) {
+            Some(Some(next)) => TreeEntry::Link(next),
+            Some(None) => TreeEntry::UnknownLink,
+            None if self.gitlinks.contains(key) => TreeEntry::Gitlink,
+            None => TreeEntry::Other,
+        }
+    }
+}
+
 /// A path's components folded ([`path::fold_component`]), the key links are looked up by.
 fn folded_key(path: &[u8]) -> String {
     path.split(|&b| b == b'/')
@@ -1512,6 +1542,9 @@ fn folded_key(path: &[u8]) -> String {
 
 impl LinkRules<'_> {
     const ENTRY: &'static str = "symlinks.allow: true";
+    /// The lookups all links of one diff may spend ([`links::resolve`]); thousands of honest
+    /// links of a few components each spend a few thousand.
+    const LOOKUPS: usize = 200_000;
 
     /// The target a patch gives its new side: the base's when no hunk writes it (a pure rename,
     /// copy or mode change), else what the hunk writes (`None`: not written whole).
@@ -1525,8 +1558,7 @@ impl LinkRules<'_> {
     }
 
     fn check(&self, parsed: &CandidateDiff, verdict: &mut Verdict) {
-        // The tree after the diff: links by folded path (`None`: target unknown), gitlinks.
-        let mut tree: HashMap<String, Option<Vec<u8>>> = self
+        let mut links: HashMap<String, Option<Vec<u8>>> = self
             .base
             .links
             .iter()
@@ -1544,31 +1576,42 @@ impl LinkRules<'_> {
             if matches!(p.status, ChangeKind::Deleted | ChangeKind::Renamed)
                 && let Some(old) = &p.old_path
             {
-                tree.remove(&folded_key(old));
+                links.remove(&folded_key(old));
             }
             let Some(new) = present(p) else { continue };
             if entry.new_mode == Some(MODE_SYMLINK) {
                 let target = self.target_of(p);
-                tree.insert(folded_key(new), target.clone());
+                links.insert(folded_key(new), target.clone());
                 present_links.push((p, new, target));
             } else {
-                tree.remove(&folded_key(new));
+                links.remove(&folded_key(new));
             }
         }
+        let tree = LinkTree { links, gitlinks };
+        let mut budget = links::Budget {
+            lookups: Self::LOOKUPS,
+            depth: self.policy.limits.max_path_components,
+        };
         for (p, link, target) in present_links {
-            self.check_link(p, link, target.as_deref(), &tree, &gitlinks, verdict);
+            let spent = self.check_link(p, link, target.as_deref(), &tree, &mut budget, verdict);
+            if spent {
+                // Reported once, at the link that found it spent; the rest are not resolved.
+                break;
+            }
         }
     }
 
+    /// The rules on one link present after the diff; `true` when the budget of lookups was found
+    /// spent (reported here as `limit-exceeded`).
     fn check_link(
         &self,
         p: &FilePatch,
         link: &[u8],
         target: Option<&[u8]>,
-        tree: &HashMap<String, Option<Vec<u8>>>,
-        gitlinks: &HashSet<String>,
+        tree: &LinkTree,
+        budget: &mut links::Budget,
         verdict: &mut Verdict,
-    ) {
+    ) -> bool {
         let shown = display_bytes(link);
         let refuse = |why: String| {
             violation_for(
@@ -1584,7 +1627,7 @@ impl LinkRules<'_> {
             out.push(refuse(
                 "its target is not known: the patch does not write the link whole (one hunk from line 1, with its mode 120000)".into(),
             ));
-            return;
+            return false;
         };
         let bad = if target.is_empty() {
             Some("its target is empty".to_owned())
@@ -1601,25 +1644,34 @@ impl LinkRules<'_> {
         };
         if let Some(why) = bad {
             out.push(refuse(why));
-            return;
+            return false;
         }
-        let lookup = |path: &[u8]| {
-            let key = folded_key(path);
-            match tree.get(&key) {
-                Some(Some(next)) => TreeEntry::Link(next),
-                Some(None) => TreeEntry::UnknownLink,
-                None if gitlinks.contains(&key) => TreeEntry::Gitlink,
-                None => TreeEntry::Other,
-            }
+        let folded = |name: &[u8], key: &mut Vec<u8>| {
+            key.extend_from_slice(path::fold_component(name).as_bytes())
         };
-        let resolved = match links::resolve(link, target, lookup) {
+        let resolved = match links::resolve(link, target, budget, folded, |key| tree.entry(key)) {
             Ok(resolved) => resolved,
+            Err(links::Unresolved::OverBudget) => {
+                out.push(
+                    violation_for(
+                        p,
+                        link,
+                        RuleId::LimitExceeded,
+                        format!(
+                            "symbolic link `{shown}`: the diff's links need more than {} lookups to resolve",
+                            Self::LOOKUPS
+                        ),
+                    )
+                    .with_entry(Self::ENTRY),
+                );
+                return true;
+            }
             Err(e) => {
                 out.push(refuse(format!(
-                    "its target `{}` does not stay inside the repository: {e}",
+                    "its target `{}` does not resolve to a path inside the repository: {e}",
                     display_bytes(target)
                 )));
-                return;
+                return false;
             }
         };
         let to = display_bytes(&resolved.path);
@@ -1629,7 +1681,7 @@ impl LinkRules<'_> {
                 "its target `{}` is the repository root, which holds `.git` and every path out of scope",
                 display_bytes(target)
             )));
-            return;
+            return false;
         }
         // Every name the resolution looked up, and the path it ends at, must pass the path rules:
         // a `.git` in any disguise is refused even where a later `..` leaves it again.
@@ -1649,11 +1701,11 @@ impl LinkRules<'_> {
                     )
                     .with_entry(Self::ENTRY),
                 );
-                return;
+                return false;
             }
         }
         let Ok(resolved) = std::str::from_utf8(&resolved.path) else {
-            return;
+            return false;
         };
         let spelled = path::resolved_spelling(resolved);
         let on =
@@ -1698,6 +1750,7 @@ impl LinkRules<'_> {
                 .with_entry(format!("scope: {}", self.scope.globs().join(", "))),
             );
         }
+        false
     }
 }
 

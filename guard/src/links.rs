@@ -43,6 +43,12 @@ pub enum Unresolved {
         crate::escape::display_bytes(.path)
     )]
     UnknownTarget { path: Vec<u8> },
+    /// A path resolved on the way has more components than the bound.
+    #[error("a path it resolves through has more than {depth} components")]
+    TooDeep { depth: usize },
+    /// The check's budget of lookups is spent.
+    #[error("the diff's links need more lookups to resolve than the check allows")]
+    OverBudget,
 }
 
 /// A link resolved inside the repository.
@@ -54,36 +60,102 @@ pub struct Resolved {
     pub targets: Vec<Vec<u8>>,
 }
 
-/// Resolve the link at `link` (a repository path) with target `target`, looking each prefix up
-/// with `entry`.
+/// The bounds of a resolution.
+#[derive(Debug)]
+pub struct Budget {
+    /// Lookups left; each prefix looked up spends one ([`Unresolved::OverBudget`] once spent),
+    /// so a diff of many long chains cannot make the check slow.
+    pub lookups: usize,
+    /// The most components a path resolved so far may have ([`Unresolved::TooDeep`]), so that
+    /// each lookup stays cheap.
+    pub depth: usize,
+}
+
+/// The path resolved so far, as spelled and as looked up: each component's key (written by the
+/// caller's `key_of`) joined with `/`, built one component at a time so that a lookup costs the
+/// key's length, not a new reading of the whole path.
+struct Prefix<K> {
+    raw: Vec<u8>,
+    key: Vec<u8>,
+    /// Where each component starts in `raw` and in `key` (at its `/`).
+    starts: Vec<(usize, usize)>,
+    key_of: K,
+}
+
+impl<K: Fn(&[u8], &mut Vec<u8>)> Prefix<K> {
+    fn push(&mut self, name: &[u8]) {
+        self.starts.push((self.raw.len(), self.key.len()));
+        if !self.raw.is_empty() {
+            self.raw.push(b'/');
+            self.key.push(b'/');
+        }
+        self.raw.extend_from_slice(name);
+        (self.key_of)(name, &mut self.key);
+    }
+
+    fn pop(&mut self) -> Option<()> {
+        let (raw, key) = self.starts.pop()?;
+        self.raw.truncate(raw);
+        self.key.truncate(key);
+        Some(())
+    }
+}
+
+/// Resolve the link at `link` (a repository path) with target `target`, within `budget`: every
+/// prefix is looked up with `entry` by its key, the keys of its components (`key_of` appends one
+/// component's key to the buffer: the component itself for exact names, its folded form for
+/// names as a case-insensitive checkout finds them) joined with `/`.
 pub fn resolve<'t>(
     link: &[u8],
     target: &'t [u8],
+    budget: &mut Budget,
+    key_of: impl Fn(&[u8], &mut Vec<u8>),
     entry: impl Fn(&[u8]) -> TreeEntry<'t>,
 ) -> Result<Resolved, Unresolved> {
-    let mut resolved: Vec<Vec<u8>> = link.split(|&b| b == b'/').map(<[u8]>::to_vec).collect();
-    resolved.pop();
-    let mut targets = vec![target.to_vec()];
-    let mut pending: std::collections::VecDeque<&[u8]> = std::collections::VecDeque::new();
     if target.starts_with(b"/") {
         return Err(Unresolved::Absolute {
             target: target.to_vec(),
         });
     }
-    pending.extend(target.split(|&b| b == b'/'));
+    let mut here = Prefix {
+        raw: Vec::new(),
+        key: Vec::new(),
+        starts: Vec::new(),
+        key_of,
+    };
+    let mut parents = link
+        .split(|&b| b == b'/')
+        .filter(|c| !c.is_empty())
+        .collect::<Vec<_>>();
+    parents.pop();
+    for name in parents {
+        here.push(name);
+    }
+    let mut targets = vec![target.to_vec()];
+    let mut pending: std::collections::VecDeque<&[u8]> = target.split(|&b| b == b'/').collect();
     while let Some(component) = pending.pop_front() {
         match component {
             b"" | b"." => {}
             b".." => {
-                resolved.pop().ok_or(Unresolved::AboveRoot)?;
+                here.pop().ok_or(Unresolved::AboveRoot)?;
             }
             name => {
-                resolved.push(name.to_vec());
-                let here = resolved.join(&b'/');
-                match entry(&here) {
+                here.push(name);
+                if here.starts.len() > budget.depth {
+                    return Err(Unresolved::TooDeep {
+                        depth: budget.depth,
+                    });
+                }
+                budget.lookups = budget
+                    .lookups
+                    .checked_sub(1)
+                    .ok_or(Unresolved::OverBudget)?;
+                match entry(&here.key) {
                     TreeEntry::Other => {}
-                    TreeEntry::Gitlink => return Err(Unresolved::Gitlink { path: here }),
-                    TreeEntry::UnknownLink => return Err(Unresolved::UnknownTarget { path: here }),
+                    TreeEntry::Gitlink => return Err(Unresolved::Gitlink { path: here.raw }),
+                    TreeEntry::UnknownLink => {
+                        return Err(Unresolved::UnknownTarget { path: here.raw });
+                    }
                     TreeEntry::Link(next) => {
                         if targets.len() > MAX_HOPS {
                             return Err(Unresolved::TooManyHops);
@@ -94,7 +166,7 @@ pub fn resolve<'t>(
                             });
                         }
                         targets.push(next.to_vec());
-                        resolved.pop();
+                        here.pop();
                         for c in next.split(|&b| b == b'/').rev() {
                             pending.push_front(c);
                         }
@@ -104,7 +176,7 @@ pub fn resolve<'t>(
         }
     }
     Ok(Resolved {
-        path: resolved.join(&b'/'),
+        path: here.raw,
         targets,
     })
 }
@@ -123,13 +195,27 @@ mod tests {
             .collect()
     }
 
+    fn exact(name: &[u8], key: &mut Vec<u8>) {
+        key.extend_from_slice(name);
+    }
+
     fn run(links: &HashMap<Vec<u8>, Vec<u8>>, link: &str) -> Result<String, Unresolved> {
         let target = links.get(link.as_bytes()).unwrap();
-        resolve(link.as_bytes(), target, |p| match links.get(p) {
-            Some(t) => TreeEntry::Link(t),
-            None if p == b"sub" => TreeEntry::Gitlink,
-            None => TreeEntry::Other,
-        })
+        let mut budget = Budget {
+            lookups: 1000,
+            depth: 8,
+        };
+        resolve(
+            link.as_bytes(),
+            target,
+            &mut budget,
+            exact,
+            |p| match links.get(p) {
+                Some(t) => TreeEntry::Link(t),
+                None if p == b"sub" => TreeEntry::Gitlink,
+                None => TreeEntry::Other,
+            },
+        )
         .map(|r| String::from_utf8(r.path).unwrap())
     }
 
@@ -163,5 +249,40 @@ mod tests {
             Err(Unresolved::Gitlink { .. })
         ));
         assert_eq!(run(&links, "root").unwrap(), "");
+        // `..` in the link's own directory path is already taken back.
+        assert_eq!(run(&tree(&[("a/b/c", "../../d")]), "a/b/c").unwrap(), "d");
+    }
+
+    #[test]
+    fn every_lookup_spends_the_budget() {
+        let links = tree(&[("src/l", "a/b/c")]);
+        let lookup = |_: &[u8]| TreeEntry::Other;
+        let mut budget = Budget {
+            lookups: 3,
+            depth: 4,
+        };
+        assert!(
+            resolve(
+                b"src/l",
+                &links[b"src/l".as_slice()],
+                &mut budget,
+                exact,
+                lookup
+            )
+            .is_ok()
+        );
+        assert_eq!(budget.lookups, 0);
+        assert_eq!(
+            resolve(b"src/l", b"a", &mut budget, exact, lookup),
+            Err(Unresolved::OverBudget)
+        );
+        let mut budget = Budget {
+            lookups: 100,
+            depth: 4,
+        };
+        assert_eq!(
+            resolve(b"src/l", b"a/b/c/d", &mut budget, exact, lookup),
+            Err(Unresolved::TooDeep { depth: 4 })
+        );
     }
 }

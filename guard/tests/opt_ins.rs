@@ -515,6 +515,24 @@ mod symlinks {
     }
 
     #[test]
+    fn links_too_many_or_too_deep_to_resolve_are_bounded() {
+        let repo = base();
+        // 129 components below src/: deeper than limits.path-components.
+        let deep = vec!["d"; 128].join("/");
+        let (rules, _) = one_link(&repo, &deep, "symlink");
+        assert_eq!(rules, set(&["symlink"]));
+        // 1,600 links of 127 lookups each: over the 200,000 lookups one diff may spend.
+        let target = vec!["d"; 127].join("/");
+        let names: Vec<String> = (0..1600).map(|i| format!("src/l{i}")).collect();
+        let links: Vec<Entry<'_>> = names.iter().map(|n| Entry::Link(n, &target)).collect();
+        let diff = repo.diff(&links);
+        let started = std::time::Instant::now();
+        let rules = repo.rules(&diff, &["src/**"], Some(SYMLINKS));
+        assert_eq!(rules, set(&["limit-exceeded"]));
+        assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    }
+
+    #[test]
     fn a_loop_of_links_is_symlink() {
         let repo = base();
         let diff = repo.diff(&[
