@@ -8,12 +8,13 @@
 //!    ([`guard::check::check_keeping_index`]): git applies the diff with `apply --cached` to a
 //!    throwaway index of the base commit (never a worktree) and must read it as the guard did. Any
 //!    violation means no plan. The guard's policy decides what may be published: a new
-//!    executable file or a mode change only when the policy allows it; symlinks and gitlinks
+//!    executable file, a mode change or a symbolic link only when the policy allows it; gitlinks
 //!    never.
 //! 3. The new file contents are read from that index, after asserting once more that the
 //!    verdict's file list and the index's changes are the same set, that every path is a regular
-//!    (`100644`) or executable (`100755`) file on both sides (nothing else is published, whatever
-//!    a policy says), and that every path is one git's `:<path>` blob lookup reads
+//!    (`100644`) or executable (`100755`) file on both sides, or a symbolic link (`120000`) when
+//!    the policy allows links (nothing else is published, whatever a policy says: no gitlink, no
+//!    change of type), and that every path is one git's `:<path>` blob lookup reads
 //!    unambiguously.
 //! 4. git writes the index's tree (`write-tree`): the plan's `tree`, which the published commit
 //!    must reproduce exactly. The method follows from the modes ([`choose_method`]).
@@ -539,7 +540,7 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
     let changes: Vec<_> = with_ids.iter().map(|(change, _)| change.clone()).collect();
     let mut reasons = compare_with_index(&verdict.files, &changes);
     for change in &changes {
-        reasons.extend(publishability(change));
+        reasons.extend(publishability(change, req.policy));
     }
     if !reasons.is_empty() {
         return Ok(rejected(verdict, reasons));
@@ -778,10 +779,16 @@ fn compare_with_index(files: &[FileEntry], changes: &[RawChange]) -> Vec<PlanRea
     reasons
 }
 
-/// Whether one index change can be published exactly.
-fn publishability(change: &RawChange) -> Vec<PlanReason> {
+/// Whether one index change can be published exactly: a regular or executable file, or a
+/// symbolic link when the policy allows links (`symlinks.allow: true`, under which the guard
+/// checked its target), on both sides of an addition, modification or deletion.
+fn publishability(change: &RawChange, policy: &Policy) -> Vec<PlanReason> {
     let mut reasons = Vec::new();
-    let file = |mode: u32| PublishableMode::from_git(mode).is_some();
+    let file = |mode: u32| match PublishableMode::from_git(mode) {
+        Some(PublishableMode::Symlink) => policy.allow_symlinks,
+        Some(_) => true,
+        None => false,
+    };
     let modes_ok = match change.status {
         'A' => change.old_mode == 0 && file(change.new_mode),
         'D' => file(change.old_mode) && change.new_mode == 0,
@@ -793,8 +800,8 @@ fn publishability(change: &RawChange) -> Vec<PlanReason> {
             code: PlanReasonCode::UnpublishableMode,
             path: Some(RepoPath::from(&change.path)),
             message: format!(
-                "{} {:06o} -> {:06o}: only regular (100644) and executable (100755) files are \
-                 published",
+                "{} {:06o} -> {:06o}: only regular (100644) and executable (100755) files, and \
+                 symbolic links (120000) under `symlinks.allow: true`, are published",
                 change.status, change.old_mode, change.new_mode
             ),
         });
@@ -1073,9 +1080,13 @@ mod tests {
     #[test]
     fn only_regular_and_executable_files_at_unambiguous_paths_are_publishable() {
         use PlanReasonCode::*;
-        assert!(publishability(&change('A', 0, MODE_REGULAR, b"a")).is_empty());
-        assert!(publishability(&change('D', MODE_REGULAR, 0, b"a b/\xc3\xa9")).is_empty());
-        assert!(publishability(&change('M', MODE_REGULAR, MODE_REGULAR, b"4:x")).is_empty());
+        let default = Policy::embedded_default().unwrap();
+        let publishability_default = |c: &RawChange| publishability(c, &default);
+        assert!(publishability_default(&change('A', 0, MODE_REGULAR, b"a")).is_empty());
+        assert!(publishability_default(&change('D', MODE_REGULAR, 0, b"a b/\xc3\xa9")).is_empty());
+        assert!(
+            publishability_default(&change('M', MODE_REGULAR, MODE_REGULAR, b"4:x")).is_empty()
+        );
         // Executable files are published with their mode (the guard's policy decided whether a
         // new executable or a mode change is allowed at all).
         for (status, old, new) in [
@@ -1086,13 +1097,15 @@ mod tests {
             ('M', MODE_EXECUTABLE, MODE_REGULAR),
         ] {
             assert!(
-                publishability(&change(status, old, new, b"bin/x")).is_empty(),
+                publishability_default(&change(status, old, new, b"bin/x")).is_empty(),
                 "{status} {old:o} {new:o}"
             );
         }
         // Names real projects spell with zero-width joiners are published exactly.
         let persian = "docs/\u{645}\u{6cc}\u{200c}\u{62e}\u{648}\u{627}\u{647}\u{645}.md";
-        assert!(publishability(&change('A', 0, MODE_REGULAR, persian.as_bytes())).is_empty());
+        assert!(
+            publishability_default(&change('A', 0, MODE_REGULAR, persian.as_bytes())).is_empty()
+        );
         let cases: &[(RawChange, &[PlanReasonCode])] = &[
             (change('A', 0, 0o120000, b"a"), &[UnpublishableMode]),
             (change('D', 0o120000, 0, b"a"), &[UnpublishableMode]),
@@ -1127,8 +1140,43 @@ mod tests {
             ),
         ];
         for (c, expected) in cases {
-            assert_eq!(codes(&publishability(c)), *expected, "{c:?}");
+            assert_eq!(codes(&publishability_default(c)), *expected, "{c:?}");
         }
+    }
+
+    #[test]
+    fn symbolic_links_are_publishable_only_under_the_opt_in() {
+        use PlanReasonCode::*;
+        let allowing = Policy::from_yaml("version: 1\nsymlinks:\n  allow: true\n").unwrap();
+        let default = Policy::embedded_default().unwrap();
+        for c in [
+            change('A', 0, 0o120000, b"a"),
+            change('D', 0o120000, 0, b"a"),
+            change('M', 0o120000, 0o120000, b"a"),
+        ] {
+            assert!(publishability(&c, &allowing).is_empty(), "{c:?}");
+            assert_eq!(
+                codes(&publishability(&c, &default)),
+                [UnpublishableMode],
+                "{c:?}"
+            );
+        }
+        // A change of type and a gitlink are never published.
+        for c in [
+            change('T', 0o100644, 0o120000, b"a"),
+            change('T', 0o120000, 0o100644, b"a"),
+            change('A', 0, 0o160000, b"a"),
+        ] {
+            assert_eq!(
+                codes(&publishability(&c, &allowing)),
+                [UnpublishableMode],
+                "{c:?}"
+            );
+        }
+        assert_eq!(
+            choose_method(&[planned("l", None, Some(PublishableMode::Symlink))]).0,
+            PublishMethod::GitDatabase
+        );
     }
 
     fn planned(

@@ -686,6 +686,45 @@ fn a_mix_of_modes_publishes_exactly() {
     assert_no_identity(&p);
 }
 
+/// Under `symlinks.allow: true` a link in scope is planned with mode 120000 (its blob the target)
+/// and published through the Git database, whose tree entries carry the mode: the published tree
+/// is git's. Under the default policy the same diff gets no plan.
+#[test]
+fn a_symbolic_link_publishes_with_its_mode_where_the_policy_allows_it() {
+    let r = repo();
+    let diff = r.diff(|w| std::os::unix::fs::symlink("lib.rs", w.join("src/current.rs")).unwrap());
+    let sha = guard::hash::sha256_hex(&diff);
+    let target =
+        PublishTarget::new(Some("octo/repo"), BRANCH, "main", Some(TASK), Some(RUN)).unwrap();
+    let refused = prepare(&PublishRequest {
+        repo_dir: &r.dir,
+        base: &r.base,
+        diff: &diff,
+        expected_sha256: &sha,
+        scope: &["**".to_owned()],
+        policy: &Policy::embedded_default().unwrap(),
+        target: &target,
+        revision: false,
+    })
+    .unwrap();
+    assert!(matches!(refused, Outcome::Rejected(_)));
+    let plan = r.plan(&diff, Some("version: 1\nsymlinks:\n  allow: true\n"));
+    assert_eq!(plan.method, PublishMethod::GitDatabase);
+    let git_tree = r.git_tree(&diff);
+    let gh = r.standin(Scenario::default());
+    let p = publish_on(&gh, &plan, &r.base);
+    let commit = assert_published(&gh, &p, &git_tree, &r.base);
+    assert_eq!(modes_at(&gh, &commit)["src/current.rs"], "120000");
+    let tree = &p.bodies("POST /repos/octo/repo/git/trees")[0];
+    assert_eq!(tree["tree"][0]["mode"], "120000");
+    let blob = &p.bodies("POST /repos/octo/repo/git/blobs")[0];
+    assert_eq!(
+        blob["content"],
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, b"lib.rs").as_str(),
+        "{blob}"
+    );
+}
+
 /// GitHub Enterprise Server: the REST API under `/api/v3`, GraphQL at `/api/graphql`.
 #[test]
 fn enterprise_server_paths() {

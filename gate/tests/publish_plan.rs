@@ -18,6 +18,7 @@
 use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fs;
+use std::os::unix::ffi::OsStrExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -182,8 +183,20 @@ impl Fixture {
             let contents = BASE64
                 .decode(addition["contents"].as_str().unwrap())
                 .unwrap();
-            write(&copy, path, &contents);
             let entry = modes[path];
+            if entry["new_mode"] == "120000" {
+                // A link's blob is its target; hashed from a file holding the same bytes.
+                let full = copy.join(path);
+                fs::create_dir_all(full.parent().unwrap()).unwrap();
+                let _ = fs::remove_file(&full);
+                std::os::unix::fs::symlink(std::ffi::OsStr::from_bytes(&contents), &full).unwrap();
+                let bytes = self.path(&format!("link-{}", unique()));
+                fs::write(&bytes, &contents).unwrap();
+                let hashed = git_text(&copy, &["hash-object", "--", bytes.to_str().unwrap()]);
+                assert_eq!(entry["blob"], hashed.as_str(), "{path}");
+                continue;
+            }
+            write(&copy, path, &contents);
             set_executable(&copy.join(path), entry["new_mode"] == "100755");
             let hashed = git_text(&copy, &["hash-object", "--", path]);
             assert_eq!(entry["blob"], hashed.as_str(), "{path}");
@@ -407,16 +420,17 @@ fn check_shape(plan: &Value) {
     assert!(is_hex(plan["base_tree"].as_str().unwrap(), 40));
     assert!(!plan["method_reason"].as_str().unwrap().is_empty());
 
-    // Entries: one per path, modes 100644/100755, a blob exactly for what is written; the method
-    // is createCommitOnBranch exactly when nothing is written with another mode than 100644.
+    // Entries: one per path, modes 100644/100755 (120000 for a link the policy allows), a blob
+    // exactly for what is written; the method is createCommitOnBranch exactly when nothing is
+    // written with another mode than 100644.
     let mut written = BTreeSet::new();
     let mut deleted = BTreeSet::new();
-    let mut executable = false;
+    let mut moded = false;
     for entry in plan["entries"].as_array().unwrap() {
         assert_keys(entry, &["path", "old_mode", "new_mode", "blob"], &[]);
         for mode in [&entry["old_mode"], &entry["new_mode"]] {
             assert!(
-                mode.is_null() || *mode == "100644" || *mode == "100755",
+                mode.is_null() || *mode == "100644" || *mode == "100755" || *mode == "120000",
                 "{entry}"
             );
         }
@@ -429,11 +443,11 @@ fn check_shape(plan: &Value) {
             assert!(deleted.insert(path));
         } else {
             assert!(is_hex(entry["blob"].as_str().unwrap(), 40), "{entry}");
-            executable |= entry["new_mode"] == "100755";
+            moded |= entry["new_mode"] == "100755" || entry["new_mode"] == "120000";
             assert!(written.insert(path));
         }
     }
-    let expected_method = if executable {
+    let expected_method = if moded {
         "git-database"
     } else {
         "create-commit-on-branch"
@@ -810,6 +824,43 @@ fn symlink_is_rejected() {
     let fx = fixture();
     let diff = fx.diff(|w| std::os::unix::fs::symlink("../README.md", w.join("src/link")).unwrap());
     rejects(&fx, &diff, &["**"], "symlink");
+}
+
+/// Under `symlinks.allow: true`, links in scope are planned with mode 120000 through the Git
+/// database (createCommitOnBranch cannot write a link), and the plan reproduces git's tree.
+#[test]
+#[cfg(unix)]
+fn allowed_symlinks_are_planned_with_their_mode() {
+    let fx =
+        fixture_with(|base| std::os::unix::fs::symlink("lib.rs", base.join("src/old")).unwrap());
+    let policy = fx.path("symlink-policy.yml");
+    fs::write(&policy, "version: 1\nsymlinks:\n  allow: true\n").unwrap();
+    let plan = assert_reproduces_with(
+        &fx,
+        |w| {
+            std::os::unix::fs::symlink("lib.rs", w.join("src/link")).unwrap();
+            fs::remove_file(w.join("src/old")).unwrap();
+        },
+        Some(&policy),
+    );
+    assert_eq!(
+        entry_modes(&plan),
+        [
+            ("src/link".into(), "-".into(), "120000".into()),
+            ("src/old".into(), "120000".into(), "-".into()),
+        ]
+    );
+    assert_eq!(plan["method"], "git-database");
+    // A link retargeted outside the repository gets no plan, with the guard's rule.
+    let diff = fx.diff(|w| {
+        fs::remove_file(w.join("src/old")).unwrap();
+        std::os::unix::fs::symlink("../../etc/passwd", w.join("src/old")).unwrap();
+    });
+    assert_no_plan(
+        &fx,
+        &with_policy(run_args(&fx, &diff, &sha256(&diff), &["**"]), &policy),
+        "symlink",
+    );
 }
 
 #[test]

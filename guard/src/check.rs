@@ -12,8 +12,9 @@ use crate::escape::{self, display_bytes};
 use crate::folded::{FoldedPaths, NodeId};
 use crate::git::{self, Applied, GitRepo, RawChange, ThrowawayIndex};
 use crate::hash;
+use crate::links::{self, TreeEntry};
 use crate::path::{self, PathLimits};
-use crate::policy::{Policy, PolicyError, Protected, Scope};
+use crate::policy::{Policy, PolicyError, Protected, Scope, TextEncodings};
 use crate::repo_path::RepoPath;
 use crate::rules::RuleId;
 use crate::verdict::{ChangeKind, CheckMode, FileEntry, Verdict, Violation};
@@ -327,9 +328,32 @@ fn evaluate(
     verdict.unmatched_scope = unmatched_scope(&parsed, scope);
 
     let Some(base) = base.as_ref() else {
+        if req.policy.allow_symlinks {
+            for p in parsed.patches.iter().filter(|p| is_link_patch(p)) {
+                let path = p.new_path.as_deref().or(p.old_path.as_deref());
+                verdict.violations.push(
+                    violation_for(
+                        p,
+                        path.unwrap_or_default(),
+                        RuleId::Symlink,
+                        "a symbolic link's target can only be resolved against the base tree: check with --repo",
+                    )
+                    .with_entry("symlinks.allow: true"),
+                );
+            }
+        }
         return Ok(None);
     };
     base_rules(base, &parsed, &view, req.policy, verdict);
+    if req.policy.allow_symlinks {
+        let rules = LinkRules {
+            base,
+            policy: req.policy,
+            scope,
+            limits: &path_limits,
+        };
+        rules.check(&parsed, verdict);
+    }
     let git_reading = match git_side {
         Some(side) => side.reading()?,
         None => None,
@@ -658,18 +682,30 @@ impl PatchRules<'_> {
             out.push(v);
         }
         if let Some(issue) = p.content_issue {
+            let legacy = policy.text_encodings == TextEncodings::Legacy;
             let what = match issue.kind {
-                ContentIssueKind::Nul => "a NUL byte",
-                ContentIssueKind::NotUtf8 => "bytes that are not UTF-8",
+                ContentIssueKind::Nul => {
+                    Some("a NUL byte (git would take the file for binary)".to_owned())
+                }
+                ContentIssueKind::Control(c) => Some(format!(
+                    "a control character (0x{c:02x}) in a line that is not UTF-8"
+                )),
+                ContentIssueKind::NotUtf8 if legacy => None,
+                ContentIssueKind::NotUtf8 => Some("bytes that are not UTF-8".to_owned()),
             };
-            let mut v = violation_for(
-                p,
-                main_path,
-                RuleId::InvalidContent,
-                format!("patch content holds {what}"),
-            );
-            v.line = Some(issue.line);
-            out.push(v);
+            if let Some(what) = what {
+                let mut v = violation_for(
+                    p,
+                    main_path,
+                    RuleId::InvalidContent,
+                    format!("patch content holds {what}"),
+                );
+                v.line = Some(issue.line);
+                if issue.kind != ContentIssueKind::Nul {
+                    v = v.with_entry(format!("text.encodings: {}", policy.text_encodings.name()));
+                }
+                out.push(v);
+            }
         }
     }
 
@@ -737,13 +773,16 @@ fn check_modes(
         .flatten()
         .collect::<BTreeSet<_>>()
     {
-        if mode == MODE_SYMLINK {
-            out.push(violation_for(
-                p,
-                main_path,
-                RuleId::Symlink,
-                "symbolic links may not be added, modified, moved or removed",
-            ));
+        if mode == MODE_SYMLINK && !policy.allow_symlinks {
+            out.push(
+                violation_for(
+                    p,
+                    main_path,
+                    RuleId::Symlink,
+                    "symbolic links may not be added, modified, moved or removed",
+                )
+                .with_entry("symlinks.allow: false"),
+            );
         }
         if mode == MODE_GITLINK {
             out.push(violation_for(
@@ -1057,43 +1096,24 @@ fn insert_steps(trie: &mut FoldedPaths<Mark>, path: &[u8]) -> Vec<Step> {
 }
 
 /// Where the symbolic link `link` (with target `target`) of the base tree resolves to, as a path
-/// inside the repository, following further links of the base (at most 40, as Linux does). `None`
-/// when it leaves the repository (absolute, or `..` past the root), enters a gitlink, or loops.
+/// inside the repository, following further links of the base ([`links::resolve`]). `None` when
+/// it leaves the repository (absolute, or `..` past the root), enters a gitlink, or loops.
 fn resolve_link(link: &[u8], target: &[u8], tree: &BaseTree) -> Option<Vec<u8>> {
-    const MAX_HOPS: usize = 40;
-    let mut hops = 0;
-    let mut resolved: Vec<&[u8]> = link.split(|&b| b == b'/').collect();
-    resolved.pop();
-    let mut pending: std::collections::VecDeque<&[u8]> = std::collections::VecDeque::new();
-    if target.starts_with(b"/") {
-        return None;
-    }
-    pending.extend(target.split(|&b| b == b'/'));
-    while let Some(component) = pending.pop_front() {
-        match component {
-            b"" | b"." => {}
-            b".." => {
-                resolved.pop()?;
-            }
-            name => {
-                resolved.push(name);
-                let here = resolved.join(&b'/');
-                if let Some(next) = tree.links.get(&here) {
-                    hops += 1;
-                    if hops > MAX_HOPS || next.starts_with(b"/") {
-                        return None;
-                    }
-                    resolved.pop();
-                    for c in next.split(|&b| b == b'/').rev() {
-                        pending.push_front(c);
-                    }
-                } else if tree.modes.get(&here) == Some(&MODE_GITLINK) {
-                    return None;
-                }
-            }
+    // The base's own links, resolved once each: bounded by the hops alone, as before.
+    let mut unbounded = links::Budget {
+        lookups: usize::MAX,
+        depth: usize::MAX,
+    };
+    let exact = |name: &[u8], key: &mut Vec<u8>| key.extend_from_slice(name);
+    links::resolve(link, target, &mut unbounded, exact, |path| {
+        match tree.links.get(path) {
+            Some(next) => TreeEntry::Link(next),
+            None if tree.modes.get(path) == Some(&MODE_GITLINK) => TreeEntry::Gitlink,
+            None => TreeEntry::Other,
         }
-    }
-    Some(resolved.join(&b'/'))
+    })
+    .ok()
+    .map(|r| r.path)
 }
 
 fn check_structure(parsed: &CandidateDiff, view: &View<'_>, out: &mut Vec<Violation>) {
@@ -1376,12 +1396,17 @@ fn base_rules(
             }
             if let Some(&mode) = base.get(raw) {
                 if mode == MODE_SYMLINK {
-                    out.push(violation_for(
-                        p,
-                        raw,
-                        RuleId::Symlink,
-                        "the path is a symbolic link in the base tree",
-                    ));
+                    if !policy.allow_symlinks {
+                        out.push(
+                            violation_for(
+                                p,
+                                raw,
+                                RuleId::Symlink,
+                                "the path is a symbolic link in the base tree",
+                            )
+                            .with_entry("symlinks.allow: false"),
+                        );
+                    }
                 } else if mode == MODE_GITLINK {
                     out.push(violation_for(
                         p,
@@ -1464,6 +1489,268 @@ fn base_rules(
             policy,
             &mut verdict.violations,
         );
+    }
+}
+
+/// Whether either side of the patch, as the diff states it, is a symbolic link.
+fn is_link_patch(p: &FilePatch) -> bool {
+    p.old_mode == Some(MODE_SYMLINK) || p.new_mode == Some(MODE_SYMLINK)
+}
+
+/// With `symlinks.allow: true`: the target of every link present after the diff (created,
+/// retargeted, renamed or copied), resolved in the tree after the diff (the base's links with the
+/// diff's changes: [`links::resolve`]), must be a repository path that passes every path rule,
+/// is in neither the denied nor (under `protected: block`) the protected surface, and is inside
+/// the declared scope. Names are looked up folded, as a case-insensitive checkout finds them.
+struct LinkRules<'a> {
+    base: &'a BaseTree,
+    policy: &'a Policy,
+    scope: &'a Scope,
+    limits: &'a PathLimits,
+}
+
+/// The tree after the diff as link resolution sees it: links by folded path ([`folded_key`];
+/// `None`: a target the diff does not write whole) and gitlinks.
+struct LinkTree {
+    links: HashMap<String, Option<Vec<u8>>>,
+    gitlinks: HashSet<String>,
+}
+
+impl LinkTree {
+    /// What the path whose folded key is `key` is.
+    fn entry(&self, key: &[u8]) -> TreeEntry<'_> {
+        let Ok(key) = std::str::from_utf8(key) else {
+            return TreeEntry::Other;
+        };
+        match self.links.get(key) {
+            Some(Some(next)) => TreeEntry::Link(next),
+            Some(None) => TreeEntry::UnknownLink,
+            None if self.gitlinks.contains(key) => TreeEntry::Gitlink,
+            None => TreeEntry::Other,
+        }
+    }
+}
+
+/// A path's components folded ([`path::fold_component`]), the key links are looked up by.
+fn folded_key(path: &[u8]) -> String {
+    path.split(|&b| b == b'/')
+        .filter(|c| !c.is_empty())
+        .map(path::fold_component)
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+impl LinkRules<'_> {
+    const ENTRY: &'static str = "symlinks.allow: true";
+    /// The lookups all links of one diff may spend ([`links::resolve`]); thousands of honest
+    /// links of a few components each spend a few thousand.
+    const LOOKUPS: usize = 200_000;
+
+    /// The target a patch gives its new side: the base's when no hunk writes it (a pure rename,
+    /// copy or mode change), else what the hunk writes (`None`: not written whole).
+    fn target_of(&self, p: &FilePatch) -> Option<Vec<u8>> {
+        if p.hunks.is_empty() {
+            let source = p.old_path.as_deref().or(p.new_path.as_deref())?;
+            self.base.links.get(source).cloned()
+        } else {
+            p.link_target.clone()
+        }
+    }
+
+    fn check(&self, parsed: &CandidateDiff, verdict: &mut Verdict) {
+        let mut links: HashMap<String, Option<Vec<u8>>> = self
+            .base
+            .links
+            .iter()
+            .map(|(l, t)| (folded_key(l), Some(t.clone())))
+            .collect();
+        let gitlinks: HashSet<String> = self
+            .base
+            .entries
+            .iter()
+            .filter(|(_, mode)| *mode == MODE_GITLINK)
+            .map(|(path, _)| folded_key(path))
+            .collect();
+        let mut present_links = Vec::new();
+        for (entry, p) in verdict.files.iter().zip(&parsed.patches) {
+            if matches!(p.status, ChangeKind::Deleted | ChangeKind::Renamed)
+                && let Some(old) = &p.old_path
+            {
+                links.remove(&folded_key(old));
+            }
+            let Some(new) = present(p) else { continue };
+            if entry.new_mode == Some(MODE_SYMLINK) {
+                let target = self.target_of(p);
+                links.insert(folded_key(new), target.clone());
+                present_links.push((p, new, target));
+            } else {
+                links.remove(&folded_key(new));
+            }
+        }
+        let tree = LinkTree { links, gitlinks };
+        let mut budget = links::Budget {
+            lookups: Self::LOOKUPS,
+            depth: self.policy.limits.max_path_components,
+        };
+        for (p, link, target) in present_links {
+            let spent = self.check_link(p, link, target.as_deref(), &tree, &mut budget, verdict);
+            if spent {
+                // Reported once, at the link that found it spent; the rest are not resolved.
+                break;
+            }
+        }
+    }
+
+    /// The rules on one link present after the diff; `true` when the budget of lookups was found
+    /// spent (reported here as `limit-exceeded`).
+    fn check_link(
+        &self,
+        p: &FilePatch,
+        link: &[u8],
+        target: Option<&[u8]>,
+        tree: &LinkTree,
+        budget: &mut links::Budget,
+        verdict: &mut Verdict,
+    ) -> bool {
+        let shown = display_bytes(link);
+        let refuse = |why: String| {
+            violation_for(
+                p,
+                link,
+                RuleId::Symlink,
+                format!("symbolic link `{shown}`: {why}"),
+            )
+            .with_entry(Self::ENTRY)
+        };
+        let out = &mut verdict.violations;
+        let Some(target) = target else {
+            out.push(refuse(
+                "its target is not known: the patch does not write the link whole (one hunk from line 1, with its mode 120000)".into(),
+            ));
+            return false;
+        };
+        let bad = if target.is_empty() {
+            Some("its target is empty".to_owned())
+        } else if target.contains(&0) || target.contains(&b'\n') {
+            Some("its target holds a NUL or a newline".to_owned())
+        } else if target.len() > self.limits.max_path_bytes {
+            Some(format!(
+                "its target is {} bytes long, over the limit of {}",
+                target.len(),
+                self.limits.max_path_bytes
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = bad {
+            out.push(refuse(why));
+            return false;
+        }
+        let folded = |name: &[u8], key: &mut Vec<u8>| {
+            key.extend_from_slice(path::fold_component(name).as_bytes())
+        };
+        let resolved = match links::resolve(link, target, budget, folded, |key| tree.entry(key)) {
+            Ok(resolved) => resolved,
+            Err(links::Unresolved::OverBudget) => {
+                out.push(
+                    violation_for(
+                        p,
+                        link,
+                        RuleId::LimitExceeded,
+                        format!(
+                            "symbolic link `{shown}`: the diff's links need more than {} lookups to resolve",
+                            Self::LOOKUPS
+                        ),
+                    )
+                    .with_entry(Self::ENTRY),
+                );
+                return true;
+            }
+            Err(e) => {
+                out.push(refuse(format!(
+                    "its target `{}` does not resolve to a path inside the repository: {e}",
+                    display_bytes(target)
+                )));
+                return false;
+            }
+        };
+        let to = display_bytes(&resolved.path);
+        let via = format!("its target `{}` resolves to `{to}`", display_bytes(target));
+        if resolved.path.is_empty() {
+            out.push(refuse(format!(
+                "its target `{}` is the repository root, which holds `.git` and every path out of scope",
+                display_bytes(target)
+            )));
+            return false;
+        }
+        // Every name the resolution looked up, and the path it ends at, must pass the path rules:
+        // a `.git` in any disguise is refused even where a later `..` leaves it again.
+        let names = resolved
+            .targets
+            .iter()
+            .flat_map(|t| t.split(|&b| b == b'/'))
+            .filter(|c| !matches!(*c, b"" | b"." | b".."));
+        for name in names.chain(std::iter::once(resolved.path.as_slice())) {
+            if let Err(e) = path::validate_path(name, self.limits) {
+                out.push(
+                    violation_for(
+                        p,
+                        link,
+                        e.rule(),
+                        format!("symbolic link `{shown}`: {via}: {e}"),
+                    )
+                    .with_entry(Self::ENTRY),
+                );
+                return false;
+            }
+        }
+        let Ok(resolved) = std::str::from_utf8(&resolved.path) else {
+            return false;
+        };
+        let spelled = path::resolved_spelling(resolved);
+        let on =
+            |lookup: &dyn Fn(&str) -> Option<String>| lookup(resolved).or_else(|| lookup(&spelled));
+        if let Some(pattern) = on(&|p: &str| self.policy.denied(p).map(str::to_owned)) {
+            out.push(
+                violation_for(
+                    p,
+                    link,
+                    RuleId::DeniedPath,
+                    format!("symbolic link `{shown}`: {via}, in the denied trust-control surface"),
+                )
+                .with_entry(format!("deny: {pattern}"))
+                .with_hint(denied_hint(resolved, &pattern)),
+            );
+        } else if self.policy.protected != Protected::Allow
+            && let Some(pattern) = on(&|p: &str| self.policy.protected_by(p).map(str::to_owned))
+        {
+            let finding = violation_for(
+                p,
+                link,
+                RuleId::ProtectedPath,
+                format!("symbolic link `{shown}`: {via}, which is protected"),
+            )
+            .with_entry(format!("protect: {pattern}"));
+            if self.policy.protected == Protected::Block {
+                out.push(finding);
+            } else {
+                verdict.protected.push(finding);
+            }
+        }
+        if self.scope.matching(resolved).is_none() {
+            verdict.violations.push(
+                violation_for(
+                    p,
+                    link,
+                    RuleId::OutOfScope,
+                    format!(
+                        "symbolic link `{shown}`: {via}, which matches no declared scope glob: the link would show an out-of-scope file under an in-scope name"
+                    ),
+                )
+                .with_entry(format!("scope: {}", self.scope.globs().join(", "))),
+            );
+        }
+        false
     }
 }
 

@@ -41,8 +41,14 @@ pub struct FilePatch {
     /// The line of a `GIT binary patch` or `Binary files ... differ` marker.
     pub binary: Option<usize>,
     pub hunks: Vec<Hunk>,
-    /// The first content line that is not UTF-8 text or holds a NUL byte.
+    /// The first content line that is not UTF-8 text or holds a NUL byte; when several lines
+    /// are, the first of the gravest kind ([`ContentIssueKind`] is ordered by gravity).
     pub content_issue: Option<ContentIssue>,
+    /// For a patch whose new side is a symbolic link (mode 120000), the link's target as the
+    /// hunk writes it: the new side of its one hunk, starting at line 1, with the newline of each
+    /// line but a last one marked `\ No newline at end of file`. `None` for any other patch, or
+    /// when the hunks do not write the whole new side.
+    pub link_target: Option<Vec<u8>>,
 }
 
 /// A hunk's header; its body was verified against these counts.
@@ -63,10 +69,15 @@ pub struct ContentIssue {
     pub kind: ContentIssueKind,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// What is wrong with a content line, least grave first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ContentIssueKind {
-    Nul,
+    /// The line is not UTF-8 (git still diffs it as text: it knows no encodings).
     NotUtf8,
+    /// The line is not UTF-8 and holds this C0 control (other than TAB, CR, FF) or DEL.
+    Control(u8),
+    /// The line holds a NUL byte: git would take the file for binary.
+    Nul,
 }
 
 /// Why the bytes are not a canonical git diff.
@@ -551,6 +562,7 @@ fn resolve_headers(h: &Headers, header: HeaderNames, line: usize) -> Result<File
         binary: None,
         hunks: Vec::new(),
         content_issue: None,
+        link_target: None,
     })
 }
 
@@ -955,9 +967,27 @@ fn parse_hunks<'a>(
         if old_left != 0 || new_left != 0 {
             return Err(err(lines.number(), ParseErrorKind::HunkCount));
         }
-        if patch.content_issue.is_none() {
+        if patch
+            .content_issue
+            .is_none_or(|i| i.kind != ContentIssueKind::Nul)
+        {
             let end = lines.offset().min(lines.body.len());
-            patch.content_issue = content_issue(&lines.body[body_start..end], body_line);
+            let found = content_issue(&lines.body[body_start..end], body_line);
+            patch.content_issue = match (patch.content_issue, found) {
+                (Some(old), Some(new)) if new.kind > old.kind => Some(new),
+                (None, new) => new,
+                (old, _) => old,
+            };
+        }
+        if patch.new_mode == Some(MODE_SYMLINK) {
+            // A link's blob is written whole by one hunk from line 1 (line 0 when it is empty).
+            patch.link_target = (patch.hunks.is_empty() && hunk.new_start <= 1).then(|| {
+                let mut target = new_lines.join(&b'\n');
+                if !new_no_newline && !new_lines.is_empty() {
+                    target.push(b'\n');
+                }
+                target
+            });
         }
         if *old_lines == *new_lines && old_no_newline == new_no_newline {
             return Err(err(hunk.line, ParseErrorKind::HunkChangesNothing));
@@ -975,29 +1005,40 @@ fn parse_hunks<'a>(
     }
 }
 
-/// The first line of a hunk body (starting at line `first_line`) whose content is not UTF-8 text
-/// or holds a NUL. Every line boundary is an ASCII newline, so the body as a whole is valid UTF-8
-/// exactly when each line is: one pass over the whole body decides the common case.
+/// The first line of a hunk body (starting at line `first_line`) of the gravest issue its content
+/// has: a NUL, a control in a line that is not UTF-8, or bytes that are not UTF-8. Every line
+/// boundary is an ASCII newline, so the body as a whole is valid UTF-8 exactly when each line is:
+/// one pass over the whole body decides the common case.
 fn content_issue(body: &[u8], first_line: usize) -> Option<ContentIssue> {
     if memchr::memchr(0, body).is_none() && std::str::from_utf8(body).is_ok() {
         return None;
     }
-    body.split(|&b| b == b'\n')
-        .enumerate()
-        .find_map(|(i, line)| {
-            // A CR before the newline is content of a CRLF file, not a header.
-            let kind = if line.contains(&0) {
-                ContentIssueKind::Nul
-            } else if std::str::from_utf8(line).is_err() {
-                ContentIssueKind::NotUtf8
-            } else {
-                return None;
-            };
-            Some(ContentIssue {
+    let mut gravest: Option<ContentIssue> = None;
+    for (i, line) in body.split(|&b| b == b'\n').enumerate() {
+        // A CR before the newline is content of a CRLF file, not a header.
+        let kind = if line.contains(&0) {
+            ContentIssueKind::Nul
+        } else if std::str::from_utf8(line).is_ok() {
+            continue;
+        } else if let Some(&c) = line
+            .iter()
+            .find(|&&b| (b < 0x20 && !matches!(b, b'\t' | b'\r' | 0x0c)) || b == 0x7f)
+        {
+            ContentIssueKind::Control(c)
+        } else {
+            ContentIssueKind::NotUtf8
+        };
+        if gravest.is_none_or(|g| kind > g.kind) {
+            gravest = Some(ContentIssue {
                 line: first_line + i,
                 kind,
-            })
-        })
+            });
+        }
+        if kind == ContentIssueKind::Nul {
+            break;
+        }
+    }
+    gravest
 }
 
 /// `@@ -a[,b] +c[,d] @@[ section]`

@@ -15,6 +15,7 @@ pub mod git;
 pub mod glob;
 pub mod hash;
 pub mod inputs;
+pub mod links;
 pub mod output;
 pub mod path;
 pub mod policy;

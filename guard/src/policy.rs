@@ -21,6 +21,10 @@
 //!   mode-changes: false               # true allows old mode != new mode
 //!   unprotected-secret-jobs: false    # true: guard readiness reports instead of failing
 //! portable-paths: true                # false allows names Windows cannot check out
+//! symlinks:
+//!   allow: false                      # true: links inside the scope may be created, retargeted, deleted
+//! text:
+//!   encodings: utf-8                  # utf-8 | legacy (lines that are not UTF-8, as git diffs them)
 //! protect:
 //!   add: ["migrations/**"]            # appended to the default protected list
 //!   exclude: ["**/Makefile"]          # default protected entries removed, written exactly
@@ -364,6 +368,28 @@ impl Protected {
     }
 }
 
+/// Which bytes a line of a patch's content may hold (`text.encodings:` in the policy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TextEncodings {
+    /// Every line is UTF-8 (the default); anything else is `invalid-content`.
+    Utf8,
+    /// A line may also be bytes that are not UTF-8 (CP1252, GBK, Shift-JIS...), as git, which
+    /// knows no encodings, diffs them as text. A NUL stays `invalid-content` everywhere, and so does
+    /// a C0 control other than TAB, CR and FF, or DEL, in a line that is not UTF-8: without the
+    /// code page nothing else can be read from such a line.
+    Legacy,
+}
+
+impl TextEncodings {
+    /// The policy value: `utf-8` or `legacy`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TextEncodings::Utf8 => "utf-8",
+            TextEncodings::Legacy => "legacy",
+        }
+    }
+}
+
 /// The checked policy.
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -374,6 +400,12 @@ pub struct Policy {
     pub protect: PatternList,
     /// What a protected path does to the verdict.
     pub protected: Protected,
+    /// Whether a diff may create, retarget or delete symbolic links whose own path and whose
+    /// target (resolved as git resolves it) pass every path rule and stay in scope
+    /// (`symlinks.allow`).
+    pub allow_symlinks: bool,
+    /// Which bytes a text line may hold (`text.encodings`).
+    pub text_encodings: TextEncodings,
     /// Paths a build may write (e.g. `target/**`); matched case-sensitively.
     pub build_output: PatternList,
     /// Extra environment variable names `guard run` passes through.
@@ -481,6 +513,8 @@ struct PolicyDraft {
     deny: Vec<PatternEntry>,
     protect: Vec<PatternEntry>,
     protected: Protected,
+    allow_symlinks: bool,
+    text_encodings: TextEncodings,
     build_output: Vec<PatternEntry>,
     env_allow: Vec<String>,
     allow_executable: bool,
@@ -499,6 +533,8 @@ impl PolicyDraft {
             deny: Vec::new(),
             protect: Vec::new(),
             protected: Protected::Review,
+            allow_symlinks: false,
+            text_encodings: TextEncodings::Utf8,
             build_output: Vec::new(),
             env_allow: Vec::new(),
             allow_executable: false,
@@ -518,6 +554,8 @@ impl PolicyDraft {
             deny: PatternList::new(self.deny)?,
             protect: PatternList::new(self.protect)?,
             protected: self.protected,
+            allow_symlinks: self.allow_symlinks,
+            text_encodings: self.text_encodings,
             build_output: PatternList::new(self.build_output)?,
             env_allow: self.env_allow,
             allow_executable: self.allow_executable,
@@ -599,6 +637,22 @@ impl PolicyDraft {
         }
         if let Some(PlainBool(yes)) = raw.portable_paths {
             self.portable_paths = yes;
+        }
+        if let Some(PlainBool(yes)) = raw.symlinks.allow {
+            self.allow_symlinks = yes;
+        }
+        if let Some(encodings) = raw.text.encodings {
+            self.text_encodings = match encodings.as_str() {
+                "utf-8" => TextEncodings::Utf8,
+                "legacy" => TextEncodings::Legacy,
+                other => {
+                    return Err(PolicyError::InvalidValue {
+                        key: "text.encodings",
+                        value: other.to_owned(),
+                        expected: "utf-8 or legacy",
+                    });
+                }
+            };
         }
         if let Some(PlainBool(yes)) = raw.allow.unprotected_secret_jobs {
             self.allow_unprotected_secret_jobs = yes;
@@ -982,6 +1036,22 @@ struct RawPolicy {
     protected: Option<String>,
     #[serde(default)]
     readiness: RawReadiness,
+    #[serde(default)]
+    symlinks: RawSymlinks,
+    #[serde(default)]
+    text: RawText,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawSymlinks {
+    allow: Option<PlainBool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawText {
+    encodings: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]

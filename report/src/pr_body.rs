@@ -155,10 +155,12 @@ pub fn render(verdict: &VerdictDoc, ctx: &PrContext<'_>) -> String {
 }
 
 /// What the commit writes, by mode, from the plan's entries: regular files, executable files,
-/// mode changes and deletions, each with its paths.
+/// symbolic links (under the policy's `symlinks.allow: true`), mode changes and deletions, each
+/// with its paths.
 fn modes_statement(modes: &[PathMode<'_>]) -> String {
     const REGULAR: u32 = 0o100644;
     const EXECUTABLE: u32 = 0o100755;
+    const SYMLINK: u32 = 0o120000;
     let paths = |keep: &dyn Fn(&PathMode<'_>) -> bool| -> Vec<String> {
         modes
             .iter()
@@ -168,7 +170,11 @@ fn modes_statement(modes: &[PathMode<'_>]) -> String {
     };
     let regular = paths(&|m| m.new_mode == Some(REGULAR));
     let executable = paths(&|m| m.new_mode == Some(EXECUTABLE));
-    let other = paths(&|m| m.new_mode.is_some_and(|n| n != REGULAR && n != EXECUTABLE));
+    let links = paths(&|m| m.new_mode == Some(SYMLINK));
+    let other = paths(&|m| {
+        m.new_mode
+            .is_some_and(|n| n != REGULAR && n != EXECUTABLE && n != SYMLINK)
+    });
     let changed: Vec<String> = modes
         .iter()
         .filter_map(|m| match (m.old_mode, m.new_mode) {
@@ -188,6 +194,13 @@ fn modes_statement(modes: &[PathMode<'_>]) -> String {
             "{} executable file(s), mode 100755: {}",
             executable.len(),
             executable.join(", ")
+        ));
+    }
+    if !links.is_empty() {
+        parts.push(format!(
+            "{} symbolic link(s), mode 120000: {}",
+            links.len(),
+            links.join(", ")
         ));
     }
     if !other.is_empty() {
@@ -415,6 +428,11 @@ mod tests {
                 old_mode: Some(0o100644),
                 new_mode: None,
             },
+            PathMode {
+                path: "docs/latest",
+                old_mode: None,
+                new_mode: Some(0o120000),
+            },
         ];
         let ctx = PrContext {
             modes: Some(&entries),
@@ -423,7 +441,7 @@ mod tests {
         let body = render(&doc, &ctx);
         assert!(
             body.contains(
-                "- **Modes written**: 1 regular file(s), mode 100644; 2 executable file(s), mode 100755: `run.sh`, `tool`; 1 deletion(s)."
+                "- **Modes written**: 1 regular file(s), mode 100644; 2 executable file(s), mode 100755: `run.sh`, `tool`; 1 symbolic link(s), mode 120000: `docs/latest`; 1 deletion(s)."
             ),
             "{body}"
         );

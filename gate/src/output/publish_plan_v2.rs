@@ -174,14 +174,19 @@ pub enum PublishableMode {
     Regular,
     #[serde(rename = "100755")]
     Executable,
+    /// A symbolic link: its blob is the target. Planned only under the policy's
+    /// `symlinks.allow: true`, and then only through the Git database API.
+    #[serde(rename = "120000")]
+    Symlink,
 }
 
 impl PublishableMode {
-    /// The mode from git's octal number; `None` for anything but `100644` and `100755`.
+    /// The mode from git's octal number; `None` for anything but `100644`, `100755` and `120000`.
     pub fn from_git(bits: u32) -> Option<PublishableMode> {
         match FileMode::new(bits)? {
             FileMode::REGULAR => Some(PublishableMode::Regular),
             FileMode::EXECUTABLE => Some(PublishableMode::Executable),
+            FileMode::SYMLINK => Some(PublishableMode::Symlink),
             _ => None,
         }
     }
@@ -191,14 +196,16 @@ impl PublishableMode {
         match self {
             PublishableMode::Regular => FileMode::REGULAR,
             PublishableMode::Executable => FileMode::EXECUTABLE,
+            PublishableMode::Symlink => FileMode::SYMLINK,
         }
     }
 
-    /// `100644` or `100755`.
+    /// `100644`, `100755` or `120000`.
     pub fn as_str(self) -> &'static str {
         match self {
             PublishableMode::Regular => "100644",
             PublishableMode::Executable => "100755",
+            PublishableMode::Symlink => "120000",
         }
     }
 }

@@ -19,13 +19,13 @@ crate::registry! {
         OutOfScope => "out-of-scope": "A path on either side of a file patch matches no declared scope glob.",
         UnsafePath => "unsafe-path": "A path is empty, absolute, has `.`/`..`/empty components, a backslash, a control or bidi control character, is not UTF-8 or is too long; or a name the diff creates cannot be checked out on Windows (`portable-paths`).",
         GitDir => "git-dir": "A path component is `.git` in some case or disguise (`.git.`, `git~1`, ignorable Unicode), or a path lies in a directory git would take for a repository (HEAD with objects/ and refs/).",
-        Symlink => "symlink": "A symbolic link is added, modified or deleted.",
+        Symlink => "symlink": "A symbolic link is added, modified or deleted (`symlinks.allow: false`, the default); or, with `symlinks.allow: true`, a link's target is absolute, empty, holds a NUL or newline, is too long, climbs above the root, is the root, enters a gitlink, loops, or is not written whole (a target in `.git`, the denied surface or out of scope fires that path's rule).",
         Gitlink => "gitlink": "A gitlink (submodule) entry is added, modified or deleted.",
         BinaryPatch => "binary-patch": "A binary patch or a `Binary files ... differ` stub.",
         ModeChange => "mode-change": "A file mode changes.",
         ExecutableFile => "executable-file": "A file is created with the executable mode.",
         TypeChange => "type-change": "A path changes type (file, symlink, gitlink).",
-        InvalidContent => "invalid-content": "Patch content is not UTF-8 text or contains a NUL byte.",
+        InvalidContent => "invalid-content": "Patch content holds a NUL byte, or is not UTF-8 text (`text.encodings: utf-8`, the default); with `text.encodings: legacy`, a line that is not UTF-8 holds a C0 control other than TAB, CR and FF, or DEL.",
         DuplicatePath => "duplicate-path": "The same path is patched more than once.",
         PathConflict => "path-conflict": "A path is both a file and a directory, or two paths differ only in case or Unicode normalization (within the diff or against the base tree).",
         BeneathSymlink => "beneath-symlink": "A path lies beneath a symlink or gitlink in the base tree or in the diff.",
@@ -71,7 +71,7 @@ impl RuleId {
                 "Leave git's own files alone: no path component may be `.git` or a disguise of it, nor lie in a directory shaped like a repository."
             }
             RuleId::Symlink => {
-                "Change the file a symbolic link points to instead, or leave the link out of the diff: links are not accepted."
+                "Change the file a symbolic link points to instead, or leave the link out of the diff: links are accepted only under `symlinks.allow: true`, and then only with a relative target that stays inside the scope."
             }
             RuleId::Gitlink => {
                 "Leave submodules out of the diff: a gitlink is changed by a person."
@@ -89,7 +89,7 @@ impl RuleId {
                 "Keep each path's type (file, symbolic link, submodule): change the file's content instead."
             }
             RuleId::InvalidContent => {
-                "Send UTF-8 text without NUL bytes; leave other files out of the diff."
+                "Send UTF-8 text without NUL bytes (or, under `text.encodings: legacy`, text without NUL and control bytes); leave other files out of the diff."
             }
             RuleId::DuplicatePath => "Patch each path once: merge its hunks into one file patch.",
             RuleId::PathConflict => {
