@@ -31,6 +31,13 @@ pub const VERIFY_SECRETS: [&str; 1] = ["AGENT_TEAM_DISPATCH_KEY"];
 pub const REUSABLE_PATH: &str = ".github/workflows/agent-team-apply-verify.yml";
 /// The environment's variables.
 pub const VARIABLES: [&str; 1] = ["AGENT_TEAM_APP_CLIENT_ID"];
+/// The publishing App's id, a variable of both environments: `guard`'s signature step looks up
+/// the replay record by it, and `publish` requires it.
+pub const APP_ID_VARIABLE: &str = "AGENT_TEAM_APP_ID";
+/// The variables `agent-team-publish` must hold.
+const PUBLISH_VARIABLES: [&str; 2] = [VARIABLES[0], APP_ID_VARIABLE];
+/// The variables `agent-team-verify` must hold.
+const VERIFY_VARIABLES: [&str; 1] = [APP_ID_VARIABLE];
 /// The App's permissions, exactly (`metadata: read` is every App's).
 pub const APP_PERMISSIONS: [(&str, &str); 4] = [
     ("checks", "write"),
@@ -145,10 +152,10 @@ impl Setting {
                 "agent-team-publish holds AGENT_TEAM_APP_PRIVATE_KEY and AGENT_TEAM_DISPATCH_KEY"
             }
             Setting::EnvironmentVariables => {
-                "agent-team-publish holds the variable AGENT_TEAM_APP_CLIENT_ID"
+                "agent-team-publish holds the variables AGENT_TEAM_APP_CLIENT_ID and AGENT_TEAM_APP_ID"
             }
             Setting::VerifyEnvironment => {
-                "environment agent-team-verify: only the default branch may deploy, and it holds AGENT_TEAM_DISPATCH_KEY"
+                "environment agent-team-verify: only the default branch may deploy, and it holds AGENT_TEAM_DISPATCH_KEY and the variable AGENT_TEAM_APP_ID"
             }
             Setting::DefaultBranchReview => {
                 "the default branch requires a pull request with an approving review"
@@ -267,10 +274,10 @@ impl Setting {
                 "agent-team-publish → Environment secrets: AGENT_TEAM_APP_PRIVATE_KEY (the App's key), AGENT_TEAM_DISPATCH_KEY (openssl rand -hex 32)"
             }
             Setting::EnvironmentVariables => {
-                "agent-team-publish → Environment variables: AGENT_TEAM_APP_CLIENT_ID (the App's client ID)"
+                "agent-team-publish → Environment variables: AGENT_TEAM_APP_CLIENT_ID (the App's client ID), AGENT_TEAM_APP_ID (the App's id)"
             }
             Setting::VerifyEnvironment => {
-                "Settings → Environments → `agent-team-verify`: Selected branches, the default branch only; secret AGENT_TEAM_DISPATCH_KEY (the same value as in agent-team-publish)"
+                "Settings → Environments → `agent-team-verify`: Selected branches, the default branch only; secret AGENT_TEAM_DISPATCH_KEY (the same value as in agent-team-publish); variable AGENT_TEAM_APP_ID (the App's id)"
             }
             Setting::DefaultBranchReview => {
                 "ruleset on the default branch: Require a pull request before merging, 1 approval"
@@ -728,7 +735,7 @@ fn check_environment(
     out.push(names_finding(
         Setting::EnvironmentVariables,
         "variable",
-        &VARIABLES,
+        &PUBLISH_VARIABLES,
         read(client.list_environment_variables(repo, environment_name))?
             .map(|l| l.variables.into_iter().map(|n| n.name).collect()),
     ));
@@ -784,7 +791,7 @@ fn deployment_branches(
 }
 
 /// `agent-team-verify`, which the guard job names for the dispatch keys: it exists, only the
-/// default branch may deploy to it, and it holds the dispatch key.
+/// default branch may deploy to it, and it holds the dispatch key and the App's id.
 fn check_verify_environment(
     client: &Client,
     repo: &Repository,
@@ -818,7 +825,18 @@ fn check_verify_environment(
         read(client.list_environment_secrets(repo, VERIFY_ENVIRONMENT))?
             .map(|l| l.secrets.into_iter().map(|n| n.name).collect()),
     );
-    let parts = [branches, (secrets.status, secrets.detail)];
+    let variables = names_finding(
+        setting,
+        "variable",
+        &VERIFY_VARIABLES,
+        read(client.list_environment_variables(repo, VERIFY_ENVIRONMENT))?
+            .map(|l| l.variables.into_iter().map(|n| n.name).collect()),
+    );
+    let parts = [
+        branches,
+        (secrets.status, secrets.detail),
+        (variables.status, variables.detail),
+    ];
     let status = if parts.iter().all(|(s, _)| *s == Status::Ok) {
         Status::Ok
     } else if parts.iter().any(|(s, _)| *s == Status::Missing) {

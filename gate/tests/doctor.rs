@@ -472,8 +472,22 @@ fn environment_variables() {
         &doctor(s),
         Setting::EnvironmentVariables,
         Status::Missing,
-        "no variable AGENT_TEAM_APP_CLIENT_ID",
+        "no variable AGENT_TEAM_APP_CLIENT_ID, AGENT_TEAM_APP_ID",
     );
+    // Without the App's id, publish's step "Require the publication's secrets and variables"
+    // fails: the doctor must not say ok.
+    let mut s = configured();
+    s.settings.environments[0]
+        .variables
+        .retain(|v| v != "AGENT_TEAM_APP_ID");
+    let report = doctor(s);
+    assert_only(
+        &report,
+        Setting::EnvironmentVariables,
+        Status::Missing,
+        "no variable AGENT_TEAM_APP_ID",
+    );
+    assert_eq!(report.exit_code(), 1);
     assert_only(
         &doctor(unreadable(
             "/repos/octo/repo/environments/agent-team-publish/variables",
@@ -1190,6 +1204,19 @@ fn verify_environment() {
         Status::Missing,
         "no secret AGENT_TEAM_DISPATCH_KEY",
     );
+
+    // guard's signature step looks up the replay record by the App's id: without the variable
+    // the first dispatch fails there.
+    let mut s = configured();
+    s.settings.environments[1].variables.clear();
+    let report = doctor(s);
+    assert_only(
+        &report,
+        Setting::VerifyEnvironment,
+        Status::Missing,
+        "no variable AGENT_TEAM_APP_ID",
+    );
+    assert_eq!(report.exit_code(), 1);
 
     let report = doctor(unreadable(
         "/repos/octo/repo/environments/agent-team-verify",

@@ -155,14 +155,17 @@ impl RepositorySettings {
                         "AGENT_TEAM_APP_PRIVATE_KEY".into(),
                         "AGENT_TEAM_DISPATCH_KEY".into(),
                     ],
-                    variables: vec!["AGENT_TEAM_APP_CLIENT_ID".into()],
+                    variables: vec![
+                        "AGENT_TEAM_APP_CLIENT_ID".into(),
+                        "AGENT_TEAM_APP_ID".into(),
+                    ],
                 },
                 EnvironmentSettings {
                     name: "agent-team-verify".into(),
                     reviewers: Vec::new(),
                     branch_policy: BranchPolicy::Custom(vec![default_branch.to_owned()]),
                     secrets: vec!["AGENT_TEAM_DISPATCH_KEY".into()],
-                    variables: Vec::new(),
+                    variables: vec!["AGENT_TEAM_APP_ID".into()],
                 },
             ],
             rulesets: vec![
