@@ -557,7 +557,7 @@ fn steps(request: &InitRequest, pinned: bool) -> Vec<String> {
         )
     };
     let app = format!(
-        "from {MANIFEST_PATH} (Settings → Developer settings → GitHub Apps → New GitHub App, with exactly these permissions: contents, pull requests, checks write; no webhook, no events), generate its private key, and install it on {repo} only."
+        "`gate app create --kind publish --repository {repo} --key-out app.pem` (`--org` for an organisation's repository) registers it from its manifest and writes its key (by hand: from {MANIFEST_PATH}, Settings → Developer settings → GitHub Apps → New GitHub App, with exactly these permissions: contents, pull requests, checks write; no webhook, no events; then generate its private key); install it on {repo} only."
     );
     let environments = format!(
         "Create the environment {VERIFY_ENVIRONMENT} (the guard job's): deployment branches and tags = Selected branches and tags, the default branch only, no reviewers; secret {}. Create the environment {ENVIRONMENT}: the default branch only, required reviewers if a person should approve each publication; secrets {} (the App's key; `openssl rand -hex 32` for the dispatch key, the same value in both), variable {} (the App's client ID); the variable AGENT_TEAM_APP_ID (the App's id) in both.",

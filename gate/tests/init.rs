@@ -541,4 +541,11 @@ fn adopting_numbers_its_steps_as_gate_init_does() {
             "{line:?} does not start with {head:?}"
         );
     }
+    // Step 2 leads with the command ADOPTING.md's step 2 leads with.
+    assert!(
+        printed[1]
+            .contains("`gate app create --kind publish --repository octo/repo --key-out app.pem`"),
+        "{}",
+        printed[1]
+    );
 }

@@ -172,8 +172,8 @@ fn run_inner(args: &PublishArgs) -> Result<u8, String> {
     let revision =
         gate::dispatch_mac::parse_revision(&args.revise).map_err(|e| format!("--revise: {e}"))?;
     let app_id = super::dispatch::app_id(args.app_id)?.ok_or(
-        "no publishing App id: give --app-id or set AGENT_TEAM_APP_ID (the repository variable \
-         the workflow passes): the replay record is the App's own check run",
+        "no publishing App id: give --app-id or set AGENT_TEAM_APP_ID (the variable of the job's \
+         environment, which the workflow passes): the replay record is the App's own check run",
     )?;
     let plan: PublishPlanDoc = serde_json::from_str(&text(&args.plan, MAX_PLAN_BYTES, "--plan")?)
         .map_err(|e| format!("--plan: {e}"))?;

@@ -197,8 +197,8 @@ fn replay(
         return Err(format!("--run-id {:?} is not a run id", neutralize(run_id)));
     }
     let app_id = super::dispatch::app_id(args.app_id)?.ok_or(
-        "--run-id needs the publishing App's id (--app-id, or AGENT_TEAM_APP_ID: the repository \
-         variable the workflow passes): the replay record is that App's check run",
+        "--run-id needs the publishing App's id (--app-id, or AGENT_TEAM_APP_ID: the variable of \
+         the job's environment, which the workflow passes): the replay record is that App's check run",
     )?;
     let token = github::Token::from_env(&env).map_err(|e| e.to_string())?;
     let api_url = github::ApiUrl::resolve(None, &env).map_err(|e| e.to_string())?;
