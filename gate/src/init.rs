@@ -560,12 +560,13 @@ fn steps(request: &InitRequest, pinned: bool) -> Vec<String> {
         "`gate app create --kind publish --repository {repo} --key-out app.pem` (`--org` for an organisation's repository) registers it from its manifest and writes its key (by hand: from {MANIFEST_PATH}, Settings → Developer settings → GitHub Apps → New GitHub App, with exactly these permissions: contents, pull requests, checks write; no webhook, no events; then generate its private key); install it on {repo} only."
     );
     let environments = format!(
-        "Create the environment {VERIFY_ENVIRONMENT} (the guard job's): deployment branches and tags = Selected branches and tags, the default branch only, no reviewers; secret {}. Create the environment {ENVIRONMENT}: the default branch only, required reviewers if a person should approve each publication; secrets {} (the App's key; `openssl rand -hex 32` for the dispatch key, the same value in both), variable {} (the App's client ID); the variable AGENT_TEAM_APP_ID (the App's id) in both.",
+        "Create the environment {VERIFY_ENVIRONMENT} (the guard job's): deployment branches and tags = Selected branches and tags, the default branch only, no reviewers; secret {}. Create the environment {ENVIRONMENT}: the default branch only, required reviewers if a person should approve each publication; secrets {} (the App's key) and {} (`openssl rand -hex 32`, the same value in both), variable {} (the App's client ID); the variable AGENT_TEAM_APP_ID (the App's id) in both.",
         VERIFY_SECRETS.join(", "),
-        SECRETS.join(", "),
+        SECRETS[0],
+        SECRETS[1],
         VARIABLES.join(", ")
     );
-    let actions = "workflow permissions: read repository contents and packages; GitHub Actions may not create or approve pull requests; allow select actions only (agent-team/agent-team-apply and the actions it pins); fork pull request workflows: require approval for all external contributors.".to_owned();
+    let actions = "workflow permissions: read repository contents and packages; GitHub Actions may not create or approve pull requests; allow select actions only (agent-team/agent-team-apply, the actions it pins and your own workflows' actions); fork pull request workflows: require approval for all external contributors.".to_owned();
     let rulesets = if request.app_id.is_some() {
         format!(
             "Settings → Rules → Rulesets → New ruleset → Import a ruleset: {RULESET_DEFAULT_PATH} (a reviewed pull request for everyone, people and Dependabot included; no required status check, so their pull requests are not blocked) and {RULESET_BRANCHES_PATH} (agent-team/** written by the App alone: what holds the agent's pull requests); if you use agent-team-diffs/** branches, restrict them to the dispatcher's identity."

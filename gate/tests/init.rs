@@ -548,4 +548,10 @@ fn adopting_numbers_its_steps_as_gate_init_does() {
         "{}",
         printed[1]
     );
+    // Each secret of step 3 is glossed where it is named.
+    assert!(
+        printed[2].contains("AGENT_TEAM_APP_PRIVATE_KEY (the App's key) and AGENT_TEAM_DISPATCH_KEY (`openssl rand -hex 32`"),
+        "{}",
+        printed[2]
+    );
 }
