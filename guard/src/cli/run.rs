@@ -106,10 +106,10 @@ fn load_tree(args: &RunArgs, policy: &guard::policy::Policy) -> Result<Option<Lo
         super::apply::refuse_inside(out, repo, "--tree-report")?;
     }
     let (verdict, verdict_sha256) = super::verify_tree::read_verdict(verdict_path)?;
-    let (doc, baseline_sha256) =
+    let (doc, entries, baseline_sha256) =
         super::verify_tree::read_baseline(baseline_path, args.baseline_sha256.as_deref())?;
-    let baseline =
-        Baseline::from_doc(repo, &doc, verdict_sha256.as_str()).map_err(|e| e.to_string())?;
+    let baseline = Baseline::from_parts(repo, &doc, entries, verdict_sha256.as_str())
+        .map_err(|e| e.to_string())?;
     Ok(Some(LoadedTree {
         spec: TreeSpec {
             baseline,
