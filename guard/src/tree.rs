@@ -80,7 +80,7 @@ use json_v1::Kind;
 use json_v1::SnapshotDoc;
 pub use json_v1::{Change, Check, DirId, Identity};
 use store::{Store, Stored};
-use walk::{Entry, Inodes, Snapshot, WalkError, WalkLimits};
+use walk::{Entry, Snapshot, WalkError, WalkLimits};
 
 const MODE_TREE: u32 = 0o040000;
 
@@ -569,6 +569,27 @@ pub fn verify_after_build(
     verify_against(&baseline, verdict, policy, limits, None, None, keep)
 }
 
+/// The [`walk::Inode`] of each of a baseline's entries as read just before the build, by the
+/// entry's index in the baseline's [`Store`] (`None` for one not read): one record an entry,
+/// without a second copy of the paths.
+#[derive(Debug, Clone, Default)]
+pub struct BaselineInodes(Vec<Option<walk::Inode>>);
+
+impl BaselineInodes {
+    /// The inode of the baseline's entry at `index`.
+    pub fn get(&self, index: usize) -> Option<&walk::Inode> {
+        self.0.get(index).and_then(Option::as_ref)
+    }
+
+    /// Every inode read, with its entry's index in the baseline's store.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (usize, &mut walk::Inode)> {
+        self.0
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, inode)| inode.as_mut().map(|inode| (i, inode)))
+    }
+}
+
 /// Findings in path order, at most [`MAX_FINDINGS`] kept, the rest counted.
 #[derive(Debug, Default)]
 struct Bounded {
@@ -641,7 +662,7 @@ pub fn verify_against(
     verdict: &VerdictDoc,
     policy: &Policy,
     limits: &WalkLimits,
-    inodes: Option<&Inodes>,
+    inodes: Option<&BaselineInodes>,
     view: Option<&Path>,
     keep: bool,
 ) -> Result<AfterBuild, TreeError> {
@@ -717,7 +738,8 @@ pub fn verify_against(
         &hash,
         inodes.is_some(),
         &mut |path, a, a_inode| {
-            let b = before.find(path.as_bytes()).and_then(|i| {
+            let index = before.find(path.as_bytes());
+            let b = index.and_then(|i| {
                 if let Some(seen) = seen.get_mut(i) {
                     *seen = true;
                 }
@@ -742,7 +764,7 @@ pub fn verify_against(
                 && let Some(f) = inode_change(
                     &path,
                     Some(a.kind),
-                    before.get(&path),
+                    index.and_then(|i| before.get(i)),
                     a_inode,
                     policy,
                     &scope,
@@ -802,16 +824,17 @@ pub fn verify_against(
 
 /// The paths at which the worktree differs from `baseline` in any way (identity included):
 /// empty when it is exactly the tree the baseline describes. Used before a build starts; the
-/// [`Inodes`] of the same walk are what the check after the build compares with. Each path in
-/// the guard's display form.
+/// inodes of the same walk ([`BaselineInodes`], of the baseline's entries: any other entry is a
+/// change already) are what the check after the build compares with. Each path in the guard's
+/// display form.
 pub fn changed_since(
     baseline: &Baseline,
     limits: &WalkLimits,
-) -> Result<(Vec<String>, Inodes), TreeError> {
+) -> Result<(Vec<String>, BaselineInodes), TreeError> {
     let mut changed = Vec::new();
     if identity_of(&baseline.root)? != baseline.identity {
         changed.push(". (the worktree or its .git is another directory)".to_string());
-        return Ok((changed, Inodes::new()));
+        return Ok((changed, BaselineInodes::default()));
     }
     let mut more = 0u64;
     let mut note = |path: &RepoPath| {
@@ -821,29 +844,27 @@ pub fn changed_since(
             more += 1;
         }
     };
-    let mut inodes = Inodes::new();
     let before = &baseline.snapshot;
+    let mut inodes: Vec<Option<walk::Inode>> = vec![None; before.len()];
     let mut seen = vec![false; before.len()];
     walk::walk_each(
         &baseline.root,
         limits,
         &hashed_in_baseline,
         true,
-        &mut |path, a, inode| {
-            match before.find(path.as_bytes()) {
-                Some(i) => {
-                    if let Some(seen) = seen.get_mut(i) {
-                        *seen = true;
-                    }
-                    if before.get(i).is_none_or(|b| !same_stored(&b, &a)) {
-                        note(&path);
-                    }
+        &mut |path, a, inode| match before.find(path.as_bytes()) {
+            Some(i) => {
+                if let Some(seen) = seen.get_mut(i) {
+                    *seen = true;
                 }
-                None => note(&path),
+                if before.get(i).is_none_or(|b| !same_stored(&b, &a)) {
+                    note(&path);
+                }
+                if let Some(slot) = inodes.get_mut(i) {
+                    *slot = inode;
+                }
             }
-            if let Some(inode) = inode {
-                inodes.insert(path, inode);
-            }
+            None => note(&path),
         },
     )?;
     for (i, seen) in seen.iter().enumerate() {
@@ -854,7 +875,7 @@ pub fn changed_since(
     if more > 0 {
         changed.push(format!("and {} more", thousands(more)));
     }
-    Ok((changed, inodes))
+    Ok((changed, BaselineInodes(inodes)))
 }
 
 /// The `build-wrote` finding for a change an [`Entry`] does not show: hard links, an entry made
