@@ -555,12 +555,10 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
     };
     // Every process of the build is gone now (its pid namespace is dead): what it left is final.
     let mut layer = layer;
-    if let (Some(chowned), Some(inodes)) = (&chowned, inodes_before.as_mut())
+    if let (Some(chowned), Some(inodes), Some(t)) = (&chowned, inodes_before.as_mut(), &spec.tree)
         && chowned.roots.first() == Some(&cwd)
     {
-        if let Some(t) = &spec.tree {
-            chowned.as_lent(&t.baseline.snapshot, inodes);
-        }
+        chowned.as_lent(&t.baseline.snapshot, inodes);
     }
     let (tree, worktree) = after_build(spec, layer.as_deref_mut(), inodes_before.as_ref());
     let mut isolation = isolation;
