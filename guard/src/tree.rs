@@ -720,10 +720,10 @@ pub fn verify_against(
                 .is_ok_and(|text| policy.denied(text).is_none() && policy.is_build_output(text))
     };
     let hash = |path: &[u8], size: u64| {
-        !exempt_content(path)
-            && before
-                .lookup(path)
-                .is_some_and(|b| b.kind == Kind::File && b.size == size && b.sha256.is_some())
+        before
+            .lookup(path)
+            .is_some_and(|b| b.kind == Kind::File && b.size == size && b.sha256.is_some())
+            && !exempt_content(path)
     };
     let walked_root = view.unwrap_or(root);
     // The walk is a stream: each entry is judged as it is read and dropped (kept only for
