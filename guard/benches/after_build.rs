@@ -8,8 +8,9 @@
 //! (N/1000 directories `dNNNN/` of at most 999 files each; at most 1,000 distinct contents, so
 //! `.git` stays small), committed, then a one-line diff to `d0000/` applied with `guard apply`
 //! and the baseline written with `guard verify-tree --out` (each timed once, printed as setup).
-//! The tree is generated once per size, on the disk under the system's temporary directory
-//! (`AFTER_BUILD_TMP` to put it elsewhere; it is not a memory file system here), and every row
+//! The tree is generated once per size, on `/dev/shm` when that is a memory file system (tmpfs),
+//! else under the system's temporary directory (`AFTER_BUILD_TMP` to put it elsewhere; the
+//! output names the directory, its file system and the load average), and every row
 //! reuses it. Rows, each run after run in turn (medians of `--runs`, or `--large-runs` from
 //! 100,000 entries):
 //!
@@ -34,7 +35,11 @@ use support::{Row, Timed, git, measure_with, rows_of, run_ok};
 /// Files per directory: a directory and its files are at most 1,000 entries.
 const PER_DIR: usize = 999;
 
-/// A generated worktree of `entries` entries (directories and files) besides `.git`, committed.
+/// A generated worktree of `entries` entries (directories and files) besides `.git`, committed:
+/// the distinct contents are written as blobs once (`git hash-object -w --stdin-paths`), every
+/// file is staged from its blob's id (`git update-index --index-info`), then `git write-tree`,
+/// `git commit-tree` and `git update-ref`: the same loose objects, index entries and commit as
+/// `git add -A && git commit`, without git reading the million files again.
 fn generate(root: &Path, entries: usize) {
     let dirs = entries.div_ceil(PER_DIR + 1).max(1);
     let files = entries - dirs;
@@ -51,8 +56,50 @@ fn generate(root: &Path, entries: usize) {
         .unwrap();
     }
     run_ok(git(root).args(["init", "-q"]));
-    run_ok(git(root).args(["add", "-A"]));
-    run_ok(git(root).args(["commit", "-q", "-m", "base"]));
+    let distinct = files.min(1000);
+    let samples: Vec<String> = (0..distinct)
+        .map(|f| format!("d{:04}/f{f:07}.txt\n", f % dirs))
+        .collect();
+    let ids = run_with_input(
+        git(root).args(["hash-object", "-w", "--stdin-paths"]),
+        samples.concat().into_bytes(),
+    );
+    let ids: Vec<&str> = std::str::from_utf8(&ids).unwrap().lines().collect();
+    assert_eq!(ids.len(), distinct);
+    let mut info = String::with_capacity(files * 70);
+    for f in 0..files {
+        info.push_str(&format!(
+            "100644 {}\td{:04}/f{f:07}.txt\n",
+            ids[f % 1000],
+            f % dirs
+        ));
+    }
+    run_with_input(
+        git(root).args(["update-index", "--add", "--index-info"]),
+        info.into_bytes(),
+    );
+    let tree = run_ok(git(root).args(["write-tree"]));
+    let tree = String::from_utf8(tree).unwrap();
+    let commit = run_ok(git(root).args(["commit-tree", tree.trim(), "-m", "base"]));
+    let commit = String::from_utf8(commit).unwrap();
+    run_ok(git(root).args(["update-ref", "HEAD", commit.trim()]));
+}
+
+/// `cmd`'s output, given `input` on its standard input; it must succeed.
+fn run_with_input(cmd: &mut std::process::Command, input: Vec<u8>) -> Vec<u8> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success(), "{cmd:?} failed");
+    out.stdout
 }
 
 /// The text after `prefix` on a line of `out`.
@@ -77,8 +124,9 @@ fn rows_for(guard: &str, entries: usize, runs: usize, stray: usize, tmp: &Path) 
     // A one-line change in scope, applied and verified: the baseline the build starts from.
     let first = dir.join("d0000/f0000000.txt");
     std::fs::write(&first, "entry 000 of the generated tree, edited\n").unwrap();
-    let diff = run_ok(git(&dir).args(["diff"]));
-    run_ok(git(&dir).args(["checkout", "-q", "--", "."]));
+    // Only this path: the index holds no stat data, and git would read every file to compare.
+    let diff = run_ok(git(&dir).args(["diff", "--", "d0000/f0000000.txt"]));
+    run_ok(git(&dir).args(["checkout", "-q", "--", "d0000/f0000000.txt"]));
     let diff_path = tmp.join(format!("change-{entries}.diff"));
     std::fs::write(&diff_path, &diff).unwrap();
     let sha = guard::hash::sha256_hex(&diff);
@@ -181,9 +229,35 @@ fn rows_for(guard: &str, entries: usize, runs: usize, stray: usize, tmp: &Path) 
     }
     let rows = rows_of(cmds, samples);
     support::print_table(&format!("after build: {entries} entries"), "find", &rows);
-    // Nothing of this size is kept for the next (removing a million files takes minutes).
-    std::fs::remove_dir_all(&dir).unwrap();
+    // Nothing of this size is kept for the next: one `rm -rf`.
+    let started = Instant::now();
+    run_ok(std::process::Command::new("rm").arg("-rf").arg(&dir));
+    println!("removed in {:.1} s", secs(started));
     rows
+}
+
+/// The type of the file system `path` is on (the longest mount point of `/proc/mounts` that
+/// holds it).
+fn file_system_of(path: &Path) -> Option<String> {
+    let path = path.canonicalize().ok()?;
+    let mounts = std::fs::read_to_string("/proc/mounts").ok()?;
+    mounts
+        .lines()
+        .filter_map(|l| {
+            let mut fields = l.split(' ');
+            let (_, point, kind) = (fields.next()?, fields.next()?, fields.next()?);
+            path.starts_with(point)
+                .then(|| (point.len(), kind.to_string()))
+        })
+        .max_by_key(|(len, _)| *len)
+        .map(|(_, kind)| kind)
+}
+
+/// The first three fields of `/proc/loadavg`.
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split(' ').take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".into())
 }
 
 fn main() {
@@ -193,11 +267,22 @@ fn main() {
     let large_runs = support::arg(&args, "--large-runs", 3).max(1);
     let stray = support::arg(&args, "--stray", 100);
     let guard = env!("CARGO_BIN_EXE_guard");
+    // A memory file system when there is one: the trees are written and removed in seconds
+    // rather than minutes, and the walk reads from memory either way once they are generated.
+    let shm = Path::new("/dev/shm");
     let tmp = match std::env::var_os("AFTER_BUILD_TMP") {
         Some(dir) => tempfile::tempdir_in(dir).unwrap(),
+        None if file_system_of(shm).as_deref() == Some("tmpfs") => {
+            tempfile::tempdir_in(shm).unwrap()
+        }
         None => tempfile::tempdir().unwrap(),
     };
-    println!("trees under {}", tmp.path().display());
+    println!(
+        "trees under {} (file system {}); load average {}",
+        tmp.path().display(),
+        file_system_of(tmp.path()).unwrap_or_else(|| "unknown".into()),
+        load_average()
+    );
     let mut summary = Vec::new();
     for entries in sizes {
         let runs = if entries >= 100_000 { large_runs } else { runs };
@@ -220,4 +305,5 @@ fn main() {
             .collect();
         println!("  {entries} entries: {}", line.join("; "));
     }
+    println!("load average at the end {}", load_average());
 }

@@ -555,10 +555,10 @@ pub fn run(spec: &RunSpec) -> Result<RunOutcome, SandboxError> {
     };
     // Every process of the build is gone now (its pid namespace is dead): what it left is final.
     let mut layer = layer;
-    if let (Some(chowned), Some(inodes)) = (&chowned, inodes_before.as_mut())
+    if let (Some(chowned), Some(inodes), Some(t)) = (&chowned, inodes_before.as_mut(), &spec.tree)
         && chowned.roots.first() == Some(&cwd)
     {
-        chowned.as_lent(inodes);
+        chowned.as_lent(&t.baseline.snapshot, inodes);
     }
     let (tree, worktree) = after_build(spec, layer.as_deref_mut(), inodes_before.as_ref());
     let mut isolation = isolation;
@@ -607,7 +607,7 @@ fn top_finding(message: String) -> Finding {
 fn after_build(
     spec: &RunSpec,
     layer: Option<&mut WriteLayer>,
-    inodes_before: Option<&tree::walk::Inodes>,
+    inodes_before: Option<&tree::BaselineInodes>,
 ) -> (Option<Result<TreeOutcome, SandboxError>>, Worktree) {
     let mut findings = Vec::new();
     let mut view = None;
@@ -839,9 +839,9 @@ impl Chowned {
 
     /// The owners read before the build, as lending left them: what the check after the build
     /// compares with (every root-owned entry of the worktree but `.git`'s is `nobody`'s now).
-    fn as_lent(&self, inodes: &mut tree::walk::Inodes) {
-        for (path, inode) in inodes.iter_mut() {
-            if inode.uid == 0 && !tree::in_git_dir(path.as_bytes()) {
+    fn as_lent(&self, entries: &tree::store::Store, inodes: &mut tree::BaselineInodes) {
+        for (index, inode) in inodes.iter_mut() {
+            if inode.uid == 0 && !tree::in_git_dir(entries.path(index)) {
                 inode.uid = self.uid;
                 inode.gid = self.gid;
             }

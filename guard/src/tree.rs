@@ -60,6 +60,7 @@
 //! as it is read and then dropped; at most [`MAX_FINDINGS`] findings are listed, the rest counted.
 
 pub mod json_v1;
+pub mod store;
 pub mod walk;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -78,7 +79,8 @@ use crate::rules::RuleId;
 use json_v1::Kind;
 use json_v1::SnapshotDoc;
 pub use json_v1::{Change, Check, DirId, Identity};
-use walk::{Entry, Inodes, Snapshot, WalkError, WalkLimits};
+use store::{Store, Stored};
+use walk::{Entry, Snapshot, WalkError, WalkLimits};
 
 const MODE_TREE: u32 = 0o040000;
 
@@ -193,7 +195,8 @@ pub struct Baseline {
     pub diff_sha256: contract::ids::Sha256Hex,
     pub verdict_sha256: contract::ids::Sha256Hex,
     pub scope: Vec<String>,
-    pub snapshot: Snapshot,
+    /// Every entry, compact and sorted by path ([`Store`]).
+    pub snapshot: Store,
 }
 
 impl Baseline {
@@ -203,6 +206,19 @@ impl Baseline {
     pub fn from_doc(
         root: &Path,
         doc: &SnapshotDoc,
+        verdict_sha256: &str,
+    ) -> Result<Baseline, TreeError> {
+        let snapshot =
+            Store::from_snapshot(&json_v1::snapshot_of(doc)).map_err(TreeError::Baseline)?;
+        Baseline::from_parts(root, doc, snapshot, verdict_sha256)
+    }
+
+    /// [`Baseline::from_doc`] for a document read as a stream ([`SnapshotDoc::parse_each`]):
+    /// `doc` without its entries, `snapshot` the entries it held.
+    pub fn from_parts(
+        root: &Path,
+        doc: &SnapshotDoc,
+        snapshot: Store,
         verdict_sha256: &str,
     ) -> Result<Baseline, TreeError> {
         if doc.taken != Check::AfterApply || !doc.verified {
@@ -227,7 +243,6 @@ impl Baseline {
                 exact_root.display()
             )));
         }
-        let snapshot = json_v1::snapshot_of(doc);
         Ok(Baseline {
             root,
             identity: doc.identity,
@@ -536,18 +551,43 @@ pub struct AfterBuild {
 
 /// Compares the worktree at `root` with a baseline document (see the module documentation).
 /// `verdict` is the verdict file the baseline was taken for (`verdict_sha256` the hash of its
-/// bytes); its scope is the declared scope. `keep`: whether the walk is kept, for `--out`.
+/// bytes); its scope is the declared scope. `baseline` is the document without its entries and
+/// `entries` what it held ([`SnapshotDoc::parse_each`]). `keep`: whether the walk is kept, for
+/// `--out`.
+#[allow(clippy::too_many_arguments)]
 pub fn verify_after_build(
     root: &Path,
     baseline: &SnapshotDoc,
+    entries: Store,
     verdict: &VerdictDoc,
     verdict_sha256: &str,
     policy: &Policy,
     limits: &WalkLimits,
     keep: bool,
 ) -> Result<AfterBuild, TreeError> {
-    let baseline = Baseline::from_doc(root, baseline, verdict_sha256)?;
+    let baseline = Baseline::from_parts(root, baseline, entries, verdict_sha256)?;
     verify_against(&baseline, verdict, policy, limits, None, None, keep)
+}
+
+/// The [`walk::Inode`] of each of a baseline's entries as read just before the build, by the
+/// entry's index in the baseline's [`Store`] (`None` for one not read): one record an entry,
+/// without a second copy of the paths.
+#[derive(Debug, Clone, Default)]
+pub struct BaselineInodes(Vec<Option<walk::Inode>>);
+
+impl BaselineInodes {
+    /// The inode of the baseline's entry at `index`.
+    pub fn get(&self, index: usize) -> Option<&walk::Inode> {
+        self.0.get(index).and_then(Option::as_ref)
+    }
+
+    /// Every inode read, with its entry's index in the baseline's store.
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (usize, &mut walk::Inode)> {
+        self.0
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, inode)| inode.as_mut().map(|inode| (i, inode)))
+    }
 }
 
 /// Findings in path order, at most [`MAX_FINDINGS`] kept, the rest counted.
@@ -622,7 +662,7 @@ pub fn verify_against(
     verdict: &VerdictDoc,
     policy: &Policy,
     limits: &WalkLimits,
-    inodes: Option<&Inodes>,
+    inodes: Option<&BaselineInodes>,
     view: Option<&Path>,
     keep: bool,
 ) -> Result<AfterBuild, TreeError> {
@@ -680,16 +720,17 @@ pub fn verify_against(
                 .is_ok_and(|text| policy.denied(text).is_none() && policy.is_build_output(text))
     };
     let hash = |path: &[u8], size: u64| {
-        !exempt_content(path)
-            && before
-                .get(&RepoPath::from(path))
-                .is_some_and(|b| b.kind == Kind::File && b.size == size && b.sha256.is_some())
+        before
+            .lookup(path)
+            .is_some_and(|b| b.kind == Kind::File && b.size == size && b.sha256.is_some())
+            && !exempt_content(path)
     };
     let walked_root = view.unwrap_or(root);
     // The walk is a stream: each entry is judged as it is read and dropped (kept only for
-    // `--out`); what stays is the baseline's paths seen and the bounded findings.
+    // `--out`); what stays is which of the baseline's entries were seen (a bit each) and the
+    // bounded findings.
     let mut found = Bounded::default();
-    let mut seen: BTreeSet<&RepoPath> = BTreeSet::new();
+    let mut seen = vec![false; before.len()];
     let mut snapshot = Snapshot::new();
     let walked = walk::walk_each(
         walked_root,
@@ -697,16 +738,23 @@ pub fn verify_against(
         &hash,
         inodes.is_some(),
         &mut |path, a, a_inode| {
-            let b = match before.get_key_value(&path) {
-                Some((key, b)) => {
-                    seen.insert(key);
-                    Some(b)
+            let index = before.find(path.as_bytes());
+            let b = index.and_then(|i| {
+                if let Some(seen) = seen.get_mut(i) {
+                    *seen = true;
                 }
-                None => None,
-            };
+                before.get(i)
+            });
             let mut judged = false;
-            if b.is_none_or(|b| !same(b, &a))
-                && let Some(f) = build_write(&path, b, Some(&a), policy, &scope, &path_limits)
+            if b.is_none_or(|b| !same_stored(&b, &a))
+                && let Some(f) = build_write(
+                    &path,
+                    b.map(|b| b.entry()).as_ref(),
+                    Some(&a),
+                    policy,
+                    &scope,
+                    &path_limits,
+                )
             {
                 found.push(f);
                 judged = true;
@@ -716,7 +764,7 @@ pub fn verify_against(
                 && let Some(f) = inode_change(
                     &path,
                     Some(a.kind),
-                    before.get(&path),
+                    index.and_then(|i| before.get(i)),
                     a_inode,
                     policy,
                     &scope,
@@ -751,9 +799,17 @@ pub fn verify_against(
             });
         }
     };
-    for (path, b) in before {
-        if !seen.contains(path)
-            && let Some(f) = build_write(path, Some(b), None, policy, &scope, &path_limits)
+    for (i, seen) in seen.iter().enumerate() {
+        if !seen
+            && let Some(b) = before.get(i)
+            && let Some(f) = build_write(
+                &RepoPath::from(before.path(i)),
+                Some(&b.entry()),
+                None,
+                policy,
+                &scope,
+                &path_limits,
+            )
         {
             found.push(f);
         }
@@ -768,16 +824,17 @@ pub fn verify_against(
 
 /// The paths at which the worktree differs from `baseline` in any way (identity included):
 /// empty when it is exactly the tree the baseline describes. Used before a build starts; the
-/// [`Inodes`] of the same walk are what the check after the build compares with. Each path in
-/// the guard's display form.
+/// inodes of the same walk ([`BaselineInodes`], of the baseline's entries: any other entry is a
+/// change already) are what the check after the build compares with. Each path in the guard's
+/// display form.
 pub fn changed_since(
     baseline: &Baseline,
     limits: &WalkLimits,
-) -> Result<(Vec<String>, Inodes), TreeError> {
+) -> Result<(Vec<String>, BaselineInodes), TreeError> {
     let mut changed = Vec::new();
     if identity_of(&baseline.root)? != baseline.identity {
         changed.push(". (the worktree or its .git is another directory)".to_string());
-        return Ok((changed, Inodes::new()));
+        return Ok((changed, BaselineInodes::default()));
     }
     let mut more = 0u64;
     let mut note = |path: &RepoPath| {
@@ -787,37 +844,38 @@ pub fn changed_since(
             more += 1;
         }
     };
-    let mut inodes = Inodes::new();
-    let mut seen: BTreeSet<&RepoPath> = BTreeSet::new();
+    let before = &baseline.snapshot;
+    let mut inodes: Vec<Option<walk::Inode>> = vec![None; before.len()];
+    let mut seen = vec![false; before.len()];
     walk::walk_each(
         &baseline.root,
         limits,
         &hashed_in_baseline,
         true,
-        &mut |path, a, inode| {
-            match baseline.snapshot.get_key_value(&path) {
-                Some((key, b)) => {
-                    seen.insert(key);
-                    if !same(b, &a) {
-                        note(&path);
-                    }
+        &mut |path, a, inode| match before.find(path.as_bytes()) {
+            Some(i) => {
+                if let Some(seen) = seen.get_mut(i) {
+                    *seen = true;
                 }
-                None => note(&path),
+                if before.get(i).is_none_or(|b| !same_stored(&b, &a)) {
+                    note(&path);
+                }
+                if let Some(slot) = inodes.get_mut(i) {
+                    *slot = inode;
+                }
             }
-            if let Some(inode) = inode {
-                inodes.insert(path, inode);
-            }
+            None => note(&path),
         },
     )?;
-    for path in baseline.snapshot.keys() {
-        if !seen.contains(path) {
-            note(path);
+    for (i, seen) in seen.iter().enumerate() {
+        if !seen {
+            note(&RepoPath::from(before.path(i)));
         }
     }
     if more > 0 {
         changed.push(format!("and {} more", thousands(more)));
     }
-    Ok((changed, inodes))
+    Ok((changed, BaselineInodes(inodes)))
 }
 
 /// The `build-wrote` finding for a change an [`Entry`] does not show: hard links, an entry made
@@ -916,16 +974,30 @@ fn inode_change(
     None
 }
 
-/// Whether an entry is unchanged. Directory sizes are file-system bookkeeping; a content hash is
-/// compared when both sides have one.
+/// [`same_stored`] of two walked entries.
+#[cfg(test)]
 fn same(b: &Entry, a: &Entry) -> bool {
+    let digest = b.sha256.as_ref().map(contract::ids::Sha256Hex::digest);
+    let stored = Stored {
+        kind: b.kind,
+        mode: b.mode,
+        size: b.size,
+        sha256: digest.as_ref(),
+        target: b.target.as_ref().map(RepoPath::as_bytes),
+    };
+    same_stored(&stored, a)
+}
+
+/// Whether an entry is unchanged (`b` as the baseline's store keeps it). Directory sizes are
+/// file-system bookkeeping; a content hash is compared when both sides have one.
+fn same_stored(b: &Stored<'_>, a: &Entry) -> bool {
     b.kind == a.kind
         && b.mode == a.mode
-        && b.target == a.target
+        && b.target == a.target.as_ref().map(RepoPath::as_bytes)
         && (a.kind == Kind::Dir
             || (b.size == a.size
-                && match (&b.sha256, &a.sha256) {
-                    (Some(x), Some(y)) => x == y,
+                && match (b.sha256, &a.sha256) {
+                    (Some(x), Some(y)) => *x == y.digest(),
                     _ => true,
                 }))
 }

@@ -742,6 +742,54 @@ fn after_build_refuses_a_baseline_or_verdict_that_changed() {
     assert!(text(&out).contains("not the one the baseline was taken with"));
 }
 
+/// The baseline is read as a stream, as strictly as a whole read: entries out of order, a field
+/// given twice or unknown, or bytes after the document are refused (exit 2, the reason named),
+/// and a pinned baseline that was rewritten is refused as changed even when it no longer parses.
+#[test]
+fn after_build_reads_the_baseline_strictly() {
+    let fx = Fixture::applied();
+    fx.baseline();
+    let baseline = fx.out("baseline.json");
+    let original = std::fs::read(&baseline).unwrap();
+    assert_eq!(fx.after_build().status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&original).unwrap();
+    let mut swapped = doc.clone();
+    swapped["entries"].as_array_mut().unwrap().swap(0, 1);
+    let mut repeated = doc.clone();
+    let first = repeated["entries"][0].clone();
+    repeated["entries"].as_array_mut().unwrap().insert(0, first);
+    let mut unknown = doc.clone();
+    unknown["entries"][0]["inode"] = serde_json::json!(1);
+    let text_of = |v: &Value| v.to_string();
+    let twice = text_of(&doc).replacen("\"scope\":", "\"scope\":[\"**\"],\"scope\":", 1);
+    for (bytes, reason) in [
+        (text_of(&swapped), "not sorted and unique"),
+        (text_of(&repeated), "not sorted and unique"),
+        (text_of(&unknown), "unknown field"),
+        (twice, "duplicate field"),
+        (format!("{} {{}}", text_of(&doc)), "trailing characters"),
+    ] {
+        std::fs::write(&baseline, &bytes).unwrap();
+        let out = fx.after_build();
+        assert_eq!(out.status.code(), Some(2), "{reason}: {}", text(&out));
+        assert!(text(&out).contains(reason), "{reason}: {}", text(&out));
+    }
+    let pin = format!("--baseline-sha256={}", guard::hash::sha256_hex(&original));
+    let mut cut = original.clone();
+    cut.truncate(original.len() / 2);
+    std::fs::write(&baseline, &cut).unwrap();
+    let out = fx.verify(&["--after-build", "--baseline", s(&baseline), &pin]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("changed since it was written"),
+        "{}",
+        text(&out)
+    );
+    std::fs::write(&baseline, &original).unwrap();
+    let out = fx.verify(&["--after-build", "--baseline", s(&baseline), &pin]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
 #[test]
 fn run_passes_the_policy_build_env_through_the_secret_filter() {
     let dir = tempfile::tempdir().unwrap();

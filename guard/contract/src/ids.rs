@@ -123,7 +123,13 @@ impl Sha256Hex {
     }
 
     pub fn from_digest(digest: &[u8; 32]) -> Sha256Hex {
-        Sha256Hex(digest.iter().map(|b| format!("{b:02x}")).collect())
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut text = String::with_capacity(64);
+        for b in digest {
+            text.push(char::from(HEX[usize::from(b >> 4)]));
+            text.push(char::from(HEX[usize::from(b & 0xf)]));
+        }
+        Sha256Hex(text)
     }
 
     /// The 32 raw bytes.

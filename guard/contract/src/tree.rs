@@ -240,6 +240,8 @@ pub enum TreeDocError {
     PassWithFindings { count: usize },
     #[error("snapshot entries are not sorted and unique at {path}")]
     Order { path: String },
+    #[error("snapshot entry {path}: {reason}")]
+    Entry { path: String, reason: String },
 }
 
 impl VerifyTreeDoc {
@@ -261,6 +263,169 @@ impl VerifyTreeDoc {
     /// Pretty JSON with a trailing newline ([`crate::doc_json`]).
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
         crate::doc_json::to_string_pretty(self)
+    }
+}
+
+/// The streaming reader of [`SnapshotDoc::parse_each`]: the derived strictness of
+/// [`SnapshotDoc`] by hand, with the entries handed on one at a time.
+mod stream {
+    use std::fmt;
+
+    use serde::Deserialize;
+    use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+
+    use super::{EntryDoc, SnapshotDoc, TreeDocError};
+
+    const FIELDS: &[&str] = &[
+        "schema",
+        "root",
+        "identity",
+        "taken",
+        "verified",
+        "base_commit",
+        "diff_sha256",
+        "verdict_sha256",
+        "scope",
+        "entries",
+    ];
+
+    #[derive(Deserialize)]
+    #[serde(field_identifier, rename_all = "snake_case")]
+    enum Field {
+        Schema,
+        Root,
+        Identity,
+        Taken,
+        Verified,
+        BaseCommit,
+        DiffSha256,
+        VerdictSha256,
+        Scope,
+        Entries,
+    }
+
+    pub(super) struct DocSeed<'a> {
+        pub entry: &'a mut dyn FnMut(&EntryDoc) -> Result<(), String>,
+        pub stop: &'a mut Option<TreeDocError>,
+    }
+
+    impl<'de> DeserializeSeed<'de> for DocSeed<'_> {
+        type Value = SnapshotDoc;
+
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<SnapshotDoc, D::Error> {
+            d.deserialize_struct("SnapshotDoc", FIELDS, self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for DocSeed<'_> {
+        type Value = SnapshotDoc;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a tree snapshot document")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<SnapshotDoc, A::Error> {
+            fn once<'de, A: MapAccess<'de>, T: Deserialize<'de>>(
+                slot: &mut Option<T>,
+                name: &'static str,
+                map: &mut A,
+            ) -> Result<(), A::Error> {
+                if slot.is_some() {
+                    return Err(de::Error::duplicate_field(name));
+                }
+                *slot = Some(map.next_value()?);
+                Ok(())
+            }
+            let (mut schema, mut root, mut identity, mut taken, mut verified) =
+                (None, None, None, None, None);
+            let (mut base_commit, mut diff_sha256, mut verdict_sha256, mut scope) =
+                (None, None, None, None);
+            let mut entries = false;
+            let DocSeed { entry, stop } = self;
+            while let Some(key) = map.next_key::<Field>()? {
+                match key {
+                    Field::Schema => once(&mut schema, "schema", &mut map)?,
+                    Field::Root => once(&mut root, "root", &mut map)?,
+                    Field::Identity => once(&mut identity, "identity", &mut map)?,
+                    Field::Taken => once(&mut taken, "taken", &mut map)?,
+                    Field::Verified => once(&mut verified, "verified", &mut map)?,
+                    Field::BaseCommit => once(&mut base_commit, "base_commit", &mut map)?,
+                    Field::DiffSha256 => once(&mut diff_sha256, "diff_sha256", &mut map)?,
+                    Field::VerdictSha256 => once(&mut verdict_sha256, "verdict_sha256", &mut map)?,
+                    Field::Scope => once(&mut scope, "scope", &mut map)?,
+                    Field::Entries => {
+                        if entries {
+                            return Err(de::Error::duplicate_field("entries"));
+                        }
+                        entries = true;
+                        map.next_value_seed(EntriesSeed {
+                            entry: &mut *entry,
+                            stop: &mut *stop,
+                        })?;
+                    }
+                }
+            }
+            if !entries {
+                return Err(de::Error::missing_field("entries"));
+            }
+            Ok(SnapshotDoc {
+                schema: schema.ok_or_else(|| de::Error::missing_field("schema"))?,
+                root: root.ok_or_else(|| de::Error::missing_field("root"))?,
+                identity: identity.ok_or_else(|| de::Error::missing_field("identity"))?,
+                taken: taken.ok_or_else(|| de::Error::missing_field("taken"))?,
+                verified: verified.ok_or_else(|| de::Error::missing_field("verified"))?,
+                base_commit: base_commit.ok_or_else(|| de::Error::missing_field("base_commit"))?,
+                diff_sha256: diff_sha256.ok_or_else(|| de::Error::missing_field("diff_sha256"))?,
+                verdict_sha256: verdict_sha256
+                    .ok_or_else(|| de::Error::missing_field("verdict_sha256"))?,
+                scope: scope.ok_or_else(|| de::Error::missing_field("scope"))?,
+                entries: Vec::new(),
+            })
+        }
+    }
+
+    struct EntriesSeed<'a> {
+        entry: &'a mut dyn FnMut(&EntryDoc) -> Result<(), String>,
+        stop: &'a mut Option<TreeDocError>,
+    }
+
+    impl<'de> DeserializeSeed<'de> for EntriesSeed<'_> {
+        type Value = ();
+
+        fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_seq(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for EntriesSeed<'_> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a list of snapshot entries")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+            let mut last: Option<EntryDoc> = None;
+            while let Some(next) = seq.next_element::<EntryDoc>()? {
+                if last.as_ref().is_some_and(|last| last.path >= next.path) {
+                    *self.stop = Some(TreeDocError::Order {
+                        path: next.path.display(),
+                    });
+                    return Err(de::Error::custom(
+                        "snapshot entries are not sorted and unique",
+                    ));
+                }
+                if let Err(reason) = (self.entry)(&next) {
+                    *self.stop = Some(TreeDocError::Entry {
+                        path: next.path.display(),
+                        reason,
+                    });
+                    return Err(de::Error::custom("snapshot entry refused"));
+                }
+                last = Some(next);
+            }
+            Ok(())
+        }
     }
 }
 
@@ -318,5 +483,145 @@ impl SnapshotDoc {
     /// Pretty JSON with a trailing newline ([`crate::doc_json`]).
     pub fn to_json(&self) -> Result<String, serde_json::Error> {
         crate::doc_json::to_string_pretty(self)
+    }
+
+    /// [`SnapshotDoc::parse`] as a stream: the document is read from `reader` and each entry,
+    /// once checked (sorted by path and unique, every field known and given once), is handed to
+    /// `entry` and dropped; what is returned is the document without its entries. As strict as
+    /// `parse`: unknown or repeated fields, a missing field, entries out of order and anything
+    /// after the document are refused. An error `entry` returns stops the read.
+    pub fn parse_each<R: std::io::Read>(
+        reader: R,
+        entry: &mut dyn FnMut(&EntryDoc) -> Result<(), String>,
+    ) -> Result<SnapshotDoc, TreeDocError> {
+        use serde::de::DeserializeSeed;
+        let mut stop = None;
+        let mut de = serde_json::Deserializer::from_reader(reader);
+        let seed = stream::DocSeed {
+            entry,
+            stop: &mut stop,
+        };
+        let parsed = seed
+            .deserialize(&mut de)
+            .and_then(|doc| de.end().map(|()| doc));
+        match (parsed, stop) {
+            (_, Some(stop)) => Err(stop),
+            (Ok(doc), None) => Ok(doc),
+            (Err(e), None) => Err(TreeDocError::Json(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    fn doc() -> serde_json::Value {
+        serde_json::json!({
+            "schema": SNAPSHOT_SCHEMA,
+            "root": "/w",
+            "identity": {"root": {"dev": 1, "ino": 2}, "git": {"dev": 1, "ino": 3}},
+            "taken": "after-apply",
+            "verified": true,
+            "base_commit": "0".repeat(40),
+            "diff_sha256": "1".repeat(64),
+            "verdict_sha256": "2".repeat(64),
+            "scope": ["src/**"],
+            "entries": [
+                {"path": "a", "kind": "dir", "mode": "0755", "size": 4096,
+                 "sha256": null, "target": null},
+                {"path": "a.b", "kind": "file", "mode": "0644", "size": 1,
+                 "sha256": "3".repeat(64), "target": null},
+                {"path": "a/l", "kind": "symlink", "mode": "0777", "size": 4,
+                 "sha256": null, "target": {"bytes_hex": "ff"}}
+            ]
+        })
+    }
+
+    fn each(text: &str) -> Result<(SnapshotDoc, Vec<EntryDoc>), TreeDocError> {
+        let mut entries = Vec::new();
+        let head = SnapshotDoc::parse_each(text.as_bytes(), &mut |e| {
+            entries.push(e.clone());
+            Ok(())
+        })?;
+        Ok((head, entries))
+    }
+
+    #[test]
+    fn the_stream_reads_what_parse_reads() {
+        let text = doc().to_string();
+        let whole = SnapshotDoc::parse(&text).unwrap();
+        let (head, entries) = each(&text).unwrap();
+        assert_eq!(entries, whole.entries);
+        assert!(head.entries.is_empty());
+        assert_eq!(
+            SnapshotDoc {
+                entries: whole.entries.clone(),
+                ..head
+            },
+            whole
+        );
+        let pretty = whole.to_json().unwrap();
+        assert_eq!(each(&pretty).unwrap().1, whole.entries);
+    }
+
+    #[test]
+    fn the_stream_is_as_strict_as_parse() {
+        let value = doc();
+        let good = value.to_string();
+        assert!(each(&good).is_ok());
+        let mut bad: Vec<String> = Vec::new();
+        let mut unknown = value.clone();
+        unknown["extra"] = serde_json::json!(1);
+        bad.push(unknown.to_string());
+        let mut unknown_in_entry = value.clone();
+        unknown_in_entry["entries"][1]["extra"] = serde_json::json!(1);
+        bad.push(unknown_in_entry.to_string());
+        let mut missing = value.clone();
+        missing.as_object_mut().unwrap().remove("scope");
+        bad.push(missing.to_string());
+        let mut no_entries = value.clone();
+        no_entries.as_object_mut().unwrap().remove("entries");
+        bad.push(no_entries.to_string());
+        bad.push(good.replacen("\"scope\":", "\"scope\":[],\"scope\":", 1));
+        bad.push(good.replacen("\"entries\":", "\"entries\":[],\"entries\":", 1));
+        bad.push(format!("{good} {{}}"));
+        bad.push(good[..good.len() - 1].to_string());
+        for text in &bad {
+            assert!(SnapshotDoc::parse(text).is_err(), "{text}");
+            assert!(
+                matches!(each(text), Err(TreeDocError::Json(_))),
+                "{text}: {:?}",
+                each(text).map(|_| ())
+            );
+        }
+        for order in [[1, 0, 2], [0, 0, 2]] {
+            let mut swapped = value.clone();
+            let entries = value["entries"].as_array().unwrap();
+            swapped["entries"] =
+                serde_json::Value::Array(order.iter().map(|i| entries[*i].clone()).collect());
+            let text = swapped.to_string();
+            assert!(matches!(
+                SnapshotDoc::parse(&text),
+                Err(TreeDocError::Order { .. })
+            ));
+            assert!(
+                matches!(each(&text), Err(TreeDocError::Order { ref path }) if path == "a" || path == "a.b"),
+                "{:?}",
+                each(&text).map(|_| ())
+            );
+        }
+        let refused = SnapshotDoc::parse_each(good.as_bytes(), &mut |e| {
+            if e.path == "a.b" {
+                Err("no".into())
+            } else {
+                Ok(())
+            }
+        });
+        assert!(
+            matches!(refused, Err(TreeDocError::Entry { ref path, ref reason }) if path == "a.b" && reason == "no")
+        );
     }
 }

@@ -106,10 +106,10 @@ fn load_tree(args: &RunArgs, policy: &guard::policy::Policy) -> Result<Option<Lo
         super::apply::refuse_inside(out, repo, "--tree-report")?;
     }
     let (verdict, verdict_sha256) = super::verify_tree::read_verdict(verdict_path)?;
-    let (doc, baseline_sha256) =
+    let (doc, entries, baseline_sha256) =
         super::verify_tree::read_baseline(baseline_path, args.baseline_sha256.as_deref())?;
-    let baseline =
-        Baseline::from_doc(repo, &doc, verdict_sha256.as_str()).map_err(|e| e.to_string())?;
+    let baseline = Baseline::from_parts(repo, &doc, entries, verdict_sha256.as_str())
+        .map_err(|e| e.to_string())?;
     Ok(Some(LoadedTree {
         spec: TreeSpec {
             baseline,
@@ -139,8 +139,16 @@ pub fn run(mut args: RunArgs) -> u8 {
     if args.policy.is_some() {
         args.allow_env.extend(policy.env_allow.iter().cloned());
     }
-    let loaded = match load_tree(&args, &policy) {
-        Ok(loaded) => loaded,
+    // The tree spec moves into the run (the baseline is not copied: it is the largest thing the
+    // guard holds); what the report needs besides stays here.
+    let (tree_spec, loaded) = match load_tree(&args, &policy) {
+        Ok(Some(LoadedTree {
+            spec,
+            doc,
+            baseline_sha256,
+            verdict_sha256,
+        })) => (Some(spec), Some((doc, baseline_sha256, verdict_sha256))),
+        Ok(None) => (None, None),
         Err(message) => {
             eprintln!("guard run: {}", escape::neutralize(&message));
             return contract::cli::Exit::Error.code();
@@ -174,7 +182,7 @@ pub fn run(mut args: RunArgs) -> u8 {
         hide: args.hide,
         limits: Limits::default(),
         memory_max: args.memory_max,
-        tree: loaded.as_ref().map(|l| l.spec.clone()),
+        tree: tree_spec,
         write_budget: WriteBudget {
             bytes: args.write_budget_bytes,
             inodes: args.write_budget_inodes,
@@ -188,12 +196,14 @@ pub fn run(mut args: RunArgs) -> u8 {
         }
     };
     print_summary(&outcome);
-    if let (Some(loaded), Some(tree)) = (&loaded, &outcome.tree) {
+    if let (Some((baseline, baseline_sha256, verdict_sha256)), Some(tree), Some(tree_spec)) =
+        (&loaded, &outcome.tree, &spec.tree)
+    {
         let doc = super::verify_tree::after_build_doc(
-            &loaded.doc,
-            &loaded.baseline_sha256,
-            &loaded.spec.verdict,
-            &loaded.verdict_sha256,
+            baseline,
+            baseline_sha256,
+            &tree_spec.verdict,
+            verdict_sha256,
             tree.entries,
             &tree.findings,
         );

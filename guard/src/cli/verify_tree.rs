@@ -15,8 +15,10 @@ use guard::tree::json_v1::{
     SnapshotDoc, SnapshotSchema, TreeResult, VerifyTreeDoc, VerifyTreeSchema, entries_from,
     finding_doc,
 };
-use guard::tree::walk::{Snapshot, WalkLimits};
+use guard::tree::store::Store;
+use guard::tree::walk::{Entry, Snapshot, WalkLimits};
 use guard::tree::{self, Check, Finding};
+use sha2::{Digest, Sha256};
 
 use super::apply::refuse_inside;
 use super::check::load_policy;
@@ -82,26 +84,94 @@ fn read_bounded(path: &std::path::Path, limit: u64, what: &str) -> Result<Vec<u8
     contract::cli::read_bounded(&path.to_string_lossy(), limit, what)
 }
 
-/// Reads a baseline document (bounded), checks it against its pinned SHA-256 when one is given,
-/// and parses it; returns it with the SHA-256 of its bytes.
+/// Reads a baseline document as a stream (bounded), checks it against its pinned SHA-256 when
+/// one is given, and parses it: the document without its entries, the entries in a compact
+/// store, and the SHA-256 of its bytes. The bytes hashed are the bytes parsed; a document that
+/// does not hash to the pinned value is refused as changed, parsed or not.
 pub fn read_baseline(
     path: &std::path::Path,
     pinned: Option<&str>,
-) -> Result<(SnapshotDoc, Sha256Hex), String> {
-    let baseline_bytes = read_bounded(path, MAX_SNAPSHOT_BYTES, "baseline")?;
-    let baseline_sha256 = Sha256Hex::of(&baseline_bytes);
-    if let Some(pinned) = pinned {
-        let pinned = Sha256Hex::parse(pinned).map_err(|e| format!("--baseline-sha256: {e}"))?;
-        if !pinned.matches(&baseline_bytes) {
-            return Err(format!(
-                "baseline {} hashes to {baseline_sha256}, not to --baseline-sha256: it changed since it was written",
-                path.display()
-            ));
-        }
+) -> Result<(SnapshotDoc, Store, Sha256Hex), String> {
+    use std::io::Read;
+    let pinned = pinned
+        .map(|p| Sha256Hex::parse(p).map_err(|e| format!("--baseline-sha256: {e}")))
+        .transpose()?;
+    let shown = neutralize(&path.to_string_lossy());
+    let file: Box<dyn Read> = if path.as_os_str() == "-" {
+        Box::new(std::io::stdin().lock())
+    } else {
+        Box::new(
+            std::fs::File::open(path).map_err(|e| format!("cannot read baseline {shown}: {e}"))?,
+        )
+    };
+    let mut reader = std::io::BufReader::with_capacity(
+        256 * 1024,
+        Hashing {
+            inner: file,
+            hasher: Sha256::new(),
+            read: 0,
+            limit: MAX_SNAPSHOT_BYTES,
+        },
+    );
+    let mut store = Store::new();
+    let parsed = SnapshotDoc::parse_each(&mut reader, &mut |e| {
+        store.push(
+            e.path.as_bytes(),
+            &Entry {
+                kind: e.kind,
+                mode: e.mode.bits(),
+                size: e.size,
+                sha256: e.sha256.clone(),
+                target: e.target.clone(),
+            },
+        )
+    });
+    // Whatever was left unread (after a refusal) is hashed too: the pinned hash is of the file.
+    let drained = std::io::copy(&mut reader, &mut std::io::sink());
+    let hashing = reader.into_inner();
+    if hashing.read > MAX_SNAPSHOT_BYTES {
+        return Err(format!(
+            "baseline {shown} is larger than the limit of {MAX_SNAPSHOT_BYTES} bytes"
+        ));
     }
-    let text = String::from_utf8(baseline_bytes).map_err(|_| "baseline is not UTF-8")?;
-    let baseline = SnapshotDoc::parse(&text).map_err(|e| format!("baseline: {e}"))?;
-    Ok((baseline, baseline_sha256))
+    drained.map_err(|e| format!("cannot read baseline {shown}: {e}"))?;
+    let digest: [u8; 32] = hashing.hasher.finalize().into();
+    let baseline_sha256 = Sha256Hex::from_digest(&digest);
+    if let Some(pinned) = pinned
+        && pinned != baseline_sha256
+    {
+        return Err(format!(
+            "baseline {} hashes to {baseline_sha256}, not to --baseline-sha256: it changed since it was written",
+            path.display()
+        ));
+    }
+    let baseline = parsed.map_err(|e| format!("baseline: {e}"))?;
+    store.finish();
+    Ok((baseline, store, baseline_sha256))
+}
+
+/// A reader that hashes what it reads and stops with an error past `limit` bytes.
+struct Hashing<R> {
+    inner: R,
+    hasher: Sha256,
+    read: u64,
+    limit: u64,
+}
+
+impl<R: std::io::Read> std::io::Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.read > self.limit {
+            return Err(std::io::Error::other("larger than the limit"));
+        }
+        let n = self.inner.read(buf)?;
+        let got = buf.get(..n).unwrap_or_default();
+        self.hasher.update(got);
+        self.read += n as u64;
+        if self.read > self.limit {
+            return Err(std::io::Error::other("larger than the limit"));
+        }
+        Ok(n)
+    }
 }
 
 /// Reads and checks a verdict file (bounded); returns it with the SHA-256 of its bytes.
@@ -169,7 +239,7 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
             let Some(baseline_path) = &args.baseline else {
                 return Err("--after-build needs --baseline".into());
             };
-            let (baseline, baseline_sha256) =
+            let (baseline, entries, baseline_sha256) =
                 read_baseline(baseline_path, args.baseline_sha256.as_deref())?;
             if let Some(base) = &args.base
                 && base != baseline.base_commit.as_str()
@@ -182,6 +252,7 @@ fn run_inner(args: VerifyTreeArgs) -> Result<u8, String> {
             let result = tree::verify_after_build(
                 &args.repo,
                 &baseline,
+                entries,
                 &verdict,
                 verdict_sha256.as_str(),
                 &policy,

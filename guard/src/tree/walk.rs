@@ -230,9 +230,9 @@ pub fn walk_each(
         }
         rel.extend_from_slice(name.as_bytes());
         let abs = frame.dir.join(&name);
-        let shown = display_bytes(&rel);
+        // The display form is made only for an error: most entries never need it.
         let io = |source| WalkError::Io {
-            path: shown.clone(),
+            path: display_bytes(&rel),
             source,
         };
         if count >= limits.max_entries {
@@ -242,7 +242,7 @@ pub fn walk_each(
         }
         if depth + 1 > limits.max_depth {
             return Err(WalkError::TooDeep {
-                path: shown,
+                path: display_bytes(&rel),
                 max: limits.max_depth,
             });
         }
@@ -267,11 +267,11 @@ pub fn walk_each(
         } else if file_type.is_file() {
             entry.kind = Kind::File;
             if hash(&rel, meta.len()) {
-                entry.sha256 = Some(hash_file(&abs, &meta, &shown)?);
+                entry.sha256 = Some(hash_file(&abs, &meta, &rel)?);
             }
         }
         let inode = if with_inodes {
-            Some(inode_of(&abs, entry.kind, &meta, &shown)?)
+            Some(inode_of(&abs, entry.kind, &meta, &rel)?)
         } else {
             None
         };
@@ -310,11 +310,11 @@ fn inode_of(
     abs: &Path,
     kind: Kind,
     meta: &std::fs::Metadata,
-    key: &str,
+    key: &[u8],
 ) -> Result<Inode, WalkError> {
     use rustix::fs::{Mode, OFlags};
     let fail = |what: &str, e: rustix::io::Errno| WalkError::Io {
-        path: key.to_string(),
+        path: display_bytes(key),
         source: std::io::Error::other(format!("{what}: {e}")),
     };
     let mut inode = Inode {
@@ -343,7 +343,7 @@ fn inode_of(
             let stat = rustix::fs::fstat(&fd).map_err(|e| fail("fstat", e))?;
             if stat.st_dev != meta.dev() || stat.st_ino != meta.ino() {
                 return Err(WalkError::Changed {
-                    path: key.to_string(),
+                    path: display_bytes(key),
                 });
             }
             inode.flags = match rustix::fs::ioctl_getflags(&fd) {
@@ -423,21 +423,24 @@ fn shown(root: &Path, rel: &[u8]) -> String {
 fn hash_file(
     abs: &Path,
     seen: &std::fs::Metadata,
-    key: &str,
+    key: &[u8],
 ) -> Result<contract::ids::Sha256Hex, WalkError> {
     let io = |source| WalkError::Io {
-        path: key.to_string(),
+        path: display_bytes(key),
         source,
     };
     let mut file = std::fs::File::open(abs).map_err(io)?;
     let opened = file.metadata().map_err(io)?;
     if opened.dev() != seen.dev() || opened.ino() != seen.ino() || !opened.is_file() {
         return Err(WalkError::Changed {
-            path: key.to_string(),
+            path: display_bytes(key),
         });
     }
     let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
+    // No larger than the file (and one byte to see its end): most files are small, and a
+    // buffer of 64 KiB zeroed for each would cost more than reading them.
+    let len = usize::try_from(seen.len()).unwrap_or(usize::MAX);
+    let mut buf = vec![0u8; len.saturating_add(1).min(64 * 1024)];
     loop {
         let n = file.read(&mut buf).map_err(io)?;
         if n == 0 {
