@@ -19,10 +19,12 @@
 //!   throwaway index, the tree and the plan);
 //! - `git apply --check`, for the scale of the other benches;
 //!
-//! and the floor, measured apart: the cross-check's own git step alone (`git read-tree` of the
-//! base into a throwaway index, untimed, then `git apply --cached` with a throwaway object
-//! directory on tmpfs and the guard's settings), as in `versus_git`. A last line sums the three
-//! steps of the path.
+//! - the floor of the cross-check, as in `versus_git`: `git read-tree` of the base into a
+//!   throwaway index, then `git apply --cached` with a throwaway object directory on tmpfs and
+//!   the guard's settings, both timed (an empty index and object directory before each run,
+//!   untimed).
+//!
+//! A last line sums the three steps of the path.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
@@ -30,7 +32,7 @@ use std::path::{Path, PathBuf};
 #[path = "../../guard/benches/support/mod.rs"]
 mod support;
 
-use support::{Timed, git, measure_apply_cached, measure_with, rows_of, run_ok};
+use support::{Timed, git, measure_with, rows_of, run_ok};
 
 fn guard_binary() -> PathBuf {
     let path = match std::env::var_os("WHOLE_PATH_GUARD") {
@@ -85,6 +87,7 @@ fn main() {
          git apply --cached \"$1\" && git write-tree",
         s = scratch.display()
     );
+    let floor = support::Floor::new(repo, tmp.path());
     let cmds: Vec<Timed<'_>> = vec![
         (
             "git apply --cached + git write-tree (baseline)".into(),
@@ -158,8 +161,13 @@ fn main() {
             0,
             vec!["git", "apply", "--check", diff_arg],
         ),
+        (
+            "floor: read-tree + apply --cached, guard's".into(),
+            0,
+            floor.argv(diff_arg),
+        ),
     ];
-    let (baseline_row, apply_row, plan_row) = (0, 1, 3);
+    let (baseline_row, apply_row, plan_row, floor_row) = (0, 1, 3, 5);
     let samples = measure_with(&cmds, runs, repo, &mut |i| {
         if i == baseline_row {
             if scratch.exists() {
@@ -172,14 +180,15 @@ fn main() {
                     .args(["read-tree", "HEAD"]),
             );
         }
+        if i == floor_row {
+            floor.reset();
+        }
         if i == apply_row || i == plan_row {
             // The worktree at the base, as `guard apply` requires and the trusted checkout is.
             run_ok(git(repo).args(["checkout", "-q", "--", "."]));
         }
     });
-    let mut rows = rows_of(cmds, samples);
-    let floor = measure_apply_cached(runs, repo, &volume.diff, tmp.path());
-    rows.push(("floor: git apply --cached, guard's settings".into(), floor));
+    let rows = rows_of(cmds, samples);
     support::print_table("whole path", "git", &rows);
     let path_wall: f64 = rows[1..=3].iter().map(|(_, (wall, _, _))| wall).sum();
     let path_cpu: f64 = rows[1..=3].iter().map(|(_, (_, _, cpu))| cpu).sum();

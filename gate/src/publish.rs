@@ -546,7 +546,7 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
         return Ok(rejected(verdict, reasons));
     }
 
-    let mut additions = Vec::new();
+    let mut added = Vec::new();
     let mut deletions = Vec::new();
     let mut entries = Vec::new();
     let mut seen = BTreeSet::new();
@@ -566,18 +566,13 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
         let new_mode = PublishableMode::from_git(change.new_mode);
         match change.status {
             'A' | 'M' => {
-                // By object id: a `:<path>` lookup would read `0:name` as stage 0 of `name`.
-                let blob = index.blob(oid)?;
                 entries.push(TreeEntryDoc {
                     path: path.clone(),
                     old_mode,
                     new_mode,
                     blob: Some(oid.clone()),
                 });
-                additions.push(FileAddition {
-                    path,
-                    contents: BASE64.encode(&blob),
-                });
+                added.push((path, oid.as_str()));
             }
             'D' => {
                 entries.push(TreeEntryDoc {
@@ -598,6 +593,21 @@ pub fn prepare(req: &PublishRequest<'_>) -> Result<Outcome, PublishError> {
     if !reasons.is_empty() {
         return Ok(rejected(verdict, reasons));
     }
+    // By object id, all in one `git cat-file --batch`: a `:<path>` lookup would read `0:name`
+    // as stage 0 of `name`.
+    let oids: Vec<&str> = added.iter().map(|(_, oid)| *oid).collect();
+    let blobs = index.blobs(&oids)?;
+    let mut additions = Vec::with_capacity(added.len());
+    for (i, (path, _)) in added.into_iter().enumerate() {
+        let blob = blobs.get(i).ok_or(GitError::BadOutput {
+            command: "cat-file --batch".into(),
+        })?;
+        additions.push(FileAddition {
+            path,
+            contents: BASE64.encode(blob),
+        });
+    }
+    drop(blobs);
 
     let tree = Tree {
         base: index.base_tree()?,

@@ -306,47 +306,7 @@ impl GitRepo {
 
     /// The contents of the blobs `oids`, in order, read by one `git cat-file --batch`.
     pub fn blobs(&self, oids: &[&str]) -> Result<Vec<Vec<u8>>, GitError> {
-        if oids.is_empty() {
-            return Ok(Vec::new());
-        }
-        let bad = || GitError::BadOutput {
-            command: "cat-file --batch".into(),
-        };
-        let mut input = Vec::new();
-        for oid in oids {
-            if !is_object_id(oid) {
-                return Err(bad());
-            }
-            input.extend_from_slice(oid.as_bytes());
-            input.push(b'\n');
-        }
-        let mut cmd = self.command();
-        cmd.args(["cat-file", "--batch"]);
-        let out = run(cmd, Some(&input))?;
-        if !out.status.success() {
-            return Err(failed("cat-file --batch", &out));
-        }
-        // "<oid> SP blob SP <size> LF <contents> LF" per object.
-        let mut rest: &[u8] = &out.stdout;
-        let mut blobs = Vec::with_capacity(oids.len());
-        for oid in oids {
-            let newline = rest.iter().position(|&b| b == b'\n').ok_or_else(bad)?;
-            let header = std::str::from_utf8(&rest[..newline]).map_err(|_| bad())?;
-            let mut fields = header.split(' ');
-            let (Some(got), Some("blob"), Some(size), None) =
-                (fields.next(), fields.next(), fields.next(), fields.next())
-            else {
-                return Err(bad());
-            };
-            let size: usize = size.parse().map_err(|_| bad())?;
-            if got != *oid {
-                return Err(bad());
-            }
-            let body = rest.get(newline + 1..newline + 1 + size).ok_or_else(bad)?;
-            blobs.push(body.to_vec());
-            rest = rest.get(newline + 2 + size..).ok_or_else(bad)?;
-        }
-        Ok(blobs)
+        Ok(read_blobs(self.command(), oids)?.to_vecs())
     }
 
     /// The workflow files of `commit`: the `*.yml` and `*.yaml` entries directly in
@@ -779,21 +739,105 @@ impl ThrowawayIndex {
         object_id(&out.stdout, "rev-parse")
     }
 
-    /// The content of the blob `oid` (40 or 64 hex digits), from the throwaway or the base objects.
-    pub fn blob(&self, oid: &str) -> Result<Vec<u8>, GitError> {
-        if !is_object_id(oid) {
-            return Err(GitError::BadOutput {
-                command: "cat-file".into(),
-            });
-        }
-        let mut cmd = self.command();
-        cmd.args(["cat-file", "blob", oid]);
-        let out = run(cmd, None)?;
-        if !out.status.success() {
-            return Err(failed("cat-file", &out));
-        }
-        Ok(out.stdout)
+    /// The contents of the blobs `oids` (40 or 64 hex digits each), in order, from the throwaway
+    /// or the base objects, read by one `git cat-file --batch` for all of them.
+    pub fn blobs(&self, oids: &[&str]) -> Result<BlobBatch, GitError> {
+        read_blobs(self.command(), oids)
     }
+}
+
+/// The contents of several blobs, read by one `git cat-file --batch`: git's output kept whole,
+/// each blob a span of it.
+#[derive(Debug, Default)]
+pub struct BlobBatch {
+    bytes: Vec<u8>,
+    spans: Vec<std::ops::Range<usize>>,
+}
+
+impl BlobBatch {
+    /// The number of blobs.
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    /// Whether the batch holds no blob.
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// The content of the `i`-th blob requested, if there is one.
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        self.spans
+            .get(i)
+            .and_then(|span| self.bytes.get(span.clone()))
+    }
+
+    fn to_vecs(&self) -> Vec<Vec<u8>> {
+        (0..self.len())
+            .filter_map(|i| self.get(i).map(<[u8]>::to_vec))
+            .collect()
+    }
+}
+
+/// `git cat-file --batch` of `oids` (each 40 or 64 hex digits), run by `cmd`. Strict: every
+/// record must be `<oid> SP blob SP <size> LF <contents> LF` for the id asked, in order, and
+/// nothing may follow the last; a `missing` line, another type, a short read or trailing output
+/// is an error.
+fn read_blobs(mut cmd: Command, oids: &[&str]) -> Result<BlobBatch, GitError> {
+    if oids.is_empty() {
+        return Ok(BlobBatch::default());
+    }
+    let bad = || GitError::BadOutput {
+        command: "cat-file --batch".into(),
+    };
+    let mut input = Vec::with_capacity(oids.len() * 65);
+    for oid in oids {
+        if !is_object_id(oid) {
+            return Err(bad());
+        }
+        input.extend_from_slice(oid.as_bytes());
+        input.push(b'\n');
+    }
+    cmd.args(["cat-file", "--batch"]);
+    let out = run(cmd, Some(&input))?;
+    if !out.status.success() {
+        return Err(failed("cat-file --batch", &out));
+    }
+    let spans = batch_spans(&out.stdout, oids).ok_or_else(bad)?;
+    Ok(BlobBatch {
+        bytes: out.stdout,
+        spans,
+    })
+}
+
+/// The span of each blob's contents in `cat-file --batch` output, or `None` if the output is not
+/// exactly one blob record for each of `oids`, in order.
+fn batch_spans(out: &[u8], oids: &[&str]) -> Option<Vec<std::ops::Range<usize>>> {
+    let mut at = 0usize;
+    let mut spans = Vec::with_capacity(oids.len());
+    for oid in oids {
+        let rest = out.get(at..)?;
+        let newline = rest.iter().position(|&b| b == b'\n')?;
+        let header = std::str::from_utf8(rest.get(..newline)?).ok()?;
+        let mut fields = header.split(' ');
+        let (Some(got), Some("blob"), Some(size), None) =
+            (fields.next(), fields.next(), fields.next(), fields.next())
+        else {
+            return None;
+        };
+        if got != *oid || size.is_empty() || !size.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let size: usize = size.parse().ok()?;
+        let start = at.checked_add(newline)?.checked_add(1)?;
+        let end = start.checked_add(size)?;
+        if out.get(end) != Some(&b'\n') {
+            return None;
+        }
+        spans.push(start..end);
+        at = end + 1;
+    }
+    (at == out.len()).then_some(spans)
 }
 
 /// One object id (40 or 64 lower-case hex digits) and a newline, as git prints it.
@@ -862,6 +906,33 @@ pub fn is_link(mode: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn batch_output_is_read_strictly() {
+        let a = "a".repeat(40);
+        let b = "b".repeat(40);
+        let oids = [a.as_str(), b.as_str()];
+        let good = format!("{a} blob 3\nx\ny\n{b} blob 0\n\n");
+        let spans = batch_spans(good.as_bytes(), &oids);
+        assert_eq!(
+            spans,
+            Some(vec![41 + 7..41 + 10, 41 + 11 + 48..41 + 11 + 48])
+        );
+        let invalid = [
+            format!("{a} blob 3\nx\ny\n{b} missing\n"),
+            format!("{a} blob 3\nx\ny\n"),
+            format!("{a} blob 3\nx\ny\n{b} blob 2\nz\n"),
+            format!("{a} blob 3\nx\ny\n{b} blob 1\nzz"),
+            format!("{a} blob 3\nx\ny\n{b} tree 0\n\n"),
+            format!("{b} blob 3\nx\ny\n{a} blob 0\n\n"),
+            format!("{a} blob +3\nx\ny\n{b} blob 0\n\n"),
+            format!("{a} blob 3\nx\ny\n{b} blob 0\n\nextra"),
+            format!("{a} blob 3 x\nx\ny\n{b} blob 0\n\n"),
+        ];
+        for out in &invalid {
+            assert_eq!(batch_spans(out.as_bytes(), &oids), None, "{out:?}");
+        }
+    }
 
     #[test]
     fn parses_raw_records() {

@@ -113,6 +113,20 @@ pub fn measure_with(
     dir: &Path,
     prepare: &mut dyn FnMut(usize),
 ) -> Vec<Sample> {
+    measure_rounds(cmds, runs, dir, prepare)
+        .iter()
+        .map(|s| medians(s))
+        .collect()
+}
+
+/// [`measure_with`], keeping every round's sample of each command (round `r` of command `i` is
+/// `[i][r]`), for ratios taken round by round.
+pub fn measure_rounds(
+    cmds: &[Timed<'_>],
+    runs: usize,
+    dir: &Path,
+    prepare: &mut dyn FnMut(usize),
+) -> Vec<Vec<Sample>> {
     let mut samples: Vec<Vec<Sample>> = vec![Vec::new(); cmds.len()];
     for _ in 0..runs {
         for (i, ((label, code, argv), out)) in cmds.iter().zip(&mut samples).enumerate() {
@@ -120,7 +134,78 @@ pub fn measure_with(
             out.push(run_once(label, *code, argv, dir));
         }
     }
-    samples.iter().map(|s| medians(s)).collect()
+    samples
+}
+
+/// The median of the round-by-round wall ratios `num[r] / den[r]` (commands run in the same
+/// rounds, so each ratio is of two runs under the same load).
+pub fn paired_wall_ratio(num: &[Sample], den: &[Sample]) -> f64 {
+    let mut ratios: Vec<f64> = num
+        .iter()
+        .zip(den)
+        .map(|(n, d)| n.0 / d.0.max(0.001))
+        .collect();
+    ratios.sort_by(f64::total_cmp);
+    ratios[ratios.len() / 2]
+}
+
+/// git's floor for the cross-check, as one timed command: `git read-tree` of `HEAD` into a
+/// throwaway index, then `git apply --cached` of the diff, with a throwaway object directory on
+/// tmpfs (`/dev/shm` when there is one), the repository's objects as alternates and the guard's
+/// settings (its `-c` options, `GLIBC_TUNABLES`, `LC_ALL=C`). Both git commands are timed, with
+/// the `sh` that runs them; [`Floor::reset`] (untimed) gives every run an empty index and object
+/// directory.
+pub struct Floor {
+    scratch: PathBuf,
+    script: String,
+}
+
+impl Floor {
+    pub fn new(repo: &Path, tmp: &Path) -> Floor {
+        let shm = Path::new("/dev/shm");
+        let root = if shm.is_dir() { shm } else { tmp };
+        let scratch = root.join(format!("bench-floor-{}", std::process::id()));
+        let mut config = String::new();
+        for setting in [
+            "core.protectNTFS=true",
+            "core.protectHFS=true",
+            "core.quotePath=true",
+        ]
+        .iter()
+        .chain(guard::git::THROWAWAY_CONFIG)
+        {
+            config.push_str(&format!(" -c '{setting}'"));
+        }
+        let script = format!(
+            "export LC_ALL=C GIT_INDEX_FILE='{s}/index' GIT_OBJECT_DIRECTORY='{s}/objects' \
+             GIT_ALTERNATE_OBJECT_DIRECTORIES='{objects}' GLIBC_TUNABLES='{malloc}'; \
+             git{config} read-tree HEAD && \
+             exec git{config} -c apply.whitespace=nowarn apply --cached \"$1\"",
+            s = scratch.display(),
+            objects = repo.join(".git/objects").display(),
+            malloc = guard::git::THROWAWAY_MALLOC,
+        );
+        Floor { scratch, script }
+    }
+
+    /// The command line of one run on `diff`.
+    pub fn argv<'a>(&'a self, diff: &'a str) -> Vec<&'a str> {
+        vec!["sh", "-c", &self.script, "sh", diff]
+    }
+
+    /// An empty index and object directory for the next run.
+    pub fn reset(&self) {
+        if self.scratch.exists() {
+            std::fs::remove_dir_all(&self.scratch).unwrap();
+        }
+        std::fs::create_dir_all(self.scratch.join("objects")).unwrap();
+    }
+}
+
+impl Drop for Floor {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.scratch);
+    }
 }
 
 /// The labels of `cmds` beside their medians: the rows of a table.
