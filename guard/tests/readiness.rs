@@ -45,8 +45,19 @@ fn load(name: &str) -> WorkflowFile {
     }
 }
 
+/// The fixtures judged with the repository files of `fixtures/readiness/tree/` (the scripts
+/// their `run:` steps execute).
 fn run(files: &[WorkflowFile]) -> Vec<Finding> {
-    assess(files, &target(), &Settings::default(), Reads::Both)
+    let read = |path: &str| -> Result<Option<Vec<u8>>, String> {
+        if let Some(f) = files.iter().find(|f| f.path == path) {
+            return Ok(Some(f.bytes.clone()));
+        }
+        if path.split('/').any(|c| c == ".." || c.is_empty()) {
+            return Ok(None);
+        }
+        Ok(std::fs::read(fixtures().join("tree").join(path)).ok())
+    };
+    guard::readiness::assess_in(files, &read, &target(), &Settings::default(), Reads::Both)
 }
 
 /// The credential of a job without `permissions:` under the default policy.
@@ -409,9 +420,12 @@ fn every_fixture_gives_exactly_its_findings() {
 #[test]
 fn every_fixture_is_in_the_table() {
     let listed: BTreeSet<&str> = CASES.iter().map(|(name, _)| *name).collect();
+    // `provenance/` holds the fixtures judged with a tree of local files.
     let on_disk: BTreeSet<String> = std::fs::read_dir(fixtures())
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     let on_disk: BTreeSet<&str> = on_disk.iter().map(String::as_str).collect();
     assert_eq!(listed, on_disk);
@@ -624,73 +638,73 @@ const EVENT_ROWS: &[EventRow] = &[
         on: "push",
         event: Some(Push),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "create",
         event: Some(Event::Create),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "deployment",
         event: Some(Event::Deployment),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "deployment_status",
         event: Some(Event::DeploymentStatus),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "pull_request",
         event: Some(PR),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "{pull_request: {types: [labeled]}}",
         event: Some(PR),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "{pull_request: {types: [ready_for_review]}}",
         event: Some(PR),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "{pull_request: {types: [synchronize]}}",
         event: Some(PR),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "{pull_request: {types: [closed]}}",
         event: Some(PR),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "pull_request_review",
         event: Some(Event::PullRequestReview),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "pull_request_review_comment",
         event: Some(Event::PullRequestReviewComment),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "merge_group",
         event: Some(Event::MergeGroup),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     // Privileged: the default branch's code unless the job fetches the branch's.
     EventRow {
@@ -956,7 +970,7 @@ fn status_functions_drop_the_implicit_success() {
         WorkflowFile {
         path: ".github/workflows/s.yml".into(),
         bytes: format!(
-            "on: push\npermissions: {{}}\njobs:\n  gate:\n    if: github.ref == 'refs/heads/main'\n    runs-on: ubuntu-latest\n    steps: [{{run: 'true'}}]\n  job:\n    needs: gate\n    if: {condition}\n    runs-on: ubuntu-latest\n    steps:\n      - run: x\n        env:\n          K: ${{{{ secrets.K }}}}\n"
+            "on: push\npermissions: {{}}\njobs:\n  gate:\n    if: github.ref == 'refs/heads/main'\n    runs-on: ubuntu-latest\n    steps: [{{run: 'true'}}]\n  job:\n    needs: gate\n    if: {condition}\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: x\n        env:\n          K: ${{{{ secrets.K }}}}\n"
         )
         .into_bytes(),
     }
@@ -1648,12 +1662,9 @@ fn an_environment_chosen_by_expression_gates_when_every_value_is_protected() {
             Reads::Both,
         )
     };
-    // Not yet: the scope of an environment knows the matrix only, so a choice by `github.ref`
-    // is not known and the job is not gated (fail closed; left for the github context).
-    assert_eq!(
-        rules_of(&judge(&["production", "Staging"])),
-        vec![(USJ, "secret KEY".into())]
-    );
+    // A choice by `github.ref`, not known to the environment's scope: either value, both
+    // protected, gates the job.
+    assert!(judge(&["production", "Staging"]).is_empty());
     assert_eq!(
         rules_of(&judge(&["production"])),
         vec![(USJ, "secret KEY".into())]
@@ -1944,4 +1955,255 @@ fn the_subcommand_reads_local_actions_from_the_commit() {
     let (code, doc) = guard_readiness(&repo, None);
     assert_eq!(code, 1);
     assert_eq!(doc.findings[0].rule, Rule::UnreadableWorkflow, "{doc:#?}");
+}
+
+// ---- provenance of the code a credentialed job runs: one fixture per class ----
+
+const PR_TESTS_ACTION: &str = "runs:\n  using: composite\n  steps:\n    - uses: actions/checkout@v4\n      with:\n        ref: ${{ github.event.pull_request.head.sha }}\n    - run: make test\n      shell: bash\n";
+
+const TEST_PR_SCRIPT: &str =
+    "#!/bin/sh\nset -eu\ngit fetch origin \"pull/$PR/head\"\ngit checkout FETCH_HEAD\nmake e2e\n";
+
+/// A fixture of `fixtures/readiness/provenance/`, as a file of `.github/workflows/`.
+fn load_provenance(name: &str) -> WorkflowFile {
+    WorkflowFile {
+        path: format!(".github/workflows/{name}"),
+        bytes: std::fs::read(fixtures().join("provenance").join(name)).unwrap(),
+    }
+}
+
+/// The fixtures `names` judged together, local files read from `tree` (then the fixtures):
+/// (rule, workflow file name, job, detail) of each finding.
+fn provenance(
+    names: &[&str],
+    tree: &[(&str, &str)],
+    settings: &Settings,
+) -> Vec<(Rule, String, String, String)> {
+    let files: Vec<WorkflowFile> = names.iter().map(|n| load_provenance(n)).collect();
+    let read = |path: &str| -> Result<Option<Vec<u8>>, String> {
+        Ok(tree
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, text)| text.as_bytes().to_vec())
+            .or_else(|| {
+                files
+                    .iter()
+                    .find(|f| f.path == path)
+                    .map(|f| f.bytes.clone())
+            }))
+    };
+    guard::readiness::assess_in(&files, &read, &target(), settings, Reads::Both)
+        .into_iter()
+        .map(|f| {
+            (
+                f.rule,
+                f.workflow
+                    .trim_start_matches(".github/workflows/")
+                    .to_owned(),
+                f.job.clone().unwrap_or_default(),
+                f.detail.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// One finding of `rule` on `workflow`'s `job`, its detail naming every one of `mentions`.
+fn assert_one(
+    got: &[(Rule, String, String, String)],
+    rule: Rule,
+    workflow: &str,
+    job: &str,
+    mentions: &[&str],
+) {
+    assert_eq!(got.len(), 1, "{got:#?}");
+    let (r, w, j, detail) = &got[0];
+    assert_eq!(
+        (*r, w.as_str(), j.as_str()),
+        (rule, workflow, job),
+        "{got:#?}"
+    );
+    for m in mentions {
+        assert!(detail.contains(m), "detail {detail:?} lacks {m:?}");
+    }
+}
+
+#[test]
+fn class_local_composite_action_checking_out_the_head() {
+    let got = provenance(
+        &["prov-local-composite.yml"],
+        &[(".github/actions/pr-tests/action.yml", PR_TESTS_ACTION)],
+        &Settings::default(),
+    );
+    assert_one(
+        &got,
+        PRIV,
+        "prov-local-composite.yml",
+        "integration",
+        &["github.event.pull_request.head"],
+    );
+}
+
+#[test]
+fn class_local_reusable_workflow_with_the_head_sha_input() {
+    let got = provenance(
+        &["prov-local-reusable.yml", "prov-reusable-called.yml"],
+        &[],
+        &Settings::default(),
+    );
+    assert_one(
+        &got,
+        PRIV,
+        "prov-local-reusable.yml",
+        "call",
+        &["prov-reusable-called.yml", "inputs.sha"],
+    );
+}
+
+#[test]
+fn class_same_run_artifact_of_a_job_that_ran_the_head() {
+    let got = provenance(&["prov-same-run-artifact.yml"], &[], &Settings::default());
+    assert_one(
+        &got,
+        PRIV,
+        "prov-same-run-artifact.yml",
+        "smoke",
+        &["`dist`", "`build`"],
+    );
+}
+
+#[test]
+fn class_repository_script_fetching_the_pull_request() {
+    let got = provenance(
+        &["prov-fetch-script.yml"],
+        &[("scripts/test-pr.sh", TEST_PR_SCRIPT)],
+        &Settings::default(),
+    );
+    assert_one(
+        &got,
+        PRIV,
+        "prov-fetch-script.yml",
+        "e2e",
+        &["scripts/test-pr.sh", "pull/"],
+    );
+    // The same script fetching nothing runs the default branch's code: no finding.
+    let quiet = provenance(
+        &["prov-fetch-script.yml"],
+        &[("scripts/test-pr.sh", "#!/bin/sh\nmake e2e\n")],
+        &Settings::default(),
+    );
+    assert!(quiet.is_empty(), "{quiet:#?}");
+    // A script that is not in the commit: its provenance cannot be established.
+    let missing = provenance(&["prov-fetch-script.yml"], &[], &Settings::default());
+    assert_one(
+        &missing,
+        PRIV,
+        "prov-fetch-script.yml",
+        "e2e",
+        &["scripts/test-pr.sh", "cannot be established"],
+    );
+}
+
+#[test]
+fn class_api_tarball_of_the_head_sha() {
+    let got = provenance(&["prov-tarball.yml"], &[], &Settings::default());
+    assert_one(&got, PRIV, "prov-tarball.yml", "bench", &["tarball"]);
+}
+
+#[test]
+fn class_gh_api_download_of_a_pull_request_runs_artifact() {
+    let got = provenance(&["prov-gh-api-artifact.yml"], &[], &Settings::default());
+    assert_one(
+        &got,
+        PRIV,
+        "prov-gh-api-artifact.yml",
+        "deploy-preview",
+        &["artifacts"],
+    );
+}
+
+#[test]
+fn class_repository_dispatch_chain_carrying_the_head() {
+    let got = provenance(
+        &["prov-dispatch-sender.yml", "prov-dispatch-receiver.yml"],
+        &[],
+        &Settings::default(),
+    );
+    assert_one(
+        &got,
+        PRIV,
+        "prov-dispatch-receiver.yml",
+        "integration",
+        &[
+            "github.event.client_payload.sha",
+            "prov-dispatch-sender.yml",
+        ],
+    );
+    // No sender in the repository: the payload's ref is unverified.
+    let alone = provenance(&["prov-dispatch-receiver.yml"], &[], &Settings::default());
+    assert_one(
+        &alone,
+        PRIV,
+        "prov-dispatch-receiver.yml",
+        "integration",
+        &["github.event.client_payload.sha", "unverified"],
+    );
+}
+
+#[test]
+fn class_third_party_action_using_another_runs_artifacts() {
+    let got = provenance(&["prov-coverage-comment.yml"], &[], &Settings::default());
+    assert_one(
+        &got,
+        PRIV,
+        "prov-coverage-comment.yml",
+        "coverage",
+        &[
+            "py-cov-action/python-coverage-comment-action",
+            "https://github.com/py-cov-action/python-coverage-comment-action",
+        ],
+    );
+}
+
+#[test]
+fn class_credentials_without_branch_code_raise_no_alarm() {
+    let got = provenance(&["prov-notifier.yml"], &[], &Settings::default());
+    assert!(got.is_empty(), "{got:#?}");
+}
+
+#[test]
+fn class_typed_payload_fields_and_case() {
+    let got = provenance(&["prov-typed-fields.yml"], &[], &Settings::default());
+    assert!(got.is_empty(), "{got:#?}");
+}
+
+#[test]
+fn class_fields_absent_from_the_payload_are_null() {
+    let got = provenance(&["prov-absent-fields.yml"], &[], &Settings::default());
+    assert!(got.is_empty(), "{got:#?}");
+}
+
+#[test]
+fn class_environment_expression_every_value_protected() {
+    let settings = |protected: &[&str]| Settings {
+        protected_environments: protected.iter().map(|s| (*s).to_owned()).collect(),
+        ..Settings::default()
+    };
+    let got = provenance(
+        &["prov-environment-expression.yml"],
+        &[],
+        &settings(&["production", "staging"]),
+    );
+    assert!(got.is_empty(), "{got:#?}");
+    let open = provenance(
+        &["prov-environment-expression.yml"],
+        &[],
+        &settings(&["production"]),
+    );
+    assert_one(&open, USJ, "prov-environment-expression.yml", "deploy", &[]);
+}
+
+#[test]
+fn class_newer_hosted_labels_and_runs_on_expressions() {
+    let got = provenance(&["prov-hosted-labels.yml"], &[], &Settings::default());
+    assert!(got.is_empty(), "{got:#?}");
 }

@@ -20,6 +20,7 @@ fn doc(result: &str, mode: &str, findings: Vec<Value>) -> Value {
         "workflows": [".github/workflows/ci.yml"],
         "default_head_workflows": [".github/workflows/ci.yml"],
         "findings": findings,
+        "cleared": [],
     })
 }
 
