@@ -645,9 +645,10 @@ fn assess_file(
                     }
                 }
                 (Class::Dispatch, Verdict::Unknown(why)) => {
-                    match senders.iter().find(|s| {
-                        s.kind == dispatch_kind(*event) && s.carries.is_some()
-                    }) {
+                    match senders
+                        .iter()
+                        .find(|s| s.kind == dispatch_kind(*event) && s.carries.is_some())
+                    {
                         Some(sender) => Exposure {
                             rule: Rule::PrivilegedCheckout,
                             detail: Some(format!(

@@ -2164,10 +2164,316 @@ fn class_third_party_action_using_another_runs_artifacts() {
     );
 }
 
+/// The review of fixtures of `provenance/`: findings and cleared jobs.
+fn review(names: &[&str], tree: &[(&str, &str)]) -> guard::readiness::Review {
+    let files: Vec<WorkflowFile> = names.iter().map(|n| load_provenance(n)).collect();
+    let read = |path: &str| -> Result<Option<Vec<u8>>, String> {
+        Ok(tree
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, text)| text.as_bytes().to_vec())
+            .or_else(|| {
+                files
+                    .iter()
+                    .find(|f| f.path == path)
+                    .map(|f| f.bytes.clone())
+            }))
+    };
+    guard::readiness::review_in(&files, &read, &target(), &Settings::default(), Reads::Both)
+}
+
 #[test]
 fn class_credentials_without_branch_code_raise_no_alarm() {
     let got = provenance(&["prov-notifier.yml"], &[], &Settings::default());
     assert!(got.is_empty(), "{got:#?}");
+    // Each is cleared, and the reason says why.
+    let cleared = review(&["prov-notifier.yml"], &[]).cleared;
+    let jobs: Vec<(&str, &[Event], &str)> = cleared
+        .iter()
+        .map(|c| (c.job.as_str(), c.events.as_slice(), c.reason.as_str()))
+        .collect();
+    assert_eq!(jobs.len(), 2, "{cleared:#?}");
+    for (job, events, reason) in jobs {
+        assert_eq!(events, [Push, PR], "{job}");
+        assert!(
+            reason.starts_with("runs no code of the branch: no checkout"),
+            "{job}: {reason}"
+        );
+    }
+    let of = |job: &str| cleared.iter().find(|c| c.job == job).unwrap();
+    assert!(
+        of("notify")
+            .reason
+            .contains("slackapi/slack-github-action@v2"),
+        "{cleared:#?}"
+    );
+    assert!(of("label").reason.contains("actions/labeler@v5"));
+    assert!(
+        of("label")
+            .credentials
+            .contains(&Credential::Token("pull-requests: write".into()))
+    );
+}
+
+/// A `push` workflow with one credentialed job made of `steps` (indented for the list).
+fn push_job(steps: &str) -> WorkflowFile {
+    WorkflowFile {
+        path: ".github/workflows/push.yml".into(),
+        bytes: format!(
+            "on: push\npermissions: {{}}\njobs:\n  job:\n    runs-on: ubuntu-latest\n    env:\n      KEY: ${{{{ secrets.KEY }}}}\n    steps:\n{steps}"
+        )
+        .into_bytes(),
+    }
+}
+
+#[test]
+fn on_the_branchs_own_events_what_runs_its_code_is_named() {
+    let judge = |steps: &str, tree: &[(&str, &str)]| {
+        let found = assess_with_tree(&push_job(steps), tree);
+        found
+            .iter()
+            .map(|f| (f.rule, f.detail.clone().unwrap_or_default()))
+            .collect::<Vec<_>>()
+    };
+    for (steps, want) in [
+        (
+            "      - uses: actions/checkout@v4\n      - run: make\n",
+            "event's commit",
+        ),
+        (
+            "      - uses: actions/checkout@v4\n        with:\n          ref: ${{ github.sha }}\n      - run: make\n",
+            "github.sha",
+        ),
+        (
+            "      - uses: ./tools/js-action\n",
+            "the local action `./tools/js-action`",
+        ),
+        (
+            "      - run: git clone https://github.com/octo/repo && make -C repo\n",
+            "git",
+        ),
+        (
+            "      - run: curl -L https://api.github.com/repos/octo/repo/tarball/$GITHUB_SHA | tar xz\n",
+            "tarball",
+        ),
+        (
+            "      - uses: dawidd6/action-download-artifact@v6\n        with:\n          workflow: ci.yml\n",
+            "https://github.com/dawidd6/action-download-artifact",
+        ),
+    ] {
+        let got = judge(
+            steps,
+            &[(
+                "tools/js-action/action.yml",
+                "runs:\n  using: node20\n  main: index.js\n",
+            )],
+        );
+        assert_eq!(got.len(), 1, "{steps}: {got:#?}");
+        assert_eq!(got[0].0, USJ, "{steps}");
+        assert!(got[0].1.contains(want), "{steps}: {}", got[0].1);
+    }
+    // A reusable workflow of another repository cannot be read: fail closed.
+    let remote = WorkflowFile {
+        path: ".github/workflows/push.yml".into(),
+        bytes: b"on: push\njobs:\n  call:\n    uses: octo/shared/.github/workflows/build.yml@v1\n    secrets: inherit\n".to_vec(),
+    };
+    let found = assess_with_tree(&remote, &[]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].rule, USJ);
+    assert!(
+        found[0].detail.as_deref().unwrap().contains("cannot see"),
+        "{found:#?}"
+    );
+    // The default branch's side, another repository, or nothing checked out: no finding.
+    for steps in [
+        "      - uses: actions/checkout@v4\n        with:\n          ref: ${{ github.event.repository.default_branch }}\n      - run: make\n",
+        "      - uses: actions/checkout@v4\n        with:\n          repository: octo/docs\n      - run: make\n",
+        "      - uses: actions/checkout@v4\n        with:\n          ref: main\n      - run: make\n",
+        "      - run: curl -X POST \"$HOOK\" -d 'done'\n",
+    ] {
+        assert!(judge(steps, &[]).is_empty(), "{steps}");
+    }
+}
+
+#[test]
+fn same_run_artifacts_follow_names_patterns_and_all() {
+    let workflow = |download: &str, build_ref: &str| {
+        WorkflowFile {
+        path: ".github/workflows/prt.yml".into(),
+        bytes: format!(
+            "on: pull_request_target\npermissions: {{}}\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n        with:\n          ref: {build_ref}\n      - run: make\n      - uses: actions/upload-artifact@v4\n        with:\n          name: site-html\n          path: out/\n  publish:\n    needs: build\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/download-artifact@v4\n{download}      - run: ls\n        env:\n          TOKEN: ${{{{ secrets.TOKEN }}}}\n"
+        )
+        .into_bytes(),
+    }
+    };
+    let head = "${{ github.event.pull_request.head.sha }}";
+    for (download, exposed) in [
+        ("        with:\n          name: site-html\n", true),
+        ("        with:\n          pattern: site-*\n", true),
+        ("", true),
+        ("        with:\n          name: ${{ inputs.which }}\n", true),
+        ("        with:\n          name: other\n", false),
+        ("        with:\n          pattern: docs-*\n", false),
+    ] {
+        let found = assess_with_tree(&workflow(download, head), &[]);
+        let rules: Vec<(Rule, &str)> = found
+            .iter()
+            .map(|f| (f.rule, f.job.as_deref().unwrap_or_default()))
+            .collect();
+        if exposed {
+            assert_eq!(rules, [(PRIV, "publish")], "{download}");
+            assert!(
+                found[0]
+                    .detail
+                    .as_deref()
+                    .unwrap()
+                    .contains("`site-html` of job `build`")
+            );
+        } else {
+            assert!(rules.is_empty(), "{download}: {found:#?}");
+        }
+    }
+    // The producer builds the default branch: its artifact is not the branch's code.
+    let found = assess_with_tree(
+        &workflow("", "${{ github.event.repository.default_branch }}"),
+        &[],
+    );
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn fetching_commands_directly_through_env_and_in_scripts() {
+    for (step, tree, want) in [
+        (
+            "      - run: git fetch origin \"$HEAD\" && git checkout FETCH_HEAD && make\n        env:\n          HEAD: ${{ github.head_ref }}\n",
+            vec![],
+            "github.head_ref",
+        ),
+        (
+            "      - run: git checkout ${{ github.event.pull_request.head.sha }}\n",
+            vec![],
+            "github.event.pull_request.head",
+        ),
+        (
+            "      - run: gh api repos/octo/repo/zipball/${{ github.event.pull_request.head.sha }} > src.zip\n",
+            vec![],
+            "zipball",
+        ),
+        (
+            "      - run: bash ci/fetch.sh\n        env:\n          SHA: ${{ github.event.pull_request.head.sha }}\n",
+            vec![(
+                "ci/fetch.sh",
+                "git fetch origin \"$SHA\"\ngit checkout \"$SHA\"\n",
+            )],
+            "`ci/fetch.sh`, run by a `run` step",
+        ),
+        (
+            "      - run: python3 -u tools/get.py\n",
+            vec![(
+                "tools/get.py",
+                "import os\nos.system('gh run download ' + os.environ['RUN'])\n",
+            )],
+            "gh run download",
+        ),
+        ("      - run: ./$SCRIPT\n", vec![], "chosen at run time"),
+    ] {
+        let found = assess_with_tree(&privileged_with(step), &tree);
+        assert_eq!(found.len(), 1, "{step}: {found:#?}");
+        assert_eq!(found[0].rule, PRIV, "{step}");
+        let detail = found[0].detail.as_deref().unwrap();
+        assert!(detail.contains(want), "{step}: {detail}");
+    }
+    // Scripts and commands that fetch nothing of the branch: no finding.
+    for (step, tree) in [
+        ("      - run: bash -c 'echo hi'\n", vec![]),
+        ("      - run: python -m pytest\n", vec![]),
+        (
+            "      - run: ./ci/lint.sh\n",
+            vec![("ci/lint.sh", "shellcheck *.sh\n")],
+        ),
+        (
+            "      - run: git fetch origin main && git diff FETCH_HEAD\n",
+            vec![],
+        ),
+    ] {
+        let found = assess_with_tree(&privileged_with(step), &tree);
+        assert!(found.is_empty(), "{step}: {found:#?}");
+    }
+}
+
+#[test]
+fn dispatch_receivers_are_judged_with_their_senders() {
+    let sender = |payload: &str| {
+        WorkflowFile {
+        path: ".github/workflows/send.yml".into(),
+        bytes: format!(
+            "on: schedule\njobs:\n  send:\n    runs-on: ubuntu-latest\n    steps:\n      - run: gh workflow run receive.yml -f ref={payload}\n"
+        )
+        .into_bytes(),
+    }
+    };
+    let receiver = WorkflowFile {
+        path: ".github/workflows/receive.yml".into(),
+        bytes: b"on:\n  workflow_dispatch:\n    inputs:\n      ref: {type: string}\njobs:\n  run:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n        with:\n          ref: ${{ inputs.ref }}\n      - run: make\n        env:\n          KEY: ${{ secrets.KEY }}\n".to_vec(),
+    };
+    let judge = |files: &[WorkflowFile]| {
+        let review = guard::readiness::review_in(
+            files,
+            &|_: &str| Ok(None),
+            &target(),
+            &Settings::default(),
+            Reads::Both,
+        );
+        (review.findings, review.cleared)
+    };
+    // A sender carrying event data.
+    let (found, _) = judge(&[
+        sender("${{ github.event.pull_request.head.ref }}"),
+        receiver.clone(),
+    ]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].rule, PRIV);
+    assert_eq!(found[0].events, [Event::WorkflowDispatch]);
+    assert!(
+        found[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("`.github/workflows/send.yml` job `send`")
+    );
+    // No sender: unverified.
+    let (found, _) = judge(std::slice::from_ref(&receiver));
+    assert!(
+        found[0].detail.as_deref().unwrap().contains("unverified"),
+        "{found:#?}"
+    );
+    // Every sender fills it with a literal: cleared, with the reason.
+    let (found, cleared) = judge(&[sender("main"), receiver.clone()]);
+    assert!(found.is_empty(), "{found:#?}");
+    assert_eq!(cleared.len(), 1, "{cleared:#?}");
+    assert!(cleared[0].reason.contains("no event data"), "{cleared:#?}");
+}
+
+#[test]
+fn the_registry_cites_each_actions_docs_and_reference_lists_it() {
+    use guard::readiness::provenance::KNOWN_ACTIONS;
+    let reference = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join("REFERENCE.md"),
+    )
+    .unwrap();
+    assert!(!KNOWN_ACTIONS.is_empty());
+    for known in KNOWN_ACTIONS {
+        assert!(known.docs.starts_with("https://"), "{}", known.action);
+        assert_eq!(known.action, known.action.to_ascii_lowercase());
+        assert!(
+            reference.contains(&format!("`{}`", known.action)) && reference.contains(known.docs),
+            "REFERENCE.md lacks {} or {}",
+            known.action,
+            known.docs
+        );
+    }
 }
 
 #[test]

@@ -201,3 +201,50 @@ impl ReadinessDoc {
         Ok(doc)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    fn text(cleared: &str) -> String {
+        format!(
+            r#"{{"schema": "agent-team-apply/readiness/v1", "result": "pass", "mode": "strict",
+             "base_commit": "0123456789abcdef0123456789abcdef01234567",
+             "default_head": "0123456789abcdef0123456789abcdef01234567",
+             "branch": "agent-team/T-1", "base_branch": "main", "repository": "octo/repo",
+             "workflows": [".github/workflows/notify.yml"], "default_head_workflows": [],
+             "findings": []{cleared}}}"#
+        )
+    }
+
+    #[test]
+    fn a_cleared_job_carries_its_reason_and_round_trips() {
+        let doc = ReadinessDoc::parse(&text(
+            r#", "cleared": [{"workflow": ".github/workflows/notify.yml",
+                "commit": "0123456789abcdef0123456789abcdef01234567", "job": "notify",
+                "job_name": null, "events": ["push"], "credentials": ["secret SLACK_WEBHOOK"],
+                "reason": "runs no code of the branch"}]"#,
+        ))
+        .unwrap();
+        assert_eq!(doc.cleared.len(), 1);
+        assert_eq!(doc.cleared[0].reason, "runs no code of the branch");
+        assert_eq!(doc.cleared[0].events, [ReadinessEvent::Push]);
+        let again = ReadinessDoc::parse(&serde_json::to_string(&doc).unwrap()).unwrap();
+        assert_eq!(again, doc);
+    }
+
+    #[test]
+    fn a_document_without_cleared_or_with_an_unknown_key_in_it_is_refused() {
+        let missing = ReadinessDoc::parse(&text("")).unwrap_err();
+        assert!(missing.contains("missing field `cleared`"), "{missing}");
+        let unknown = ReadinessDoc::parse(&text(
+            r#", "cleared": [{"workflow": "w", "commit": "0123456789abcdef0123456789abcdef01234567",
+                "job": "j", "job_name": null, "events": [], "credentials": [], "reason": "r",
+                "why": "x"}]"#,
+        ))
+        .unwrap_err();
+        assert!(unknown.contains("unknown field `why`"), "{unknown}");
+    }
+}

@@ -367,13 +367,12 @@ pub fn repository_scripts(run: &str) -> Vec<String> {
             }
             match first {
                 "make" | "gmake" => push("Makefile".to_owned()),
-                "npm" | "yarn" | "pnpm" => {
-                    if words
-                        .next()
-                        .is_some_and(|w| matches!(w, "run" | "test" | "start" | "run-script" | "t"))
-                    {
-                        push("package.json".to_owned());
-                    }
+                "npm" | "yarn" | "pnpm"
+                    if words.next().is_some_and(|w| {
+                        matches!(w, "run" | "test" | "start" | "run-script" | "t")
+                    }) =>
+                {
+                    push("package.json".to_owned());
                 }
                 _ => {}
             }
