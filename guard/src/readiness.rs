@@ -27,9 +27,17 @@
 //!   write grant (the policy declares the repository's default), `id-token: write`, a runner not
 //!   hosted by GitHub. A step's own `if:` does not protect: the job's credentials reach the
 //!   runner with the job.
-//! - **Privileged triggers** are findings only when a job with credentials checks out a ref the
-//!   branch controls (`github.event.pull_request.head.sha`, `workflow_run.head_sha`,
-//!   `refs/pull/<n>/head`, `github.head_ref`, ...) or downloads another run's artifacts.
+//! - **Provenance** ([`provenance`]): a job with credentials is a finding only when it runs the
+//!   branch's code: on the branch's own events a checkout of the event's commit (or any ref not
+//!   the base's side), a non-composite local action, a fetching command; on privileged triggers
+//!   a checkout or fetch of a ref the branch controls (`github.event.pull_request.head.sha`,
+//!   `workflow_run.head_sha`, `refs/pull/<n>/head`, `github.head_ref`, ...); on dispatches a
+//!   ref from the payload or inputs, judged with the repository's senders; everywhere another
+//!   run's artifacts, an artifact of the same run uploaded by a job that runs the branch's code,
+//!   a well-known action that does either, or a repository script doing any of these. Where
+//!   that cannot be established (a script named by a variable or absent from the commit), the
+//!   job is a finding with the reason. A job doing none of these is cleared ([`Cleared`]), and
+//!   the document says why.
 //! - **Environments**: only an environment the policy lists in
 //!   `readiness.protected-environments` gates a job (GitHub creates a missing environment
 //!   unprotected on first use); `readiness.accept` accepts one job with a reason, and the finding
@@ -196,6 +204,11 @@ impl Finding {
         let credentials: Vec<String> = self.credentials.iter().map(Credential::phrase).collect();
         let detail = self.detail.as_deref().unwrap_or_default();
         match self.rule {
+            Rule::UnprotectedSecretJob if !detail.is_empty() => format!(
+                "job `{job}` would run the published branch's code on {} with {} and no protected environment, through {detail}",
+                events.join(", "),
+                credentials.join(", ")
+            ),
             Rule::UnprotectedSecretJob => format!(
                 "job `{job}` would run the published branch's code on {} with {} and no protected environment",
                 events.join(", "),
