@@ -2513,3 +2513,53 @@ fn class_newer_hosted_labels_and_runs_on_expressions() {
     let got = provenance(&["prov-hosted-labels.yml"], &[], &Settings::default());
     assert!(got.is_empty(), "{got:#?}");
 }
+
+#[test]
+fn the_subcommand_clears_jobs_that_run_no_branch_code_and_reads_their_scripts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".github/workflows")).unwrap();
+    std::fs::create_dir_all(repo.join("scripts")).unwrap();
+    std::fs::copy(
+        fixtures().join("provenance").join("prov-notifier.yml"),
+        repo.join(".github/workflows/notify.yml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixtures().join("provenance").join("prov-fetch-script.yml"),
+        repo.join(".github/workflows/e2e.yml"),
+    )
+    .unwrap();
+    std::fs::write(repo.join("scripts/test-pr.sh"), "#!/bin/sh\nmake e2e\n").unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let (code, doc) = guard_readiness(&repo, None);
+    assert_eq!((code, doc.result), (0, ReadinessResult::Pass), "{doc:#?}");
+    let cleared: Vec<(&str, &str)> = doc
+        .cleared
+        .iter()
+        .map(|c| (c.workflow.as_str(), c.job.as_str()))
+        .collect();
+    assert_eq!(
+        cleared,
+        [
+            (".github/workflows/e2e.yml", "e2e"),
+            (".github/workflows/notify.yml", "label"),
+            (".github/workflows/notify.yml", "notify"),
+        ]
+    );
+    assert!(doc.cleared.iter().all(|c| !c.reason.is_empty()));
+    // The script, once it fetches the pull request, makes the job a finding.
+    std::fs::write(
+        repo.join("scripts/test-pr.sh"),
+        "#!/bin/sh\ngit fetch origin \"pull/$PR/head\" && git checkout FETCH_HEAD\n",
+    )
+    .unwrap();
+    git(&repo, &["commit", "-q", "-a", "-m", "fetch"]);
+    let (code, doc) = guard_readiness(&repo, None);
+    assert_eq!(code, 1);
+    assert_eq!(doc.findings.len(), 1, "{doc:#?}");
+    assert_eq!(doc.findings[0].rule, Rule::PrivilegedCheckout);
+    assert_eq!(doc.findings[0].job.as_deref(), Some("e2e"));
+}
