@@ -592,7 +592,8 @@ fn assess_file(
             Class::Safe => continue,
         };
         let excluded = excluded_jobs(jobs, *event, target)?;
-        let verdicts = run_verdicts(jobs, &ids, &excluded, read, lens, target)?;
+        let holds: Vec<bool> = per_job.iter().map(|(c, _)| !c.is_empty()).collect();
+        let verdicts = run_verdicts(jobs, &ids, &excluded, &holds, read, lens, target)?;
         for (index, id) in ids.iter().enumerate() {
             let (Some((credentials, gated)), Some(verdict)) =
                 (per_job.get(index), verdicts.get(index))
@@ -799,10 +800,14 @@ fn dispatch_detail(how: &str, event: Option<Event>, senders: &[Sender]) -> Resul
 
 /// Each job's [`Verdict`] for one event: the artifacts uploaded by jobs that run the branch's
 /// code are followed into the jobs of the same run that download them, until nothing changes.
+/// A local file a job without credentials cannot read fails that job at GitHub (it uploads
+/// nothing): its verdict is [`Verdict::Unknown`], which is no producer and no finding; for a job
+/// holding credentials it is an error (the file is unreadable).
 fn run_verdicts(
     jobs: &Map<String, Value>,
     ids: &[&String],
     excluded: &[bool],
+    holds: &[bool],
     read: &ReadFile<'_>,
     lens: Lens,
     target: &Target,
@@ -825,10 +830,13 @@ fn run_verdicts(
                 repository: &target.repository,
                 producers: &producers,
             };
-            verdicts.push(
-                job_verdict(job, &ctx, 0, &mut Vec::new())
-                    .map_err(|e| format!("job `{id}`: {e}"))?,
-            );
+            match job_verdict(job, &ctx, 0, &mut Vec::new()) {
+                Ok(verdict) => verdicts.push(verdict),
+                Err(e) if !holds.get(index).copied().unwrap_or(true) => {
+                    verdicts.push(Verdict::Unknown(e));
+                }
+                Err(e) => return Err(format!("job `{id}`: {e}")),
+            }
         }
         let mut next: Vec<Producer> = Vec::new();
         for (index, id) in ids.iter().enumerate() {

@@ -2563,3 +2563,20 @@ fn the_subcommand_clears_jobs_that_run_no_branch_code_and_reads_their_scripts() 
     assert_eq!(doc.findings[0].rule, Rule::PrivilegedCheckout);
     assert_eq!(doc.findings[0].job.as_deref(), Some("e2e"));
 }
+
+#[test]
+fn a_missing_local_action_of_a_job_without_credentials_fails_only_that_job() {
+    let workflow = WorkflowFile {
+        path: ".github/workflows/pr.yml".into(),
+        bytes: b"on: pull_request_target\npermissions: {}\njobs:\n  lint:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./.github/actions/gone\n  comment:\n    runs-on: ubuntu-latest\n    steps:\n      - run: gh pr comment --body ok\n        env:\n          GH_TOKEN: ${{ secrets.BOT_TOKEN }}\n".to_vec(),
+    };
+    let found = assess_with_tree(&workflow, &[]);
+    assert!(found.is_empty(), "{found:#?}");
+    // The same action in the job holding the secret: the file cannot be shown safe.
+    let found = assess_with_tree(
+        &privileged_with("      - uses: ./.github/actions/gone\n"),
+        &[],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].rule, Rule::UnreadableWorkflow);
+}
