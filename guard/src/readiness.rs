@@ -437,6 +437,7 @@ fn dispatch_senders(files: &[WorkflowFile]) -> Vec<Sender> {
                         workflow: file.path.clone(),
                         job: id.clone(),
                         kind,
+                        event_type: provenance::dispatch_type(step),
                         carries: provenance::dispatch_carries(step),
                     });
                 }
@@ -515,6 +516,8 @@ fn assess_file(
 
     // (event, or None for a name outside the model; the name as written)
     let mut fired: Vec<(Option<Event>, String)> = Vec::new();
+    // The `repository_dispatch` types this workflow receives (`None`: every type).
+    let mut dispatch_types: Option<Vec<String>> = None;
     for (name, config) in named_events(on)? {
         let event = Event::from_name(&name);
         let class = event.map_or(Class::Unknown, events::class);
@@ -525,6 +528,9 @@ fn assess_file(
             && !triggered(event, &config, target)?
         {
             continue;
+        }
+        if event == Some(Event::RepositoryDispatch) {
+            dispatch_types = received_types(&config);
         }
         fired.push((event, name));
     }
@@ -583,6 +589,19 @@ fn assess_file(
         }
         None => cleared.push((index, reason, event.into_iter().collect())),
     };
+    // The senders whose dispatch can start this workflow: a `repository_dispatch` of a type it
+    // receives (a type an expression chooses, or a workflow receiving every type, matches), and
+    // every `workflow_dispatch` sender.
+    let relevant: Vec<Sender> = senders
+        .iter()
+        .filter(|s| match (&s.event_type, &dispatch_types) {
+            (Some(sent), Some(types)) if s.kind == DispatchKind::Repository => {
+                types.iter().any(|t| t == sent)
+            }
+            _ => true,
+        })
+        .cloned()
+        .collect();
     for (event, name) in &fired {
         let class = event.map_or(Class::Unknown, events::class);
         let lens = match class {
@@ -647,7 +666,7 @@ fn assess_file(
                     }
                 }
                 (Class::Dispatch, Verdict::Runs(how)) => {
-                    match dispatch_detail(how, *event, senders) {
+                    match dispatch_detail(how, *event, &relevant) {
                         Ok(detail) => Exposure {
                             rule: Rule::PrivilegedCheckout,
                             detail: Some(detail),
@@ -659,7 +678,7 @@ fn assess_file(
                     }
                 }
                 (Class::Dispatch, Verdict::Unknown(why)) => {
-                    match senders
+                    match relevant
                         .iter()
                         .find(|s| s.kind == dispatch_kind(*event) && s.carries.is_some())
                     {
@@ -758,6 +777,20 @@ fn assess_file(
         })
         .collect();
     Ok((findings, cleared))
+}
+
+/// The `types` of an `on.repository_dispatch` configuration, when it lists literal ones.
+fn received_types(config: &Value) -> Option<Vec<String>> {
+    let types = config.get("types")?;
+    let list: Vec<String> = match types {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()?,
+        _ => return None,
+    };
+    list.iter().all(|t| !t.contains("${{")).then_some(list)
 }
 
 /// The dispatch an event receives.

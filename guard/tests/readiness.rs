@@ -2580,3 +2580,57 @@ fn a_missing_local_action_of_a_job_without_credentials_fails_only_that_job() {
     assert_eq!(found.len(), 1, "{found:#?}");
     assert_eq!(found[0].rule, Rule::UnreadableWorkflow);
 }
+
+#[test]
+fn a_repository_dispatch_sender_implicates_only_receivers_of_its_type() {
+    let sender = |event_type: &str| {
+        WorkflowFile {
+        path: ".github/workflows/send.yml".into(),
+        bytes: format!(
+            "on: issue_comment\njobs:\n  send:\n    runs-on: ubuntu-latest\n    steps:\n      - run: gh api repos/octo/repo/dispatches -f event_type={event_type} -F 'client_payload[sha]=${{{{ github.event.issue.number }}}}'\n"
+        )
+        .into_bytes(),
+    }
+    };
+    let receiver = load_provenance("prov-dispatch-receiver.yml");
+    let judge = |files: &[WorkflowFile]| {
+        guard::readiness::review_in(
+            files,
+            &|_: &str| Ok(None),
+            &target(),
+            &Settings::default(),
+            Reads::Both,
+        )
+    };
+    // The receiver takes `ok-to-test-command` only.
+    let review = judge(&[sender("ok-to-test-command"), receiver.clone()]);
+    assert_eq!(review.findings.len(), 1, "{review:#?}");
+    assert!(
+        review.findings[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("`.github/workflows/send.yml` job `send`")
+    );
+    // A sender of another type does not reach it: no sender of its type, so unverified.
+    let review = judge(&[sender("deploy"), receiver.clone()]);
+    assert_eq!(review.findings.len(), 1, "{review:#?}");
+    assert!(
+        review.findings[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("unverified"),
+        "{review:#?}"
+    );
+    // A type chosen at run time may be any: it reaches the receiver.
+    let review = judge(&[sender("$TYPE"), receiver]);
+    assert!(
+        review.findings[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("job `send`"),
+        "{review:#?}"
+    );
+}

@@ -612,8 +612,34 @@ pub struct Sender {
     pub workflow: String,
     pub job: String,
     pub kind: DispatchKind,
+    /// The `event_type` of a repository dispatch, when it is a literal (`None`: any type).
+    pub event_type: Option<String>,
     /// The event data the payload or inputs carry, when they carry any.
     pub carries: Option<String>,
+}
+
+/// The literal `event_type` a repository dispatch step sends: `peter-evans/repository-dispatch`'s
+/// `event-type` input, or `event_type=<type>` in a `run:` (`gh api -f event_type=...`, a JSON
+/// body's `"event_type": "..."`). `None` when it is chosen by an expression or not found.
+pub fn dispatch_type(step: &Map<String, Value>) -> Option<String> {
+    let literal = |v: &str| {
+        let v = v.trim().trim_matches(|c| c == '"' || c == '\'');
+        (!v.is_empty() && !v.contains("${{") && !v.contains('$')).then(|| v.to_owned())
+    };
+    if let Some(with) = step.get("with").and_then(Value::as_object)
+        && let Some(value) = with.get("event-type")
+    {
+        return literal(&value_text(value));
+    }
+    let run = step.get("run").and_then(Value::as_str)?;
+    let at = run.find("event_type")?;
+    let rest = run.get(at + "event_type".len()..)?;
+    let rest = rest
+        .trim_start_matches(|c: char| c == '"' || c == '\'' || c == ':' || c == '=' || c == ' ');
+    let end = rest
+        .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',' || c == '}')
+        .unwrap_or(rest.len());
+    literal(rest.get(..end)?)
 }
 
 /// The dispatch a step sends, when it sends one: `peter-evans/repository-dispatch`,
