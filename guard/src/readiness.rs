@@ -27,9 +27,17 @@
 //!   write grant (the policy declares the repository's default), `id-token: write`, a runner not
 //!   hosted by GitHub. A step's own `if:` does not protect: the job's credentials reach the
 //!   runner with the job.
-//! - **Privileged triggers** are findings only when a job with credentials checks out a ref the
-//!   branch controls (`github.event.pull_request.head.sha`, `workflow_run.head_sha`,
-//!   `refs/pull/<n>/head`, `github.head_ref`, ...) or downloads another run's artifacts.
+//! - **Provenance** ([`provenance`]): a job with credentials is a finding only when it runs the
+//!   branch's code: on the branch's own events a checkout of the event's commit (or any ref not
+//!   the base's side), a non-composite local action, a fetching command; on privileged triggers
+//!   a checkout or fetch of a ref the branch controls (`github.event.pull_request.head.sha`,
+//!   `workflow_run.head_sha`, `refs/pull/<n>/head`, `github.head_ref`, ...); on dispatches a
+//!   ref from the payload or inputs, judged with the repository's senders; everywhere another
+//!   run's artifacts, an artifact of the same run uploaded by a job that runs the branch's code,
+//!   a well-known action that does either, or a repository script doing any of these. Where
+//!   that cannot be established (a script named by a variable or absent from the commit), the
+//!   job is a finding with the reason. A job doing none of these is cleared ([`Cleared`]), and
+//!   the document says why.
 //! - **Environments**: only an environment the policy lists in
 //!   `readiness.protected-environments` gates a job (GitHub creates a missing environment
 //!   unprotected on first use); `readiness.accept` accepts one job with a reason, and the finding
@@ -42,12 +50,13 @@ pub mod events;
 pub mod expr;
 pub mod filter;
 pub mod jobs;
+pub mod provenance;
 
 use serde_json::{Map, Value};
 
 use contract::ids::CommitId;
 use contract::readiness::{
-    FindingDoc, ReadinessDoc, ReadinessMode, ReadinessResult, ReadinessSchema,
+    ClearedDoc, FindingDoc, ReadinessDoc, ReadinessMode, ReadinessResult, ReadinessSchema,
 };
 pub use contract::readiness::{ReadinessEvent as Event, ReadinessRule as Rule};
 
@@ -55,6 +64,7 @@ use events::Class;
 use expr::{Scope, Val};
 use filter::Pattern;
 pub use jobs::{Credential, DefaultToken};
+use provenance::{Context, DispatchKind, Lens, Producer, Sender, Verdict};
 
 /// Largest workflow file read.
 pub const MAX_WORKFLOW_BYTES: usize = 1024 * 1024;
@@ -128,7 +138,7 @@ impl Reads {
             (_, Class::Safe) => false,
             (Reads::Both, _) | (_, Class::Unknown) => true,
             (Reads::Base, Class::Branch) => true,
-            (Reads::DefaultHead, Class::Merge | Class::Privileged) => true,
+            (Reads::DefaultHead, Class::Merge | Class::Privileged | Class::Dispatch) => true,
             _ => false,
         }
     }
@@ -194,6 +204,11 @@ impl Finding {
         let credentials: Vec<String> = self.credentials.iter().map(Credential::phrase).collect();
         let detail = self.detail.as_deref().unwrap_or_default();
         match self.rule {
+            Rule::UnprotectedSecretJob if !detail.is_empty() => format!(
+                "job `{job}` would run the published branch's code on {} with {} and no protected environment, through {detail}",
+                events.join(", "),
+                credentials.join(", ")
+            ),
             Rule::UnprotectedSecretJob => format!(
                 "job `{job}` would run the published branch's code on {} with {} and no protected environment",
                 events.join(", "),
@@ -248,6 +263,42 @@ impl Finding {
     }
 }
 
+/// A job that holds credentials and gives no finding, and why: it runs no code of the branch,
+/// its condition is false, or a protected environment gates it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cleared {
+    pub workflow: String,
+    pub job: String,
+    /// The job's `name:`, when it has a literal one.
+    pub name: Option<String>,
+    pub events: Vec<Event>,
+    pub credentials: Vec<Credential>,
+    pub reason: String,
+}
+
+impl Cleared {
+    /// The cleared job as the readiness document carries it.
+    pub fn to_doc(&self, commit: &CommitId) -> ClearedDoc {
+        ClearedDoc {
+            workflow: self.workflow.clone(),
+            commit: commit.clone(),
+            job: self.job.clone(),
+            job_name: self.name.clone(),
+            events: self.events.clone(),
+            credentials: self.credentials.iter().map(Credential::phrase).collect(),
+            reason: self.reason.clone(),
+        }
+    }
+}
+
+/// What the check found over a set of workflow files: the findings, and the credentialed jobs
+/// cleared with their reasons.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Review {
+    pub findings: Vec<Finding>,
+    pub cleared: Vec<Cleared>,
+}
+
 /// The commits read and the files found at each.
 #[derive(Debug, Clone)]
 pub struct Commits {
@@ -262,6 +313,17 @@ pub fn document(
     target: &Target,
     commits: Commits,
     findings: &[(CommitId, Finding)],
+    mode: ReadinessMode,
+) -> ReadinessDoc {
+    document_with(target, commits, findings, &[], mode)
+}
+
+/// [`document`], with the credentialed jobs cleared (each with the commit its file was read at).
+pub fn document_with(
+    target: &Target,
+    commits: Commits,
+    findings: &[(CommitId, Finding)],
+    cleared: &[(CommitId, Cleared)],
     mode: ReadinessMode,
 ) -> ReadinessDoc {
     let open = findings
@@ -280,6 +342,7 @@ pub fn document(
         workflows: commits.base_workflows,
         default_head_workflows: commits.default_head_workflows,
         findings: findings.iter().map(|(c, f)| f.to_doc(c)).collect(),
+        cleared: cleared.iter().map(|(c, j)| j.to_doc(c)).collect(),
     }
 }
 
@@ -313,14 +376,31 @@ pub fn assess_in(
     settings: &Settings,
     reads: Reads,
 ) -> Vec<Finding> {
-    let mut findings = Vec::new();
+    review_in(files, read, target, settings, reads).findings
+}
+
+/// [`assess_in`], with the credentialed jobs that give no finding and why ([`Cleared`]).
+pub fn review_in(
+    files: &[WorkflowFile],
+    read: &ReadFile<'_>,
+    target: &Target,
+    settings: &Settings,
+    reads: Reads,
+) -> Review {
+    let senders = dispatch_senders(files);
+    let mut review = Review::default();
     for file in files {
-        match assess_file(file, files, read, target, settings, reads) {
-            Ok(mut found) => findings.append(&mut found),
-            Err(reason) => findings.push(Finding::unreadable(&file.path, reason)),
+        match assess_file(file, files, read, target, settings, reads, &senders) {
+            Ok((mut found, mut cleared)) => {
+                review.findings.append(&mut found);
+                review.cleared.append(&mut cleared);
+            }
+            Err(reason) => review
+                .findings
+                .push(Finding::unreadable(&file.path, reason)),
         }
     }
-    for finding in &mut findings {
+    for finding in &mut review.findings {
         if let Some(job) = &finding.job
             && let Some(accept) = settings
                 .accept
@@ -330,7 +410,41 @@ pub fn assess_in(
             finding.accepted = Some(accept.reason.clone());
         }
     }
-    findings
+    review
+}
+
+/// Every step of the files that sends a dispatch ([`provenance::dispatch_sent`]); a file this
+/// reader cannot parse sends none here (it is a finding of its own).
+fn dispatch_senders(files: &[WorkflowFile]) -> Vec<Sender> {
+    let mut out = Vec::new();
+    for file in files {
+        let Ok(doc) = parse_workflow(&file.bytes) else {
+            continue;
+        };
+        let Some(jobs) = doc.get("jobs").and_then(Value::as_object) else {
+            continue;
+        };
+        for (id, job) in jobs {
+            for step in job
+                .get("steps")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_object)
+            {
+                if let Some(kind) = provenance::dispatch_sent(step) {
+                    out.push(Sender {
+                        workflow: file.path.clone(),
+                        job: id.clone(),
+                        kind,
+                        event_type: provenance::dispatch_type(step),
+                        carries: provenance::dispatch_carries(step),
+                    });
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Parse a workflow file as YAML into a generic value, under a budget.
@@ -389,7 +503,8 @@ fn assess_file(
     target: &Target,
     settings: &Settings,
     reads: Reads,
-) -> Result<Vec<Finding>, String> {
+    senders: &[Sender],
+) -> Result<(Vec<Finding>, Vec<Cleared>), String> {
     let doc = parse_workflow(&file.bytes)?;
     let top = doc.as_object().ok_or("not a mapping")?;
     // YAML 1.1 readers take a bare `on` for `true`; serde-saphyr keeps the key as written.
@@ -401,6 +516,8 @@ fn assess_file(
 
     // (event, or None for a name outside the model; the name as written)
     let mut fired: Vec<(Option<Event>, String)> = Vec::new();
+    // The `repository_dispatch` types this workflow receives (`None`: every type).
+    let mut dispatch_types: Option<Vec<String>> = None;
     for (name, config) in named_events(on)? {
         let event = Event::from_name(&name);
         let class = event.map_or(Class::Unknown, events::class);
@@ -412,10 +529,13 @@ fn assess_file(
         {
             continue;
         }
+        if event == Some(Event::RepositoryDispatch) {
+            dispatch_types = received_types(&config);
+        }
         fired.push((event, name));
     }
     if fired.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
 
     // Secrets read at the top level (env, defaults, ...) reach every job.
@@ -454,36 +574,139 @@ fn assess_file(
 
     // (job index, rule, detail) -> events
     let mut grouped: Vec<(usize, Rule, Option<String>, Vec<Event>)> = Vec::new();
+    // (job index, reason) -> events
+    let mut cleared: Vec<(usize, String, Vec<Event>)> = Vec::new();
+    let mut clear = |index: usize, reason: String, event: Option<Event>| match cleared
+        .iter_mut()
+        .find(|(i, r, _)| *i == index && *r == reason)
+    {
+        Some((_, _, events)) => {
+            if let Some(event) = event
+                && !events.contains(&event)
+            {
+                events.push(event);
+            }
+        }
+        None => cleared.push((index, reason, event.into_iter().collect())),
+    };
+    // The senders whose dispatch can start this workflow: a `repository_dispatch` of a type it
+    // receives (a type an expression chooses, or a workflow receiving every type, matches), and
+    // every `workflow_dispatch` sender.
+    let relevant: Vec<Sender> = senders
+        .iter()
+        .filter(|s| match (&s.event_type, &dispatch_types) {
+            (Some(sent), Some(types)) if s.kind == DispatchKind::Repository => {
+                types.iter().any(|t| t == sent)
+            }
+            _ => true,
+        })
+        .cloned()
+        .collect();
     for (event, name) in &fired {
+        let class = event.map_or(Class::Unknown, events::class);
+        let lens = match class {
+            Class::Branch | Class::Merge | Class::Unknown => Lens::Branch,
+            Class::Privileged => Lens::Privileged,
+            Class::Dispatch => Lens::Dispatch,
+            Class::Safe => continue,
+        };
         let excluded = excluded_jobs(jobs, *event, target)?;
+        let holds: Vec<bool> = per_job.iter().map(|(c, _)| !c.is_empty()).collect();
+        let verdicts = run_verdicts(jobs, &ids, &excluded, &holds, read, lens, target)?;
         for (index, id) in ids.iter().enumerate() {
-            let (Some((credentials, gated)), Some(job)) =
-                (per_job.get(index), jobs.get(*id).and_then(Value::as_object))
+            let (Some((credentials, gated)), Some(verdict)) =
+                (per_job.get(index), verdicts.get(index))
             else {
                 continue;
             };
-            if *gated || credentials.is_empty() || excluded.get(index).copied().unwrap_or(false) {
+            if credentials.is_empty() {
                 continue;
             }
-            let exposure = match event.map_or(Class::Unknown, events::class) {
-                Class::Branch | Class::Merge => Some(Exposure {
-                    rule: Rule::UnprotectedSecretJob,
-                    detail: None,
-                }),
-                Class::Privileged => privileged_exposure(job, read, 0, &mut Vec::new())
-                    .map_err(|e| format!("job `{id}`: {e}"))?
-                    .map(|how| Exposure {
-                        rule: Rule::PrivilegedCheckout,
-                        detail: Some(how),
-                    }),
-                Class::Unknown => Some(Exposure {
+            if excluded.get(index).copied().unwrap_or(false) {
+                clear(
+                    index,
+                    format!("its `if:` (or a job it needs) is false on `{name}`"),
+                    *event,
+                );
+                continue;
+            }
+            if *gated {
+                let names = jobs
+                    .get(*id)
+                    .and_then(Value::as_object)
+                    .and_then(jobs::environment_names)
+                    .unwrap_or_default();
+                clear(
+                    index,
+                    format!(
+                        "gated by the protected environment {}",
+                        names
+                            .iter()
+                            .map(|n| format!("`{n}`"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    *event,
+                );
+                continue;
+            }
+            let exposure = match (class, verdict) {
+                (Class::Unknown, _) => Exposure {
                     rule: Rule::UnmodelledEvent,
                     detail: Some(format!("`{name}`")),
-                }),
-                Class::Safe => None,
-            };
-            let Some(exposure) = exposure else {
-                continue;
+                },
+                (_, Verdict::Clear(reason)) => {
+                    clear(index, reason.clone(), *event);
+                    continue;
+                }
+                (Class::Branch | Class::Merge, Verdict::Runs(how) | Verdict::Unknown(how)) => {
+                    Exposure {
+                        rule: Rule::UnprotectedSecretJob,
+                        detail: Some(how.clone()),
+                    }
+                }
+                (Class::Dispatch, Verdict::Runs(how)) => {
+                    match dispatch_detail(how, *event, &relevant) {
+                        Ok(detail) => Exposure {
+                            rule: Rule::PrivilegedCheckout,
+                            detail: Some(detail),
+                        },
+                        Err(reason) => {
+                            clear(index, reason, *event);
+                            continue;
+                        }
+                    }
+                }
+                (Class::Dispatch, Verdict::Unknown(why)) => {
+                    match relevant
+                        .iter()
+                        .find(|s| s.kind == dispatch_kind(*event) && s.carries.is_some())
+                    {
+                        Some(sender) => Exposure {
+                            rule: Rule::PrivilegedCheckout,
+                            detail: Some(format!(
+                                "{why}; the dispatch `{}` job `{}` sends carries {}",
+                                sender.workflow,
+                                sender.job,
+                                sender.carries.as_deref().unwrap_or_default()
+                            )),
+                        },
+                        None => {
+                            clear(
+                                index,
+                                format!(
+                                    "{why}, but no sender of the dispatch in this repository puts event data in it"
+                                ),
+                                *event,
+                            );
+                            continue;
+                        }
+                    }
+                }
+                (_, Verdict::Runs(how) | Verdict::Unknown(how)) => Exposure {
+                    rule: Rule::PrivilegedCheckout,
+                    detail: Some(how.clone()),
+                },
             };
             match grouped.iter_mut().find(|(i, r, d, _)| {
                 *i == index
@@ -510,7 +733,16 @@ fn assess_file(
         }
     }
     grouped.sort_by_key(|(index, rule, _, _)| (*index, *rule));
-    Ok(grouped
+    // A job with a finding is not also cleared (on another of its events).
+    cleared.retain(|(index, _, _)| !grouped.iter().any(|(i, _, _, _)| i == index));
+    cleared.sort_by_key(|(index, _, _)| *index);
+    let literal_name = |job: &Value| {
+        job.get("name")
+            .and_then(Value::as_str)
+            .filter(|n| !n.contains("${{"))
+            .map(str::to_owned)
+    };
+    let findings = grouped
         .into_iter()
         .filter_map(|(index, rule, detail, events)| {
             let id = ids.get(index)?;
@@ -520,18 +752,147 @@ fn assess_file(
                 rule,
                 workflow: file.path.clone(),
                 job: Some((*id).clone()),
-                name: job
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .filter(|n| !n.contains("${{"))
-                    .map(str::to_owned),
+                name: literal_name(job),
                 events,
                 credentials: credentials.clone(),
                 detail,
                 accepted: None,
             })
         })
-        .collect())
+        .collect();
+    let cleared = cleared
+        .into_iter()
+        .filter_map(|(index, reason, events)| {
+            let id = ids.get(index)?;
+            let job = jobs.get(*id)?;
+            let (credentials, _) = per_job.get(index)?;
+            Some(Cleared {
+                workflow: file.path.clone(),
+                job: (*id).clone(),
+                name: literal_name(job),
+                events,
+                credentials: credentials.clone(),
+                reason,
+            })
+        })
+        .collect();
+    Ok((findings, cleared))
+}
+
+/// The `types` of an `on.repository_dispatch` configuration, when it lists literal ones.
+fn received_types(config: &Value) -> Option<Vec<String>> {
+    let types = config.get("types")?;
+    let list: Vec<String> = match types {
+        Value::String(s) => vec![s.clone()],
+        Value::Array(items) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()?,
+        _ => return None,
+    };
+    list.iter().all(|t| !t.contains("${{")).then_some(list)
+}
+
+/// The dispatch an event receives.
+fn dispatch_kind(event: Option<Event>) -> DispatchKind {
+    if event == Some(Event::WorkflowDispatch) {
+        DispatchKind::Workflow
+    } else {
+        DispatchKind::Repository
+    }
+}
+
+/// The detail of a dispatch receiver that checks out a ref from its payload (`how`), with the
+/// repository's senders of that dispatch: `Err` with the reason to clear it when every sender
+/// fills the payload with no event data.
+fn dispatch_detail(how: &str, event: Option<Event>, senders: &[Sender]) -> Result<String, String> {
+    let kind = dispatch_kind(event);
+    let of_kind: Vec<&Sender> = senders.iter().filter(|s| s.kind == kind).collect();
+    let name = |s: &Sender| format!("`{}` job `{}`", s.workflow, s.job);
+    if let Some(sender) = of_kind.iter().find(|s| s.carries.is_some()) {
+        return Ok(format!(
+            "{how}, filled by the dispatch {} sends with {}",
+            name(sender),
+            sender.carries.as_deref().unwrap_or_default()
+        ));
+    }
+    if of_kind.is_empty() {
+        return Ok(format!(
+            "{how}; no workflow of this repository sends this dispatch, so the ref it names is unverified"
+        ));
+    }
+    Err(format!(
+        "{how}, and every sender of the dispatch in this repository ({}) fills it with no event data",
+        of_kind
+            .iter()
+            .map(|s| name(s))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
+/// Each job's [`Verdict`] for one event: the artifacts uploaded by jobs that run the branch's
+/// code are followed into the jobs of the same run that download them, until nothing changes.
+/// A local file a job without credentials cannot read fails that job at GitHub (it uploads
+/// nothing): its verdict is [`Verdict::Unknown`], which is no producer and no finding; for a job
+/// holding credentials it is an error (the file is unreadable).
+fn run_verdicts(
+    jobs: &Map<String, Value>,
+    ids: &[&String],
+    excluded: &[bool],
+    holds: &[bool],
+    read: &ReadFile<'_>,
+    lens: Lens,
+    target: &Target,
+) -> Result<Vec<Verdict>, String> {
+    let mut producers: Vec<Producer> = Vec::new();
+    loop {
+        let mut verdicts = Vec::with_capacity(ids.len());
+        for (index, id) in ids.iter().enumerate() {
+            let job = jobs
+                .get(*id)
+                .and_then(Value::as_object)
+                .ok_or_else(|| format!("job `{id}` is not a mapping"))?;
+            if excluded.get(index).copied().unwrap_or(false) {
+                verdicts.push(Verdict::Clear("not run".into()));
+                continue;
+            }
+            let ctx = Context {
+                read,
+                lens,
+                repository: &target.repository,
+                producers: &producers,
+            };
+            match job_verdict(job, &ctx, 0, &mut Vec::new()) {
+                Ok(verdict) => verdicts.push(verdict),
+                Err(e) if !holds.get(index).copied().unwrap_or(true) => {
+                    verdicts.push(Verdict::Unknown(e));
+                }
+                Err(e) => return Err(format!("job `{id}`: {e}")),
+            }
+        }
+        let mut next: Vec<Producer> = Vec::new();
+        for (index, id) in ids.iter().enumerate() {
+            if let (Some(Verdict::Runs(_)), Some(job)) = (
+                verdicts.get(index),
+                jobs.get(*id).and_then(Value::as_object),
+            ) {
+                let expanded = expand_local_actions(job, read, 0, &mut Vec::new())
+                    .map_err(|e| format!("job `{id}`: {e}"))?;
+                for artifact in provenance::uploads(&expanded) {
+                    next.push(Producer {
+                        job: (*id).clone(),
+                        artifact,
+                    });
+                }
+            }
+        }
+        // Producers only grow, and are bounded by the uploads of the file.
+        if next.len() <= producers.len() {
+            return Ok(verdicts);
+        }
+        producers = next;
+    }
 }
 
 /// How deep local actions and reusable workflows are followed (GitHub allows four levels of
@@ -545,45 +906,84 @@ fn local_path(uses: &str) -> Option<&str> {
         .filter(|p| !p.is_empty())
 }
 
-/// Whether a privileged job runs the branch's code, following what it runs of this commit: the
-/// steps of each local composite action (`uses: ./dir`, its `action.yml` or `action.yaml`; they
-/// run in the calling job, with its credentials) and the jobs of a local reusable workflow
-/// (`uses: ./.github/workflows/x.yml`, with the secrets and inputs the caller hands it), each
-/// recursively. An input the caller fills from the payload reaches a checkout or a fetch as
-/// `inputs.X`, which counts as a ref chosen at run time. A local file that is missing, not
-/// readable, deeper than [`MAX_LOCAL_DEPTH`] or in a cycle is an error: the job cannot be shown
-/// safe.
-fn privileged_exposure(
+/// Whether a job runs the branch's code ([`provenance::steps_verdict`]), following what it runs
+/// of this commit: the steps of each local composite action (`uses: ./dir`, its `action.yml` or
+/// `action.yaml`; they run in the calling job, with its credentials) and the jobs of a local
+/// reusable workflow (`uses: ./.github/workflows/x.yml`, with the secrets and inputs the caller
+/// hands it), each recursively. An input the caller fills from the payload reaches a checkout or
+/// a fetch as `inputs.X`, which counts as a ref chosen at run time. A local file that is missing,
+/// not readable, deeper than [`MAX_LOCAL_DEPTH`] or in a cycle is an error: the job cannot be
+/// shown safe. A reusable workflow of another repository cannot be read: on the branch's own
+/// events it may check the branch out (not known); elsewhere it runs the branch's code when the
+/// caller hands it a ref the branch controls.
+fn job_verdict(
     job: &Map<String, Value>,
-    read: &ReadFile<'_>,
+    ctx: &Context<'_>,
     depth: usize,
     seen: &mut Vec<String>,
-) -> Result<Option<String>, String> {
+) -> Result<Verdict, String> {
     if let Some(called) = job.get("uses").and_then(Value::as_str) {
         let Some(path) = local_path(called) else {
-            return Ok(None);
+            let handed = job.get("with").map(jobs::value_text).unwrap_or_default();
+            return Ok(match ctx.lens {
+                Lens::Branch => Verdict::Unknown(format!(
+                    "calls `{called}`, a reusable workflow of another repository that this reader cannot see (it may check out the branch)"
+                )),
+                Lens::Privileged => {
+                    match jobs::branch_controlled(&handed).or_else(|| jobs::chosen_ref(&handed)) {
+                        Some(why) => Verdict::Runs(format!("`{called}` handed {why}")),
+                        None => Verdict::Clear(format!(
+                            "calls `{called}` with no ref the branch controls"
+                        )),
+                    }
+                }
+                Lens::Dispatch => match provenance::payload_read(&handed) {
+                    Some(path) => Verdict::Runs(format!("`{called}` handed `{path}`")),
+                    None => Verdict::Clear(format!(
+                        "calls `{called}` with nothing from the dispatch's payload or inputs"
+                    )),
+                },
+            });
         };
-        let doc = local_file(path, read, depth, seen)?;
+        let doc = local_file(path, ctx.read, depth, seen)?;
         let Some(jobs) = doc.get("jobs").and_then(Value::as_object) else {
             return Err(format!("`{called}` has no `jobs` mapping"));
         };
+        let inner = Context {
+            read: ctx.read,
+            lens: ctx.lens,
+            repository: ctx.repository,
+            producers: &[],
+        };
+        let mut unknown = None;
         for (id, called_job) in jobs {
             let called_job = called_job
                 .as_object()
                 .ok_or_else(|| format!("`{called}`: job `{id}` is not a mapping"))?;
-            if let Some(how) = privileged_exposure(called_job, read, depth + 1, seen)? {
-                seen.pop();
-                return Ok(Some(format!("`{called}` job `{id}`: {how}")));
+            match job_verdict(called_job, &inner, depth + 1, seen)? {
+                Verdict::Runs(how) => {
+                    seen.pop();
+                    return Ok(Verdict::Runs(format!("`{called}` job `{id}`: {how}")));
+                }
+                Verdict::Unknown(why) => {
+                    unknown.get_or_insert(format!("`{called}` job `{id}`: {why}"));
+                }
+                Verdict::Clear(_) => {}
             }
         }
         seen.pop();
-        return Ok(None);
+        return Ok(match unknown {
+            Some(why) => Verdict::Unknown(why),
+            None => Verdict::Clear(format!(
+                "calls `{called}`, none of whose jobs runs the branch's code"
+            )),
+        });
     }
-    let expanded = expand_local_actions(job, read, depth, seen)?;
-    Ok(jobs::branch_exposure(&expanded))
+    let expanded = expand_local_actions(job, ctx.read, depth, seen)?;
+    Ok(provenance::steps_verdict(&expanded, ctx))
 }
 
-/// Read and parse a local file for [`privileged_exposure`], refusing depth and cycles; pushes
+/// Read and parse a local file for [`job_verdict`], refusing depth and cycles; pushes
 /// `path` on `seen` (the caller pops it).
 fn local_file(
     path: &str,

@@ -45,8 +45,19 @@ fn load(name: &str) -> WorkflowFile {
     }
 }
 
+/// The fixtures judged with the repository files of `fixtures/readiness/tree/` (the scripts
+/// their `run:` steps execute).
 fn run(files: &[WorkflowFile]) -> Vec<Finding> {
-    assess(files, &target(), &Settings::default(), Reads::Both)
+    let read = |path: &str| -> Result<Option<Vec<u8>>, String> {
+        if let Some(f) = files.iter().find(|f| f.path == path) {
+            return Ok(Some(f.bytes.clone()));
+        }
+        if path.split('/').any(|c| c == ".." || c.is_empty()) {
+            return Ok(None);
+        }
+        Ok(std::fs::read(fixtures().join("tree").join(path)).ok())
+    };
+    guard::readiness::assess_in(files, &read, &target(), &Settings::default(), Reads::Both)
 }
 
 /// The credential of a job without `permissions:` under the default policy.
@@ -409,9 +420,12 @@ fn every_fixture_gives_exactly_its_findings() {
 #[test]
 fn every_fixture_is_in_the_table() {
     let listed: BTreeSet<&str> = CASES.iter().map(|(name, _)| *name).collect();
+    // `provenance/` holds the fixtures judged with a tree of local files.
     let on_disk: BTreeSet<String> = std::fs::read_dir(fixtures())
         .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
         .collect();
     let on_disk: BTreeSet<&str> = on_disk.iter().map(String::as_str).collect();
     assert_eq!(listed, on_disk);
@@ -624,73 +638,73 @@ const EVENT_ROWS: &[EventRow] = &[
         on: "push",
         event: Some(Push),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "create",
         event: Some(Event::Create),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "deployment",
         event: Some(Event::Deployment),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "deployment_status",
         event: Some(Event::DeploymentStatus),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "pull_request",
         event: Some(PR),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "{pull_request: {types: [labeled]}}",
         event: Some(PR),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "{pull_request: {types: [ready_for_review]}}",
         event: Some(PR),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "{pull_request: {types: [synchronize]}}",
         event: Some(PR),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "{pull_request: {types: [closed]}}",
         event: Some(PR),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "pull_request_review",
         event: Some(Event::PullRequestReview),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "pull_request_review_comment",
         event: Some(Event::PullRequestReviewComment),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     EventRow {
         on: "merge_group",
         event: Some(Event::MergeGroup),
         branch_code: Some(USJ),
-        default_code: Some(USJ),
+        default_code: None,
     },
     // Privileged: the default branch's code unless the job fetches the branch's.
     EventRow {
@@ -956,7 +970,7 @@ fn status_functions_drop_the_implicit_success() {
         WorkflowFile {
         path: ".github/workflows/s.yml".into(),
         bytes: format!(
-            "on: push\npermissions: {{}}\njobs:\n  gate:\n    if: github.ref == 'refs/heads/main'\n    runs-on: ubuntu-latest\n    steps: [{{run: 'true'}}]\n  job:\n    needs: gate\n    if: {condition}\n    runs-on: ubuntu-latest\n    steps:\n      - run: x\n        env:\n          K: ${{{{ secrets.K }}}}\n"
+            "on: push\npermissions: {{}}\njobs:\n  gate:\n    if: github.ref == 'refs/heads/main'\n    runs-on: ubuntu-latest\n    steps: [{{run: 'true'}}]\n  job:\n    needs: gate\n    if: {condition}\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n      - run: x\n        env:\n          K: ${{{{ secrets.K }}}}\n"
         )
         .into_bytes(),
     }
@@ -1648,12 +1662,9 @@ fn an_environment_chosen_by_expression_gates_when_every_value_is_protected() {
             Reads::Both,
         )
     };
-    // Not yet: the scope of an environment knows the matrix only, so a choice by `github.ref`
-    // is not known and the job is not gated (fail closed; left for the github context).
-    assert_eq!(
-        rules_of(&judge(&["production", "Staging"])),
-        vec![(USJ, "secret KEY".into())]
-    );
+    // A choice by `github.ref`, not known to the environment's scope: either value, both
+    // protected, gates the job.
+    assert!(judge(&["production", "Staging"]).is_empty());
     assert_eq!(
         rules_of(&judge(&["production"])),
         vec![(USJ, "secret KEY".into())]
@@ -1944,4 +1955,682 @@ fn the_subcommand_reads_local_actions_from_the_commit() {
     let (code, doc) = guard_readiness(&repo, None);
     assert_eq!(code, 1);
     assert_eq!(doc.findings[0].rule, Rule::UnreadableWorkflow, "{doc:#?}");
+}
+
+// ---- provenance of the code a credentialed job runs: one fixture per class ----
+
+const PR_TESTS_ACTION: &str = "runs:\n  using: composite\n  steps:\n    - uses: actions/checkout@v4\n      with:\n        ref: ${{ github.event.pull_request.head.sha }}\n    - run: make test\n      shell: bash\n";
+
+const TEST_PR_SCRIPT: &str =
+    "#!/bin/sh\nset -eu\ngit fetch origin \"pull/$PR/head\"\ngit checkout FETCH_HEAD\nmake e2e\n";
+
+/// A fixture of `fixtures/readiness/provenance/`, as a file of `.github/workflows/`.
+fn load_provenance(name: &str) -> WorkflowFile {
+    WorkflowFile {
+        path: format!(".github/workflows/{name}"),
+        bytes: std::fs::read(fixtures().join("provenance").join(name)).unwrap(),
+    }
+}
+
+/// The fixtures `names` judged together, local files read from `tree` (then the fixtures):
+/// (rule, workflow file name, job, detail) of each finding.
+fn provenance(
+    names: &[&str],
+    tree: &[(&str, &str)],
+    settings: &Settings,
+) -> Vec<(Rule, String, String, String)> {
+    let files: Vec<WorkflowFile> = names.iter().map(|n| load_provenance(n)).collect();
+    let read = |path: &str| -> Result<Option<Vec<u8>>, String> {
+        Ok(tree
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, text)| text.as_bytes().to_vec())
+            .or_else(|| {
+                files
+                    .iter()
+                    .find(|f| f.path == path)
+                    .map(|f| f.bytes.clone())
+            }))
+    };
+    guard::readiness::assess_in(&files, &read, &target(), settings, Reads::Both)
+        .into_iter()
+        .map(|f| {
+            (
+                f.rule,
+                f.workflow
+                    .trim_start_matches(".github/workflows/")
+                    .to_owned(),
+                f.job.clone().unwrap_or_default(),
+                f.detail.clone().unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
+/// One finding of `rule` on `workflow`'s `job`, its detail naming every one of `mentions`.
+fn assert_one(
+    got: &[(Rule, String, String, String)],
+    rule: Rule,
+    workflow: &str,
+    job: &str,
+    mentions: &[&str],
+) {
+    assert_eq!(got.len(), 1, "{got:#?}");
+    let (r, w, j, detail) = &got[0];
+    assert_eq!(
+        (*r, w.as_str(), j.as_str()),
+        (rule, workflow, job),
+        "{got:#?}"
+    );
+    for m in mentions {
+        assert!(detail.contains(m), "detail {detail:?} lacks {m:?}");
+    }
+}
+
+#[test]
+fn class_local_composite_action_checking_out_the_head() {
+    let got = provenance(
+        &["prov-local-composite.yml"],
+        &[(".github/actions/pr-tests/action.yml", PR_TESTS_ACTION)],
+        &Settings::default(),
+    );
+    assert_one(
+        &got,
+        PRIV,
+        "prov-local-composite.yml",
+        "integration",
+        &["github.event.pull_request.head"],
+    );
+}
+
+#[test]
+fn class_local_reusable_workflow_with_the_head_sha_input() {
+    let got = provenance(
+        &["prov-local-reusable.yml", "prov-reusable-called.yml"],
+        &[],
+        &Settings::default(),
+    );
+    assert_one(
+        &got,
+        PRIV,
+        "prov-local-reusable.yml",
+        "call",
+        &["prov-reusable-called.yml", "inputs.sha"],
+    );
+}
+
+#[test]
+fn class_same_run_artifact_of_a_job_that_ran_the_head() {
+    let got = provenance(&["prov-same-run-artifact.yml"], &[], &Settings::default());
+    assert_one(
+        &got,
+        PRIV,
+        "prov-same-run-artifact.yml",
+        "smoke",
+        &["`dist`", "`build`"],
+    );
+}
+
+#[test]
+fn class_repository_script_fetching_the_pull_request() {
+    let got = provenance(
+        &["prov-fetch-script.yml"],
+        &[("scripts/test-pr.sh", TEST_PR_SCRIPT)],
+        &Settings::default(),
+    );
+    assert_one(
+        &got,
+        PRIV,
+        "prov-fetch-script.yml",
+        "e2e",
+        &["scripts/test-pr.sh", "pull/"],
+    );
+    // The same script fetching nothing runs the default branch's code: no finding.
+    let quiet = provenance(
+        &["prov-fetch-script.yml"],
+        &[("scripts/test-pr.sh", "#!/bin/sh\nmake e2e\n")],
+        &Settings::default(),
+    );
+    assert!(quiet.is_empty(), "{quiet:#?}");
+    // A script that is not in the commit: its provenance cannot be established.
+    let missing = provenance(&["prov-fetch-script.yml"], &[], &Settings::default());
+    assert_one(
+        &missing,
+        PRIV,
+        "prov-fetch-script.yml",
+        "e2e",
+        &["scripts/test-pr.sh", "cannot be established"],
+    );
+}
+
+#[test]
+fn class_api_tarball_of_the_head_sha() {
+    let got = provenance(&["prov-tarball.yml"], &[], &Settings::default());
+    assert_one(&got, PRIV, "prov-tarball.yml", "bench", &["tarball"]);
+}
+
+#[test]
+fn class_gh_api_download_of_a_pull_request_runs_artifact() {
+    let got = provenance(&["prov-gh-api-artifact.yml"], &[], &Settings::default());
+    assert_one(
+        &got,
+        PRIV,
+        "prov-gh-api-artifact.yml",
+        "deploy-preview",
+        &["artifacts"],
+    );
+}
+
+#[test]
+fn class_repository_dispatch_chain_carrying_the_head() {
+    let got = provenance(
+        &["prov-dispatch-sender.yml", "prov-dispatch-receiver.yml"],
+        &[],
+        &Settings::default(),
+    );
+    assert_one(
+        &got,
+        PRIV,
+        "prov-dispatch-receiver.yml",
+        "integration",
+        &[
+            "github.event.client_payload.sha",
+            "prov-dispatch-sender.yml",
+        ],
+    );
+    // No sender in the repository: the payload's ref is unverified.
+    let alone = provenance(&["prov-dispatch-receiver.yml"], &[], &Settings::default());
+    assert_one(
+        &alone,
+        PRIV,
+        "prov-dispatch-receiver.yml",
+        "integration",
+        &["github.event.client_payload.sha", "unverified"],
+    );
+}
+
+#[test]
+fn class_third_party_action_using_another_runs_artifacts() {
+    let got = provenance(&["prov-coverage-comment.yml"], &[], &Settings::default());
+    assert_one(
+        &got,
+        PRIV,
+        "prov-coverage-comment.yml",
+        "coverage",
+        &[
+            "py-cov-action/python-coverage-comment-action",
+            "https://github.com/py-cov-action/python-coverage-comment-action",
+        ],
+    );
+}
+
+/// The review of fixtures of `provenance/`: findings and cleared jobs.
+fn review(names: &[&str], tree: &[(&str, &str)]) -> guard::readiness::Review {
+    let files: Vec<WorkflowFile> = names.iter().map(|n| load_provenance(n)).collect();
+    let read = |path: &str| -> Result<Option<Vec<u8>>, String> {
+        Ok(tree
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map(|(_, text)| text.as_bytes().to_vec())
+            .or_else(|| {
+                files
+                    .iter()
+                    .find(|f| f.path == path)
+                    .map(|f| f.bytes.clone())
+            }))
+    };
+    guard::readiness::review_in(&files, &read, &target(), &Settings::default(), Reads::Both)
+}
+
+#[test]
+fn class_credentials_without_branch_code_raise_no_alarm() {
+    let got = provenance(&["prov-notifier.yml"], &[], &Settings::default());
+    assert!(got.is_empty(), "{got:#?}");
+    // Each is cleared, and the reason says why.
+    let cleared = review(&["prov-notifier.yml"], &[]).cleared;
+    let jobs: Vec<(&str, &[Event], &str)> = cleared
+        .iter()
+        .map(|c| (c.job.as_str(), c.events.as_slice(), c.reason.as_str()))
+        .collect();
+    assert_eq!(jobs.len(), 2, "{cleared:#?}");
+    for (job, events, reason) in jobs {
+        assert_eq!(events, [Push, PR], "{job}");
+        assert!(
+            reason.starts_with("runs no code of the branch: no checkout"),
+            "{job}: {reason}"
+        );
+    }
+    let of = |job: &str| cleared.iter().find(|c| c.job == job).unwrap();
+    assert!(
+        of("notify")
+            .reason
+            .contains("slackapi/slack-github-action@v2"),
+        "{cleared:#?}"
+    );
+    assert!(of("label").reason.contains("actions/labeler@v5"));
+    assert!(
+        of("label")
+            .credentials
+            .contains(&Credential::Token("pull-requests: write".into()))
+    );
+}
+
+/// A `push` workflow with one credentialed job made of `steps` (indented for the list).
+fn push_job(steps: &str) -> WorkflowFile {
+    WorkflowFile {
+        path: ".github/workflows/push.yml".into(),
+        bytes: format!(
+            "on: push\npermissions: {{}}\njobs:\n  job:\n    runs-on: ubuntu-latest\n    env:\n      KEY: ${{{{ secrets.KEY }}}}\n    steps:\n{steps}"
+        )
+        .into_bytes(),
+    }
+}
+
+#[test]
+fn on_the_branchs_own_events_what_runs_its_code_is_named() {
+    let judge = |steps: &str, tree: &[(&str, &str)]| {
+        let found = assess_with_tree(&push_job(steps), tree);
+        found
+            .iter()
+            .map(|f| (f.rule, f.detail.clone().unwrap_or_default()))
+            .collect::<Vec<_>>()
+    };
+    for (steps, want) in [
+        (
+            "      - uses: actions/checkout@v4\n      - run: make\n",
+            "event's commit",
+        ),
+        (
+            "      - uses: actions/checkout@v4\n        with:\n          ref: ${{ github.sha }}\n      - run: make\n",
+            "github.sha",
+        ),
+        (
+            "      - uses: ./tools/js-action\n",
+            "the local action `./tools/js-action`",
+        ),
+        (
+            "      - run: git clone https://github.com/octo/repo && make -C repo\n",
+            "git",
+        ),
+        (
+            "      - run: curl -L https://api.github.com/repos/octo/repo/tarball/$GITHUB_SHA | tar xz\n",
+            "tarball",
+        ),
+        (
+            "      - uses: dawidd6/action-download-artifact@v6\n        with:\n          workflow: ci.yml\n",
+            "https://github.com/dawidd6/action-download-artifact",
+        ),
+    ] {
+        let got = judge(
+            steps,
+            &[(
+                "tools/js-action/action.yml",
+                "runs:\n  using: node20\n  main: index.js\n",
+            )],
+        );
+        assert_eq!(got.len(), 1, "{steps}: {got:#?}");
+        assert_eq!(got[0].0, USJ, "{steps}");
+        assert!(got[0].1.contains(want), "{steps}: {}", got[0].1);
+    }
+    // A reusable workflow of another repository cannot be read: fail closed.
+    let remote = WorkflowFile {
+        path: ".github/workflows/push.yml".into(),
+        bytes: b"on: push\njobs:\n  call:\n    uses: octo/shared/.github/workflows/build.yml@v1\n    secrets: inherit\n".to_vec(),
+    };
+    let found = assess_with_tree(&remote, &[]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].rule, USJ);
+    assert!(
+        found[0].detail.as_deref().unwrap().contains("cannot see"),
+        "{found:#?}"
+    );
+    // The default branch's side, another repository, or nothing checked out: no finding.
+    for steps in [
+        "      - uses: actions/checkout@v4\n        with:\n          ref: ${{ github.event.repository.default_branch }}\n      - run: make\n",
+        "      - uses: actions/checkout@v4\n        with:\n          repository: octo/docs\n      - run: make\n",
+        "      - uses: actions/checkout@v4\n        with:\n          ref: main\n      - run: make\n",
+        "      - run: curl -X POST \"$HOOK\" -d 'done'\n",
+    ] {
+        assert!(judge(steps, &[]).is_empty(), "{steps}");
+    }
+}
+
+#[test]
+fn same_run_artifacts_follow_names_patterns_and_all() {
+    let workflow = |download: &str, build_ref: &str| {
+        WorkflowFile {
+        path: ".github/workflows/prt.yml".into(),
+        bytes: format!(
+            "on: pull_request_target\npermissions: {{}}\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n        with:\n          ref: {build_ref}\n      - run: make\n      - uses: actions/upload-artifact@v4\n        with:\n          name: site-html\n          path: out/\n  publish:\n    needs: build\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/download-artifact@v4\n{download}      - run: ls\n        env:\n          TOKEN: ${{{{ secrets.TOKEN }}}}\n"
+        )
+        .into_bytes(),
+    }
+    };
+    let head = "${{ github.event.pull_request.head.sha }}";
+    for (download, exposed) in [
+        ("        with:\n          name: site-html\n", true),
+        ("        with:\n          pattern: site-*\n", true),
+        ("", true),
+        ("        with:\n          name: ${{ inputs.which }}\n", true),
+        ("        with:\n          name: other\n", false),
+        ("        with:\n          pattern: docs-*\n", false),
+    ] {
+        let found = assess_with_tree(&workflow(download, head), &[]);
+        let rules: Vec<(Rule, &str)> = found
+            .iter()
+            .map(|f| (f.rule, f.job.as_deref().unwrap_or_default()))
+            .collect();
+        if exposed {
+            assert_eq!(rules, [(PRIV, "publish")], "{download}");
+            assert!(
+                found[0]
+                    .detail
+                    .as_deref()
+                    .unwrap()
+                    .contains("`site-html` of job `build`")
+            );
+        } else {
+            assert!(rules.is_empty(), "{download}: {found:#?}");
+        }
+    }
+    // The producer builds the default branch: its artifact is not the branch's code.
+    let found = assess_with_tree(
+        &workflow("", "${{ github.event.repository.default_branch }}"),
+        &[],
+    );
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn fetching_commands_directly_through_env_and_in_scripts() {
+    for (step, tree, want) in [
+        (
+            "      - run: git fetch origin \"$HEAD\" && git checkout FETCH_HEAD && make\n        env:\n          HEAD: ${{ github.head_ref }}\n",
+            vec![],
+            "github.head_ref",
+        ),
+        (
+            "      - run: git checkout ${{ github.event.pull_request.head.sha }}\n",
+            vec![],
+            "github.event.pull_request.head",
+        ),
+        (
+            "      - run: gh api repos/octo/repo/zipball/${{ github.event.pull_request.head.sha }} > src.zip\n",
+            vec![],
+            "zipball",
+        ),
+        (
+            "      - run: bash ci/fetch.sh\n        env:\n          SHA: ${{ github.event.pull_request.head.sha }}\n",
+            vec![(
+                "ci/fetch.sh",
+                "git fetch origin \"$SHA\"\ngit checkout \"$SHA\"\n",
+            )],
+            "`ci/fetch.sh`, run by a `run` step",
+        ),
+        (
+            "      - run: python3 -u tools/get.py\n",
+            vec![(
+                "tools/get.py",
+                "import os\nos.system('gh run download ' + os.environ['RUN'])\n",
+            )],
+            "gh run download",
+        ),
+        ("      - run: ./$SCRIPT\n", vec![], "chosen at run time"),
+    ] {
+        let found = assess_with_tree(&privileged_with(step), &tree);
+        assert_eq!(found.len(), 1, "{step}: {found:#?}");
+        assert_eq!(found[0].rule, PRIV, "{step}");
+        let detail = found[0].detail.as_deref().unwrap();
+        assert!(detail.contains(want), "{step}: {detail}");
+    }
+    // Scripts and commands that fetch nothing of the branch: no finding.
+    for (step, tree) in [
+        ("      - run: bash -c 'echo hi'\n", vec![]),
+        ("      - run: python -m pytest\n", vec![]),
+        (
+            "      - run: ./ci/lint.sh\n",
+            vec![("ci/lint.sh", "shellcheck *.sh\n")],
+        ),
+        (
+            "      - run: git fetch origin main && git diff FETCH_HEAD\n",
+            vec![],
+        ),
+    ] {
+        let found = assess_with_tree(&privileged_with(step), &tree);
+        assert!(found.is_empty(), "{step}: {found:#?}");
+    }
+}
+
+#[test]
+fn dispatch_receivers_are_judged_with_their_senders() {
+    let sender = |payload: &str| {
+        WorkflowFile {
+        path: ".github/workflows/send.yml".into(),
+        bytes: format!(
+            "on: schedule\njobs:\n  send:\n    runs-on: ubuntu-latest\n    steps:\n      - run: gh workflow run receive.yml -f ref={payload}\n"
+        )
+        .into_bytes(),
+    }
+    };
+    let receiver = WorkflowFile {
+        path: ".github/workflows/receive.yml".into(),
+        bytes: b"on:\n  workflow_dispatch:\n    inputs:\n      ref: {type: string}\njobs:\n  run:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: actions/checkout@v4\n        with:\n          ref: ${{ inputs.ref }}\n      - run: make\n        env:\n          KEY: ${{ secrets.KEY }}\n".to_vec(),
+    };
+    let judge = |files: &[WorkflowFile]| {
+        let review = guard::readiness::review_in(
+            files,
+            &|_: &str| Ok(None),
+            &target(),
+            &Settings::default(),
+            Reads::Both,
+        );
+        (review.findings, review.cleared)
+    };
+    // A sender carrying event data.
+    let (found, _) = judge(&[
+        sender("${{ github.event.pull_request.head.ref }}"),
+        receiver.clone(),
+    ]);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].rule, PRIV);
+    assert_eq!(found[0].events, [Event::WorkflowDispatch]);
+    assert!(
+        found[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("`.github/workflows/send.yml` job `send`")
+    );
+    // No sender: unverified.
+    let (found, _) = judge(std::slice::from_ref(&receiver));
+    assert!(
+        found[0].detail.as_deref().unwrap().contains("unverified"),
+        "{found:#?}"
+    );
+    // Every sender fills it with a literal: cleared, with the reason.
+    let (found, cleared) = judge(&[sender("main"), receiver.clone()]);
+    assert!(found.is_empty(), "{found:#?}");
+    assert_eq!(cleared.len(), 1, "{cleared:#?}");
+    assert!(cleared[0].reason.contains("no event data"), "{cleared:#?}");
+}
+
+#[test]
+fn the_registry_cites_each_actions_docs_and_reference_lists_it() {
+    use guard::readiness::provenance::KNOWN_ACTIONS;
+    let reference = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join("REFERENCE.md"),
+    )
+    .unwrap();
+    assert!(!KNOWN_ACTIONS.is_empty());
+    for known in KNOWN_ACTIONS {
+        assert!(known.docs.starts_with("https://"), "{}", known.action);
+        assert_eq!(known.action, known.action.to_ascii_lowercase());
+        assert!(
+            reference.contains(&format!("`{}`", known.action)) && reference.contains(known.docs),
+            "REFERENCE.md lacks {} or {}",
+            known.action,
+            known.docs
+        );
+    }
+}
+
+#[test]
+fn class_typed_payload_fields_and_case() {
+    let got = provenance(&["prov-typed-fields.yml"], &[], &Settings::default());
+    assert!(got.is_empty(), "{got:#?}");
+}
+
+#[test]
+fn class_fields_absent_from_the_payload_are_null() {
+    let got = provenance(&["prov-absent-fields.yml"], &[], &Settings::default());
+    assert!(got.is_empty(), "{got:#?}");
+}
+
+#[test]
+fn class_environment_expression_every_value_protected() {
+    let settings = |protected: &[&str]| Settings {
+        protected_environments: protected.iter().map(|s| (*s).to_owned()).collect(),
+        ..Settings::default()
+    };
+    let got = provenance(
+        &["prov-environment-expression.yml"],
+        &[],
+        &settings(&["production", "staging"]),
+    );
+    assert!(got.is_empty(), "{got:#?}");
+    let open = provenance(
+        &["prov-environment-expression.yml"],
+        &[],
+        &settings(&["production"]),
+    );
+    assert_one(&open, USJ, "prov-environment-expression.yml", "deploy", &[]);
+}
+
+#[test]
+fn class_newer_hosted_labels_and_runs_on_expressions() {
+    let got = provenance(&["prov-hosted-labels.yml"], &[], &Settings::default());
+    assert!(got.is_empty(), "{got:#?}");
+}
+
+#[test]
+fn the_subcommand_clears_jobs_that_run_no_branch_code_and_reads_their_scripts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    std::fs::create_dir_all(repo.join(".github/workflows")).unwrap();
+    std::fs::create_dir_all(repo.join("scripts")).unwrap();
+    std::fs::copy(
+        fixtures().join("provenance").join("prov-notifier.yml"),
+        repo.join(".github/workflows/notify.yml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixtures().join("provenance").join("prov-fetch-script.yml"),
+        repo.join(".github/workflows/e2e.yml"),
+    )
+    .unwrap();
+    std::fs::write(repo.join("scripts/test-pr.sh"), "#!/bin/sh\nmake e2e\n").unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-q", "-m", "base"]);
+    let (code, doc) = guard_readiness(&repo, None);
+    assert_eq!((code, doc.result), (0, ReadinessResult::Pass), "{doc:#?}");
+    let cleared: Vec<(&str, &str)> = doc
+        .cleared
+        .iter()
+        .map(|c| (c.workflow.as_str(), c.job.as_str()))
+        .collect();
+    assert_eq!(
+        cleared,
+        [
+            (".github/workflows/e2e.yml", "e2e"),
+            (".github/workflows/notify.yml", "label"),
+            (".github/workflows/notify.yml", "notify"),
+        ]
+    );
+    assert!(doc.cleared.iter().all(|c| !c.reason.is_empty()));
+    // The script, once it fetches the pull request, makes the job a finding.
+    std::fs::write(
+        repo.join("scripts/test-pr.sh"),
+        "#!/bin/sh\ngit fetch origin \"pull/$PR/head\" && git checkout FETCH_HEAD\n",
+    )
+    .unwrap();
+    git(&repo, &["commit", "-q", "-a", "-m", "fetch"]);
+    let (code, doc) = guard_readiness(&repo, None);
+    assert_eq!(code, 1);
+    assert_eq!(doc.findings.len(), 1, "{doc:#?}");
+    assert_eq!(doc.findings[0].rule, Rule::PrivilegedCheckout);
+    assert_eq!(doc.findings[0].job.as_deref(), Some("e2e"));
+}
+
+#[test]
+fn a_missing_local_action_of_a_job_without_credentials_fails_only_that_job() {
+    let workflow = WorkflowFile {
+        path: ".github/workflows/pr.yml".into(),
+        bytes: b"on: pull_request_target\npermissions: {}\njobs:\n  lint:\n    runs-on: ubuntu-latest\n    steps:\n      - uses: ./.github/actions/gone\n  comment:\n    runs-on: ubuntu-latest\n    steps:\n      - run: gh pr comment --body ok\n        env:\n          GH_TOKEN: ${{ secrets.BOT_TOKEN }}\n".to_vec(),
+    };
+    let found = assess_with_tree(&workflow, &[]);
+    assert!(found.is_empty(), "{found:#?}");
+    // The same action in the job holding the secret: the file cannot be shown safe.
+    let found = assess_with_tree(
+        &privileged_with("      - uses: ./.github/actions/gone\n"),
+        &[],
+    );
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0].rule, Rule::UnreadableWorkflow);
+}
+
+#[test]
+fn a_repository_dispatch_sender_implicates_only_receivers_of_its_type() {
+    let sender = |event_type: &str| {
+        WorkflowFile {
+        path: ".github/workflows/send.yml".into(),
+        bytes: format!(
+            "on: issue_comment\njobs:\n  send:\n    runs-on: ubuntu-latest\n    steps:\n      - run: gh api repos/octo/repo/dispatches -f event_type={event_type} -F 'client_payload[sha]=${{{{ github.event.issue.number }}}}'\n"
+        )
+        .into_bytes(),
+    }
+    };
+    let receiver = load_provenance("prov-dispatch-receiver.yml");
+    let judge = |files: &[WorkflowFile]| {
+        guard::readiness::review_in(
+            files,
+            &|_: &str| Ok(None),
+            &target(),
+            &Settings::default(),
+            Reads::Both,
+        )
+    };
+    // The receiver takes `ok-to-test-command` only.
+    let review = judge(&[sender("ok-to-test-command"), receiver.clone()]);
+    assert_eq!(review.findings.len(), 1, "{review:#?}");
+    assert!(
+        review.findings[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("`.github/workflows/send.yml` job `send`")
+    );
+    // A sender of another type does not reach it: no sender of its type, so unverified.
+    let review = judge(&[sender("deploy"), receiver.clone()]);
+    assert_eq!(review.findings.len(), 1, "{review:#?}");
+    assert!(
+        review.findings[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("unverified"),
+        "{review:#?}"
+    );
+    // A type chosen at run time may be any: it reaches the receiver.
+    let review = judge(&[sender("$TYPE"), receiver]);
+    assert!(
+        review.findings[0]
+            .detail
+            .as_deref()
+            .unwrap()
+            .contains("job `send`"),
+        "{review:#?}"
+    );
 }

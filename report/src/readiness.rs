@@ -24,7 +24,8 @@ pub fn markdown(doc: &ReadinessDoc) -> String {
         out.push_str(&format!(
             "No job of the {read} would run the code of {branch} (its push and creation, the pull request into {base} and every action on it) with credentials before a person decided.\n"
         ));
-        return out;
+        out.push_str(&cleared(doc));
+        return fit_markdown(out, SECTION_MAX_BYTES);
     }
     let consequence = match doc.result {
         ReadinessResult::Fail => {
@@ -78,7 +79,38 @@ pub fn markdown(doc: &ReadinessDoc) -> String {
     for (rule, fix) in rules {
         out.push_str(&format!("- `{}`: {}\n", rule.name(), escape_markdown(fix)));
     }
+    out.push_str(&cleared(doc));
     fit_markdown(out, SECTION_MAX_BYTES)
+}
+
+/// The jobs that hold credentials and were cleared, each with its reason (at most
+/// [`TABLE_MAX_ROWS`]); empty when there is none.
+fn cleared(doc: &ReadinessDoc) -> String {
+    if doc.cleared.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "\nCleared: these jobs hold credentials and give no finding, for the reason given.\n\n",
+    );
+    for c in doc.cleared.iter().take(TABLE_MAX_ROWS) {
+        let events: Vec<&str> = c.events.iter().map(|e| e.name()).collect();
+        out.push_str(&format!(
+            "- {} job {} ({}): {}\n",
+            table_code_span(&c.workflow),
+            table_code_span(&c.job),
+            events.join(", "),
+            escape_markdown(&c.reason)
+        ));
+    }
+    if doc.cleared.len() > TABLE_MAX_ROWS {
+        out.push_str(&rows_left_out_line(
+            TABLE_MAX_ROWS,
+            doc.cleared.len() as u64,
+            "cleared job(s)",
+            "the readiness document lists them all",
+        ));
+    }
+    out
 }
 
 /// One `::error` (strict) or `::warning` (reported; accepted) line per finding, attached to its

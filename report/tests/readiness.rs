@@ -20,6 +20,7 @@ fn doc(result: &str, mode: &str, findings: Vec<Value>) -> Value {
         "workflows": [".github/workflows/ci.yml"],
         "default_head_workflows": [".github/workflows/ci.yml"],
         "findings": findings,
+        "cleared": [],
     })
 }
 
@@ -90,6 +91,39 @@ fn markdown_lists_every_finding_escaped() {
     );
     assert!(row.ends_with("| no |"), "{row}");
     assert!(!md.contains("\n::add-mask::"), "{md}");
+}
+
+#[test]
+fn markdown_lists_cleared_jobs_with_their_reasons_escaped() {
+    let mut v = doc("pass", "strict", vec![]);
+    v["cleared"] = json!([{
+        "workflow": ".github/workflows/n`o|t.yml",
+        "commit": "0123456789abcdef0123456789abcdef01234567",
+        "job": "notify",
+        "job_name": null,
+        "events": ["push"],
+        "credentials": ["secret SLACK_WEBHOOK"],
+        "reason": "runs no code of the branch <img src=x> @team\n::add-mask::x",
+    }]);
+    let (code, md) = render(&v, "markdown");
+    assert_eq!(code, 0);
+    let line = md
+        .lines()
+        .find(|l| l.starts_with("- ") && l.contains("notify"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        line.contains("(push): runs no code of the branch"),
+        "{line}"
+    );
+    // The tag is escaped, the mention is a code span, the newline is visible.
+    assert!(
+        line.contains("\\<img src=x\\>") && !line.contains(" @team"),
+        "{line}"
+    );
+    assert!(!md.contains("\n::add-mask::"), "{md}");
+    // Annotations are for findings only.
+    let (_, text) = render(&v, "annotations");
+    assert!(text.is_empty(), "{text}");
 }
 
 #[test]

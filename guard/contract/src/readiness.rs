@@ -10,7 +10,11 @@
 //!  "findings": [{"rule": "unprotected-secret-job", "workflow": ".github/workflows/release.yml",
 //!                "commit": "<40 hex>", "job": "release", "job_name": null, "events": ["push"],
 //!                "secrets": ["NPM_TOKEN"], "credentials": ["secret NPM_TOKEN"],
-//!                "detail": null, "accepted": null, "message": "...", "fix": "..."}]}
+//!                "detail": "actions/checkout of the event's commit (the branch's code)",
+//!                "accepted": null, "message": "...", "fix": "..."}],
+//!  "cleared": [{"workflow": ".github/workflows/notify.yml", "commit": "<40 hex>",
+//!               "job": "notify", "job_name": null, "events": ["push"],
+//!               "credentials": ["secret SLACK_WEBHOOK"], "reason": "runs no code of the branch: ..."}]}
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -29,7 +33,7 @@ crate::registry! {
     /// The findings of the readiness check.
     pub enum ReadinessRule {
         UnprotectedSecretJob => "unprotected-secret-job": "A job would run the published branch's code (push, create, a pull request event, a merge group, a deployment) with credentials (secrets, a GITHUB_TOKEN with a write grant, OIDC, a runner not hosted by GitHub) and no protected environment.",
-        PrivilegedCheckout => "privileged-checkout": "A job of a privileged trigger (pull_request_target, workflow_run, issue_comment, check_run, check_suite, status) holds credentials and checks out the branch's code or downloads another run's artifacts.",
+        PrivilegedCheckout => "privileged-checkout": "A job of a privileged trigger (pull_request_target, workflow_run, issue_comment, check_run, check_suite, status) or a dispatch (repository_dispatch, workflow_dispatch) holds credentials and runs the branch's code: a checkout or fetch of a ref the branch or the payload controls, an artifact of its runs, or a script whose provenance cannot be established.",
         UnmodelledEvent => "unmodelled-event": "A job holding credentials runs on an event this check does not know to be safe.",
         UnreadableWorkflow => "unreadable-workflow": "A workflow file could not be read, so it cannot be shown safe.",
     }
@@ -111,6 +115,25 @@ pub struct ReadinessDoc {
     /// The workflow files read at `default_head`, in path order.
     pub default_head_workflows: Vec<String>,
     pub findings: Vec<FindingDoc>,
+    /// The jobs that hold credentials and give no finding, each with the reason (it runs no code
+    /// of the branch, its condition is false on the event, a protected environment gates it).
+    pub cleared: Vec<ClearedDoc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClearedDoc {
+    pub workflow: String,
+    /// The commit whose workflow file was read.
+    pub commit: CommitId,
+    pub job: String,
+    /// The job's literal `name:`, when it has one.
+    pub job_name: Option<String>,
+    pub events: Vec<ReadinessEvent>,
+    /// Every credential the job holds, one phrase each (as in [`FindingDoc::credentials`]).
+    pub credentials: Vec<String>,
+    /// Why the job gives no finding.
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -131,7 +154,8 @@ pub struct FindingDoc {
     /// Every credential the job holds, one phrase each (`secret NPM_TOKEN`, `GITHUB_TOKEN
     /// pull-requests: write`, `id-token: write`, `runner self-hosted`, ...).
     pub credentials: Vec<String>,
-    /// What makes a privileged job run the branch's code, or the event not modelled.
+    /// How the job runs the branch's code (or why that cannot be established), or the event not
+    /// modelled.
     pub detail: Option<String>,
     /// The policy's reason, when `readiness.accept` accepts this job: the finding is shown and
     /// does not fail the run.
@@ -175,5 +199,52 @@ impl ReadinessDoc {
             ));
         }
         Ok(doc)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+
+    fn text(cleared: &str) -> String {
+        format!(
+            r#"{{"schema": "agent-team-apply/readiness/v1", "result": "pass", "mode": "strict",
+             "base_commit": "0123456789abcdef0123456789abcdef01234567",
+             "default_head": "0123456789abcdef0123456789abcdef01234567",
+             "branch": "agent-team/T-1", "base_branch": "main", "repository": "octo/repo",
+             "workflows": [".github/workflows/notify.yml"], "default_head_workflows": [],
+             "findings": []{cleared}}}"#
+        )
+    }
+
+    #[test]
+    fn a_cleared_job_carries_its_reason_and_round_trips() {
+        let doc = ReadinessDoc::parse(&text(
+            r#", "cleared": [{"workflow": ".github/workflows/notify.yml",
+                "commit": "0123456789abcdef0123456789abcdef01234567", "job": "notify",
+                "job_name": null, "events": ["push"], "credentials": ["secret SLACK_WEBHOOK"],
+                "reason": "runs no code of the branch"}]"#,
+        ))
+        .unwrap();
+        assert_eq!(doc.cleared.len(), 1);
+        assert_eq!(doc.cleared[0].reason, "runs no code of the branch");
+        assert_eq!(doc.cleared[0].events, [ReadinessEvent::Push]);
+        let again = ReadinessDoc::parse(&serde_json::to_string(&doc).unwrap()).unwrap();
+        assert_eq!(again, doc);
+    }
+
+    #[test]
+    fn a_document_without_cleared_or_with_an_unknown_key_in_it_is_refused() {
+        let missing = ReadinessDoc::parse(&text("")).unwrap_err();
+        assert!(missing.contains("missing field `cleared`"), "{missing}");
+        let unknown = ReadinessDoc::parse(&text(
+            r#", "cleared": [{"workflow": "w", "commit": "0123456789abcdef0123456789abcdef01234567",
+                "job": "j", "job_name": null, "events": [], "credentials": [], "reason": "r",
+                "why": "x"}]"#,
+        ))
+        .unwrap_err();
+        assert!(unknown.contains("unknown field `why`"), "{unknown}");
     }
 }

@@ -15,7 +15,7 @@ use contract::cli::Exit;
 use contract::escape::neutralize;
 use contract::readiness::{ReadinessDoc, ReadinessMode, ReadinessResult};
 use guard::git::GitRepo;
-use guard::readiness::{Commits, Finding, Reads, Target, WorkflowFile, assess_in, document};
+use guard::readiness::{Commits, Finding, Reads, Target, WorkflowFile, document_with, review_in};
 
 use super::check::load_policy;
 
@@ -108,6 +108,7 @@ fn run_inner(args: ReadinessArgs) -> Result<u8, String> {
         ]
     };
     let mut findings = Vec::new();
+    let mut cleared = Vec::new();
     let mut names_at: Vec<Vec<String>> = Vec::new();
     for (rev, commit, reads) in sets {
         let entries = repo.workflow_files(rev).map_err(|e| e.to_string())?;
@@ -140,8 +141,12 @@ fn run_inner(args: ReadinessArgs) -> Result<u8, String> {
                 .map_err(|e| e.to_string())?;
             Ok(blobs.pop())
         };
-        for finding in assess_in(&files, &read, &target, &policy.readiness, reads) {
+        let review = review_in(&files, &read, &target, &policy.readiness, reads);
+        for finding in review.findings {
             findings.push((commit.clone(), finding));
+        }
+        for job in review.cleared {
+            cleared.push((commit.clone(), job));
         }
         names_at.push(names);
     }
@@ -161,7 +166,7 @@ fn run_inner(args: ReadinessArgs) -> Result<u8, String> {
         default_head: default_head_commit.clone(),
         default_head_workflows,
     };
-    let doc = document(&target, commits, &findings, mode);
+    let doc = document_with(&target, commits, &findings, &cleared, mode);
     let text = match args.format {
         Format::Json => guard::doc_json::to_string_pretty(&doc)
             .map_err(|e| format!("cannot serialize the readiness document: {e}"))?,
@@ -202,6 +207,14 @@ fn render_text(doc: &ReadinessDoc) -> String {
                 neutralize(reason)
             ));
         }
+    }
+    for job in &doc.cleared {
+        out.push_str(&format!(
+            "  cleared: {}: job `{}`: {}\n",
+            neutralize(&job.workflow),
+            neutralize(&job.job),
+            neutralize(&job.reason)
+        ));
     }
     out
 }

@@ -16,8 +16,9 @@
 //! | `merge_group` | the merge group's commit / its ref (`gh-readonly-queue/...`) | [`Class::Merge`] |
 //! | `pull_request_target` | last commit on the base branch / the base branch | [`Class::Privileged`] |
 //! | `workflow_run`, `issue_comment`, `check_run`, `check_suite`, `status` | last commit on the default branch / the default branch | [`Class::Privileged`] |
-//! | `branch_protection_rule`, `delete`, `discussion`, `discussion_comment`, `fork`, `gollum`, `image_version`, `issues`, `label`, `milestone`, `page_build`, `public`, `registry_package`, `repository_dispatch`, `schedule`, `watch` | last commit on the default branch / the default branch (no branch data reaches them) | [`Class::Safe`] |
-//! | `release`, `workflow_dispatch` | the release's tag / the ref a person dispatched | [`Class::Safe`]: neither the publication nor the draft fires them |
+//! | `branch_protection_rule`, `delete`, `discussion`, `discussion_comment`, `fork`, `gollum`, `image_version`, `issues`, `label`, `milestone`, `page_build`, `public`, `registry_package`, `schedule`, `watch` | last commit on the default branch / the default branch (no branch data reaches them) | [`Class::Safe`] |
+//! | `release` | the release's tag | [`Class::Safe`]: neither the publication nor the draft fires it |
+//! | `repository_dispatch`, `workflow_dispatch` | last commit on the default branch / the default branch (or the ref dispatched) | [`Class::Dispatch`]: a sender fills the payload or inputs; a job checking out a ref read from them is judged with the senders of the repository |
 //! | `workflow_call` | the caller's | [`Class::Safe`]: judged as the calling job |
 //!
 //! A name not in this table is [`Class::Unknown`]: fail closed, judged like a branch event.
@@ -43,6 +44,10 @@ pub enum Class {
     /// The default branch's code and workflows, with the event's data about the branch: a job is
     /// exposed only when it checks the branch out or downloads its run's artifacts.
     Privileged,
+    /// A dispatch through the API or by a person (`repository_dispatch`, `workflow_dispatch`):
+    /// the default branch's code, with a payload or inputs that a sender fills; a job is exposed
+    /// when it checks out or fetches a ref read from them.
+    Dispatch,
     /// The default branch's code, or an event neither the publication nor the draft fires.
     Safe,
     /// Not in the model.
@@ -77,11 +82,10 @@ pub fn class(event: Event) -> Class {
         | Event::Public
         | Event::RegistryPackage
         | Event::Release
-        | Event::RepositoryDispatch
         | Event::Schedule
         | Event::Watch
-        | Event::WorkflowCall
-        | Event::WorkflowDispatch => Class::Safe,
+        | Event::WorkflowCall => Class::Safe,
+        Event::RepositoryDispatch | Event::WorkflowDispatch => Class::Dispatch,
     }
 }
 

@@ -1176,8 +1176,18 @@ pub fn possible(expr: &Expr, scope: &dyn Scope) -> Result<Option<Vec<Val>>, Expr
             single(eval(expr, scope)?)
         }
         Expr::Binary(op @ ("&&" | "||"), left, right) => {
-            let Some(lefts) = possible(left, scope)? else {
-                return Ok(None);
+            let lefts = match possible(left, scope)? {
+                Some(lefts) => lefts,
+                // `a && b` with `a` not known is `b`, or `a` when falsy: a falsy value, which an
+                // enclosing `||` replaces and which otherwise reads as `null` (an empty string).
+                None if *op == "&&" => {
+                    let Some(mut rights) = possible(right, scope)? else {
+                        return Ok(None);
+                    };
+                    rights.push(Val::Null);
+                    return Ok(bounded(rights));
+                }
+                None => return Ok(None),
             };
             let mut out = Vec::new();
             let mut rights: Option<Option<Vec<Val>>> = None;

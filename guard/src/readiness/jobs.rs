@@ -412,7 +412,7 @@ const BRANCH_CONTEXTS: &[&str] = &[
 ];
 
 /// Shell words that fetch or switch to a ref.
-const FETCH_WORDS: &[&str] = &[
+pub(crate) const FETCH_WORDS: &[&str] = &[
     "git checkout",
     "git switch",
     "git fetch",
@@ -423,94 +423,7 @@ const FETCH_WORDS: &[&str] = &[
     "git clone",
 ];
 
-/// Whether a privileged job runs the branch's code, and how: a checkout of a branch-controlled
-/// ref, a fetch of `refs/pull/*`, or a download of another run's artifacts.
-pub fn branch_exposure(job: &Map<String, Value>) -> Option<String> {
-    let steps = job.get("steps").and_then(Value::as_array)?;
-    let mut runs_fetch = false;
-    let mut branch_values: Vec<String> = Vec::new();
-    for step in steps {
-        let Some(step) = step.as_object() else {
-            continue;
-        };
-        let uses = step
-            .get("uses")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_ascii_lowercase();
-        let with = step.get("with").and_then(Value::as_object);
-        let input = |name: &str| -> Option<String> {
-            with.and_then(|w| {
-                w.iter()
-                    .find(|(k, _)| k.eq_ignore_ascii_case(name))
-                    .map(|(_, v)| value_text(v))
-            })
-        };
-        if uses.starts_with("actions/checkout@") || uses == "actions/checkout" {
-            for name in ["ref", "repository"] {
-                if let Some(value) = input(name)
-                    && let Some(why) = branch_controlled(&value).or_else(|| chosen_ref(&value))
-                {
-                    return Some(format!("actions/checkout `{name}: {value}` ({why})"));
-                }
-            }
-        }
-        if uses.starts_with("actions/download-artifact@")
-            && let Some(run_id) = input("run-id").or_else(|| input("run_id"))
-        {
-            return Some(format!(
-                "actions/download-artifact with `run-id: {run_id}` (another run's artifacts)"
-            ));
-        }
-        if uses.starts_with("dawidd6/action-download-artifact@") {
-            return Some("dawidd6/action-download-artifact (another run's artifacts)".into());
-        }
-        if uses.starts_with("actions/github-script@")
-            && let Some(script) = input("script")
-        {
-            let lower = script.to_ascii_lowercase();
-            if lower.contains("downloadartifact") || lower.contains("listworkflowrunartifacts") {
-                return Some("actions/github-script downloading a run's artifacts".into());
-            }
-        }
-        if let Some(run) = step.get("run").and_then(Value::as_str) {
-            let lower = run.to_ascii_lowercase();
-            if lower.contains("gh run download") {
-                return Some("`gh run download` (another run's artifacts)".into());
-            }
-            if lower.contains("gh pr checkout") {
-                return Some("`gh pr checkout` (the pull request's head)".into());
-            }
-            if lower.contains("refs/pull/") || lower.contains("pull/${{") {
-                return Some("a `run` step fetching `refs/pull/*`".into());
-            }
-            if FETCH_WORDS.iter().any(|w| lower.contains(w)) {
-                runs_fetch = true;
-                // `git fetch origin pull/$PR/head`
-                if lower.contains("pull/") && (lower.contains("/head") || lower.contains("/merge"))
-                {
-                    return Some("a `run` step fetching a pull request's `pull/<n>/head`".into());
-                }
-                if let Some(why) = chosen_ref(run) {
-                    return Some(format!("a `run` step fetching or switching to {why}"));
-                }
-            }
-            branch_values.push(run.to_owned());
-        }
-        if let Some(env) = step.get("env") {
-            branch_values.push(value_text(env));
-        }
-    }
-    if let Some(env) = job.get("env") {
-        branch_values.push(value_text(env));
-    }
-    if runs_fetch && let Some(why) = branch_values.iter().find_map(|v| branch_controlled(v)) {
-        return Some(format!("a `run` step fetching or switching to {why}"));
-    }
-    None
-}
-
-fn value_text(value: &Value) -> String {
+pub(crate) fn value_text(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -519,7 +432,7 @@ fn value_text(value: &Value) -> String {
 
 /// Why a string names a branch-controlled ref: a `refs/pull/` path, or an expression reading one
 /// of [`BRANCH_CONTEXTS`].
-fn branch_controlled(text: &str) -> Option<String> {
+pub(crate) fn branch_controlled(text: &str) -> Option<String> {
     let lower = text.to_ascii_lowercase();
     if lower.contains("refs/pull/") {
         return Some("a `refs/pull/` ref".into());
@@ -559,7 +472,7 @@ const DEFAULT_SIDE: &[&str] = &[
 /// Why a ref given to a checkout or a fetch may be the branch's: an expression reading something
 /// other than the default branch's side (a previous step's output, `needs`, `env`, the payload),
 /// which a slash-command job typically fills with the pull request's head.
-fn chosen_ref(text: &str) -> Option<String> {
+pub(crate) fn chosen_ref(text: &str) -> Option<String> {
     let bodies = expr::embedded(text).ok()?;
     for body in bodies {
         let Ok(parsed) = expr::parse(body) else {
