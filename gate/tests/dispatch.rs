@@ -2563,6 +2563,17 @@ fn a_failed_build_shows_the_build_reports_findings_as_non_authoritative_data() {
         text.contains("after-build[build-wrote]: .github/workflows/release.yml: the build created"),
         "{text}"
     );
+    // The agent sees them through `gate mcp`'s propose_change result too, still labelled.
+    #[cfg(feature = "mcp")]
+    {
+        let out =
+            serde_json::to_value(gate::mcp::ProposeChangeOutput::new(&case.report.doc)).unwrap();
+        let seen = &out["build_findings_non_authoritative"];
+        assert_eq!(seen["authoritative"], false);
+        assert_eq!(seen["findings"][0]["rule"], "build-wrote");
+        assert_eq!(seen["findings"][0]["path"], ".github/workflows/release.yml");
+        assert_eq!(out["decision"], "fail");
+    }
     // Without the artifact: unavailable, with the reason.
     let none = without
         .report

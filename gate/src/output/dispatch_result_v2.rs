@@ -1,7 +1,8 @@
 //! `agent-team-apply/dispatch-result/v2`: what `gate dispatch` did and what GitHub reported.
-//! Every field but `log_tail` comes from GitHub's authenticated API responses; `log_tail` is the
-//! end of a failed job's log, which the diff's own code may have written, and is marked
-//! non-authoritative. Strings are exact values; a display escapes them for its sink.
+//! Every field but `log_tail` and `build_findings_non_authoritative` comes from GitHub's
+//! authenticated API responses; `log_tail` is the end of a failed job's log and
+//! `build_findings_non_authoritative` the findings of the build-test job's report, both of which
+//! the diff's own code may have written, and both are marked non-authoritative. Strings are exact values; a display escapes them for its sink.
 //!
 //! Version 2 (after v1) adds what the dispatch was signed with (`nonce`, `expires_at`, the
 //! `workflow_path` it is bound to) and, on a pass, the `publication` that was authenticated:
