@@ -350,6 +350,7 @@ fn initial_doc(request: &DispatchRequest, diff_sha256: &DiffSha256) -> DispatchR
         guard_verdict_unavailable: None,
         reasons: Vec::new(),
         log_tail: None,
+        build_findings_non_authoritative: None,
     }
 }
 
@@ -901,6 +902,11 @@ fn decide(
                 }
             }
             progress.doc.log_tail = Some(log_tail(client, repo, job));
+            if job_named(&jobs, "build-test").is_some_and(|b| b.id == job.id) {
+                // Shown beside the decision, never read by it.
+                progress.doc.build_findings_non_authoritative =
+                    Some(build_findings(client, repo, run));
+            }
             return Ok(("fail", contract::cli::Exit::Fail.code()));
         }
         other => {
@@ -1022,6 +1028,99 @@ fn guard_reasons(
     );
     doc.readiness = file.readiness;
     Ok(doc)
+}
+
+/// What the build-test job's report artifact is named with first.
+pub const BUILD_REPORT_ARTIFACT_PREFIX: &str = "build-test-report-non-authoritative-";
+/// The largest build-test report artifact downloaded (the zip GitHub serves).
+pub const BUILD_REPORT_ARTIFACT_MAX: usize = 4 << 20;
+/// The largest `build-test-report.json` read out of it.
+pub const BUILD_REPORT_MAX: u64 = 2 << 20;
+/// The report's file in the artifact (the job uploads its report directory).
+pub const BUILD_REPORT_FILE: &str = "build-test-report.json";
+
+/// The build-test job's findings from its report artifact, `unavailable` with the reason on
+/// anything not fully understood. The artifact is listed with "List workflow run artifacts"
+/// (`GET /repos/{owner}/{repo}/actions/runs/{run_id}/artifacts`,
+/// <https://docs.github.com/en/rest/actions/artifacts#list-workflow-run-artifacts>) and
+/// downloaded with "Download an artifact" (`GET .../actions/artifacts/{artifact_id}/zip`,
+/// <https://docs.github.com/en/rest/actions/artifacts#download-an-artifact>), which serves a
+/// zip archive of what `actions/upload-artifact` uploaded: here the job's report directory.
+fn build_findings(
+    client: &Client,
+    repo: &Repository,
+    run: &WorkflowRun,
+) -> crate::output::dispatch_result_v2::BuildFindingsDoc {
+    use crate::output::dispatch_result_v2::BuildFindingsDoc;
+    let attempt = run.run_attempt.unwrap_or(1);
+    let suffix = format!("-attempt-{attempt}");
+    let listed = match client.list_run_artifacts(repo, run.id, None) {
+        Ok(listed) => listed,
+        Err(e) => return BuildFindingsDoc::unavailable(None, text(&e)),
+    };
+    let matching: Vec<_> = listed
+        .artifacts
+        .iter()
+        .filter(|a| a.name.starts_with(BUILD_REPORT_ARTIFACT_PREFIX) && a.name.ends_with(&suffix))
+        .collect();
+    let [artifact] = matching.as_slice() else {
+        return BuildFindingsDoc::unavailable(
+            None,
+            format!(
+                "{} artifacts named {BUILD_REPORT_ARTIFACT_PREFIX}<call>{suffix} (read when there is exactly one)",
+                matching.len()
+            ),
+        );
+    };
+    let name = artifact.name.clone();
+    let unavailable = |reason: String| BuildFindingsDoc::unavailable(Some(name.clone()), reason);
+    if artifact.workflow_run.as_ref().map(|r| r.id) != Some(run.id) || artifact.expired {
+        return unavailable("not this run's artifact, or expired".to_owned());
+    }
+    let bytes = match client.download_artifact(repo, artifact.id, BUILD_REPORT_ARTIFACT_MAX) {
+        Ok(bytes) => bytes,
+        Err(e) => return unavailable(text(&e)),
+    };
+    match read_build_report(&bytes) {
+        Ok(report) => BuildFindingsDoc::of(name, &report),
+        Err(reason) => unavailable(reason),
+    }
+}
+
+/// `build-test-report.json` out of the artifact's zip archive: at most [`BUILD_REPORT_MAX`]
+/// bytes, strict JSON of `agent-team-apply/build-test-report/v1` (unknown and duplicate keys
+/// refused) that says it is not authoritative.
+pub fn read_build_report(zip: &[u8]) -> Result<report::build_test::BuildTestReport, String> {
+    use std::io::Read as _;
+    let mut archive = zip::ZipArchive::new(std::io::Cursor::new(zip))
+        .map_err(|e| format!("not a zip archive: {e}"))?;
+    let entry = archive
+        .by_name(BUILD_REPORT_FILE)
+        .map_err(|e| format!("no {BUILD_REPORT_FILE} in the archive: {e}"))?;
+    if entry.size() > BUILD_REPORT_MAX {
+        return Err(format!(
+            "{BUILD_REPORT_FILE} is {} bytes, over the {BUILD_REPORT_MAX}-byte limit",
+            entry.size()
+        ));
+    }
+    let mut json = Vec::new();
+    entry
+        .take(BUILD_REPORT_MAX + 1)
+        .read_to_end(&mut json)
+        .map_err(|e| format!("{BUILD_REPORT_FILE}: {e}"))?;
+    if json.len() as u64 > BUILD_REPORT_MAX {
+        return Err(format!(
+            "{BUILD_REPORT_FILE} is over the {BUILD_REPORT_MAX}-byte limit"
+        ));
+    }
+    let report: report::build_test::BuildTestReport = serde_json::from_slice(&json)
+        .map_err(|e| format!("{BUILD_REPORT_FILE} is not a build-test report: {e}"))?;
+    if report.authoritative {
+        return Err(format!(
+            "{BUILD_REPORT_FILE} says it is authoritative, which no build-test report is"
+        ));
+    }
+    Ok(report)
 }
 
 /// The one job of the run named `name`, or `<caller job> / name` as GitHub names the jobs of a

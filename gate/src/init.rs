@@ -4,7 +4,8 @@
 //! the permissions the gate needs, and the rulesets as JSON GitHub imports; then the remaining
 //! steps, in order.
 //!
-//! [`plan`] computes every file (reading only the marker files and an existing caller's pin);
+//! [`plan`] computes every file (reading the marker files, an existing caller's pin, and, for
+//! readiness, the policy and HEAD's workflows);
 //! [`write`] changes only what `gate init` owns and never follows a symbolic link. Re-running
 //! is safe: the App's manifest and the rulesets are `gate init`'s and are rewritten; the caller
 //! and the policy are the repository's once they exist: the policy is kept as it is, the caller
@@ -12,6 +13,13 @@
 //! with the templates (keeping the pin). A caller that does not call the reusable workflow is in
 //! the way and is refused without `--force`. [`changes`] says what a run would do, and
 //! `--dry-run` shows it as a diff.
+//!
+//! Readiness ([`scan_readiness`]) reads the workflows of the repository's HEAD as `guard readiness`
+//! reads a base commit (local actions and reusable workflows from the same tree), with the
+//! readiness settings of the policy the repository will commit. What it finds becomes commented
+//! proposals ([`proposals`]) at the end of a new policy: `readiness.protected-environments` for
+//! the environments the workflows name, `readiness.accept` for each job found. None is in force
+//! until a person uncomments it; a policy that exists is kept, and the proposals are printed.
 
 use std::path::{Path, PathBuf};
 
@@ -239,12 +247,182 @@ pub struct PlannedFile {
     pub contents: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Plan {
     pub build_system: BuildSystem,
     pub files: Vec<PlannedFile>,
     /// The remaining steps, in order.
     pub steps: Vec<String>,
+    /// What readiness found in HEAD's workflows.
+    pub readiness: ReadinessScan,
+    /// The commented proposals of [`Plan::readiness`] (YAML comment lines, each starting with
+    /// `#`), appended to a new policy; empty when there is nothing to propose.
+    pub proposals: String,
+}
+
+/// What `gate init` found running readiness (as `guard readiness` does) on the workflows of
+/// the repository's HEAD.
+#[derive(Debug, Clone)]
+pub enum ReadinessScan {
+    /// Not run, and why (no git repository at the directory, no commit at HEAD, a policy that
+    /// cannot be read).
+    NotRun(String),
+    Ran {
+        commit: String,
+        /// The branch the default branch was taken to be (HEAD's).
+        base_branch: String,
+        workflows: Vec<String>,
+        findings: Vec<guard::readiness::Finding>,
+        /// Environments the workflows name that the policy does not list as protected.
+        environments: Vec<String>,
+    },
+}
+
+/// The branch readiness imagines the publication pushes.
+const READINESS_BRANCH: &str = "agent-team/gate-init";
+
+/// Readiness over the workflows of HEAD's tree of the repository at `dir`, judged with the
+/// readiness settings of `policy_text` (the policy the repository will commit).
+pub fn scan_readiness(dir: &Path, policy_text: &str, repository: Option<&str>) -> ReadinessScan {
+    use guard::readiness::{Reads, Target, assess_commit};
+    let repo = match guard::git::GitRepo::open(dir) {
+        Ok(repo) => repo,
+        Err(e) => {
+            return ReadinessScan::NotRun(format!(
+                "{} is not a git repository ({e})",
+                dir.display()
+            ));
+        }
+    };
+    let commit = match repo.resolve_commit("HEAD") {
+        Ok(commit) => commit,
+        Err(e) => return ReadinessScan::NotRun(format!("no commit at HEAD ({e})")),
+    };
+    let policy = match guard::policy::Policy::from_yaml(policy_text) {
+        Ok(policy) => policy,
+        Err(e) => {
+            return ReadinessScan::NotRun(format!("the policy {POLICY_PATH} cannot be read: {e}"));
+        }
+    };
+    let mut branch = guard::git::command(dir);
+    branch.args(["symbolic-ref", "--quiet", "--short", "HEAD"]);
+    let base_branch = branch
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .and_then(|out| String::from_utf8(out.stdout).ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "main".to_owned());
+    let target = Target {
+        branch: READINESS_BRANCH.to_owned(),
+        base_branch: base_branch.clone(),
+        repository: repository.unwrap_or("OWNER/REPO").to_owned(),
+    };
+    match assess_commit(&repo, &commit, &target, &policy.readiness, Reads::Both) {
+        Ok(found) => {
+            let protected = &policy.readiness.protected_environments;
+            let environments = found
+                .environments
+                .into_iter()
+                .filter(|e| !protected.iter().any(|p| p.eq_ignore_ascii_case(e)))
+                .collect();
+            ReadinessScan::Ran {
+                commit,
+                base_branch,
+                workflows: found.workflows,
+                findings: found.findings,
+                environments,
+            }
+        }
+        Err(e) => ReadinessScan::NotRun(format!("cannot read HEAD's workflows: {e}")),
+    }
+}
+
+/// `text` as a YAML double-quoted scalar that is printable ASCII on one line: `"` and `\`
+/// escaped, every other character outside printable ASCII as `\uXXXX` (or `\UXXXXXXXX`), so no
+/// value can end the comment it sits in.
+fn yaml_quoted(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    out.push_str(&yaml_escaped(text));
+    out.push('"');
+    out
+}
+
+fn yaml_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            ' '..='~' => out.push(c),
+            c if (c as u32) <= 0xffff => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push_str(&format!("\\U{:08x}", c as u32)),
+        }
+    }
+    out
+}
+
+/// The commented proposals for `scan`: `readiness.protected-environments` for the environments
+/// the workflows name and `readiness.accept` for each job found, every line a YAML comment that,
+/// with its leading `# ` removed, is the policy entry. Empty when there is nothing to propose.
+pub fn proposals(scan: &ReadinessScan) -> String {
+    let ReadinessScan::Ran {
+        commit,
+        findings,
+        environments,
+        ..
+    } = scan
+    else {
+        return String::new();
+    };
+    let mut jobs: Vec<(&str, &str, &guard::readiness::Finding)> = Vec::new();
+    for finding in findings.iter().filter(|f| f.accepted.is_none()) {
+        if let Some(job) = &finding.job
+            && !jobs
+                .iter()
+                .any(|(w, j, _)| *w == finding.workflow && *j == job.as_str())
+        {
+            jobs.push((&finding.workflow, job, finding));
+        }
+    }
+    if jobs.is_empty() && environments.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n# Proposals of `gate init`, which read the workflows of {commit} as `guard readiness` reads\n\
+         # them for an agent-team/** branch. None is in force: each is commented out. Uncomment one\n\
+         # (remove the leading `# `) only after checking it; a rerun of `gate init` keeps this file.\n\
+         # readiness:\n"
+    );
+    if !environments.is_empty() {
+        out.push_str(
+            "#   # Environments the workflows name. List one only once its protection rules are\n\
+             #   # checked: required reviewers, or deployment branches that exclude agent-team/**.\n\
+             #   protected-environments:\n",
+        );
+        for name in environments {
+            out.push_str(&format!("#     - {}\n", yaml_quoted(name)));
+        }
+    }
+    if !jobs.is_empty() {
+        out.push_str(
+            "#   # Jobs that would run the branch's code with credentials before a person decided.\n\
+             #   # Better: fix the job (the `fix` of `guard readiness`); accept it only with a reason.\n\
+             #   accept:\n",
+        );
+        for (workflow, job, finding) in jobs {
+            out.push_str(&format!(
+                "#     # {}: {}\n#     - workflow: {}\n#       job: {}\n#       reason: \"REPLACE: why this job's credentials are safe on agent-team/** branches\"\n",
+                finding.rule,
+                yaml_escaped(&finding.message()),
+                yaml_quoted(workflow),
+                yaml_quoted(job),
+            ));
+        }
+    }
+    out
 }
 
 /// Whether `name` exists at `dir`'s root (a symbolic link counts: it is not followed).
@@ -452,6 +630,21 @@ pub fn plan(request: &InitRequest) -> Result<Plan, InitError> {
     if let Some((pin, tag)) = &release {
         caller = with_release(&caller, pin, tag.as_deref()).unwrap_or(caller);
     }
+    refuse_links(&request.dir, POLICY_PATH)?;
+    let policy_path = request.dir.join(POLICY_PATH);
+    let existing_policy = match std::fs::read(&policy_path) {
+        Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io(&policy_path, &e)),
+    };
+    let readiness = scan_readiness(
+        &request.dir,
+        existing_policy
+            .as_deref()
+            .unwrap_or(build_system.policy_template()),
+        request.repository.as_deref(),
+    );
+    let proposals = proposals(&readiness);
     let mut files = vec![
         PlannedFile {
             path: CALLER_PATH,
@@ -459,7 +652,7 @@ pub fn plan(request: &InitRequest) -> Result<Plan, InitError> {
         },
         PlannedFile {
             path: POLICY_PATH,
-            contents: build_system.policy_template().to_owned(),
+            contents: format!("{}{proposals}", build_system.policy_template()),
         },
         PlannedFile {
             path: MANIFEST_PATH,
@@ -486,6 +679,8 @@ pub fn plan(request: &InitRequest) -> Result<Plan, InitError> {
         build_system,
         steps: steps(request, release.is_some()),
         files,
+        readiness,
+        proposals,
     })
 }
 

@@ -656,10 +656,39 @@ pub struct ProposeChangeOutput {
     pub failed_step: Option<String>,
     /// The guard's findings (from the preflight on the server's clone, or the run's guard job).
     pub violations: Vec<FindingOut>,
+    /// When build-test failed: the findings of the build-test job's report, NOT authoritative
+    /// (written after the diff's code ran there; the decision does not read them), or why they
+    /// are unavailable.
+    pub build_findings_non_authoritative: Option<BuildFindingsOut>,
     /// Why, in words.
     pub reasons: Vec<String>,
     /// One line for the agent.
     pub summary: String,
+}
+
+/// The build-test report's findings (`build_findings_non_authoritative` of the dispatch result).
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct BuildFindingsOut {
+    /// Always `false`.
+    pub authoritative: bool,
+    pub note: String,
+    /// `available`, or `unavailable` with the `reason`.
+    pub status: String,
+    pub reason: Option<String>,
+    pub findings: Vec<BuildFindingOut>,
+    /// Findings beyond `findings`.
+    pub left_out: u64,
+}
+
+/// One finding of the build's tree checks.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct BuildFindingOut {
+    /// `after-apply` or `after-build`.
+    pub check: String,
+    /// `tree-mismatch` or `build-wrote`.
+    pub rule: String,
+    pub path: PathDoc,
+    pub message: String,
 }
 
 impl ProposeChangeOutput {
@@ -718,6 +747,25 @@ impl ProposeChangeOutput {
             failed_job: doc.failed.as_ref().map(|f| f.job.clone()),
             failed_step: doc.failed.as_ref().and_then(|f| f.step.clone()),
             violations,
+            build_findings_non_authoritative: doc.build_findings_non_authoritative.as_ref().map(
+                |b| BuildFindingsOut {
+                    authoritative: b.authoritative,
+                    note: b.note.clone(),
+                    status: b.status.clone(),
+                    reason: b.reason.clone(),
+                    findings: b
+                        .findings
+                        .iter()
+                        .map(|f| BuildFindingOut {
+                            check: f.check.clone(),
+                            rule: f.rule.clone(),
+                            path: PathDoc(f.path.clone()),
+                            message: f.message.clone(),
+                        })
+                        .collect(),
+                    left_out: b.left_out,
+                },
+            ),
             reasons: doc.reasons.clone(),
             summary,
         }

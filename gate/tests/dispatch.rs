@@ -2428,3 +2428,256 @@ fn cli_refuses_half_a_dispatcher_app_and_an_unreadable_key() {
     );
     assert!(gh.requests().is_empty(), "nothing sent");
 }
+
+// ---------------------------------------------------------------------------------------------
+// The build-test report's findings, read from its artifact when build-test failed: shown as
+// non-authoritative data, never read by the decision.
+
+/// A build-test report (`agent-team-apply/build-test-report/v1`) whose after-build check found
+/// the build writing `path`.
+fn build_report(path: &str, output_tail: &str) -> serde_json::Value {
+    let tree = |check: &str, findings: serde_json::Value| {
+        serde_json::json!({
+            "check": check,
+            "result": if findings.as_array().unwrap().is_empty() { "pass" } else { "fail" },
+            "entries": 3,
+            "baseline_sha256": "2".repeat(64),
+            "findings": findings,
+        })
+    };
+    serde_json::json!({
+        "schema": "agent-team-apply/build-test-report/v1",
+        "authoritative": false,
+        "note": report::build_test::NOTE,
+        "diff_sha256": DiffSha256::of(DIFF).as_str(),
+        "verdict": "accept",
+        "base_commit": BASE,
+        "build": {
+            "command": ["cargo", "test"],
+            "exit": {"code": 0, "signal": null},
+            "timed_out": false,
+            "duration_ms": 10,
+            "passed": true,
+            "network": {"network": "namespace", "reason": null, "unavailable": null,
+                        "proof": null, "git_dir_read_only": true},
+            "env": {"passed": ["PATH"], "dropped": []},
+            "output_tail": output_tail,
+            "output_truncated_bytes": 0
+        },
+        "tree_after_apply": tree("after-apply", serde_json::json!([])),
+        "tree_after_build": tree("after-build", serde_json::json!([{
+            "rule": "build-wrote",
+            "path": path,
+            "change": "created",
+            "message": "the build created a file in the denied trust-control surface",
+            "policy_entry": "deny: .github/**",
+            "docs": "https://example.invalid/#build-wrote"
+        }])),
+    })
+}
+
+/// The artifact as "Download an artifact" serves it: a zip of the job's report directory.
+fn report_zip(files: &[(&str, &[u8])]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for (name, bytes) in files {
+        zip.start_file(*name, options).unwrap();
+        zip.write_all(bytes).unwrap();
+    }
+    zip.finish().unwrap().into_inner()
+}
+
+fn build_failed(artifact: Option<Vec<u8>>) -> Case {
+    run_case(
+        Scenario {
+            outcome: Outcome::Failed {
+                job: "build-test".into(),
+                step: "Build and test the patched tree, then check what it wrote".into(),
+            },
+            build_test_artifact: artifact,
+            ..Scenario::default()
+        },
+        true,
+    )
+}
+
+/// The decision, its exit code and reasons: what the gate decided, which the build's findings
+/// must not change.
+fn decided(case: &Case) -> (String, u8, Vec<String>, Option<String>) {
+    let doc = &case.report.doc;
+    (
+        doc.decision.clone(),
+        case.report.exit_code,
+        doc.reasons.clone(),
+        doc.failed.as_ref().map(|f| f.job.clone()),
+    )
+}
+
+#[test]
+fn a_failed_build_shows_the_build_reports_findings_as_non_authoritative_data() {
+    let report = build_report(".github/workflows/release.yml", "ok\n");
+    let json = report.to_string();
+    // The fixture is the report type itself.
+    serde_json::from_str::<report::build_test::BuildTestReport>(&json).unwrap();
+    let zip = report_zip(&[
+        ("build-test.json", b"{}"),
+        ("build-test-report.json", json.as_bytes()),
+    ]);
+    let case = build_failed(Some(zip));
+    let without = build_failed(None);
+    assert_eq!(decided(&case), decided(&without));
+    assert_eq!(case.report.doc.decision, "fail");
+    let build = case
+        .report
+        .doc
+        .build_findings_non_authoritative
+        .as_ref()
+        .expect("the build's findings");
+    assert!(!build.authoritative);
+    assert!(
+        build.note.starts_with("non-authoritative"),
+        "{}",
+        build.note
+    );
+    assert_eq!(build.status, "available", "{:?}", build.reason);
+    assert_eq!(
+        build.artifact.as_deref(),
+        Some("build-test-report-non-authoritative-standin-attempt-1")
+    );
+    assert_eq!(build.findings.len(), 1);
+    let f = &build.findings[0];
+    assert_eq!(
+        (f.check.as_str(), f.rule.as_str()),
+        ("after-build", "build-wrote")
+    );
+    assert_eq!(f.path.display(), ".github/workflows/release.yml");
+    assert_eq!(build.left_out, 0);
+    let text = gate::output::text::dispatch(&case.report.doc);
+    assert!(
+        text.contains("build findings (non-authoritative, from build-test-report-non-authoritative-standin-attempt-1): 1 finding(s)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("after-build[build-wrote]: .github/workflows/release.yml: the build created"),
+        "{text}"
+    );
+    // The agent sees them through `gate mcp`'s propose_change result too, still labelled.
+    #[cfg(feature = "mcp")]
+    {
+        let out =
+            serde_json::to_value(gate::mcp::ProposeChangeOutput::new(&case.report.doc)).unwrap();
+        let seen = &out["build_findings_non_authoritative"];
+        assert_eq!(seen["authoritative"], false);
+        assert_eq!(seen["findings"][0]["rule"], "build-wrote");
+        assert_eq!(seen["findings"][0]["path"], ".github/workflows/release.yml");
+        assert_eq!(out["decision"], "fail");
+    }
+    // Without the artifact: unavailable, with the reason.
+    let none = without
+        .report
+        .doc
+        .build_findings_non_authoritative
+        .as_ref()
+        .unwrap();
+    assert_eq!(none.status, "unavailable");
+    assert!(
+        none.reason
+            .as_deref()
+            .unwrap()
+            .starts_with("0 artifacts named build-test-report-non-authoritative-"),
+        "{:?}",
+        none.reason
+    );
+    // A failure elsewhere than build-test reads no build report.
+    let guard = run_case(guard_failed(3), true);
+    assert!(guard.report.doc.build_findings_non_authoritative.is_none());
+}
+
+#[test]
+fn a_hostile_path_in_a_build_finding_is_exact_in_json_and_escaped_in_text() {
+    let path = ".github/\u{1b}]0;owned\u{7}\u{202e}x\n::error::forged.yml";
+    let json = build_report(path, "").to_string();
+    let case = build_failed(Some(report_zip(&[(
+        "build-test-report.json",
+        json.as_bytes(),
+    )])));
+    let doc = serde_json::to_value(&case.report.doc).unwrap();
+    assert_eq!(
+        doc["build_findings_non_authoritative"]["findings"][0]["path"],
+        serde_json::json!(path)
+    );
+    let text = gate::output::text::dispatch(&case.report.doc);
+    for raw in ['\u{1b}', '\u{7}', '\u{202e}'] {
+        assert!(!text.contains(raw), "{raw:?} raw in {text:?}");
+    }
+    assert!(!text.lines().any(|l| l.starts_with("::error::")), "{text}");
+    assert!(
+        text.contains(".github/\\u{1b}]0;owned\\u{7}\\u{202e}x\\u{a}::error::forged.yml"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_oversized_or_malformed_build_report_is_unavailable_with_the_reason() {
+    let good = build_report(".github/x.yml", "").to_string();
+    let huge = build_report(".github/x.yml", &"a".repeat(3 << 20)).to_string();
+    let unknown_key = good.replacen("\"entries\":3", "\"entries\":3,\"extra\":1", 1);
+    assert_ne!(unknown_key, good);
+    let authoritative = good.replacen("\"authoritative\":false", "\"authoritative\":true", 1);
+    assert_ne!(authoritative, good);
+    let duplicate = good.replacen(
+        "{\"authoritative\":false",
+        "{\"authoritative\":false,\"authoritative\":false",
+        1,
+    );
+    assert_ne!(duplicate, good);
+    let baseline = build_failed(None);
+    for (artifact, reason) in [
+        (
+            report_zip(&[("build-test-report.json", huge.as_bytes())]),
+            "over the 2097152-byte limit",
+        ),
+        (
+            report_zip(&[("build-test-report.json", b"{")]),
+            "is not a build-test report",
+        ),
+        (
+            report_zip(&[("build-test-report.json", unknown_key.as_bytes())]),
+            "unknown field `extra`",
+        ),
+        (
+            report_zip(&[("build-test-report.json", duplicate.as_bytes())]),
+            "duplicate field `authoritative`",
+        ),
+        (
+            report_zip(&[("build-test-report.json", authoritative.as_bytes())]),
+            "says it is authoritative",
+        ),
+        (
+            report_zip(&[("other.json", good.as_bytes())]),
+            "no build-test-report.json in the archive",
+        ),
+        (good.clone().into_bytes(), "not a zip archive"),
+        (vec![b'P'; 5 << 20], "larger than 4194304 bytes"),
+    ] {
+        let case = build_failed(Some(artifact));
+        assert_eq!(decided(&case), decided(&baseline), "{reason}");
+        let build = case
+            .report
+            .doc
+            .build_findings_non_authoritative
+            .as_ref()
+            .unwrap();
+        assert_eq!(build.status, "unavailable", "{reason}");
+        assert!(build.findings.is_empty());
+        let why = build.reason.as_deref().unwrap();
+        assert!(why.contains(reason), "{reason}: {why}");
+        let text = gate::output::text::dispatch(&case.report.doc);
+        assert!(
+            text.contains("build findings (non-authoritative): unavailable ("),
+            "{text}"
+        );
+    }
+}

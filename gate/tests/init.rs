@@ -555,3 +555,243 @@ fn adopting_numbers_its_steps_as_gate_init_does() {
         printed[2]
     );
 }
+
+/// A git repository with `files` (path, contents) committed on `main`.
+fn committed(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, contents) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &["add", "-A"],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "commit",
+            "-q",
+            "-m",
+            "start",
+        ],
+    ] {
+        let out = guard::git::command(dir.path()).args(args).output().unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+    dir
+}
+
+const SECRET_ON_PUSH: &str = "\
+name: CI
+on: push
+jobs:
+  upload-coverage:
+    runs-on: ubuntu-latest
+    permissions:
+      contents: read
+    steps:
+      - uses: actions/checkout@v4
+      - run: ./upload
+        env:
+          TOKEN: ${{ secrets.CODECOV_TOKEN }}
+  deploy:
+    runs-on: ubuntu-latest
+    permissions:
+      contents: read
+    environment: production
+    steps:
+      - run: ./deploy
+        env:
+          KEY: ${{ secrets.DEPLOY_KEY }}
+";
+
+const CLEAN_CI: &str = "\
+name: CI
+on: [push, pull_request]
+permissions:
+  contents: read
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+        with:
+          persist-credentials: false
+      - run: cargo test
+";
+
+const POLICY: &str = ".github/agent-team-policy.yml";
+
+/// The lines `gate init` appended to the policy's template: every one a YAML comment.
+fn proposal_lines(policy: &str) -> Vec<&str> {
+    let at = policy
+        .find("# Proposals of `gate init`")
+        .expect("proposals");
+    policy[at..].lines().collect()
+}
+
+#[test]
+fn readiness_proposes_accepting_a_job_that_uses_a_secret_on_push() {
+    let repo = committed(&[
+        ("Cargo.toml", "[package]\n"),
+        (".github/workflows/ci.yml", SECRET_ON_PUSH),
+    ]);
+    let (code, out, err) = init(repo.path(), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(
+            "found[unprotected-secret-job]: .github/workflows/ci.yml: job `upload-coverage`"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("proposals: commented out at the end of .github/agent-team-policy.yml"),
+        "{out}"
+    );
+    let policy = read(repo.path(), POLICY);
+    let lines = proposal_lines(&policy);
+    assert!(lines.iter().all(|l| l.starts_with('#')), "{policy}");
+    assert!(
+        lines.contains(&"#       job: \"upload-coverage\""),
+        "{policy}"
+    );
+    assert!(lines.contains(&"#       job: \"deploy\""), "{policy}");
+    assert!(
+        lines.contains(&"#     - workflow: \".github/workflows/ci.yml\""),
+        "{policy}"
+    );
+    assert!(lines.contains(&"#     - \"production\""), "{policy}");
+    // Nothing is in force.
+    let parsed = guard::policy::Policy::from_yaml(&policy).unwrap();
+    assert!(parsed.readiness.accept.is_empty());
+    assert!(parsed.readiness.protected_environments.is_empty());
+}
+
+#[test]
+fn readiness_without_findings_proposes_nothing() {
+    let repo = committed(&[
+        ("Cargo.toml", "[package]\n"),
+        (".github/workflows/ci.yml", CLEAN_CI),
+    ]);
+    let (code, out, err) = init(repo.path(), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 workflow file(s)"), "{out}");
+    assert!(
+        out.contains("no job would run the branch's code with credentials"),
+        "{out}"
+    );
+    assert!(out.contains("nothing to propose for the policy"), "{out}");
+    let policy = read(repo.path(), POLICY);
+    assert!(!policy.contains("readiness"), "{policy}");
+    assert!(!policy.contains("Proposals"), "{policy}");
+}
+
+#[test]
+fn readiness_is_not_run_outside_a_git_repository_and_says_so() {
+    let repo = sample("Cargo.toml");
+    let (code, out, err) = init(repo.path(), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("Readiness: not run: "), "{out}");
+    assert!(out.contains("is not a git repository"), "{out}");
+    assert!(!read(repo.path(), POLICY).contains("Proposals"));
+}
+
+#[test]
+fn a_rerun_keeps_an_uncommented_proposal() {
+    let repo = committed(&[
+        ("Cargo.toml", "[package]\n"),
+        (".github/workflows/ci.yml", SECRET_ON_PUSH),
+    ]);
+    let (code, out, err) = init(repo.path(), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    let written = read(repo.path(), POLICY);
+    // The person uncomments the whole block and gives the reasons.
+    let mut edited = String::new();
+    let mut inside = false;
+    for line in written.lines() {
+        inside |= line == "# readiness:";
+        let line = match line.strip_prefix("# ") {
+            Some(rest) if inside => rest.replace("REPLACE: why", "checked: the token only"),
+            _ => line.to_owned(),
+        };
+        edited.push_str(&line);
+        edited.push('\n');
+    }
+    let parsed = guard::policy::Policy::from_yaml(&edited).unwrap();
+    let accepted: Vec<&str> = parsed
+        .readiness
+        .accept
+        .iter()
+        .map(|a| a.job.as_str())
+        .collect();
+    assert_eq!(accepted, ["deploy", "upload-coverage"]);
+    assert_eq!(parsed.readiness.protected_environments, ["production"]);
+    std::fs::write(repo.path().join(POLICY), &edited).unwrap();
+
+    let (code, out, err) = init(repo.path(), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(&format!("kept      {POLICY}")), "{out}");
+    assert_eq!(read(repo.path(), POLICY), edited);
+    // The rerun judges with the kept policy: both jobs accepted, nothing left to propose.
+    assert!(
+        out.contains(
+            "accepted[unprotected-secret-job]: .github/workflows/ci.yml: job `upload-coverage`"
+        ),
+        "{out}"
+    );
+    assert!(!out.contains("found["), "{out}");
+    assert!(out.contains("nothing to propose for the policy"), "{out}");
+}
+
+#[test]
+fn hostile_workflow_and_job_names_are_escaped_in_the_output_and_stay_comments_in_the_policy() {
+    let hostile_job = "\
+name: CI
+on: push
+jobs:
+  \"evil\\e]0;owned\\a\\u202e\\nreadiness:\\n  default-token: read\":
+    runs-on: ubuntu-latest
+    steps:
+      - run: ./x
+        env:
+          T: ${{ secrets.T }}
+";
+    let repo = committed(&[
+        ("Cargo.toml", "[package]\n"),
+        (".github/workflows/ci.yml", hostile_job),
+        (
+            ".github/workflows/\u{1b}[31mred\u{202e}.yml",
+            SECRET_ON_PUSH,
+        ),
+    ]);
+    let (code, out, err) = init(repo.path(), &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    for raw in ['\u{1b}', '\u{7}', '\u{202e}'] {
+        assert!(!out.contains(raw), "{raw:?} raw in {out:?}");
+    }
+    assert!(
+        out.contains("job `evil\\u{1b}]0;owned\\u{7}\\u{202e}"),
+        "{out}"
+    );
+    assert!(
+        out.contains(".github/workflows/\\u{1b}[31mred\\u{202e}.yml"),
+        "{out}"
+    );
+    assert!(!out.lines().any(|l| l.starts_with("readiness:")), "{out}");
+    let policy = read(repo.path(), POLICY);
+    let lines = proposal_lines(&policy);
+    assert!(lines.iter().all(|l| l.starts_with('#')), "{policy}");
+    assert!(
+        lines.contains(&"#       job: \"evil\\u001b]0;owned\\u0007\\u202e\\u000areadiness:\\u000a  default-token: read\""),
+        "{policy}"
+    );
+    let parsed = guard::policy::Policy::from_yaml(&policy).unwrap();
+    assert!(parsed.readiness.accept.is_empty());
+    assert_eq!(
+        parsed.readiness.default_token,
+        guard::readiness::DefaultToken::Write
+    );
+}

@@ -190,6 +190,18 @@ async fn lists_the_four_tools_with_input_and_output_schemas() {
     for key in ["verdict", "violations", "files", "diff_sha256", "summary"] {
         assert!(check["properties"].get(key).is_some(), "{key}");
     }
+    let propose = tools
+        .iter()
+        .find(|t| t.name == "propose_change")
+        .and_then(|t| t.output_schema.as_ref())
+        .map(|s| Value::Object((**s).clone()))
+        .unwrap();
+    assert!(
+        propose["properties"]
+            .get("build_findings_non_authoritative")
+            .is_some(),
+        "{propose}"
+    );
     client.cancel().await.unwrap();
 }
 

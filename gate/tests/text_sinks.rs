@@ -121,6 +121,22 @@ fn failed_dispatch(brk: &str) -> DispatchResultDoc {
             // The log's own lines stay lines, behind their `| ` mark.
             text: format!("compiling{brk}{FORGED}\n{FORGED}"),
         }),
+        build_findings_non_authoritative: Some(
+            gate::output::dispatch_result_v2::BuildFindingsDoc {
+                authoritative: false,
+                note: h.clone(),
+                status: "available".to_owned(),
+                reason: None,
+                artifact: Some(h.clone()),
+                findings: vec![gate::output::dispatch_result_v2::BuildFindingDoc {
+                    check: h.clone(),
+                    rule: h.clone(),
+                    path: contract::repo_path::RepoPath::new(h.clone().into_bytes()),
+                    message: h.clone(),
+                }],
+                left_out: 0,
+            },
+        ),
     }
 }
 

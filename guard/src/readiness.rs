@@ -1321,3 +1321,85 @@ impl Scope for RunScope<'_> {
         }
     }
 }
+
+/// The workflow files of one commit of `repo` and the findings over them, as `guard readiness`
+/// reads a commit: `.github/workflows/*.y(a)ml` from git's objects (a file that is not a regular
+/// one is an `unreadable-workflow` finding), local actions and reusable workflows from the same
+/// commit's tree.
+pub fn assess_commit(
+    repo: &crate::git::GitRepo,
+    commit: &str,
+    target: &Target,
+    settings: &Settings,
+    reads: Reads,
+) -> Result<CommitAssessment, String> {
+    let entries = repo.workflow_files(commit).map_err(|e| e.to_string())?;
+    let mut files = Vec::new();
+    let mut names = Vec::new();
+    let mut findings = Vec::new();
+    for (path, content) in entries {
+        names.push(path.clone());
+        match content {
+            Ok(bytes) => files.push(WorkflowFile { path, bytes }),
+            Err(reason) => findings.push(Finding::unreadable(&path, reason)),
+        }
+    }
+    let tree: std::collections::HashMap<Vec<u8>, crate::git::TreeEntry> = repo
+        .tree_entries(commit)
+        .map_err(|e| e.to_string())?
+        .into_iter()
+        .collect();
+    let read = |path: &str| -> Result<Option<Vec<u8>>, String> {
+        let Some(entry) = tree.get(path.as_bytes()) else {
+            return Ok(None);
+        };
+        if entry.mode != 0o100644 && entry.mode != 0o100755 {
+            return Err(format!("not a regular file (mode {:o})", entry.mode));
+        }
+        let mut blobs = repo
+            .blobs(&[entry.oid.as_str()])
+            .map_err(|e| e.to_string())?;
+        Ok(blobs.pop())
+    };
+    findings.extend(assess_in(&files, &read, target, settings, reads));
+    let mut environments: Vec<String> = Vec::new();
+    for file in &files {
+        for name in environments_named(&file.bytes) {
+            if !environments.iter().any(|e| e.eq_ignore_ascii_case(&name)) {
+                environments.push(name);
+            }
+        }
+    }
+    Ok(CommitAssessment {
+        workflows: names,
+        findings,
+        environments,
+    })
+}
+
+/// What [`assess_commit`] read and found.
+#[derive(Debug, Clone)]
+pub struct CommitAssessment {
+    /// The workflow files read (display form), in path order.
+    pub workflows: Vec<String>,
+    pub findings: Vec<Finding>,
+    /// The environments the workflow files' jobs name, first spelling of each (GitHub compares
+    /// them case-insensitively).
+    pub environments: Vec<String>,
+}
+
+/// The environment names the jobs of a workflow file name (literal, or every value its
+/// expression can take), in job order; nothing for a file that cannot be parsed.
+pub fn environments_named(bytes: &[u8]) -> Vec<String> {
+    let Ok(Value::Object(workflow)) = parse_workflow(bytes) else {
+        return Vec::new();
+    };
+    let Some(Value::Object(jobs)) = workflow.get("jobs") else {
+        return Vec::new();
+    };
+    jobs.values()
+        .filter_map(Value::as_object)
+        .filter_map(jobs::environment_names)
+        .flatten()
+        .collect()
+}

@@ -17,6 +17,7 @@
 //!    error (a stage that ended in an error rather than a verdict counts as one).
 #![forbid(unsafe_code)]
 
+pub mod doctor;
 pub mod github;
 pub mod install;
 pub mod jobs;

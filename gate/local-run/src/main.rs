@@ -41,6 +41,14 @@ struct Cli {
     /// Keep the temporary directory (checkouts, documents, the install) and print its path.
     #[arg(long)]
     keep: bool,
+    /// Rehearse `gate doctor` instead: the simulated GitHub configured as ADOPTING.md's steps
+    /// leave a repository, the real `gate doctor` run against it; exit with the doctor's code.
+    #[arg(long)]
+    doctor: bool,
+    /// With --doctor: leave this one setting unconfigured (the doctor then names it and its fix).
+    #[arg(long, value_name = "SETTING-ID", requires = "doctor",
+          value_parser = clap::builder::PossibleValuesParser::new(local_run::doctor::breakable_ids()))]
+    doctor_break: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -65,6 +73,9 @@ fn error(message: &str) -> u8 {
 }
 
 fn run(cli: &Cli) -> u8 {
+    if cli.doctor {
+        return doctor(cli);
+    }
     let (Some(sample), Some(scenario)) = (
         Sample::from_name(&cli.sample),
         PublicationScenario::from_name(&cli.scenario),
@@ -102,6 +113,32 @@ fn run(cli: &Cli) -> u8 {
             println!("\nlocal-run: gate={word}, exit {code}");
             code
         }
+        Err(err) => error(&err.to_string()),
+    }
+}
+
+/// `--doctor`: the rehearsal's exit code is the doctor's.
+fn doctor(cli: &Cli) -> u8 {
+    let broken = match &cli.doctor_break {
+        None => None,
+        Some(id) => match gate::doctor::Setting::ALL
+            .into_iter()
+            .find(|s| s.id() == id)
+        {
+            Some(setting) => Some(setting),
+            None => return error(&format!("unknown setting {id:?}")),
+        },
+    };
+    let dir = match &cli.binaries {
+        Some(dir) => dir.clone(),
+        None => match build() {
+            Ok(dir) => dir,
+            Err(message) => return error(&message),
+        },
+    };
+    let mut stdout = std::io::stdout().lock();
+    match local_run::doctor::rehearse(&dir.join("gate"), broken, &mut stdout) {
+        Ok(code) => code,
         Err(err) => error(&err.to_string()),
     }
 }

@@ -9,7 +9,7 @@ use clap::Args;
 use clap::builder::PossibleValuesParser;
 
 use contract::cli::emit;
-use gate::init::{BuildSystem, InitRequest, Written, changes, plan, write};
+use gate::init::{BuildSystem, InitRequest, ReadinessScan, Written, changes, plan, write};
 use guard::escape::neutralize;
 
 #[derive(Args)]
@@ -91,7 +91,7 @@ pub fn run_cli(args: InitArgs) -> u8 {
         "gate init: a {} repository",
         plan.build_system.name()
     ));
-    for (path, action) in done {
+    for &(path, action) in &done {
         let verb = match action {
             Written::Created => "wrote",
             Written::Unchanged => "unchanged",
@@ -106,6 +106,10 @@ pub fn run_cli(args: InitArgs) -> u8 {
         };
         out.line(&format!("  {verb:<9} {path}{note}"));
     }
+    let kept = done
+        .iter()
+        .any(|(path, action)| *path == gate::doctor::POLICY_PATH && *action == Written::Kept);
+    readiness_lines(&mut out, &plan, kept);
     out.line("The setup's steps, in order (ADOPTING.md, \"Setting up\"):");
     for (i, step) in plan.steps.iter().enumerate() {
         out.line(&format!("  {}. {step}", i + 1));
@@ -139,6 +143,9 @@ fn dry_run(args: &InitArgs, plan: &gate::init::Plan) -> u8 {
             "  in the way {path}: exists and does not call the reusable workflow (use --force)"
         ));
     }
+    let kept = changes
+        .iter()
+        .any(|c| c.path == gate::doctor::POLICY_PATH && c.action == Written::Kept);
     for change in &changes {
         let verb = match change.action {
             Written::Created => "would write",
@@ -171,10 +178,73 @@ fn dry_run(args: &InitArgs, plan: &gate::init::Plan) -> u8 {
             }
         }
     }
+    readiness_lines(&mut out, plan, kept);
     let out = out.finish();
     match emit(&out) {
         Ok(()) if blocked.is_empty() => contract::cli::Exit::Pass.code(),
         Ok(()) => contract::cli::Exit::Fail.code(),
         Err(e) => fail(&e),
+    }
+}
+
+/// What readiness found in HEAD's workflows, and where its proposals are (`kept`: the policy is
+/// the repository's own, so they are printed instead of written). Every line is escaped.
+fn readiness_lines(out: &mut gate::output::text::TextLines, plan: &gate::init::Plan, kept: bool) {
+    let policy = gate::doctor::POLICY_PATH;
+    match &plan.readiness {
+        ReadinessScan::NotRun(why) => {
+            out.line(&format!(
+                "Readiness: not run: {why}; `guard readiness` runs in the workflow regardless."
+            ));
+        }
+        ReadinessScan::Ran {
+            commit,
+            base_branch,
+            workflows,
+            findings,
+            environments,
+        } => {
+            out.line(&format!(
+                "Readiness of HEAD {commit} ({} workflow file(s), read as `guard readiness` reads them for an agent-team/** branch into {base_branch}):",
+                workflows.len()
+            ));
+            if findings.is_empty() {
+                out.line("  no job would run the branch's code with credentials");
+            }
+            for finding in findings {
+                let state = if finding.accepted.is_some() {
+                    "accepted"
+                } else {
+                    "found"
+                };
+                out.line(&format!(
+                    "  {state}[{}]: {}: {}",
+                    finding.rule,
+                    finding.workflow,
+                    finding.message()
+                ));
+                out.line(&format!("    fix: {}", finding.fix()));
+            }
+            if !environments.is_empty() {
+                out.line(&format!(
+                    "  environments named, not listed as protected: {}",
+                    environments.join(", ")
+                ));
+            }
+            if plan.proposals.is_empty() {
+                out.line("  nothing to propose for the policy");
+            } else if kept {
+                out.line(&format!(
+                    "  {policy} is the repository's own and was kept; the proposals (commented; add them by hand if wanted):"
+                ));
+                for line in plan.proposals.lines().filter(|l| !l.is_empty()) {
+                    out.line(&format!("    {line}"));
+                }
+            } else {
+                out.line(&format!(
+                    "  proposals: commented out at the end of {policy} (readiness.accept, readiness.protected-environments); none is in force until you uncomment it"
+                ));
+            }
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! `agent-team-apply/dispatch-result/v2`: what `gate dispatch` did and what GitHub reported.
-//! Every field but `log_tail` comes from GitHub's authenticated API responses; `log_tail` is the
-//! end of a failed job's log, which the diff's own code may have written, and is marked
-//! non-authoritative. Strings are exact values; a display escapes them for its sink.
+//! Every field but `log_tail` and `build_findings_non_authoritative` comes from GitHub's
+//! authenticated API responses; `log_tail` is the end of a failed job's log and
+//! `build_findings_non_authoritative` the findings of the build-test job's report, both of which
+//! the diff's own code may have written, and both are marked non-authoritative. Strings are exact values; a display escapes them for its sink.
 //!
 //! Version 2 (after v1) adds what the dispatch was signed with (`nonce`, `expires_at`, the
 //! `workflow_path` it is bound to) and, on a pass, the `publication` that was authenticated:
@@ -52,6 +53,89 @@ pub struct DispatchResultDoc {
     /// Why the decision is not `pass`, or what went wrong.
     pub reasons: Vec<String>,
     pub log_tail: Option<LogTailDoc>,
+    /// When build-test failed: the findings of its report artifact
+    /// (`build-test-report-non-authoritative-*`). NOT authoritative, like `log_tail`: the report
+    /// is assembled in the job where the diff's code ran, after it ran. The decision never reads
+    /// it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_findings_non_authoritative: Option<BuildFindingsDoc>,
+}
+
+/// The build-test report's tree findings, read from its artifact.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildFindingsDoc {
+    /// Always `false`.
+    pub authoritative: bool,
+    pub note: String,
+    /// `available`, or `unavailable` with the `reason` (never a pass: nothing is inferred).
+    pub status: String,
+    pub reason: Option<String>,
+    /// The artifact it was read from (its name, as listed).
+    pub artifact: Option<String>,
+    /// At most [`BUILD_FINDINGS_MAX`], after-apply's first.
+    pub findings: Vec<BuildFindingDoc>,
+    /// Findings the report lists (or itself left out) beyond `findings`.
+    pub left_out: u64,
+}
+
+/// Findings of the build-test report shown at most.
+pub const BUILD_FINDINGS_MAX: usize = 50;
+
+/// The note every [`BuildFindingsDoc`] carries.
+pub const BUILD_FINDINGS_NOTE: &str = "non-authoritative: read from the build-test job's report artifact, written after the diff's code ran there; the decision does not read it";
+
+impl BuildFindingsDoc {
+    pub fn unavailable(artifact: Option<String>, reason: String) -> BuildFindingsDoc {
+        BuildFindingsDoc {
+            authoritative: false,
+            note: BUILD_FINDINGS_NOTE.to_owned(),
+            status: "unavailable".to_owned(),
+            reason: Some(reason),
+            artifact,
+            findings: Vec::new(),
+            left_out: 0,
+        }
+    }
+
+    /// The findings of `report`'s two tree checks, bounded.
+    pub fn of(artifact: String, report: &report::build_test::BuildTestReport) -> BuildFindingsDoc {
+        let mut findings = Vec::new();
+        let mut total = 0u64;
+        for tree in [&report.tree_after_apply, &report.tree_after_build] {
+            total += tree.findings_total();
+            for f in &tree.findings {
+                if findings.len() < BUILD_FINDINGS_MAX {
+                    findings.push(BuildFindingDoc {
+                        check: tree.check.to_string(),
+                        rule: f.rule.to_string(),
+                        path: f.path.clone(),
+                        message: f.message.clone(),
+                    });
+                }
+            }
+        }
+        BuildFindingsDoc {
+            authoritative: false,
+            note: BUILD_FINDINGS_NOTE.to_owned(),
+            status: "available".to_owned(),
+            reason: None,
+            artifact: Some(artifact),
+            left_out: total.saturating_sub(findings.len() as u64),
+            findings,
+        }
+    }
+}
+
+/// One finding of a tree check: which check (`after-apply`, `after-build`), the rule
+/// (`tree-mismatch`, `build-wrote`), the path (exact bytes) and the message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildFindingDoc {
+    pub check: String,
+    pub rule: String,
+    pub path: contract::repo_path::RepoPath,
+    pub message: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

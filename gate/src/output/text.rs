@@ -156,6 +156,32 @@ pub fn dispatch(doc: &DispatchResultDoc) -> String {
             out.line(&format!("      hint: {}", v.hint));
         }
     }
+    if let Some(build) = &doc.build_findings_non_authoritative {
+        match &build.reason {
+            Some(why) => out.line(&format!(
+                "  build findings (non-authoritative): unavailable ({why})"
+            )),
+            None => out.line(&format!(
+                "  build findings (non-authoritative, from {}): {} finding(s){}",
+                build.artifact.as_deref().unwrap_or(""),
+                build.findings.len() as u64 + build.left_out,
+                if build.left_out > 0 {
+                    format!(", {} left out", build.left_out)
+                } else {
+                    String::new()
+                }
+            )),
+        }
+        for f in &build.findings {
+            out.line(&format!(
+                "    {}[{}]: {}: {}",
+                f.check,
+                f.rule,
+                f.path.display(),
+                f.message
+            ));
+        }
+    }
     if let Some(tail) = &doc.log_tail {
         out.line(&format!("  log tail of {} ({}):", tail.job, tail.note));
         // The log's own lines stay lines, each behind the `|` that marks it as the log's.

@@ -337,6 +337,11 @@ pub struct Scenario {
     /// guard job runs from +0 to +5, build-test from +10) and its bytes (`RUN_ID` in them is
     /// replaced with the run's id).
     pub guard_artifact: Option<(i64, Vec<u8>)>,
+    /// What the build-test job uploads as its report artifact
+    /// `build-test-report-non-authoritative-standin-attempt-1` when a scripted run completes: the
+    /// bytes "Download an artifact" serves (a zip archive of the job's report directory), created
+    /// as the job ends (+15).
+    pub build_test_artifact: Option<Vec<u8>>,
     /// GitHub's rate limits, imposed on every API request ([`limits`]); none by default.
     pub rate_limits: RateLimits,
 }
@@ -390,6 +395,7 @@ impl Default for Scenario {
             bot_user_id: 190_000_001,
             forgery: None,
             guard_artifact: None,
+            build_test_artifact: None,
             rate_limits: RateLimits::default(),
         }
     }
