@@ -56,8 +56,10 @@
 //! `guard run` also compares what an [`Entry`] leaves out ([`walk::Inode`], read just before the
 //! build): hard-link counts anywhere, an entry made immutable or append-only anywhere, and
 //! outside the scope the owner and group, the inode flags (`chattr`), the extended attributes
-//! (POSIX ACLs included) and a file's modification time. The walk streams: each entry is judged
-//! as it is read and then dropped; at most [`MAX_FINDINGS`] findings are listed, the rest counted.
+//! (POSIX ACLs included) and a file's modification time. The check streams: the baseline is held
+//! as a compact store sorted by path ([`store::Store`], read from its document as a stream), each
+//! walked entry is looked up there, judged as it is read and then dropped; at most
+//! [`MAX_FINDINGS`] findings are listed, the rest counted.
 
 pub mod json_v1;
 pub mod store;
