@@ -634,8 +634,7 @@ pub fn dispatch_type(step: &Map<String, Value>) -> Option<String> {
     let run = step.get("run").and_then(Value::as_str)?;
     let at = run.find("event_type")?;
     let rest = run.get(at + "event_type".len()..)?;
-    let rest = rest
-        .trim_start_matches(|c: char| c == '"' || c == '\'' || c == ':' || c == '=' || c == ' ');
+    let rest = rest.trim_start_matches(['"', '\'', ':', '=', ' ']);
     let end = rest
         .find(|c: char| c.is_whitespace() || c == '"' || c == '\'' || c == ',' || c == '}')
         .unwrap_or(rest.len());
