@@ -2634,3 +2634,90 @@ fn a_repository_dispatch_sender_implicates_only_receivers_of_its_type() {
         "{review:#?}"
     );
 }
+
+#[test]
+fn class_a_script_that_runs_a_script_fetching_the_pull_request() {
+    // The step runs `scripts/test-pr.sh`, which fetches nothing itself but runs (or sources)
+    // another repository script that does.
+    for call in [
+        "./scripts/lib/fetch.sh\n",
+        "bash scripts/lib/fetch.sh\n",
+        ". scripts/lib/fetch.sh\n",
+    ] {
+        let outer = format!("#!/bin/sh\nset -e\n{call}make e2e\n");
+        let got = provenance(
+            &["prov-fetch-script.yml"],
+            &[
+                ("scripts/test-pr.sh", outer.as_str()),
+                ("scripts/lib/fetch.sh", TEST_PR_SCRIPT),
+            ],
+            &Settings::default(),
+        );
+        assert_one(
+            &got,
+            PRIV,
+            "prov-fetch-script.yml",
+            "e2e",
+            &["`scripts/test-pr.sh` -> `scripts/lib/fetch.sh`", "pull/"],
+        );
+    }
+    // The inner script fetching nothing: the default branch's code, no finding.
+    let quiet = provenance(
+        &["prov-fetch-script.yml"],
+        &[
+            ("scripts/test-pr.sh", "#!/bin/sh\n./scripts/lib/fetch.sh\n"),
+            ("scripts/lib/fetch.sh", "#!/bin/sh\necho ok\n"),
+        ],
+        &Settings::default(),
+    );
+    assert!(quiet.is_empty(), "{quiet:#?}");
+    // The inner script missing: cannot be established, naming the chain.
+    let missing = provenance(
+        &["prov-fetch-script.yml"],
+        &[("scripts/test-pr.sh", "#!/bin/sh\n./scripts/lib/fetch.sh\n")],
+        &Settings::default(),
+    );
+    assert_one(
+        &missing,
+        PRIV,
+        "prov-fetch-script.yml",
+        "e2e",
+        &[
+            "`scripts/test-pr.sh`: `scripts/lib/fetch.sh`",
+            "cannot be established",
+        ],
+    );
+    // A chain deeper than the bound, each script running the next: cannot be established.
+    let depth = guard::readiness::provenance::MAX_SCRIPT_DEPTH + 1;
+    let names: Vec<String> = (0..=depth).map(|i| format!("scripts/s{i}.sh")).collect();
+    let texts: Vec<String> = (0..=depth)
+        .map(|i| match names.get(i + 1) {
+            Some(next) => format!("#!/bin/sh\n./{next}\n"),
+            None => "#!/bin/sh\necho end\n".to_owned(),
+        })
+        .collect();
+    let mut files: Vec<(&str, &str)> = names
+        .iter()
+        .zip(&texts)
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect();
+    files.push(("scripts/test-pr.sh", "#!/bin/sh\n./scripts/s0.sh\n"));
+    let deep = provenance(&["prov-fetch-script.yml"], &files, &Settings::default());
+    assert_one(
+        &deep,
+        PRIV,
+        "prov-fetch-script.yml",
+        "e2e",
+        &["nested deeper than", "cannot be established"],
+    );
+    // Mutually recursive scripts end (each file is read once): no finding.
+    let cycle = provenance(
+        &["prov-fetch-script.yml"],
+        &[
+            ("scripts/test-pr.sh", "#!/bin/sh\n./scripts/a.sh\n"),
+            ("scripts/a.sh", "#!/bin/sh\n./scripts/test-pr.sh\n"),
+        ],
+        &Settings::default(),
+    );
+    assert!(cycle.is_empty(), "{cycle:#?}");
+}

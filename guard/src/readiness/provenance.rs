@@ -291,8 +291,10 @@ fn fetching_command(text: &str, lens: Lens, env: &[String]) -> Option<String> {
     None
 }
 
-/// Interpreters whose first operand is a script file.
+/// Interpreters whose first operand is a script file (`.` and `source` read one into the shell).
 const INTERPRETERS: &[&str] = &[
+    ".",
+    "source",
     "bash",
     "sh",
     "zsh",
@@ -413,6 +415,102 @@ fn script_text(path: &str, read: &ReadFile<'_>) -> Result<String, String> {
     ))
 }
 
+/// How many repository scripts one `run` step is followed through (the scripts it runs, the
+/// scripts those run, ...); past it, the provenance of the code cannot be established.
+pub const MAX_SCRIPTS: usize = 32;
+
+/// How deep scripts that run scripts are followed; deeper cannot be established either.
+pub const MAX_SCRIPT_DEPTH: usize = 4;
+
+/// Whether a script is read for the scripts it runs in turn: shell scripts (by name or `#!`) and
+/// the `Makefile`, whose recipes are shell. Other languages' files are read for fetching
+/// commands only (their own calls are not shell words).
+fn runs_shell(path: &str, text: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.ends_with(".sh")
+        || name.ends_with(".bash")
+        || matches!(name, "Makefile" | "makefile" | "GNUmakefile")
+        || text
+            .lines()
+            .next()
+            .is_some_and(|l| l.starts_with("#!") && (l.ends_with("sh") || l.contains("sh ")))
+}
+
+/// The first fetching command found in the repository scripts a `run` step executes, followed
+/// through the scripts those run (at most [`MAX_SCRIPTS`] files, [`MAX_SCRIPT_DEPTH`] deep):
+/// `Ok(Some(why))`, `Ok(None)` when none fetches, `Err(reason)` when one cannot be read or the
+/// bounds are passed.
+fn scripts_fetching(
+    run: &str,
+    ctx: &Context<'_>,
+    env: &[String],
+) -> Result<Option<String>, String> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut level: Vec<(String, Vec<String>)> = repository_scripts(run)
+        .into_iter()
+        .map(|s| (s, Vec::new()))
+        .collect();
+    let mut unknown: Option<String> = None;
+    for depth in 0..=MAX_SCRIPT_DEPTH {
+        let mut next = Vec::new();
+        for (script, via) in level {
+            if seen.contains(&script) {
+                continue;
+            }
+            if seen.len() == MAX_SCRIPTS {
+                return Err(format!(
+                    "a `run` step runs more than {MAX_SCRIPTS} repository scripts: the provenance of the code it runs cannot be established"
+                ));
+            }
+            seen.push(script.clone());
+            let chain = via
+                .iter()
+                .chain(std::iter::once(&script))
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(" -> ");
+            match script_text(&script, ctx.read) {
+                Ok(text) => {
+                    if let Some(why) = fetching_command(&text, ctx.lens, env) {
+                        return Ok(Some(format!("{chain}, run by a `run` step: {why}")));
+                    }
+                    if runs_shell(&script, &text) {
+                        let mut via = via.clone();
+                        via.push(script.clone());
+                        for inner in repository_scripts(&text) {
+                            if depth == MAX_SCRIPT_DEPTH {
+                                return Err(format!(
+                                    "{chain} runs `{inner}`: scripts nested deeper than {MAX_SCRIPT_DEPTH} are not followed, so the provenance of the code they run cannot be established"
+                                ));
+                            }
+                            next.push((inner, via.clone()));
+                        }
+                    }
+                }
+                Err(reason) if via.is_empty() => {
+                    unknown.get_or_insert(reason);
+                }
+                Err(reason) => {
+                    let via = via
+                        .iter()
+                        .map(|s| format!("`{s}`"))
+                        .collect::<Vec<_>>()
+                        .join(" -> ");
+                    unknown.get_or_insert(format!("{via}: {reason}"));
+                }
+            }
+        }
+        if next.is_empty() {
+            break;
+        }
+        level = next;
+    }
+    match unknown {
+        Some(reason) => Err(reason),
+        None => Ok(None),
+    }
+}
+
 /// Whether the steps of `job` run the branch's code under `ctx`.
 pub fn steps_verdict(job: &Map<String, Value>, ctx: &Context<'_>) -> Verdict {
     let steps = job
@@ -525,21 +623,14 @@ pub fn steps_verdict(job: &Map<String, Value>, ctx: &Context<'_>) -> Verdict {
             if let Some(why) = fetching_command(run, ctx.lens, &step_env) {
                 return Verdict::Runs(format!("a `run` step: {why}"));
             }
-            for script in repository_scripts(run) {
-                match script_text(&script, ctx.read) {
-                    Ok(text) => {
-                        if let Some(why) = fetching_command(&text, ctx.lens, &step_env) {
-                            return Verdict::Runs(format!(
-                                "`{script}`, run by a `run` step: {why}"
-                            ));
-                        }
-                    }
-                    // On the branch's own events a script run from the branch's checkout is
-                    // caught by the checkout; without one, the workspace holds none of its
-                    // files, and one missing cannot be judged either way.
-                    Err(reason) => {
-                        unknown.get_or_insert(reason);
-                    }
+            match scripts_fetching(run, ctx, &step_env) {
+                Ok(Some(why)) => return Verdict::Runs(why),
+                Ok(None) => {}
+                // On the branch's own events a script run from the branch's checkout is
+                // caught by the checkout; without one, the workspace holds none of its
+                // files, and one missing cannot be judged either way.
+                Err(reason) => {
+                    unknown.get_or_insert(reason);
                 }
             }
             ran.push("a `run` script".to_owned());
