@@ -241,6 +241,7 @@ fn play(runner: &mut Runner<'_>, opts: &Options) -> Result<Outcome, LocalRunErro
     let (build_test, build_test_report) = if guard == gate::JobResult::Success {
         let started = github.tick();
         let (result, mut report) = jobs::build_test::play(runner, &ctx)?;
+        upload_build_test_report(runner, &github, &ctx)?;
         report.started_at = Some(started);
         report.completed_at = Some(github.tick());
         (result, report)
@@ -447,6 +448,52 @@ fn upload_guard_reasons(
     ))
 }
 
+/// The build-test job's last step: its report directory uploaded as an artifact named for the
+/// call and attempt (the workflow's "Upload the non-authoritative report" step; GitHub serves an
+/// artifact as a zip of the files uploaded, by their paths under the directory).
+fn upload_build_test_report(
+    runner: &mut Runner<'_>,
+    github: &SimulatedGitHub,
+    ctx: &Context,
+) -> Result<(), LocalRunError> {
+    use std::io::Write as _;
+    let dir = runner.root.join("build-test").join("report");
+    let Ok(listing) = std::fs::read_dir(&dir) else {
+        return runner.say("  - Upload the non-authoritative report: no report directory\n");
+    };
+    let mut files: Vec<_> = listing
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    let zip_error =
+        |e: zip::result::ZipError| LocalRunError::Stage(format!("the report's zip: {e}"));
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let options = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    for path in &files {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| LocalRunError::Stage(format!("{}: not a UTF-8 name", path.display())))?;
+        let bytes = std::fs::read(path).map_err(io_error(format!("read {}", path.display())))?;
+        zip.start_file(name, options).map_err(zip_error)?;
+        zip.write_all(&bytes)
+            .map_err(io_error(format!("zip {}", path.display())))?;
+    }
+    let bytes = zip.finish().map_err(zip_error)?.into_inner();
+    let name = format!(
+        "{}local-run-attempt-1",
+        gate::dispatch::BUILD_REPORT_ARTIFACT_PREFIX
+    );
+    github.upload_artifact(ctx.dispatched.run_id, &name, bytes);
+    runner.say(&format!(
+        "  - Upload the non-authoritative report\n    artifact {name} ({} file(s))\n",
+        files.len()
+    ))
+}
+
 fn report_dispatch(
     runner: &mut Runner<'_>,
     end: &jobs::dispatcher::DispatchEnd,
@@ -539,6 +586,35 @@ fn report_dispatch(
                             .unwrap_or_default(),
                         neutralize(&v.message),
                         neutralize(&v.hint)
+                    );
+                }
+            }
+            if let Some(build) = &doc.build_findings_non_authoritative {
+                match &build.reason {
+                    Some(why) => {
+                        let _ = writeln!(
+                            text,
+                            "  build findings (non-authoritative): unavailable ({})",
+                            neutralize(why)
+                        );
+                    }
+                    None => {
+                        let _ = writeln!(
+                            text,
+                            "  build findings (non-authoritative, {}): {} finding(s)",
+                            neutralize(build.artifact.as_deref().unwrap_or("-")),
+                            build.findings.len() as u64 + build.left_out
+                        );
+                    }
+                }
+                for f in &build.findings {
+                    let _ = writeln!(
+                        text,
+                        "    {}[{}]: {}: {}",
+                        neutralize(&f.check),
+                        neutralize(&f.rule),
+                        f.path.display(),
+                        neutralize(&f.message)
                     );
                 }
             }

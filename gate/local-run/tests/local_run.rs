@@ -166,6 +166,10 @@ fn hook_attack_fails_at_build_test_and_never_reaches_publish() {
             "decision: fail (exit 1)",
             "job apply / build-test: failure (step \"Build and test the patched tree, then check what it wrote\")",
             "job apply / publish: skipped",
+            // The build's findings, from its report artifact, labelled non-authoritative.
+            "artifact build-test-report-non-authoritative-local-run-attempt-1",
+            "build findings (non-authoritative, build-test-report-non-authoritative-local-run-attempt-1): ",
+            "after-build[build-wrote]: .github/workflows/release.yml: ",
             "log tail of apply / build-test (non-authoritative):",
             // The guard job's own verdict, from its artifact, as authoritative data.
             "guard verdict (guard-job, authoritative, agent-team-guard-",
