@@ -816,6 +816,14 @@ fn dispatch_detail(how: &str, event: Option<Event>, senders: &[Sender]) -> Resul
             sender.carries.as_deref().unwrap_or_default()
         ));
     }
+    if of_kind.is_empty() && kind == DispatchKind::Workflow {
+        // Only a token that may dispatch workflows (`actions: write`) starts it, with inputs
+        // of its holder's choosing: a person with write access or the adopter's own dispatcher,
+        // never the agent's branch, which holds no token.
+        return Err(format!(
+            "{how}, and no workflow of this repository dispatches it: its inputs come from whoever holds a token that may dispatch workflows (actions: write), which the branch's code does not"
+        ));
+    }
     if of_kind.is_empty() {
         return Ok(format!(
             "{how}; no workflow of this repository sends this dispatch, so the ref it names is unverified"

@@ -2441,11 +2441,16 @@ fn dispatch_receivers_are_judged_with_their_senders() {
             .unwrap()
             .contains("`.github/workflows/send.yml` job `send`")
     );
-    // No sender: unverified.
-    let (found, _) = judge(std::slice::from_ref(&receiver));
+    // No sender in the repository: only a holder of a token that may dispatch workflows starts
+    // it (a person, or the adopter's own dispatcher): cleared, with the reason.
+    let (found, cleared) = judge(std::slice::from_ref(&receiver));
+    assert!(found.is_empty(), "{found:#?}");
+    assert_eq!(cleared.len(), 1, "{cleared:#?}");
     assert!(
-        found[0].detail.as_deref().unwrap().contains("unverified"),
-        "{found:#?}"
+        cleared[0]
+            .reason
+            .contains("no workflow of this repository dispatches it"),
+        "{cleared:#?}"
     );
     // Every sender fills it with a literal: cleared, with the reason.
     let (found, cleared) = judge(&[sender("main"), receiver.clone()]);
@@ -2720,4 +2725,58 @@ fn class_a_script_that_runs_a_script_fetching_the_pull_request() {
         &Settings::default(),
     );
     assert!(cycle.is_empty(), "{cycle:#?}");
+}
+
+/// The project's own workflows, and each example caller beside the reusable workflow it calls
+/// (as `gate init` writes them into an adopter's repository), are ready: the caller is started
+/// only by the dispatcher's `workflow_dispatch`, and the job that runs the branch's code holds no
+/// secret.
+#[test]
+fn the_committed_caller_and_every_example_caller_are_ready() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let read_repo = |rel: &str| std::fs::read(root.join(rel)).unwrap();
+    let reusable = WorkflowFile {
+        path: ".github/workflows/agent-team-apply-verify.yml".into(),
+        bytes: read_repo(".github/workflows/agent-team-apply-verify.yml"),
+    };
+    let mut callers = vec![(
+        ".github/workflows/agent-team-apply.yml".to_owned(),
+        read_repo(".github/workflows/agent-team-apply.yml"),
+    )];
+    for entry in std::fs::read_dir(root.join("examples")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "yml") {
+            callers.push((path.display().to_string(), std::fs::read(&path).unwrap()));
+        }
+    }
+    assert!(callers.len() > 5, "{callers:?}");
+    for (name, bytes) in callers {
+        // An example calls the released workflow by its pin; in the adopter's repository the
+        // same file is the caller beside it.
+        let text = String::from_utf8(bytes).unwrap();
+        let files = vec![
+            WorkflowFile {
+                path: ".github/workflows/agent-team-apply.yml".into(),
+                bytes: text.into_bytes(),
+            },
+            reusable.clone(),
+        ];
+        let read = |path: &str| -> Result<Option<Vec<u8>>, String> {
+            Ok(files
+                .iter()
+                .find(|f| f.path == path)
+                .map(|f| f.bytes.clone()))
+        };
+        for settings in [
+            Settings::default(),
+            Settings {
+                default_token: DefaultToken::Read,
+                ..Settings::default()
+            },
+        ] {
+            let found =
+                guard::readiness::assess_in(&files, &read, &target(), &settings, Reads::Both);
+            assert!(found.is_empty(), "{name}: {found:#?}");
+        }
+    }
 }
