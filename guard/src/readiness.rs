@@ -1341,37 +1341,13 @@ pub fn assess_commit(
     settings: &Settings,
     reads: Reads,
 ) -> Result<CommitAssessment, String> {
-    let entries = repo.workflow_files(commit).map_err(|e| e.to_string())?;
-    let mut files = Vec::new();
-    let mut names = Vec::new();
-    let mut findings = Vec::new();
-    for (path, content) in entries {
-        names.push(path.clone());
-        match content {
-            Ok(bytes) => files.push(WorkflowFile { path, bytes }),
-            Err(reason) => findings.push(Finding::unreadable(&path, reason)),
-        }
-    }
-    let tree: std::collections::HashMap<Vec<u8>, crate::git::TreeEntry> = repo
-        .tree_entries(commit)
-        .map_err(|e| e.to_string())?
-        .into_iter()
-        .collect();
-    let read = |path: &str| -> Result<Option<Vec<u8>>, String> {
-        let Some(entry) = tree.get(path.as_bytes()) else {
-            return Ok(None);
-        };
-        if entry.mode != 0o100644 && entry.mode != 0o100755 {
-            return Err(format!("not a regular file (mode {:o})", entry.mode));
-        }
-        let mut blobs = repo
-            .blobs(&[entry.oid.as_str()])
-            .map_err(|e| e.to_string())?;
-        Ok(blobs.pop())
-    };
-    findings.extend(assess_in(&files, &read, target, settings, reads));
+    let read_commit = CommitFiles::read(repo, commit)?;
+    let read = |path: &str| read_commit.file(repo, path);
+    let (files, names) = (&read_commit.files, read_commit.names.clone());
+    let mut findings = read_commit.unreadable.clone();
+    findings.extend(assess_in(files, &read, target, settings, reads));
     let mut environments: Vec<String> = Vec::new();
-    for file in &files {
+    for file in files {
         for name in environments_named(&file.bytes) {
             if !environments.iter().any(|e| e.eq_ignore_ascii_case(&name)) {
                 environments.push(name);
@@ -1383,6 +1359,58 @@ pub fn assess_commit(
         findings,
         environments,
     })
+}
+
+/// The workflow files of one commit as `guard readiness` reads them: `.github/workflows/*.y(a)ml`
+/// from git's objects (a file that is not a regular one is an `unreadable-workflow` finding), and
+/// the commit's tree, from which local actions, reusable workflows and scripts are read.
+pub struct CommitFiles {
+    /// Every workflow file's path (display form), in path order.
+    pub names: Vec<String>,
+    /// The readable ones.
+    pub files: Vec<WorkflowFile>,
+    /// One finding for each that is not a regular file.
+    pub unreadable: Vec<Finding>,
+    tree: std::collections::HashMap<Vec<u8>, crate::git::TreeEntry>,
+}
+
+impl CommitFiles {
+    pub fn read(repo: &crate::git::GitRepo, commit: &str) -> Result<CommitFiles, String> {
+        let entries = repo.workflow_files(commit).map_err(|e| e.to_string())?;
+        let mut out = CommitFiles {
+            names: Vec::new(),
+            files: Vec::new(),
+            unreadable: Vec::new(),
+            tree: repo
+                .tree_entries(commit)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .collect(),
+        };
+        for (path, content) in entries {
+            out.names.push(path.clone());
+            match content {
+                Ok(bytes) => out.files.push(WorkflowFile { path, bytes }),
+                Err(reason) => out.unreadable.push(Finding::unreadable(&path, reason)),
+            }
+        }
+        Ok(out)
+    }
+
+    /// A file of the commit's tree for [`ReadFile`]: `None` when absent, an error when it is not
+    /// a regular file.
+    pub fn file(&self, repo: &crate::git::GitRepo, path: &str) -> Result<Option<Vec<u8>>, String> {
+        let Some(entry) = self.tree.get(path.as_bytes()) else {
+            return Ok(None);
+        };
+        if entry.mode != 0o100644 && entry.mode != 0o100755 {
+            return Err(format!("not a regular file (mode {:o})", entry.mode));
+        }
+        let mut blobs = repo
+            .blobs(&[entry.oid.as_str()])
+            .map_err(|e| e.to_string())?;
+        Ok(blobs.pop())
+    }
 }
 
 /// What [`assess_commit`] read and found.

@@ -15,7 +15,7 @@ use contract::cli::Exit;
 use contract::escape::neutralize;
 use contract::readiness::{ReadinessDoc, ReadinessMode, ReadinessResult};
 use guard::git::GitRepo;
-use guard::readiness::{Commits, Finding, Reads, Target, WorkflowFile, document_with, review_in};
+use guard::readiness::{Commits, Reads, Target, document_with, review_in};
 
 use super::check::load_policy;
 
@@ -111,44 +111,20 @@ fn run_inner(args: ReadinessArgs) -> Result<u8, String> {
     let mut cleared = Vec::new();
     let mut names_at: Vec<Vec<String>> = Vec::new();
     for (rev, commit, reads) in sets {
-        let entries = repo.workflow_files(rev).map_err(|e| e.to_string())?;
-        let mut files = Vec::new();
-        let mut names = Vec::new();
-        for (path, content) in entries {
-            names.push(path.clone());
-            match content {
-                Ok(bytes) => files.push(WorkflowFile { path, bytes }),
-                Err(reason) => {
-                    findings.push((commit.clone(), Finding::unreadable(&path, reason)));
-                }
-            }
-        }
         // Local actions and reusable workflows are read from the same commit's tree.
-        let tree: std::collections::HashMap<Vec<u8>, guard::git::TreeEntry> = repo
-            .tree_entries(rev)
-            .map_err(|e| e.to_string())?
-            .into_iter()
-            .collect();
-        let read = |path: &str| -> Result<Option<Vec<u8>>, String> {
-            let Some(entry) = tree.get(path.as_bytes()) else {
-                return Ok(None);
-            };
-            if entry.mode != 0o100644 && entry.mode != 0o100755 {
-                return Err(format!("not a regular file (mode {:o})", entry.mode));
-            }
-            let mut blobs = repo
-                .blobs(&[entry.oid.as_str()])
-                .map_err(|e| e.to_string())?;
-            Ok(blobs.pop())
-        };
-        let review = review_in(&files, &read, &target, &policy.readiness, reads);
+        let read_commit = guard::readiness::CommitFiles::read(&repo, rev)?;
+        let read = |path: &str| read_commit.file(&repo, path);
+        for finding in &read_commit.unreadable {
+            findings.push((commit.clone(), finding.clone()));
+        }
+        let review = review_in(&read_commit.files, &read, &target, &policy.readiness, reads);
         for finding in review.findings {
             findings.push((commit.clone(), finding));
         }
         for job in review.cleared {
             cleared.push((commit.clone(), job));
         }
-        names_at.push(names);
+        names_at.push(read_commit.names.clone());
     }
     let base_workflows = names_at.first().cloned().unwrap_or_default();
     let default_head_workflows = names_at
